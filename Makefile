@@ -1,0 +1,52 @@
+# kiln: the developer entry points. Everything goes through CMake + Ninja.
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+PYTHON := /usr/bin/python3
+JOBS ?= $(shell nproc)
+
+# Debian packages kiln needs to build and test; `make deps` installs the missing ones.
+DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config python3-dev pybind11-dev \
+	python3-numpy python3-pytest python3-torch libopenblas-dev libsleef-dev \
+	libgtest-dev llvm-14-tools
+
+.PHONY: deps configure build test demo bench clean cpp-test py-test lit-test
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DPython3_EXECUTABLE=$(PYTHON) $(if $(CI),-DKILN_WERROR=ON)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+cpp-test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+lit-test: build
+	@if [ -n "$$(find tests/lit -name '*.ir' -o -name '*.py' -o -name '*.test' 2>/dev/null | head -1)" ]; then \
+	  lit -sv tests/lit; else echo "lit: no tests yet"; fi
+
+py-test: build
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python
+
+test: cpp-test lit-test py-test
+
+demo: build
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) examples/demo.py
+
+bench: build
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_tensor.py
+
+clean:
+	rm -rf $(BUILD_DIR) python/kiln/_C*.so

@@ -1,0 +1,176 @@
+#pragma once
+// Declaring operators. One declaration gives an operator its schema and its
+// kernel; the boxing (popping typed arguments from the Stack, pushing the
+// results) is generated from the C++ signature of the kernel:
+//
+//   KILN_REGISTER_OPS(
+//     op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+//        [](const Tensor& self, const Tensor& other, const Scalar& alpha) { return add(self, other, alpha); }),
+//   );
+//
+// Parameter types: Tensor, Scalar, int64_t, double, bool, std::string,
+// ScalarType (from an int), IntArrayRef/DimVector (from int[]),
+// std::vector<double>, std::vector<Tensor>, IValue, and std::optional of
+// those. Return types: Tensor, scalars, std::vector<Tensor>, std::tuple of
+// them, IValue, or void.
+#include <optional>
+#include <tuple>
+#include <type_traits>
+
+#include "kiln/core/operator.h"
+
+namespace kiln {
+namespace detail {
+
+template <typename T>
+struct ArgFrom;
+
+template <>
+struct ArgFrom<Tensor> {
+  static Tensor get(const IValue& v) { return v.toTensor(); }
+};
+template <>
+struct ArgFrom<Scalar> {
+  static Scalar get(const IValue& v) { return v.toScalar(); }
+};
+template <>
+struct ArgFrom<int64_t> {
+  static int64_t get(const IValue& v) { return v.toInt(); }
+};
+template <>
+struct ArgFrom<double> {
+  static double get(const IValue& v) { return v.toDouble(); }
+};
+template <>
+struct ArgFrom<bool> {
+  static bool get(const IValue& v) { return v.toBool(); }
+};
+template <>
+struct ArgFrom<std::string> {
+  static std::string get(const IValue& v) { return v.toStringRef(); }
+};
+template <>
+struct ArgFrom<ScalarType> {
+  static ScalarType get(const IValue& v) { return scalarTypeFromInt(v.toInt()); }
+};
+template <>
+struct ArgFrom<DimVector> {
+  static DimVector get(const IValue& v) { return v.toDimVector(); }
+};
+template <>
+struct ArgFrom<std::vector<double>> {
+  static std::vector<double> get(const IValue& v) { return v.toDoubleVector(); }
+};
+template <>
+struct ArgFrom<std::vector<Tensor>> {
+  static std::vector<Tensor> get(const IValue& v) { return v.toTensorVector(); }
+};
+template <>
+struct ArgFrom<IValue> {
+  static IValue get(const IValue& v) { return v; }
+};
+template <typename T>
+struct ArgFrom<std::optional<T>> {
+  static std::optional<T> get(const IValue& v) {
+    if (v.isNone()) return std::nullopt;
+    return ArgFrom<T>::get(v);
+  }
+};
+
+// IntArrayRef parameters need storage that outlives the call: a DimVector.
+template <typename T>
+struct ArgStorage {
+  using type = std::decay_t<T>;
+};
+template <>
+struct ArgStorage<IntArrayRef> {
+  using type = DimVector;
+};
+template <>
+struct ArgStorage<std::optional<IntArrayRef>> {
+  using type = std::optional<DimVector>;
+};
+
+inline void pushResult(Stack& stack, Tensor v) { stack.emplace_back(std::move(v)); }
+inline void pushResult(Stack& stack, const Scalar& v) { stack.emplace_back(v); }
+inline void pushResult(Stack& stack, int64_t v) { stack.emplace_back(v); }
+inline void pushResult(Stack& stack, double v) { stack.emplace_back(v); }
+inline void pushResult(Stack& stack, bool v) { stack.emplace_back(v); }
+inline void pushResult(Stack& stack, std::string v) { stack.emplace_back(std::move(v)); }
+inline void pushResult(Stack& stack, IValue v) { stack.push_back(std::move(v)); }
+inline void pushResult(Stack& stack, const std::vector<Tensor>& v) { stack.emplace_back(v); }
+inline void pushResult(Stack& stack, const DimVector& v) { stack.emplace_back(IntArrayRef(v)); }
+template <typename... Ts>
+void pushResult(Stack& stack, std::tuple<Ts...> v) {
+  std::apply([&](auto&&... elems) { (pushResult(stack, std::move(elems)), ...); }, std::move(v));
+}
+
+template <typename F>
+struct FunctionTraits : FunctionTraits<decltype(&F::operator())> {};
+template <typename R, typename... Args>
+struct FunctionTraits<R (*)(Args...)> {
+  using result = R;
+  using args = std::tuple<Args...>;
+  static constexpr size_t arity = sizeof...(Args);
+};
+template <typename C, typename R, typename... Args>
+struct FunctionTraits<R (C::*)(Args...) const> : FunctionTraits<R (*)(Args...)> {};
+template <typename C, typename R, typename... Args>
+struct FunctionTraits<R (C::*)(Args...)> : FunctionTraits<R (*)(Args...)> {};
+
+template <typename F, size_t... I>
+void callBoxed(const F& f, Stack& stack, std::index_sequence<I...>) {
+  using Args = typename FunctionTraits<F>::args;
+  constexpr size_t n = sizeof...(I);
+  using Result = typename FunctionTraits<F>::result;
+  const size_t base = stack.size() - n;
+  // Convert every argument first: they all read the stack before it shrinks.
+  std::tuple<typename ArgStorage<std::decay_t<std::tuple_element_t<I, Args>>>::type...> args{
+      ArgFrom<typename ArgStorage<std::decay_t<std::tuple_element_t<I, Args>>>::type>::get(stack[base + I])...};
+  stack.resize(base);
+  if constexpr (std::is_void_v<Result>) {
+    f(std::get<I>(args)...);
+  } else {
+    pushResult(stack, f(std::get<I>(args)...));
+  }
+}
+
+template <typename F>
+Operation boxKernel(F f) {
+  return [f = std::move(f)](Stack& stack) {
+    callBoxed(f, stack, std::make_index_sequence<FunctionTraits<F>::arity>());
+  };
+}
+
+}  // namespace detail
+
+struct OpDeclaration {
+  const char* schema;
+  Operation operation;
+  size_t kernel_arity;
+};
+
+// A typed kernel for a schema.
+template <typename F>
+OpDeclaration op(const char* schema, F kernel) {
+  return {schema, detail::boxKernel(std::move(kernel)), detail::FunctionTraits<F>::arity};
+}
+// A kernel that works on the stack itself (variadic and generic ops).
+inline OpDeclaration stackOp(const char* schema, Operation operation) {
+  return {schema, std::move(operation), static_cast<size_t>(-1)};
+}
+
+// Registers the declarations when constructed (at static initialization for
+// namespace-scope objects). A schema that does not parse, or whose argument
+// count differs from its kernel's, aborts registration with a message.
+class RegisterOps {
+ public:
+  RegisterOps(std::initializer_list<OpDeclaration> declarations);
+};
+
+}  // namespace kiln
+
+#define KILN_OPS_CONCAT_INNER(a, b) a##b
+#define KILN_OPS_CONCAT(a, b) KILN_OPS_CONCAT_INNER(a, b)
+#define KILN_REGISTER_OPS(...) \
+  static const ::kiln::RegisterOps KILN_OPS_CONCAT(kiln_register_ops_, __COUNTER__)({__VA_ARGS__})

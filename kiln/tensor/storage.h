@@ -1,0 +1,35 @@
+#pragma once
+// The memory behind tensors. Owned memory is 64-byte aligned; borrowed memory
+// (a numpy array) carries a release callback that drops the owner.
+#include <cstddef>
+
+#include "kiln/util/intrusive_ptr.h"
+
+namespace kiln {
+
+class Storage : public RefCounted {
+ public:
+  using Release = void (*)(void* context);
+
+  // Allocates nbytes of 64-byte aligned, uninitialized memory.
+  explicit Storage(size_t nbytes);
+  // Wraps memory owned elsewhere; `release(context)` runs when the last tensor goes.
+  Storage(void* data, size_t nbytes, Release release, void* context);
+  ~Storage() override;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  bool ownsMemory() const { return release_ == nullptr; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Release release_ = nullptr;
+  void* context_ = nullptr;
+};
+
+using StoragePtr = IntrusivePtr<Storage>;
+
+}  // namespace kiln

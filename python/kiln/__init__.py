@@ -1,0 +1,19 @@
+"""kiln: a standalone TorchScript compiler and runtime.
+
+The tensor functions and methods here are generated from kiln's operator
+registry (each operator is declared once in C++ with its PyTorch schema), so
+`kiln.add`, `Tensor.add` and `a + b` all run the same declaration.
+"""
+from . import _C
+from ._C import Tensor, from_numpy, set_num_threads, get_num_threads
+from ._dtype import (dtype, uint8, int8, int16, int32, int64, float16, float32, float64, bool,
+                     bfloat16, half, float, double, short, int, long)
+from . import _tensor  # noqa: F401  (installs Tensor methods and operators)
+from ._functions import install as _install_functions
+from ._factories import tensor, as_tensor
+
+_install_functions(globals())
+
+from . import nn  # noqa: E402
+
+__all__ = ["Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "dtype"]

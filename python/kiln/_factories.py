@@ -1,0 +1,36 @@
+"""Tensors from Python data."""
+import builtins
+
+import numpy as np
+
+from . import _C
+from . import _dtype
+
+
+def _numpy_dtype(dt):
+    return np.dtype(builtins.bool) if dt is _dtype.bool else np.dtype(dt._name)
+
+
+def tensor(data, dtype=None):
+    """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors).
+
+    Like torch.tensor: Python floats become float32, ints int64, bools bool.
+    """
+    if isinstance(data, _C.Tensor):
+        data = data.numpy()
+    from_python = not isinstance(data, np.ndarray)
+    array = np.array(data)
+    if dtype is not None:
+        array = array.astype(_numpy_dtype(dtype))
+    elif from_python and array.dtype == np.float64:
+        array = array.astype(np.float32)
+    elif array.dtype.kind in "iu" and from_python:
+        array = array.astype(np.int64)
+    return _C.from_numpy(np.ascontiguousarray(array).copy())
+
+
+def as_tensor(data, dtype=None):
+    """Shares memory with a numpy array when possible, like torch.as_tensor."""
+    if isinstance(data, np.ndarray) and dtype is None:
+        return _C.from_numpy(data)
+    return tensor(data, dtype)

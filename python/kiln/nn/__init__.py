@@ -1,0 +1,2 @@
+"""kiln.nn: neural-network building blocks (modules arrive with the module system)."""
+from . import functional  # noqa: F401

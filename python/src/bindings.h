@@ -1,0 +1,24 @@
+#pragma once
+// Shared pieces of the kiln._C extension.
+#include <pybind11/pybind11.h>
+
+#include "kiln/core/operator.h"
+
+namespace kiln::python {
+
+namespace py = pybind11;
+
+// Python value -> IValue for an expected type; nullopt when it does not fit.
+// `relaxed` also accepts Python numbers for Tensor arguments (as torch does).
+std::optional<IValue> toIValue(py::handle obj, const Argument& arg, bool relaxed);
+// IValue -> Python (tensors become kiln.Tensor).
+py::object toPython(const IValue& value);
+// The dtype object (kiln.float32, ...) for a ScalarType, and back.
+py::object dtypeObject(ScalarType type);
+std::optional<ScalarType> dtypeFromObject(py::handle obj);
+
+void bindTensor(py::module_& m);
+void bindDispatch(py::module_& m);
+void bindIndexing(py::module_& m);
+
+}  // namespace kiln::python

@@ -1,0 +1,308 @@
+// Calling registered operators from Python. Every `aten::` operator becomes a
+// kiln function (and a Tensor method when its first argument is `Tensor self`)
+// through one generic path: match the Python arguments against each overload's
+// schema, convert them to IValues, run the operation on a stack, convert the
+// results back. No op has a hand-written binding.
+#include <pybind11/stl.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "bindings.h"
+
+namespace kiln::python {
+
+namespace {
+
+bool isPythonInt(py::handle obj) { return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr()); }
+bool isPythonNumber(py::handle obj) {
+  return PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) || PyBool_Check(obj.ptr());
+}
+bool isSequence(py::handle obj) { return py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj); }
+
+std::optional<IValue> numberToIValue(py::handle obj) {
+  if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
+  if (PyLong_Check(obj.ptr())) return IValue(obj.cast<int64_t>());
+  if (PyFloat_Check(obj.ptr())) return IValue(obj.cast<double>());
+  return std::nullopt;
+}
+
+std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
+                                     bool relaxed) {
+  switch (type->kind()) {
+    case TypeKind::Tensor:
+      if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());
+      if (relaxed && isPythonNumber(obj)) return IValue(scalarToTensor(numberToIValue(obj)->toScalar()));
+      return std::nullopt;
+    case TypeKind::Int:
+      if (type_text.rfind("ScalarType", 0) == 0) {
+        if (auto dtype = dtypeFromObject(obj)) return IValue(static_cast<int64_t>(*dtype));
+        return std::nullopt;
+      }
+      if (isPythonInt(obj)) return IValue(obj.cast<int64_t>());
+      if (relaxed && PyBool_Check(obj.ptr())) return IValue(static_cast<int64_t>(obj.cast<bool>()));
+      return std::nullopt;
+    case TypeKind::Float:
+      if (PyFloat_Check(obj.ptr()) || isPythonInt(obj)) return IValue(obj.cast<double>());
+      return std::nullopt;
+    case TypeKind::Bool:
+      if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
+      return std::nullopt;
+    case TypeKind::Number:
+      if (isPythonNumber(obj)) return numberToIValue(obj);
+      if (relaxed && py::isinstance<Tensor>(obj)) {
+        Tensor t = obj.cast<Tensor>();
+        if (t.numel() == 1) return IValue(t.item());
+      }
+      return std::nullopt;
+    case TypeKind::String:
+      if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
+      return std::nullopt;
+    case TypeKind::None:
+      if (obj.is_none()) return IValue();
+      return std::nullopt;
+    case TypeKind::Device:
+      if (py::isinstance<py::str>(obj) && obj.cast<std::string>().rfind("cpu", 0) == 0) return IValue(std::string("cpu"));
+      return std::nullopt;
+    case TypeKind::Generator:
+      return std::nullopt;  // only None, handled by Optional
+    case TypeKind::Optional: {
+      if (obj.is_none()) return IValue();
+      return toIValueOfType(obj, type->cast<OptionalType>()->elementType(), type_text, relaxed);
+    }
+    case TypeKind::List: {
+      const TypePtr& elem = type->cast<ListType>()->elementType();
+      if (elem->kind() == TypeKind::Int && isPythonInt(obj)) {
+        // `int[1] dim` accepts a bare int (t.sum(1)).
+        return IValue(std::vector<int64_t>{obj.cast<int64_t>()});
+      }
+      if (!isSequence(obj)) return std::nullopt;
+      std::vector<IValue> elems;
+      for (py::handle item : obj) {
+        auto v = toIValueOfType(item, elem, "", relaxed);
+        if (!v) return std::nullopt;
+        elems.push_back(std::move(*v));
+      }
+      return IValue(makeIntrusive<ListObj>(elem, std::move(elems)));
+    }
+    case TypeKind::Tuple: {
+      const auto& elems_t = type->cast<TupleType>()->elements();
+      if (!isSequence(obj) || py::len(obj) != elems_t.size()) return std::nullopt;
+      std::vector<IValue> elems;
+      size_t i = 0;
+      for (py::handle item : obj) {
+        auto v = toIValueOfType(item, elems_t[i++], "", relaxed);
+        if (!v) return std::nullopt;
+        elems.push_back(std::move(*v));
+      }
+      return IValue(makeIntrusive<TupleObj>(std::move(elems)));
+    }
+    case TypeKind::Any:
+    case TypeKind::Var: {
+      if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());
+      if (auto n = numberToIValue(obj)) return n;
+      if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
+      if (obj.is_none()) return IValue();
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string pythonTypeName(py::handle obj) {
+  if (py::isinstance<Tensor>(obj)) return "Tensor";
+  if (dtypeFromObject(obj)) return "dtype";
+  return py::str(py::type::handle_of(obj).attr("__name__"));
+}
+
+// One Python-visible operator name with all its overloads.
+class OpDispatcher {
+ public:
+  OpDispatcher(std::string name, std::vector<OperatorPtr> overloads)
+      : name_(std::move(name)), overloads_(std::move(overloads)) {}
+
+  py::object call(py::args args, py::kwargs kwargs) const {
+    Stack stack;
+    for (bool relaxed : {false, true}) {
+      for (const OperatorPtr& op : overloads_) {
+        stack.clear();
+        if (bind(op->schema(), args, kwargs, relaxed, stack)) return run(*op, stack);
+      }
+    }
+    throw kiln::TypeError(mismatchMessage(args, kwargs));
+  }
+
+  const std::string& name() const { return name_; }
+  std::vector<std::string> signatures() const {
+    std::vector<std::string> out;
+    for (const auto& op : overloads_) out.push_back(op->schema().str());
+    return out;
+  }
+
+ private:
+  static bool bind(const FunctionSchema& schema, const py::args& args, const py::kwargs& kwargs, bool relaxed,
+                   Stack& stack) {
+    const auto& params = schema.arguments();
+    size_t npositional = 0;
+    for (const Argument& a : params) npositional += a.kwarg_only ? 0 : 1;
+    size_t nargs = args.size();
+    size_t used_kwargs = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Argument& param = params[i];
+      std::optional<IValue> value;
+      if (i < nargs && !param.kwarg_only) {
+        // `x.view(2, 3)`, `zeros(2, 3)`: trailing ints packed into the int[] parameter.
+        bool packs = param.type->kind() == TypeKind::List &&
+                     param.type->cast<ListType>()->elementType()->kind() == TypeKind::Int && i + 1 == npositional &&
+                     nargs > npositional && isPythonInt(args[i]);
+        if (packs) {
+          std::vector<int64_t> packed;
+          for (size_t j = i; j < nargs; ++j) {
+            if (!isPythonInt(args[j])) return false;
+            packed.push_back(args[j].cast<int64_t>());
+          }
+          value = IValue(packed);
+          nargs = i + 1;  // every remaining positional argument is consumed
+        } else {
+          value = toIValueOfType(args[i], param.type, param.type_text, relaxed);
+          if (!value) return false;
+        }
+      } else if (kwargs && kwargs.contains(param.name.c_str())) {
+        value = toIValueOfType(kwargs[param.name.c_str()], param.type, param.type_text, relaxed);
+        if (!value) return false;
+        ++used_kwargs;
+      } else if (param.default_value) {
+        value = *param.default_value;
+      } else {
+        return false;
+      }
+      stack.push_back(std::move(*value));
+    }
+    if (nargs > npositional) return false;
+    if (kwargs && used_kwargs != kwargs.size()) return false;
+    return true;
+  }
+
+  py::object run(const Operator& op, Stack& stack) const {
+    {
+      py::gil_scoped_release no_gil;
+      op.operation()(stack);
+    }
+    const auto& rets = op.schema().returns();
+    if (rets.size() == 1 && !op.schema().isVarret()) return toPython(stack.back());
+    if (stack.empty()) return py::none();
+    py::tuple values(stack.size());
+    for (size_t i = 0; i < stack.size(); ++i) values[i] = toPython(stack[i]);
+    if (!rets.empty() && !rets[0].name.empty()) return namedTuple(op.schema())(*values);
+    return values;
+  }
+
+  // torch returns named tuples (values, indices) for ops such as max.dim.
+  py::object namedTuple(const FunctionSchema& schema) const {
+    static std::unordered_map<std::string, py::object>* cache = new std::unordered_map<std::string, py::object>();
+    std::string key = schema.name() + "." + schema.overloadName();
+    auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+    py::list fields;
+    for (const Argument& r : schema.returns()) fields.append(r.name);
+    std::string type_name(Symbol::fromQualString(schema.name()).name());
+    py::object type = py::module_::import("collections").attr("namedtuple")(type_name, fields);
+    cache->emplace(key, type);
+    return type;
+  }
+
+  std::string mismatchMessage(const py::args& args, const py::kwargs& kwargs) const {
+    std::ostringstream out;
+    out << name_ << "() received an invalid combination of arguments - got (";
+    bool first = true;
+    for (py::handle a : args) {
+      out << (first ? "" : ", ") << pythonTypeName(a);
+      first = false;
+    }
+    if (kwargs) {
+      for (auto item : kwargs) {
+        out << (first ? "" : ", ") << std::string(py::str(item.first)) << "=" << pythonTypeName(item.second);
+        first = false;
+      }
+    }
+    out << "), but expected one of:";
+    for (const auto& op : overloads_) {
+      std::string s = op->schema().str();
+      out << "\n * " << s.substr(s.find('('), s.find(" -> ") - s.find('('));
+    }
+    return out.str();
+  }
+
+  std::string name_;
+  std::vector<OperatorPtr> overloads_;
+};
+
+}  // namespace
+
+std::optional<IValue> toIValue(py::handle obj, const Argument& arg, bool relaxed) {
+  return toIValueOfType(obj, arg.type, arg.type_text, relaxed);
+}
+
+py::object toPython(const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::None: return py::none();
+    case IValue::Tag::Tensor: return py::cast(v.toTensor());
+    case IValue::Tag::Double: return py::float_(v.toDouble());
+    case IValue::Tag::Int: return py::int_(v.toInt());
+    case IValue::Tag::Bool: return py::bool_(v.toBool());
+    case IValue::Tag::String: return py::str(v.toStringRef());
+    case IValue::Tag::List: {
+      py::list out;
+      for (const IValue& e : v.toListRef().elements) out.append(toPython(e));
+      return out;
+    }
+    case IValue::Tag::Tuple: {
+      const auto& elems = v.toTupleRef().elements;
+      py::tuple out(elems.size());
+      for (size_t i = 0; i < elems.size(); ++i) out[i] = toPython(elems[i]);
+      return out;
+    }
+  }
+  return py::none();
+}
+
+void bindDispatch(py::module_& m) {
+  py::class_<OpDispatcher>(m, "OpDispatcher")
+      .def("__call__", &OpDispatcher::call)
+      .def_property_readonly("name", &OpDispatcher::name)
+      .def_property_readonly("signatures", &OpDispatcher::signatures);
+
+  // {name: OpDispatcher} for every operator of a namespace, keyed by the bare name.
+  m.def("_operators", [](const std::string& ns) {
+    std::map<std::string, std::vector<OperatorPtr>> by_name;
+    for (const OperatorPtr& op : getAllOperators()) {
+      if (op->symbol().ns() == ns) by_name[std::string(op->symbol().name())].push_back(op);
+    }
+    py::dict out;
+    for (auto& [name, ops] : by_name) out[py::str(name)] = OpDispatcher(name, std::move(ops));
+    return out;
+  });
+  // Names whose first argument is `Tensor self`: these are Tensor methods too.
+  m.def("_method_names", [](const std::string& ns) {
+    std::set<std::string> names;
+    for (const OperatorPtr& op : getAllOperators()) {
+      const auto& args = op->schema().arguments();
+      if (op->symbol().ns() == ns && !args.empty() && args[0].name == "self" &&
+          args[0].type->kind() == TypeKind::Tensor) {
+        names.insert(std::string(op->symbol().name()));
+      }
+    }
+    return names;
+  });
+  m.def("_schemas", [] {
+    std::vector<std::string> out;
+    for (const OperatorPtr& op : getAllOperators()) out.push_back(op->schema().str());
+    return out;
+  });
+  m.def("_parse_schema", [](const std::string& text) { return parseSchema(text).str(); });
+}
+
+}  // namespace kiln::python
