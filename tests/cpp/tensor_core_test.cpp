@@ -75,3 +75,18 @@ TEST(Copy, ConvertsBetweenDtypes) {
   Tensor b = to(f, ScalarType::Bool);
   EXPECT_TRUE(b.data<bool>()[0]);
 }
+
+TEST(Copy, HalfAndBFloat16RoundTrip) {
+  Tensor f = empty({6});
+  const float values[] = {0.0f, 1.0f, -2.5f, 65504.0f, 1e-6f, 3.14159f};
+  for (int i = 0; i < 6; ++i) f.data<float>()[i] = values[i];
+  Tensor h = to(f, ScalarType::Half);
+  Tensor back = to(h, ScalarType::Float);
+  EXPECT_EQ(back.data<float>()[2], -2.5f);
+  EXPECT_EQ(back.data<float>()[3], 65504.0f);
+  EXPECT_NEAR(back.data<float>()[4], 1e-6f, 1e-7f);   // a float16 subnormal
+  EXPECT_NEAR(back.data<float>()[5], 3.14159f, 2e-3f);
+  Tensor bf = to(to(f, ScalarType::BFloat16), ScalarType::Float);
+  EXPECT_NEAR(bf.data<float>()[5], 3.14159f, 2e-2f);
+  EXPECT_EQ(bf.data<float>()[1], 1.0f);
+}

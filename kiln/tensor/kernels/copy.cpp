@@ -2,20 +2,36 @@
 
 #include <cstring>
 
+#include "kiln/tensor/half.h"
 #include "kiln/tensor/kernels/loops.h"
 
 namespace kiln {
 
 namespace {
 
+template <typename T>
+constexpr bool kIsReduced = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
 template <typename To, typename From>
 To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (kIsReduced<From>) {
+    return convert<To>(static_cast<float>(v));
+  } else if constexpr (kIsReduced<To>) {
+    return To(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else {
     return static_cast<To>(v);
   }
 }
+
+// Every dtype a tensor can be stored in, including the reduced floats.
+#define KILN_DISPATCH_STORAGE_TYPES(TYPE, NAME, ...)                                                \
+  KILN_DISPATCH_SWITCH(TYPE, NAME,                                                                 \
+                       KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__)           \
+                           KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                             \
+                               KILN_DISPATCH_CASE(Half, Half, __VA_ARGS__)                         \
+                                   KILN_DISPATCH_CASE(BFloat16, BFloat16, __VA_ARGS__))
 
 }  // namespace
 
@@ -31,9 +47,9 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
   }
   TensorIter iter("copy_");
   iter.addOutput(dst).addInput(src).promoteInputs(false).checkOutputCast(false).build();
-  KILN_DISPATCH_ALL_TYPES_AND_BOOL(dst.dtype(), "copy_", [&] {
+  KILN_DISPATCH_STORAGE_TYPES(dst.dtype(), "copy_", [&] {
     using to_t = scalar_t;
-    KILN_DISPATCH_ALL_TYPES_AND_BOOL(src.dtype(), "copy_", [&] {
+    KILN_DISPATCH_STORAGE_TYPES(src.dtype(), "copy_", [&] {
       kernels::cpuKernel<to_t, scalar_t>(iter, [](scalar_t v) { return convert<to_t>(v); });
     });
   });
