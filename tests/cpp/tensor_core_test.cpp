@@ -90,3 +90,96 @@ TEST(Copy, HalfAndBFloat16RoundTrip) {
   EXPECT_NEAR(bf.data<float>()[5], 3.14159f, 2e-2f);
   EXPECT_EQ(bf.data<float>()[1], 1.0f);
 }
+
+namespace {
+
+Tensor arangeFloat(int64_t n) {
+  Tensor t = empty({n});
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(i % 1000) * 0.5f;
+  return t;
+}
+
+float at2d(const Tensor& t, int64_t i, int64_t j) {
+  const char* base = static_cast<const char*>(t.rawData());
+  return *reinterpret_cast<const float*>(base + (i * t.strides()[0] + j * t.strides()[1]) * 4);
+}
+
+}  // namespace
+
+TEST(TensorIter, ZeroDimAndEmptyOperands) {
+  Tensor scalar = scalarToTensor(Scalar(2.0), ScalarType::Float);
+  Tensor v = arangeFloat(5);
+  Tensor r = add(v, scalar);
+  ASSERT_EQ(r.dim(), 1);
+  EXPECT_EQ(r.data<float>()[4], 4.0f);
+  Tensor rr = add(scalar, scalar);
+  EXPECT_EQ(rr.dim(), 0);
+  EXPECT_EQ(rr.item().toDouble(), 4.0);
+  Tensor e = empty({0, 3});
+  Tensor re = add(e, arangeFloat(3));
+  EXPECT_EQ(re.numel(), 0);
+  EXPECT_EQ(re.sizes()[0], 0);
+  EXPECT_EQ(re.sizes()[1], 3);
+}
+
+TEST(TensorIter, CoalescesContiguousDimsIntoOneLoop) {
+  Tensor a = empty({4, 5, 6});
+  TensorIter iter("test");
+  iter.addOutput(Tensor()).addInput(a).addInput(a).build();
+  EXPECT_EQ(iter.loopShape().size(), 1u);
+  EXPECT_EQ(iter.loopShape()[0], 120);
+  EXPECT_TRUE(iter.isContiguous());
+}
+
+TEST(TensorIter, ParallelSplitGivesTheSameResult) {
+  // Large enough to cross the grain size, with a broadcast operand and a
+  // transposed one so the split lands inside non-trivial index arithmetic.
+  const int64_t rows = 700, cols = 300;
+  Tensor base = arangeFloat(rows * cols);
+  Tensor m = makeView(base, DimVector{rows, cols}, DimVector{cols, 1}, 0);
+  Tensor mt = makeView(base, DimVector{cols, rows}, DimVector{1, cols}, 0);
+  Tensor row = arangeFloat(rows);
+  int saved = getNumThreads();
+  setNumThreads(1);
+  Tensor serial = add(mt, row);
+  setNumThreads(4);
+  Tensor parallel = add(mt, row);
+  setNumThreads(saved);
+  for (int64_t i = 0; i < cols; i += 7)
+    for (int64_t j = 0; j < rows; j += 3) {
+      float expected = at2d(m, j, i) + row.data<float>()[j];
+      ASSERT_EQ(at2d(serial, i, j), expected);
+      ASSERT_EQ(at2d(parallel, i, j), expected);
+    }
+}
+
+TEST(TensorIter, InPlaceThroughAViewWritesTheBase) {
+  Tensor base = arangeFloat(12);
+  Tensor column = makeView(base, DimVector{3}, DimVector{4}, 1);  // base.view(3, 4)[:, 1]
+  add_(column, scalarToTensor(Scalar(100.0)));
+  EXPECT_EQ(base.data<float>()[1], 100.5f);
+  EXPECT_EQ(base.data<float>()[5], 102.5f);
+  EXPECT_EQ(base.data<float>()[2], 1.0f);  // untouched
+}
+
+TEST(TensorIter, OutputDtypeCastingRules) {
+  Tensor ints = empty({3}, ScalarType::Long);
+  for (int i = 0; i < 3; ++i) ints.data<int64_t>()[i] = i;
+  // int += float is an error (result Float can't be cast to Long) ...
+  EXPECT_THROW(add_(ints, scalarToTensor(Scalar(1.5))), Error);
+  // ... float += int is fine, and computes in float.
+  Tensor floats = arangeFloat(3);
+  add_(floats, ints);
+  EXPECT_EQ(floats.data<float>()[2], 3.0f);
+  // An out= tensor of a wider dtype receives the converted result.
+  Tensor out = empty({3}, ScalarType::Double);
+  addOut(ints, ints, Scalar(int64_t{1}), out);
+  EXPECT_EQ(out.data<double>()[2], 4.0);
+}
+
+TEST(Scalar, KeepsItsKind) {
+  EXPECT_EQ(Scalar(int64_t{3}).type(), ScalarType::Long);
+  EXPECT_EQ(Scalar(3.0).type(), ScalarType::Double);
+  EXPECT_EQ(Scalar(true).type(), ScalarType::Bool);
+  EXPECT_EQ((-Scalar(int64_t{3})).toLong(), -3);
+}
