@@ -45,8 +45,14 @@ int64_t wrapDim(int64_t dim, int64_t rank) {
   return dim < 0 ? dim + effective : dim;
 }
 
-int64_t Tensor::size(int64_t d) const { return sizes()[wrapDim(d, dim())]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrapDim(d, dim())]; }
+int64_t Tensor::size(int64_t d) const {
+  KILN_CHECK_INDEX(dim() > 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  return sizes()[wrapDim(d, dim())];
+}
+int64_t Tensor::stride(int64_t d) const {
+  KILN_CHECK_INDEX(dim() > 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  return strides()[wrapDim(d, dim())];
+}
 
 Scalar Tensor::item() const {
   KILN_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");

@@ -26,7 +26,8 @@ def tensor(data, dtype=None):
         array = array.astype(np.float32)
     elif array.dtype.kind in "iu" and from_python:
         array = array.astype(np.int64)
-    return _C.from_numpy(np.ascontiguousarray(array).copy())
+    # np.array(..., copy) keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d).
+    return _C.from_numpy(np.array(array, order="C", copy=True))
 
 
 def as_tensor(data, dtype=None):

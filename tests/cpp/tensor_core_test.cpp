@@ -183,3 +183,19 @@ TEST(Scalar, KeepsItsKind) {
   EXPECT_EQ(Scalar(true).type(), ScalarType::Bool);
   EXPECT_EQ((-Scalar(int64_t{3})).toLong(), -3);
 }
+
+TEST(Tensor, SizeOfZeroDimIsAnIndexError) {
+  Tensor s = empty({});
+  EXPECT_THROW(s.size(0), IndexError);
+  EXPECT_THROW(s.stride(-1), IndexError);
+  EXPECT_THROW(empty({2}).size(1), IndexError);
+}
+
+TEST(Copy, BroadcastsTheSourceOnly) {
+  Tensor dst = empty({2, 3});
+  Tensor row = arangeFloat(3);
+  copy_(dst, row);
+  EXPECT_EQ(dst.data<float>()[5], row.data<float>()[2]);
+  Tensor small = empty({3});
+  EXPECT_THROW(copy_(small, dst), Error);
+}

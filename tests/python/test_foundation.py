@@ -77,3 +77,14 @@ def test_float16_storage_matches_numpy_rounding(rng):
     if h is None:
         pytest.skip("aten::to not registered yet")
     np.testing.assert_array_equal(h.numpy(), x.astype(np.float16))
+
+
+def test_zero_dim_tensor_from_python_number():
+    for value in (3, 2.5, True):
+        t = kiln.tensor(value)
+        assert t.dim() == 0 and t.item() == value
+
+
+def test_size_of_zero_dim_tensor_raises_index_error():
+    with pytest.raises(IndexError):
+        kiln.tensor(1.0).size(0)

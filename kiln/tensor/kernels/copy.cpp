@@ -45,11 +45,24 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
     std::memmove(dst.rawData(), src.rawData(), dst.nbytes());
     return dst;
   }
+  // src broadcasts to dst's shape (never the other way round).
+  DimVector shape = broadcastShapes(dst.sizes(), src.sizes(), "copy_");
+  KILN_CHECK(IntArrayRef(shape) == dst.sizes(), "copy_: source of shape ", shapeString(src.sizes()),
+             " can't be broadcast to the destination's shape ", shapeString(dst.sizes()));
+  Tensor source = src;
+  if (IntArrayRef(src.sizes()) != dst.sizes()) {
+    DimVector strides(shape.size(), 0);
+    size_t offset = shape.size() - static_cast<size_t>(src.dim());
+    for (size_t d = 0; d < static_cast<size_t>(src.dim()); ++d) {
+      strides[d + offset] = src.sizes()[d] == 1 ? 0 : src.strides()[d];
+    }
+    source = makeView(src, shape, strides, src.storageOffset());
+  }
   TensorIter iter("copy_");
-  iter.addOutput(dst).addInput(src).promoteInputs(false).checkOutputCast(false).build();
+  iter.addOutput(dst).addInput(source).promoteInputs(false).checkOutputCast(false).build();
   KILN_DISPATCH_STORAGE_TYPES(dst.dtype(), "copy_", [&] {
     using to_t = scalar_t;
-    KILN_DISPATCH_STORAGE_TYPES(src.dtype(), "copy_", [&] {
+    KILN_DISPATCH_STORAGE_TYPES(source.dtype(), "copy_", [&] {
       kernels::cpuKernel<to_t, scalar_t>(iter, [](scalar_t v) { return convert<to_t>(v); });
     });
   });
