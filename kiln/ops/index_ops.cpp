@@ -158,12 +158,12 @@ KILN_REGISTER_OPS(
     op("aten::index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, Tensor out) {
-         return writeOut(out, indexFill(self, dim, index, value), "index_fill()");
+         return writeOut(out, indexFill(self, dim, index, value), "index_fill()", OutDtype::Any);
        }),
     op("aten::index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value, Tensor out) {
-         return writeOut(out, indexFill(self, dim, index, fillValue(value)), "index_fill()");
+         return writeOut(out, indexFill(self, dim, index, fillValue(value)), "index_fill()", OutDtype::Any);
        }),
     op("aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
        [](Tensor self, int64_t dim, const Tensor& index, const Scalar& value) {
@@ -183,11 +183,11 @@ KILN_REGISTER_OPS(
        }),
     op("aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, const Scalar& value, Tensor out) {
-         return writeOut(out, maskedFill(self, mask, value), "masked_fill()");
+         return writeOut(out, maskedFill(self, mask, value), "masked_fill()", OutDtype::Any);
        }),
     op("aten::masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, const Tensor& value, Tensor out) {
-         return writeOut(out, maskedFill(self, mask, maskedFillValue(value)), "masked_fill()");
+         return writeOut(out, maskedFill(self, mask, maskedFillValue(value)), "masked_fill()", OutDtype::Any);
        }),
     op("aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
        [](Tensor self, const Tensor& mask, const Scalar& value) { return maskedFill_(self, mask, value); }),
@@ -210,7 +210,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const IValue& indices) { return index(self, optionalTensors(indices)); }),
     op("aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, Tensor out) {
-         return writeOut(out, index(self, optionalTensors(indices)), "index()");
+         return writeOut(out, index(self, optionalTensors(indices)), "index()", OutDtype::Any);
        }),
     op("aten::index.Tensor_hacked_twin(Tensor self, Tensor[] indices) -> Tensor",
        [](const Tensor& self, const std::vector<Tensor>& indices) { return index(self, indices); }),
@@ -230,7 +230,7 @@ KILN_REGISTER_OPS(
     op("aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) "
        "out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate, Tensor out) {
-         return writeOut(out, indexPut(self, optionalTensors(indices), values, accumulate), "index_put()");
+         return writeOut(out, indexPut(self, optionalTensors(indices), values, accumulate), "index_put()", OutDtype::Any);
        }),
     op("aten::index_put.hacked_twin(Tensor self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor",
        [](const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {

@@ -30,7 +30,13 @@ Tensor cloneWith(const Tensor& self, std::optional<int64_t> format) {
   return clone(self, format ? memoryFormatFromInt(*format) : MemoryFormat::Preserve);
 }
 
-Tensor fillFrom(Tensor self, const Scalar& value) { return checkedCopy_(self, scalarToTensor(value)); }
+Tensor fillFrom(Tensor self, const Scalar& value) { return fillWith_(self, scalarToTensor(value)); }
+
+// size.int/stride.int: a 0-dim tensor has no dims to ask about.
+int64_t checkedDim(const Tensor& self, int64_t dim) {
+  KILN_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
+  return wrapDim(dim, self.dim());
+}
 
 Tensor detached(const Tensor& self) {
   Tensor out = alias(self);
@@ -142,10 +148,10 @@ KILN_REGISTER_OPS(
        }),
 
     // Geometry queries.
-    op("aten::size.int(Tensor self, int dim) -> int", [](const Tensor& self, int64_t dim) { return self.size(dim); }),
+    op("aten::size.int(Tensor self, int dim) -> int", [](const Tensor& self, int64_t dim) { return self.sizes()[checkedDim(self, dim)]; }),
     op("aten::size(Tensor self) -> int[]", [](const Tensor& self) { return DimVector(self.sizes()); }),
     op("aten::stride.int(Tensor self, int dim) -> int",
-       [](const Tensor& self, int64_t dim) { return self.stride(dim); }),
+       [](const Tensor& self, int64_t dim) { return self.strides()[checkedDim(self, dim)]; }),
     op("aten::stride(Tensor self) -> int[]", [](const Tensor& self) { return DimVector(self.strides()); }),
     op("aten::dim(Tensor self) -> int", [](const Tensor& self) { return self.dim(); }),
     op("aten::numel(Tensor self) -> int", [](const Tensor& self) { return self.numel(); }),
@@ -157,7 +163,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, std::optional<int64_t> format) { return cloneWith(self, format); }),
     op("aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, std::optional<int64_t> format, Tensor out) {
-         return writeOut(out, cloneWith(self, format), "clone");
+         return writeOut(out, cloneWith(self, format), "clone", OutDtype::Any);
        }),
     op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
        [](Tensor self, const Tensor& src, bool) { return checkedCopy_(self, src); }),
@@ -184,16 +190,16 @@ KILN_REGISTER_OPS(
     op("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
        [](const Tensor& self, IntArrayRef repeats) { return repeat(self, repeats); }),
     op("aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, IntArrayRef repeats, Tensor out) { return writeOut(out, repeat(self, repeats), "repeat"); }),
+       [](const Tensor& self, IntArrayRef repeats, Tensor out) { return writeOut(out, repeat(self, repeats), "repeat", OutDtype::Any); }),
     op("aten::flip(Tensor self, int[] dims) -> Tensor",
        [](const Tensor& self, IntArrayRef dims) { return flip(self, dims); }),
     op("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, IntArrayRef dims, Tensor out) { return writeOut(out, flip(self, dims), "flip"); }),
+       [](const Tensor& self, IntArrayRef dims, Tensor out) { return writeOut(out, flip(self, dims), "flip", OutDtype::Any); }),
     op("aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor",
        [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims) { return roll(self, shifts, dims); }),
     op("aten::roll.out(Tensor self, int[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims, Tensor out) {
-         return writeOut(out, roll(self, shifts, dims), "roll");
+         return writeOut(out, roll(self, shifts, dims), "roll", OutDtype::Any);
        }),
     op("aten::tril(Tensor self, int diagonal=0) -> Tensor",
        [](const Tensor& self, int64_t diagonal) { return tril(self, diagonal); }),

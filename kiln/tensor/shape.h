@@ -33,9 +33,11 @@ void assertNoPartialOverlap(const Tensor& a, const Tensor& b);
 void assertNoOverlap(const Tensor& a, const Tensor& b);
 // Gives `out` the shape `sizes` (fresh contiguous storage) unless it already has it.
 Tensor& resizeOutput(Tensor& out, IntArrayRef sizes);
-// Writes `result` to an out= tensor: resized as needed; its dtype must equal
-// result's unless `allow_cast` (then only a lossless category cast is allowed).
-Tensor& writeOut(Tensor& out, const Tensor& result, const char* op, bool allow_cast = false);
+// Which out= dtypes an op accepts (PyTorch differs by op): only the result's,
+// any the result can be cast to by category (cat), or any at all (ops that copy).
+enum class OutDtype { Exact, Castable, Any };
+// Writes `result` to an out= tensor, resized as needed.
+Tensor& writeOut(Tensor& out, const Tensor& result, const char* op, OutDtype rule = OutDtype::Exact);
 
 // ---- Views ----
 
@@ -87,6 +89,9 @@ Tensor clone(const Tensor& self, MemoryFormat format);
 // aten::copy_: src broadcast to self's shape and converted to its dtype, with
 // PyTorch's overlap checks.
 Tensor& checkedCopy_(Tensor& self, const Tensor& src);
+// Sets every element to a 0-dim tensor's value. Like PyTorch's fill_ it has no
+// overlap check: every write to a shared location writes the same value.
+Tensor& fillWith_(Tensor& self, const Tensor& value);
 
 // ---- Shape operations ----
 

@@ -45,7 +45,7 @@ Tensor sequenceToTensor(py::handle obj) {
                     "new(): invalid data type '", std::string(py::str(array.attr("dtype"))), "'");
     array = array.attr("astype")(np.attr("int64"));
   }
-  return py::module_::import("kiln").attr("tensor")(array).cast<Tensor>();
+  return py::module_::import("kiln._C").attr("from_numpy")(array).cast<Tensor>();
 }
 
 Item parseItem(py::handle obj) {
@@ -249,11 +249,13 @@ Tensor stripLeadingOnes(const Tensor& src) {
 
 void copyTo(Tensor dst, const Tensor& src) {
   const bool same_shape = dst.dim() == src.dim() && std::equal(dst.sizes().begin(), dst.sizes().end(), src.sizes().begin());
-  if (same_shape || src.dim() == 0) {
+  if (same_shape) {
     checkedCopy_(dst, src);
-    return;
+  } else if (src.dim() == 0) {
+    fillWith_(dst, src);
+  } else {
+    checkedCopy_(dst, expand(stripLeadingOnes(src), dst.sizes()));
   }
-  checkedCopy_(dst, expand(stripLeadingOnes(src), dst.sizes()));
 }
 
 void setItem(Tensor& self, py::handle index, py::handle py_value) {

@@ -9,6 +9,7 @@
 // and the loop adds the index's offset.
 #include "kiln/tensor/index.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -386,7 +387,8 @@ Tensor indexSelect(const Tensor& self, int64_t dim, const Tensor& index) {
   BadIndex bad;
   gatherLoop(iter, strideBytes(s, dim), {s.sizes()[dim], false}, bad);
   KILN_CHECK_INDEX(!bad.seen(), "index out of range in self");
-  return self.dim() == 0 ? view(out, {}) : out;
+  // A 0-dim self stays 0-dim whatever the index's length (every index is 0).
+  return self.dim() == 0 ? clone(self, MemoryFormat::Contiguous) : out;
 }
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
@@ -480,6 +482,12 @@ Tensor& maskedFill_(Tensor& self, const Tensor& mask, const Scalar& value) {
              "masked_fill_ only supports boolean masks, but got mask with dtype ", mask.dtype());
   assertNoInternalOverlap(self);
   assertNoPartialOverlap(self, mask);
+  if (mask.dtype() == ScalarType::Byte) {
+    const Tensor bytes = contiguous(mask);
+    const uint8_t* p = bytes.data<uint8_t>();
+    KILN_CHECK(std::all_of(p, p + bytes.numel(), [](uint8_t v) { return v <= 1; }),
+               "Mask tensor can take 0 and 1 values only");
+  }
   Tensor m = expand(to(mask, ScalarType::Bool), self.sizes());
   TensorIter iter("masked_fill_");
   iter.addOutput(self).addInput(self).addInput(m).promoteInputs(false).build();

@@ -127,15 +127,16 @@ void checkTriangleInput(const Tensor& self, const char* op) {
   KILN_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
 }
 
-// Columns [max(0, i + k + 1), cols) lie above diagonal k of row i.
-std::pair<int64_t, int64_t> aboveDiagonal(int64_t i, int64_t cols, int64_t k) {
-  int64_t first = std::clamp<int64_t>(k, -cols - 1, cols) + i + 1;
-  return {std::clamp<int64_t>(first, 0, cols), cols};
+// Diagonals beyond the matrix act like its edges; clamping keeps i + k from overflowing.
+int64_t clampDiagonal(const Tensor& self, int64_t diagonal) {
+  const int64_t rows = self.sizes()[self.dim() - 2], cols = self.sizes()[self.dim() - 1];
+  return std::clamp<int64_t>(diagonal, -rows - 1, cols);
 }
-// Columns [0, min(cols, i + k)) lie below diagonal k of row i.
-std::pair<int64_t, int64_t> belowDiagonal(int64_t i, int64_t cols, int64_t k) {
-  int64_t last = std::clamp<int64_t>(k, -cols - 1, cols) + i;
-  return {0, std::clamp<int64_t>(last, 0, cols)};
+
+// A dim's size, with PyTorch's error for 0-dim tensors (which have none).
+int64_t sizeAt(const Tensor& self, int64_t dim) {
+  KILN_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
+  return self.sizes()[wrapDim(dim, self.dim())];
 }
 
 }  // namespace
@@ -292,14 +293,11 @@ Tensor& resizeOutput(Tensor& out, IntArrayRef sizes) {
   return out;
 }
 
-Tensor& writeOut(Tensor& out, const Tensor& result, const char* op, bool allow_cast) {
-  if (allow_cast) {
-    KILN_CHECK(canCast(result.dtype(), out.dtype()), op, ": input types can't be cast to the desired output type ",
-               out.dtype());
-  } else {
-    KILN_CHECK(out.dtype() == result.dtype(), op, ": expected out tensor to have dtype ", result.dtype(),
-               ", but got ", out.dtype(), " instead");
-  }
+Tensor& writeOut(Tensor& out, const Tensor& result, const char* op, OutDtype rule) {
+  KILN_CHECK(rule != OutDtype::Castable || canCast(result.dtype(), out.dtype()), op,
+             ": input types can't be cast to the desired output type ", out.dtype());
+  KILN_CHECK(rule != OutDtype::Exact || out.dtype() == result.dtype(), op, ": expected out tensor to have dtype ",
+             result.dtype(), ", but got ", out.dtype(), " instead");
   resizeOutput(out, result.sizes());
   copy_(out, result);
   return out;
@@ -542,7 +540,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
   dim = wrapDim(dim, self.dim());
   KILN_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
-  const int64_t size = self.dim() == 0 ? 1 : self.sizes()[dim];
+  const int64_t size = sizeAt(self, dim);
   DimVector inferred;
   try {
     inferred = inferSize(sizes, size);
@@ -551,7 +549,7 @@ Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
                size, ") in the input tensor");
   }
   DimVector shape;
-  for (int64_t d = 0; d < std::max<int64_t>(self.dim(), 1); ++d) {
+  for (int64_t d = 0; d < self.dim(); ++d) {
     if (d != dim) shape.push_back(self.sizes()[d]);
     for (size_t j = 0; d == dim && j < inferred.size(); ++j) shape.push_back(inferred[j]);
   }
@@ -701,6 +699,12 @@ Tensor& checkedCopy_(Tensor& self, const Tensor& src) {
   return copy_(self, expand(src, self.sizes()));
 }
 
+Tensor& fillWith_(Tensor& self, const Tensor& value) {
+  KILN_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+             " dimensions.");
+  return copy_(self, expand(value, self.sizes()));
+}
+
 // ---- Shape operations ----
 
 Tensor cat(ArrayRef<Tensor> tensors, int64_t dim) {
@@ -746,7 +750,7 @@ Tensor cat(ArrayRef<Tensor> tensors, int64_t dim) {
 }
 
 Tensor& catOut(ArrayRef<Tensor> tensors, int64_t dim, Tensor& out) {
-  return writeOut(out, cat(tensors, dim), "torch.cat()", /*allow_cast=*/true);
+  return writeOut(out, cat(tensors, dim), "torch.cat()", OutDtype::Castable);
 }
 
 Tensor stack(ArrayRef<Tensor> tensors, int64_t dim) {
@@ -763,7 +767,7 @@ Tensor stack(ArrayRef<Tensor> tensors, int64_t dim) {
 }
 
 Tensor& stackOut(ArrayRef<Tensor> tensors, int64_t dim, Tensor& out) {
-  return writeOut(out, stack(tensors, dim), "torch.stack()", /*allow_cast=*/true);
+  return writeOut(out, stack(tensors, dim), "torch.stack()", OutDtype::Castable);
 }
 
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
@@ -824,8 +828,8 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
              ", dims:", dims.size());
   Tensor result = self;
   for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t size = sizeAt(self, dims[i]);
     const int64_t dim = wrapDim(dims[i], self.dim());
-    const int64_t size = self.size(dim);
     Tensor out = empty(self.sizes(), self.dtype());
     if (self.numel() == 0) return out;
     // Element j moves to (j + shift) mod size: the tail [size - shift, size) comes first.
@@ -851,13 +855,21 @@ Tensor triu(const Tensor& self, int64_t diagonal) {
 
 Tensor& tril_(Tensor& self, int64_t diagonal) {
   checkTriangleInput(self, "tril");
-  zeroTriangle(self, [diagonal](int64_t i, int64_t cols) { return aboveDiagonal(i, cols, diagonal); });
+  const int64_t k = clampDiagonal(self, diagonal);
+  // Row i keeps columns j <= i + k.
+  zeroTriangle(self, [k](int64_t i, int64_t cols) {
+    return std::pair<int64_t, int64_t>{std::clamp<int64_t>(i + k + 1, 0, cols), cols};
+  });
   return self;
 }
 
 Tensor& triu_(Tensor& self, int64_t diagonal) {
   checkTriangleInput(self, "triu");
-  zeroTriangle(self, [diagonal](int64_t i, int64_t cols) { return belowDiagonal(i, cols, diagonal); });
+  const int64_t k = clampDiagonal(self, diagonal);
+  // Row i keeps columns j >= i + k.
+  zeroTriangle(self, [k](int64_t i, int64_t cols) {
+    return std::pair<int64_t, int64_t>{0, std::clamp<int64_t>(i + k, 0, cols)};
+  });
   return self;
 }
 
