@@ -9,12 +9,26 @@
 #include <vector>
 
 #include "kiln/tensor/tensor.h"
+#include "kiln/util/error.h"
 
 namespace kiln {
 
 // PyTorch's MemoryFormat enum values (what TorchScript passes as an int).
 enum class MemoryFormat : int64_t { Contiguous = 0, Preserve = 1, ChannelsLast = 2, ChannelsLast3d = 3 };
 MemoryFormat memoryFormatFromInt(int64_t value);
+
+// Calls f(T{}) with an unsigned integer type T of `itemsize` bytes: kernels
+// that only move elements need no per-dtype instantiation.
+template <typename F>
+void withElementType(size_t itemsize, const F& f) {
+  switch (itemsize) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+    default: KILN_ERROR("unsupported element size ", itemsize);
+  }
+}
 
 // ---- Geometry helpers ----
 

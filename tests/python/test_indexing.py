@@ -476,3 +476,15 @@ def test_delitem_is_type_error(x):
 
 def test_iteration_uses_getitem(x):
     check_both(lambda lib, a: list(a), x)
+
+
+def test_mask_put_with_one_value_acts_as_masked_fill(rng, x):
+    """torch sends a single mask with a one-element value to masked_fill_: no dtype match needed."""
+    mask = rng.integers(0, 2, (3, 4)).astype(bool)
+    check_both(lambda lib, a, m, v: a.index_put_((m,), v), x, mask, np.array(5))
+    check_both(lambda lib, a, m, v: a.index_put_((m,), v), x, mask, np.array([2.5]))
+    check_both(lambda lib, a, m, v: aten(lib, "index_put_")(a, [None, m[0]], v), x, mask, np.array([2.5]))
+    check_both(lambda lib, a, m, v: a.index_put_((m,), v, accumulate=True), x, mask, np.array(5))
+    check_both(lambda lib, a, m, v: a.index_put_((m[0],), v), x, mask, np.array(5.0))  # mask shape
+    check_both(lambda lib, a, m, v: setitem(m)(lib, a, v), x, mask, np.array([7.0]))
+    check_both(lambda lib, a, m: setitem(m)(lib, a, a[0, 0]), x, mask)

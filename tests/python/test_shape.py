@@ -468,3 +468,15 @@ def test_schemas_match_torch():
     assert len(ours) > 100
     for s in ours:
         assert s in torch_schemas, s
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int16", "bool"])
+def test_transposed_copies_of_large_tensors(rng, dtype):
+    # Large enough for the tiled transpose path; odd sizes leave partial tiles.
+    a = (rng.standard_normal((67, 45, 3)) * 10).astype(dtype)
+    check_both(lambda lib, x: x.transpose(0, 1).contiguous(), a)
+    check_both(lambda lib, x: x.permute(2, 0, 1).contiguous(), a)
+    check_both(lambda lib, x: x.permute(1, 2, 0).reshape(-1), a)
+    check_both(lambda lib, x: x[::2].transpose(0, 2).clone(), a)
+    check_both(lambda lib, x, y: x.copy_(y.transpose(0, 1)), a.transpose(1, 0, 2).copy(), a)
+    check_both(lambda lib, x, y: x[:, ::2].copy_(y.transpose(0, 1)[:, ::2]), a.transpose(1, 0, 2).copy(), a)

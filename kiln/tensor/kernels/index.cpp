@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/loops.h"
@@ -35,37 +36,29 @@ class BadIndex {
   std::atomic<int64_t> value_{0};
 };
 
-// Bounds for the index values of a loop: [-size, size) when negative values
-// wrap, [0, size) when not; size < 0 means the indices are trusted offsets.
+// The index values a loop accepts: lo <= k < hi, negative ones wrapping by
+// `wrap`. Trusted indices are precomputed offsets that need no check.
 struct IndexBounds {
-  int64_t size = -1;
-  bool wrap_negative = false;
+  int64_t lo = INT64_MIN, hi = INT64_MAX, wrap = 0;
+
+  static IndexBounds checked(int64_t size, bool wrap_negative) {
+    return {wrap_negative ? -size : 0, size, wrap_negative ? size : 0};
+  }
+  static IndexBounds trusted() { return {}; }
 
   // The index to use, or false when it is out of range.
   bool resolve(int64_t& k) const {
-    if (size < 0) return true;
-    if (wrap_negative && k < 0) k += size;
-    return k >= 0 && k < size;
+    if (k < lo || k >= hi) return false;
+    if (k < 0) k += wrap;
+    return true;
   }
 };
-
-// Calls f with an unsigned type of the element size: moving elements needs no arithmetic.
-template <typename F>
-void withElementType(size_t itemsize, const F& f) {
-  switch (itemsize) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    case 8: return f(uint64_t{});
-    default: KILN_ERROR("unsupported element size ", itemsize);
-  }
-}
 
 // Operands: 0 = out, 1 = src (restrided), 2 = int64 index. `stride` is in bytes.
 void gatherLoop(TensorIter& iter, int64_t stride, IndexBounds bounds, BadIndex& bad) {
   withElementType(elementSize(iter.dtype(0)), [&](auto tag) {
     using T = decltype(tag);
-    iter.forEach([&](char** data, const int64_t* strides, int64_t n) {
+    iter.forEach([&, bounds](char** data, const int64_t* strides, int64_t n) {
       char* out = data[0];
       const char* src = data[1];
       const char* idx = data[2];
@@ -81,6 +74,22 @@ void gatherLoop(TensorIter& iter, int64_t stride, IndexBounds bounds, BadIndex& 
         }
         for (int64_t i = 0; i < n; ++i) {
           *reinterpret_cast<T*>(out + i * strides[0]) = *reinterpret_cast<const T*>(src + i * strides[1]);
+        }
+        return;
+      }
+      if (strides[0] == sizeof(T) && strides[2] == sizeof(int64_t)) {
+        // Locals, so the loop keeps them in registers across the stores.
+        T* o = reinterpret_cast<T*>(out);
+        const int64_t* ks = reinterpret_cast<const int64_t*>(idx);
+        const int64_t src_step = strides[1], index_step = stride;
+        const IndexBounds b = bounds;
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t k = ks[i];
+          if (!b.resolve(k)) {
+            bad.record(ks[i]);
+            continue;
+          }
+          o[i] = *reinterpret_cast<const T*>(src + i * src_step + k * index_step);
         }
         return;
       }
@@ -129,10 +138,27 @@ void scatterLoop(TensorIter& iter, int64_t stride, IndexBounds bounds, ScatterRe
   };
   auto loopWith = [&](auto tag, auto combine) {
     using T = decltype(tag);
-    run([&](char** data, const int64_t* strides, int64_t n) {
+    run([&, bounds](char** data, const int64_t* strides, int64_t n) {
       char* dst = data[0];
       const char* src = data[1];
       const char* idx = data[2];
+      if (strides[2] == 0) {
+        // One index for the whole run (a row of the destination): a strided update.
+        int64_t k = *reinterpret_cast<const int64_t*>(idx);
+        const int64_t original = k;
+        if (!bounds.resolve(k)) return bad.record(original);
+        T* d = reinterpret_cast<T*>(dst + k * stride);
+        const T* v = reinterpret_cast<const T*>(src);
+        if (strides[0] == sizeof(T) && strides[1] == sizeof(T)) {
+          for (int64_t i = 0; i < n; ++i) d[i] = combine(d[i], v[i]);
+        } else if (strides[0] == sizeof(T) && strides[1] == 0) {
+          for (int64_t i = 0; i < n; ++i) d[i] = combine(d[i], *v);
+        } else {
+          const int64_t ds = strides[0] / static_cast<int64_t>(sizeof(T)), vs = strides[1] / static_cast<int64_t>(sizeof(T));
+          for (int64_t i = 0; i < n; ++i) d[i * ds] = combine(d[i * ds], v[i * vs]);
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         int64_t k = *reinterpret_cast<const int64_t*>(idx + i * strides[2]);
         const int64_t original = k;
@@ -232,7 +258,7 @@ Tensor& scatterImpl(Tensor& self, int64_t dim, const Tensor& index, const Tensor
   TensorIter iter("scatter");
   buildIter(iter, restride(s, i.sizes(), dim), makeView(src, i.sizes(), atLeast1d(src).strides(), src.storageOffset()), i);
   BadIndex bad;
-  scatterLoop(iter, strideBytes(s, dim), {s.sizes()[dim], false}, reduce, 1, reduce != ScatterReduce::None, bad);
+  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), reduce, 1, reduce != ScatterReduce::None, bad);
   throwIfBad(bad, dim, s.sizes()[dim]);
   return self;
 }
@@ -367,6 +393,36 @@ AdvancedIndex makeAdvancedIndex(const Tensor& self, ArrayRef<Tensor> raw) {
   return result;
 }
 
+// PyTorch runs index_put_ with one mask (the other indices None) and a
+// one-element value as masked_fill_, which neither checks the value's dtype nor
+// overlap; the mask is returned shaped to broadcast against self.
+std::optional<Tensor> fillMask(const Tensor& self, ArrayRef<Tensor> indices, const Tensor& values) {
+  if (values.numel() != 1) return std::nullopt;
+  Tensor mask;
+  int64_t before = 0;  // full slices before the mask
+  for (const Tensor& idx : indices) {
+    if (!idx.defined()) {
+      before += mask.defined() ? 0 : 1;
+      continue;
+    }
+    if (mask.defined() || (idx.dtype() != ScalarType::Bool && idx.dtype() != ScalarType::Byte)) return std::nullopt;
+    mask = idx;
+  }
+  if (!mask.defined()) return std::nullopt;
+  KILN_CHECK_INDEX(before + mask.dim() <= self.dim(), tooManyIndices(self.dim(), static_cast<size_t>(before + mask.dim())));
+  for (int64_t j = 0; j < mask.dim(); ++j) {
+    KILN_CHECK_INDEX(mask.sizes()[j] == self.sizes()[before + j], "The shape of the mask ", shapeString(mask.sizes()),
+                     " at index ", j, " does not match the shape of the indexed tensor ", shapeString(self.sizes()),
+                     " at index ", before + j);
+  }
+  DimVector sizes(mask.sizes()), strides(mask.strides());
+  for (int64_t d = before + mask.dim(); d < self.dim(); ++d) {
+    sizes.push_back(1);
+    strides.push_back(0);
+  }
+  return makeView(mask, sizes, strides, mask.storageOffset());
+}
+
 }  // namespace
 
 ScatterReduce scatterReduceFromString(const std::string& reduce) {
@@ -385,7 +441,7 @@ Tensor indexSelect(const Tensor& self, int64_t dim, const Tensor& index) {
   TensorIter iter("index_select");
   buildIter(iter, out, restride(s, sizes, dim), alongDim(idx, s.dim(), dim));
   BadIndex bad;
-  gatherLoop(iter, strideBytes(s, dim), {s.sizes()[dim], false}, bad);
+  gatherLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), bad);
   KILN_CHECK_INDEX(!bad.seen(), "index out of range in self");
   // A 0-dim self stays 0-dim whatever the index's length (every index is 0).
   return self.dim() == 0 ? clone(self, MemoryFormat::Contiguous) : out;
@@ -401,7 +457,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   TensorIter iter("gather");
   buildIter(iter, atLeast1d(out), restride(s, i.sizes(), dim), i);
   BadIndex bad;
-  gatherLoop(iter, strideBytes(s, dim), {s.sizes()[dim], false}, bad);
+  gatherLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), bad);
   throwIfBad(bad, dim, s.sizes()[dim]);
   return out;
 }
@@ -448,7 +504,7 @@ Tensor& indexAdd_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& 
   TensorIter iter("index_add_");
   buildIter(iter, restride(s, src.sizes(), dim), src, alongDim(idx, s.dim(), dim));
   BadIndex bad;
-  scatterLoop(iter, strideBytes(s, dim), {s.sizes()[dim], false}, ScatterReduce::Add, alpha, /*serial=*/true, bad);
+  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), ScatterReduce::Add, alpha, /*serial=*/true, bad);
   KILN_CHECK_INDEX(!bad.seen(), "index out of range in self");
   return self;
 }
@@ -465,7 +521,7 @@ Tensor& indexFill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar&
   buildIter(iter, restride(s, sizes, dim), expand(scalarToTensor(value, self.dtype()), sizes),
             alongDim(idx, s.dim(), dim));
   BadIndex bad;
-  scatterLoop(iter, strideBytes(s, dim), {s.sizes()[dim], true}, ScatterReduce::None, 1, false, bad);
+  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], true), ScatterReduce::None, 1, false, bad);
   KILN_CHECK_INDEX(!bad.seen(), "index ", bad.value(), " is out of bounds for dimension ", dim, " with size ",
                    s.sizes()[dim]);
   return self;
@@ -553,11 +609,14 @@ Tensor index(const Tensor& self, ArrayRef<Tensor> indices) {
   TensorIter iter("index");
   buildIter(iter, out, ai.src, ai.offsets);
   BadIndex unused;
-  gatherLoop(iter, static_cast<int64_t>(self.itemsize()), {}, unused);
+  gatherLoop(iter, static_cast<int64_t>(self.itemsize()), IndexBounds::trusted(), unused);
   return out;
 }
 
 Tensor& indexPut_(Tensor& self, ArrayRef<Tensor> indices, const Tensor& values, bool accumulate) {
+  if (!accumulate) {
+    if (auto mask = fillMask(self, indices, values)) return maskedFill_(self, *mask, values.item());
+  }
   KILN_CHECK(values.dtype() == self.dtype(), "Index put requires the source and destination dtypes match, got ",
              self.dtype(), " for the destination and ", values.dtype(), " for the source.");
   assertNoInternalOverlap(self);
@@ -576,7 +635,7 @@ Tensor& indexPut_(Tensor& self, ArrayRef<Tensor> indices, const Tensor& values, 
   TensorIter iter("index_put_");
   buildIter(iter, ai.src, expand(values, ai.result_shape), expand(ai.offsets, ai.result_shape));
   BadIndex unused;
-  scatterLoop(iter, static_cast<int64_t>(self.itemsize()), {}, accumulate ? ScatterReduce::Add : ScatterReduce::None,
+  scatterLoop(iter, static_cast<int64_t>(self.itemsize()), IndexBounds::trusted(), accumulate ? ScatterReduce::Add : ScatterReduce::None,
               1, /*serial=*/accumulate, unused);
   return self;
 }

@@ -7,6 +7,7 @@
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/iterator.h"
+#include "kiln/tensor/parallel.h"
 
 namespace kiln {
 
@@ -88,6 +89,64 @@ bool hasLayout(const Tensor& self, MemoryFormat format) {
     if (self.sizes()[d] != 1 && self.strides()[d] != expected[d]) return false;
   }
   return true;
+}
+
+// The dim along which `t` is contiguous (stride 1, size > 1), or -1.
+int64_t unitStrideDim(const Tensor& t) {
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    if (t.strides()[d] == 1 && t.sizes()[d] > 1) return d;
+  }
+  return -1;
+}
+
+// Copies src into dst (same shape and dtype) when their contiguous dims
+// differ, a transpose: element-wise copying would miss the cache on every
+// read, so it goes tile by tile instead. Returns false when not applicable.
+bool copyTransposed(Tensor& dst, const Tensor& src) {
+  constexpr int64_t kTile = 32;
+  if (dst.dtype() != src.dtype() || !sameSizes(dst.sizes(), src.sizes()) || dst.numel() < kTile * kTile) {
+    return false;
+  }
+  const int64_t a = unitStrideDim(dst), b = unitStrideDim(src);
+  if (a < 0 || b < 0 || a == b) return false;
+  const int64_t rank = dst.dim();
+  const int64_t size_a = dst.sizes()[a], size_b = dst.sizes()[b];
+  const int64_t tiles_a = (size_a + kTile - 1) / kTile, tiles_b = (size_b + kTile - 1) / kTile;
+  const int64_t outer = dst.numel() / (size_a * size_b);
+  const int64_t dst_b = dst.strides()[b], src_a = src.strides()[a];
+  char* const dst_base = static_cast<char*>(dst.rawData());
+  const char* const src_base = static_cast<const char*>(src.rawData());
+  withElementType(dst.itemsize(), [&](auto tag) {
+    using T = decltype(tag);
+    parallelFor(0, outer * tiles_a * tiles_b, kGrainSize / (kTile * kTile), [&](int64_t begin, int64_t end) {
+      for (int64_t unit = begin; unit < end; ++unit) {
+        const int64_t tb = unit % tiles_b, ta = (unit / tiles_b) % tiles_a;
+        int64_t rest = unit / (tiles_a * tiles_b);
+        // Element offsets of this unit's slice over the dims other than a and b.
+        int64_t dst_off = 0, src_off = 0;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          if (d == a || d == b) continue;
+          const int64_t i = rest % dst.sizes()[d];
+          rest /= dst.sizes()[d];
+          dst_off += i * dst.strides()[d];
+          src_off += i * src.strides()[d];
+        }
+        T* out = reinterpret_cast<T*>(dst_base) + dst_off;
+        const T* in = reinterpret_cast<const T*>(src_base) + src_off;
+        const int64_t a_end = std::min(size_a, (ta + 1) * kTile), b_end = std::min(size_b, (tb + 1) * kTile);
+        for (int64_t j = tb * kTile; j < b_end; ++j) {
+          for (int64_t i = ta * kTile; i < a_end; ++i) out[i + j * dst_b] = in[i * src_a + j];
+        }
+      }
+    });
+  });
+  return true;
+}
+
+// copy_ with the transposed-layout fast path.
+Tensor& copyAnyLayout(Tensor& dst, const Tensor& src) {
+  if (!copyTransposed(dst, src)) copy_(dst, src);
+  return dst;
 }
 
 // Zeroes, in every matrix of the last two dims, the columns [begin(i), end(i))
@@ -687,15 +746,14 @@ Tensor clone(const Tensor& self, MemoryFormat format) {
     strides = stridesFor(self, format);
   }
   Tensor out = emptyStrided(self.sizes(), strides, self.dtype());
-  copy_(out, self);
-  return out;
+  return copyAnyLayout(out, self);
 }
 
 Tensor& checkedCopy_(Tensor& self, const Tensor& src) {
   if (self.isSame(src)) return self;
   assertNoInternalOverlap(self);
   assertNoPartialOverlap(self, src);
-  if (sameSizes(self.sizes(), src.sizes())) return copy_(self, src);
+  if (sameSizes(self.sizes(), src.sizes())) return copyAnyLayout(self, src);
   return copy_(self, expand(src, self.sizes()));
 }
 
