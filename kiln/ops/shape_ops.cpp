@@ -74,6 +74,27 @@ KILN_REGISTER_OPS(
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
     op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef dims) { return permute(self, dims); }),
+    op("aten::numpy_T(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); }),
+    op("aten::numpy_T.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); }),
+    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }),
+    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }),
+    // Real tensors only: the adjoint is the matrix transpose.
+    op("aten::adjoint(Tensor(a) self) -> Tensor(a)",
+       [](const Tensor& self) { return matrixT(self, "tensor.adjoint()"); }),
+    op("aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+       [](const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+         return diagonal(self, offset, dim1, dim2);
+       }),
+    op("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim, int64_t size, int64_t step) { return unfold(self, dim, size, step); }),
+    op("aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+         return movedim(self, source, destination);
+       }),
+    op("aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+       [](const Tensor& self, int64_t source, int64_t destination) {
+         return movedim(self, DimVector{source}, DimVector{destination});
+       }),
     op("aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
          return movedim(self, source, destination);
@@ -191,6 +212,24 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef repeats) { return repeat(self, repeats); }),
     op("aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef repeats, Tensor out) { return writeOut(out, repeat(self, repeats), "repeat", OutDtype::Any); }),
+    op("aten::select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor",
+       [](const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+         return selectScatter(self, src, dim, index);
+       }),
+    op("aten::select_scatter.out(Tensor self, Tensor src, int dim, int index, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& src, int64_t dim, int64_t index, Tensor out) {
+         return writeOut(out, selectScatter(self, src, dim, index), "select_scatter", OutDtype::Any);
+       }),
+    op("aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+       "-> Tensor",
+       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+          std::optional<int64_t> end, int64_t step) { return sliceScatter(self, src, dim, start, end, step); }),
+    op("aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt "
+       "step=1, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+          std::optional<int64_t> end, int64_t step, Tensor out) {
+         return writeOut(out, sliceScatter(self, src, dim, start, end, step), "slice_scatter", OutDtype::Any);
+       }),
     op("aten::flip(Tensor self, int[] dims) -> Tensor",
        [](const Tensor& self, IntArrayRef dims) { return flip(self, dims); }),
     op("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",

@@ -63,6 +63,14 @@ Tensor reshape(const Tensor& self, IntArrayRef shape);
 Tensor t(const Tensor& self);
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);
 Tensor permute(const Tensor& self, IntArrayRef dims);
+// All dims reversed (Python's x.T).
+Tensor numpyT(const Tensor& self);
+// The last two dims swapped (x.mT); `op` names the caller in the rank error.
+Tensor matrixT(const Tensor& self, const char* op = "tensor.mT");
+// The diagonal of the (dim1, dim2) matrices, appended as the last dim.
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+// Windows of `size` elements every `step` along `dim`, as a new last dim.
+Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step);
 Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination);
 Tensor select(const Tensor& self, int64_t dim, int64_t index);
 // Python slice semantics: start/end clamp into range, None means the whole dim.
@@ -115,6 +123,10 @@ Tensor& catOut(ArrayRef<Tensor> tensors, int64_t dim, Tensor& out);
 Tensor stack(ArrayRef<Tensor> tensors, int64_t dim = 0);
 Tensor& stackOut(ArrayRef<Tensor> tensors, int64_t dim, Tensor& out);
 Tensor repeat(const Tensor& self, IntArrayRef repeats);
+// A copy of self with select(dim, index) (resp. the slice) replaced by src, which must have its shape.
+Tensor selectScatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index);
+Tensor sliceScatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                    std::optional<int64_t> end, int64_t step);
 Tensor flip(const Tensor& self, IntArrayRef dims);
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims);
 // Lower/upper triangle of the last two dims; the rest is zeroed.

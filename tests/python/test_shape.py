@@ -126,6 +126,19 @@ VIEW_OPS = {
     "as_strided": lambda a: a.contiguous().as_strided((3, 2), (1, 3)),
     "as_strided_offset": lambda a: a.contiguous().as_strided((2, 2), (4, 1), 5),
     "as_strided_oob": lambda a: a.contiguous().as_strided((3, 2), (10, 1)),
+    "T": lambda a: a.T,
+    "mT": lambda a: a.mT,
+    "mT_of_vector": lambda a: a[0, 0].mT,
+    "adjoint": lambda a: a.adjoint(),
+    "diagonal": lambda a: a.diagonal(),
+    "diagonal_offset": lambda a: a.diagonal(1, -1, 1),
+    "diagonal_negative_offset": lambda a: a.diagonal(-1, 0, 2),
+    "diagonal_past_the_end": lambda a: a.diagonal(9, 1, 2),
+    "diagonal_same_dims": lambda a: a.diagonal(0, 1, -2),
+    "unfold": lambda a: a.unfold(2, 2, 1),
+    "unfold_step": lambda a: a.unfold(-2, 2, 2),
+    "unfold_too_big": lambda a: a.unfold(0, 3, 1),
+    "moveaxis": lambda a: a.moveaxis(2, 0),
 }
 
 
@@ -168,6 +181,8 @@ ZERO_DIM_OPS = {
     "chunk": lambda a: a.chunk(1),
     "movedim": lambda a: a.movedim(0, 0),
     "unflatten": lambda a: a.unflatten(0, (1,)),
+    "T": lambda a: a.T,
+    "unfold": lambda a: a.unfold(0, 1, 1),
 }
 
 
@@ -480,3 +495,18 @@ def test_transposed_copies_of_large_tensors(rng, dtype):
     check_both(lambda lib, x: x[::2].transpose(0, 2).clone(), a)
     check_both(lambda lib, x, y: x.copy_(y.transpose(0, 1)), a.transpose(1, 0, 2).copy(), a)
     check_both(lambda lib, x, y: x[:, ::2].copy_(y.transpose(0, 1)[:, ::2]), a.transpose(1, 0, 2).copy(), a)
+
+
+def test_select_and_slice_scatter(rng, x3):
+    src = rng.standard_normal((2, 4)).astype(np.float32)
+    check_both(lambda lib, a, s: lib.select_scatter(a, s, 1, -1), x3, src)
+    check_both(lambda lib, a, s: lib.select_scatter(a.transpose(0, 1), s, 0, 2), x3, src)
+    check_both(lambda lib, a, s: lib.select_scatter(a, s, 1, 3), x3, src)
+    check_both(lambda lib, a, s: lib.select_scatter(a, s, 0, 0), x3, src)  # wrong src shape
+    check_both(lambda lib, a, s: lib.select_scatter(a, s, 1, 0), x3, (src * 10).astype(np.int64))
+    block = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    check_both(lambda lib, a, s: lib.slice_scatter(a, s, 2, 0, 4, 2), x3, block)
+    check_both(lambda lib, a, s: lib.slice_scatter(a, s, -1, 1, None, 2), x3, block)
+    check_both(lambda lib, a, s: lib.slice_scatter(a, s, 2, 0, 1), x3, block)
+    check_both(with_out(lambda lib, o, a, s: aten(lib, "slice_scatter")(a, s, 2, 0, 4, 2, out=o)),
+               np.zeros(0, np.int32), x3, block)

@@ -192,6 +192,29 @@ int64_t clampDiagonal(const Tensor& self, int64_t diagonal) {
   return std::clamp<int64_t>(diagonal, -rows - 1, cols);
 }
 
+enum class Overlap { None, Full, Partial, TooHard };
+
+// PyTorch's get_overlap_status: exact for dense tensors, "too hard" otherwise.
+Overlap overlapStatus(const Tensor& a, const Tensor& b) {
+  if (a.isSame(b)) return Overlap::Full;
+  if (a.numel() == 0 || b.numel() == 0) return Overlap::None;
+  if (!isNonOverlappingAndDense(a) || !isNonOverlappingAndDense(b)) return Overlap::TooHard;
+  if (a.storage().get() != b.storage().get()) return Overlap::None;
+  const char* a_begin = static_cast<const char*>(a.rawData());
+  const char* a_end = a_begin + a.nbytes();
+  const char* b_begin = static_cast<const char*>(b.rawData());
+  const char* b_end = b_begin + b.nbytes();
+  if (a_begin == b_begin && a_end == b_end) {
+    return sameSizes(a.strides(), b.strides()) ? Overlap::Full : Overlap::Partial;
+  }
+  if (a_begin < b_end && b_begin < a_end) return Overlap::Partial;
+  return Overlap::None;
+}
+
+constexpr const char* kPartialOverlapMessage =
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+    "location. Please clone() the tensor before performing the operation.";
+
 // A dim's size, with PyTorch's error for 0-dim tensors (which have none).
 int64_t sizeAt(const Tensor& self, int64_t dim) {
   KILN_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
@@ -301,32 +324,6 @@ void assertNoInternalOverlap(const Tensor& t) {
   }
 }
 
-namespace {
-
-enum class Overlap { None, Full, Partial, TooHard };
-
-// PyTorch's get_overlap_status: exact for dense tensors, "too hard" otherwise.
-Overlap overlapStatus(const Tensor& a, const Tensor& b) {
-  if (a.isSame(b)) return Overlap::Full;
-  if (a.numel() == 0 || b.numel() == 0) return Overlap::None;
-  if (!isNonOverlappingAndDense(a) || !isNonOverlappingAndDense(b)) return Overlap::TooHard;
-  if (a.storage().get() != b.storage().get()) return Overlap::None;
-  const char* a_begin = static_cast<const char*>(a.rawData());
-  const char* a_end = a_begin + a.nbytes();
-  const char* b_begin = static_cast<const char*>(b.rawData());
-  const char* b_end = b_begin + b.nbytes();
-  if (a_begin == b_begin && a_end == b_end) {
-    return sameSizes(a.strides(), b.strides()) ? Overlap::Full : Overlap::Partial;
-  }
-  if (a_begin < b_end && b_begin < a_end) return Overlap::Partial;
-  return Overlap::None;
-}
-
-constexpr const char* kPartialOverlapMessage =
-    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
-    "location. Please clone() the tensor before performing the operation.";
-
-}  // namespace
 
 void assertNoPartialOverlap(const Tensor& a, const Tensor& b) {
   KILN_CHECK(overlapStatus(a, b) != Overlap::Partial, kPartialOverlapMessage);
@@ -447,6 +444,55 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
     sizes[i] = self.sizes()[d];
     strides[i] = self.strides()[d];
   }
+  return viewOf(self, sizes, strides);
+}
+
+Tensor numpyT(const Tensor& self) {
+  DimVector dims(static_cast<size_t>(self.dim()));
+  for (int64_t d = 0; d < self.dim(); ++d) dims[d] = self.dim() - 1 - d;
+  return permute(self, dims);
+}
+
+Tensor matrixT(const Tensor& self, const char* op) {
+  KILN_CHECK(self.dim() >= 2, op, " is only supported on matrices or batches of matrices. Got ", self.dim(),
+             "-D tensor.");
+  return transpose(self, -2, -1);
+}
+
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  const int64_t d1 = wrapDim(dim1, self.dim()), d2 = wrapDim(dim2, self.dim());
+  KILN_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  const int64_t rows = self.sizes()[d1], cols = self.sizes()[d2];
+  // A positive offset drops leading columns (dim2), a negative one leading rows (dim1).
+  const int64_t skip_rows = offset < 0 ? std::min(-(offset + 1), rows - 1) + 1 : 0;
+  const int64_t skip_cols = offset > 0 ? std::min(offset, cols) : 0;
+  const int64_t length = std::max<int64_t>(std::min(rows - skip_rows, cols - skip_cols), 0);
+  int64_t storage_offset = self.storageOffset();
+  if (length > 0) storage_offset += skip_rows * self.strides()[d1] + skip_cols * self.strides()[d2];
+  DimVector sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d == d1 || d == d2) continue;
+    sizes.push_back(self.sizes()[d]);
+    strides.push_back(self.strides()[d]);
+  }
+  sizes.push_back(length);
+  strides.push_back(self.strides()[d1] + self.strides()[d2]);
+  return makeView(self, sizes, strides, storage_offset);
+}
+
+Tensor unfold(const Tensor& self, int64_t dim, int64_t size, int64_t step) {
+  dim = wrapDim(dim, self.dim());
+  const int64_t extent = self.dim() == 0 ? 1 : self.sizes()[dim];
+  KILN_CHECK(size <= extent, "maximum size for tensor at dimension ", dim, " is ", extent, " but size is ", size);
+  KILN_CHECK(size >= 0, "size is ", size, " but must be >= 0");
+  KILN_CHECK(step > 0, "step is ", step, " but must be > 0");
+  DimVector sizes(self.sizes()), strides(self.strides());
+  if (self.dim() > 0) {
+    sizes[dim] = (sizes[dim] - size) / step + 1;
+    strides[dim] *= step;
+  }
+  sizes.push_back(size);
+  strides.push_back(self.dim() == 0 ? 1 : self.strides()[dim]);
   return viewOf(self, sizes, strides);
 }
 
@@ -852,6 +898,31 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   }
   copy_(makeView(out, sizes, out_strides, 0), makeView(source, sizes, src_strides, source.storageOffset()));
   return out;
+}
+
+namespace {
+
+// The scatter-into-a-view ops: a copy of self with `part` of it (a view of the copy) set to src.
+template <typename Part>
+Tensor scatterInto(const Tensor& self, const Tensor& src, const Part& part) {
+  Tensor out = clone(self, MemoryFormat::Preserve);
+  Tensor target = part(out);
+  KILN_CHECK(sameSizes(target.sizes(), src.sizes()),
+             "expected src to have a size equal to the slice of self. src size = ", shapeString(src.sizes()),
+             ", slice size = ", shapeString(target.sizes()));
+  copy_(target, src);
+  return out;
+}
+
+}  // namespace
+
+Tensor selectScatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+  return scatterInto(self, src, [&](const Tensor& out) { return select(out, dim, index); });
+}
+
+Tensor sliceScatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                    std::optional<int64_t> end, int64_t step) {
+  return scatterInto(self, src, [&](const Tensor& out) { return slice(out, dim, start, end, step); });
 }
 
 Tensor flip(const Tensor& self, IntArrayRef dims) {
