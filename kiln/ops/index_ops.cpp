@@ -141,8 +141,9 @@ KILN_REGISTER_OPS(
        }),
     op("aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
-       [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha,
-          Tensor out) { return writeOut(out, indexAdd(self, dim, index, source, alpha), "index_add()"); }),
+       [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha, Tensor out) {
+         return writeOut(out, indexAdd(self, dim, index, source, alpha), "index_add()");
+       }),
     op("aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
        [](Tensor self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
          return indexAdd_(self, dim, index, source, alpha);
@@ -230,7 +231,8 @@ KILN_REGISTER_OPS(
     op("aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) "
        "out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate, Tensor out) {
-         return writeOut(out, indexPut(self, optionalTensors(indices), values, accumulate), "index_put()", OutDtype::Any);
+         return writeOut(out, indexPut(self, optionalTensors(indices), values, accumulate), "index_put()",
+                         OutDtype::Any);
        }),
     op("aten::index_put.hacked_twin(Tensor self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor",
        [](const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {

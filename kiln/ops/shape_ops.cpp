@@ -56,8 +56,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef shape) { return reshape(self, shape); }),
     op("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)",
        [](const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); }),
-    op("aten::ravel(Tensor(a) self) -> Tensor(a)",
-       [](const Tensor& self) { return reshape(self, DimVector{-1}); }),
+    op("aten::ravel(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return reshape(self, DimVector{-1}); }),
     op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); }),
     op("aten::t_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return t_(self); }),
     op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
@@ -111,9 +110,7 @@ KILN_REGISTER_OPS(
          return slice(self, dim, start, end, step);
        }),
     op("aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim, int64_t start, int64_t length) {
-         return narrow(self, dim, start, length);
-       }),
+       [](const Tensor& self, int64_t dim, int64_t start, int64_t length) { return narrow(self, dim, start, length); }),
     op("aten::narrow.Tensor(Tensor(a) self, int dim, Tensor start, int length) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, const Tensor& start, int64_t length) {
          return narrow(self, dim, startFromTensor(start), length);
@@ -169,7 +166,8 @@ KILN_REGISTER_OPS(
        }),
 
     // Geometry queries.
-    op("aten::size.int(Tensor self, int dim) -> int", [](const Tensor& self, int64_t dim) { return self.sizes()[checkedDim(self, dim)]; }),
+    op("aten::size.int(Tensor self, int dim) -> int",
+       [](const Tensor& self, int64_t dim) { return self.sizes()[checkedDim(self, dim)]; }),
     op("aten::size(Tensor self) -> int[]", [](const Tensor& self) { return DimVector(self.sizes()); }),
     op("aten::stride.int(Tensor self, int dim) -> int",
        [](const Tensor& self, int64_t dim) { return self.strides()[checkedDim(self, dim)]; }),
@@ -211,7 +209,9 @@ KILN_REGISTER_OPS(
     op("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
        [](const Tensor& self, IntArrayRef repeats) { return repeat(self, repeats); }),
     op("aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, IntArrayRef repeats, Tensor out) { return writeOut(out, repeat(self, repeats), "repeat", OutDtype::Any); }),
+       [](const Tensor& self, IntArrayRef repeats, Tensor out) {
+         return writeOut(out, repeat(self, repeats), "repeat", OutDtype::Any);
+       }),
     op("aten::select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor",
        [](const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
          return selectScatter(self, src, dim, index);
@@ -222,18 +222,20 @@ KILN_REGISTER_OPS(
        }),
     op("aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
        "-> Tensor",
-       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
-          std::optional<int64_t> end, int64_t step) { return sliceScatter(self, src, dim, start, end, step); }),
+       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+          int64_t step) { return sliceScatter(self, src, dim, start, end, step); }),
     op("aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt "
        "step=1, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
-          std::optional<int64_t> end, int64_t step, Tensor out) {
+       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+          int64_t step, Tensor out) {
          return writeOut(out, sliceScatter(self, src, dim, start, end, step), "slice_scatter", OutDtype::Any);
        }),
     op("aten::flip(Tensor self, int[] dims) -> Tensor",
        [](const Tensor& self, IntArrayRef dims) { return flip(self, dims); }),
     op("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, IntArrayRef dims, Tensor out) { return writeOut(out, flip(self, dims), "flip", OutDtype::Any); }),
+       [](const Tensor& self, IntArrayRef dims, Tensor out) {
+         return writeOut(out, flip(self, dims), "flip", OutDtype::Any);
+       }),
     op("aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor",
        [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims) { return roll(self, shifts, dims); }),
     op("aten::roll.out(Tensor self, int[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)",

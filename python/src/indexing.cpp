@@ -19,16 +19,14 @@ bool isNumpyInteger(py::handle obj) {
 }
 
 // An int index: a Python int (not bool) or a numpy integer.
-bool isInt(py::handle obj) {
-  return (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) || isNumpyInteger(obj);
-}
+bool isInt(py::handle obj) { return (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) || isNumpyInteger(obj); }
 
 std::string typeName(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 
 // One parsed index element.
 struct Item {
   enum class Kind { Int, Slice, Ellipsis, None, Bool, Tensor } kind;
-  int64_t value = 0;  // Int; Bool (0/1)
+  int64_t value = 0;                      // Int; Bool (0/1)
   int64_t start = 0, stop = 0, step = 1;  // Slice
   Tensor tensor;
   bool from_sequence = false;  // a Python sequence turned into a tensor
@@ -135,8 +133,11 @@ int64_t specifiedDims(const std::vector<Item>& items) {
         break;
       }
       case Item::Kind::Int:
-      case Item::Kind::Slice: ++count; break;
-      default: break;
+      case Item::Kind::Slice:
+        ++count;
+        break;
+      default:
+        break;
     }
   }
   return count;
@@ -181,10 +182,18 @@ Tensor applySlicing(const Tensor& self, const std::vector<Item>& items, std::vec
   for (size_t i = 0; i < items.size(); ++i) {
     const Item& item = items[i];
     switch (item.kind) {
-      case Item::Kind::Int: result = applySelect(result, dim, item.value, static_cast<int64_t>(i)); break;
-      case Item::Kind::Slice: result = applySlice(result, dim++, item); break;
-      case Item::Kind::Ellipsis: dim += self.dim() - specified; break;
-      case Item::Kind::None: result = unsqueeze(result, dim++); break;
+      case Item::Kind::Int:
+        result = applySelect(result, dim, item.value, static_cast<int64_t>(i));
+        break;
+      case Item::Kind::Slice:
+        result = applySlice(result, dim++, item);
+        break;
+      case Item::Kind::Ellipsis:
+        dim += self.dim() - specified;
+        break;
+      case Item::Kind::None:
+        result = unsqueeze(result, dim++);
+        break;
       case Item::Kind::Bool:
         result = unsqueeze(result, dim);
         recordIndex(indices, dim, boolIndex(item.value != 0));
@@ -248,7 +257,8 @@ Tensor stripLeadingOnes(const Tensor& src) {
 }
 
 void copyTo(Tensor dst, const Tensor& src) {
-  const bool same_shape = dst.dim() == src.dim() && std::equal(dst.sizes().begin(), dst.sizes().end(), src.sizes().begin());
+  const bool same_shape =
+      dst.dim() == src.dim() && std::equal(dst.sizes().begin(), dst.sizes().end(), src.sizes().begin());
   if (same_shape) {
     checkedCopy_(dst, src);
   } else if (src.dim() == 0) {
@@ -281,9 +291,10 @@ void bindIndexing(py::module_& m) {
   py::setattr(cls, "__setitem__",
               py::cpp_function([](Tensor& self, py::handle index, py::handle value) { setItem(self, index, value); },
                                py::name("__setitem__"), py::is_method(cls)));
-  py::setattr(cls, "__delitem__", py::cpp_function([](const Tensor&, py::handle) {
-                throw py::type_error("Tensor does not support deleting items");
-              }, py::name("__delitem__"), py::is_method(cls)));
+  py::setattr(cls, "__delitem__",
+              py::cpp_function(
+                  [](const Tensor&, py::handle) { throw py::type_error("Tensor does not support deleting items"); },
+                  py::name("__delitem__"), py::is_method(cls)));
 }
 
 }  // namespace kiln::python

@@ -1,3 +1,5 @@
+#include "kiln/tensor/shape.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -5,7 +7,6 @@
 #include "kiln/core/operator.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/index.h"
-#include "kiln/tensor/shape.h"
 
 using namespace kiln;
 
@@ -238,9 +239,15 @@ TEST(Indexing, LargeInputsMatchSerialResults) {
 }
 
 TEST(ShapeOps, RegisteredWithTorchSchemas) {
-  for (auto [name, overload] : std::vector<std::pair<const char*, const char*>>{
-           {"index", "Tensor"}, {"index_put_", ""}, {"slice", "Tensor"}, {"cat", "out"}, {"scatter_", "value_reduce"},
-           {"copy_", "int"}, {"size", "int"}, {"split", "Tensor"}, {"masked_fill_", "Tensor"}}) {
+  for (auto [name, overload] : std::vector<std::pair<const char*, const char*>>{{"index", "Tensor"},
+                                                                                {"index_put_", ""},
+                                                                                {"slice", "Tensor"},
+                                                                                {"cat", "out"},
+                                                                                {"scatter_", "value_reduce"},
+                                                                                {"copy_", "int"},
+                                                                                {"size", "int"},
+                                                                                {"split", "Tensor"},
+                                                                                {"masked_fill_", "Tensor"}}) {
     EXPECT_NE(findOperator(Symbol::aten(name), overload), nullptr) << name << "." << overload;
   }
 }

@@ -154,7 +154,8 @@ void scatterLoop(TensorIter& iter, int64_t stride, IndexBounds bounds, ScatterRe
         } else if (strides[0] == sizeof(T) && strides[1] == 0) {
           for (int64_t i = 0; i < n; ++i) d[i] = combine(d[i], *v);
         } else {
-          const int64_t ds = strides[0] / static_cast<int64_t>(sizeof(T)), vs = strides[1] / static_cast<int64_t>(sizeof(T));
+          const int64_t ds = strides[0] / static_cast<int64_t>(sizeof(T)),
+                        vs = strides[1] / static_cast<int64_t>(sizeof(T));
           for (int64_t i = 0; i < n; ++i) d[i * ds] = combine(d[i * ds], v[i * vs]);
         }
         return;
@@ -242,8 +243,8 @@ void checkScatterShapes(const Tensor& self, int64_t dim, const Tensor& index, co
     wrong = wrong || (d != dim && i.sizes()[d] > s.sizes()[d]) || (src && i.sizes()[d] > source.sizes()[d]);
   }
   KILN_CHECK(!wrong, "Expected index ", shapeString(index.sizes()), " to be smaller than self ",
-             shapeString(self.sizes()), " apart from dimension ", dim,
-             src ? " and to be smaller size than src " : "", src ? shapeString(src->sizes()) : "");
+             shapeString(self.sizes()), " apart from dimension ", dim, src ? " and to be smaller size than src " : "",
+             src ? shapeString(src->sizes()) : "");
 }
 
 void throwIfBad(const BadIndex& bad, int64_t dim, int64_t size) {
@@ -256,9 +257,11 @@ Tensor& scatterImpl(Tensor& self, int64_t dim, const Tensor& index, const Tensor
   assertNoInternalOverlap(self);
   Tensor s = atLeast1d(self), i = atLeast1d(index);
   TensorIter iter("scatter");
-  buildIter(iter, restride(s, i.sizes(), dim), makeView(src, i.sizes(), atLeast1d(src).strides(), src.storageOffset()), i);
+  buildIter(iter, restride(s, i.sizes(), dim), makeView(src, i.sizes(), atLeast1d(src).strides(), src.storageOffset()),
+            i);
   BadIndex bad;
-  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), reduce, 1, reduce != ScatterReduce::None, bad);
+  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), reduce, 1,
+              reduce != ScatterReduce::None, bad);
   throwIfBad(bad, dim, s.sizes()[dim]);
   return self;
 }
@@ -303,9 +306,8 @@ AdvancedIndex makeAdvancedIndex(const Tensor& self, ArrayRef<Tensor> raw) {
       const int64_t start = static_cast<int64_t>(indices.size());
       KILN_CHECK_INDEX(start + idx.dim() <= rank, tooManyIndices(rank, static_cast<size_t>(start + idx.dim())));
       for (int64_t j = 0; j < idx.dim(); ++j) {
-        KILN_CHECK_INDEX(idx.sizes()[j] == self.sizes()[start + j], "The shape of the mask ",
-                         shapeString(idx.sizes()), " at index ", j,
-                         " does not match the shape of the indexed tensor ", shapeString(self.sizes()),
+        KILN_CHECK_INDEX(idx.sizes()[j] == self.sizes()[start + j], "The shape of the mask ", shapeString(idx.sizes()),
+                         " at index ", j, " does not match the shape of the indexed tensor ", shapeString(self.sizes()),
                          " at index ", start + j);
       }
       Tensor coords = nonzero(idx);
@@ -409,7 +411,8 @@ std::optional<Tensor> fillMask(const Tensor& self, ArrayRef<Tensor> indices, con
     mask = idx;
   }
   if (!mask.defined()) return std::nullopt;
-  KILN_CHECK_INDEX(before + mask.dim() <= self.dim(), tooManyIndices(self.dim(), static_cast<size_t>(before + mask.dim())));
+  KILN_CHECK_INDEX(before + mask.dim() <= self.dim(),
+                   tooManyIndices(self.dim(), static_cast<size_t>(before + mask.dim())));
   for (int64_t j = 0; j < mask.dim(); ++j) {
     KILN_CHECK_INDEX(mask.sizes()[j] == self.sizes()[before + j], "The shape of the mask ", shapeString(mask.sizes()),
                      " at index ", j, " does not match the shape of the indexed tensor ", shapeString(self.sizes()),
@@ -504,7 +507,8 @@ Tensor& indexAdd_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& 
   TensorIter iter("index_add_");
   buildIter(iter, restride(s, src.sizes(), dim), src, alongDim(idx, s.dim(), dim));
   BadIndex bad;
-  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), ScatterReduce::Add, alpha, /*serial=*/true, bad);
+  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], false), ScatterReduce::Add, alpha,
+              /*serial=*/true, bad);
   KILN_CHECK_INDEX(!bad.seen(), "index out of range in self");
   return self;
 }
@@ -521,7 +525,8 @@ Tensor& indexFill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar&
   buildIter(iter, restride(s, sizes, dim), expand(scalarToTensor(value, self.dtype()), sizes),
             alongDim(idx, s.dim(), dim));
   BadIndex bad;
-  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], true), ScatterReduce::None, 1, false, bad);
+  scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], true), ScatterReduce::None, 1, false,
+              bad);
   KILN_CHECK_INDEX(!bad.seen(), "index ", bad.value(), " is out of bounds for dimension ", dim, " with size ",
                    s.sizes()[dim]);
   return self;
@@ -555,7 +560,8 @@ Tensor& maskedFill_(Tensor& self, const Tensor& mask, const Scalar& value) {
 }
 
 Tensor maskedFill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  Tensor out = clone(expand(self, broadcastShapes(self.sizes(), mask.sizes(), "masked_fill")), MemoryFormat::Contiguous);
+  Tensor out =
+      clone(expand(self, broadcastShapes(self.sizes(), mask.sizes(), "masked_fill")), MemoryFormat::Contiguous);
   return maskedFill_(out, mask, value);
 }
 
@@ -635,8 +641,8 @@ Tensor& indexPut_(Tensor& self, ArrayRef<Tensor> indices, const Tensor& values, 
   TensorIter iter("index_put_");
   buildIter(iter, ai.src, expand(values, ai.result_shape), expand(ai.offsets, ai.result_shape));
   BadIndex unused;
-  scatterLoop(iter, static_cast<int64_t>(self.itemsize()), IndexBounds::trusted(), accumulate ? ScatterReduce::Add : ScatterReduce::None,
-              1, /*serial=*/accumulate, unused);
+  scatterLoop(iter, static_cast<int64_t>(self.itemsize()), IndexBounds::trusted(),
+              accumulate ? ScatterReduce::Add : ScatterReduce::None, 1, /*serial=*/accumulate, unused);
   return self;
 }
 

@@ -275,8 +275,7 @@ std::optional<DimVector> computeStride(IntArrayRef sizes, IntArrayRef strides, I
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t tensor_d = static_cast<int64_t>(sizes.size()) - 1; tensor_d >= 0; --tensor_d) {
     tensor_numel *= sizes[tensor_d];
-    if (tensor_d == 0 ||
-        (sizes[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    if (tensor_d == 0 || (sizes[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
         new_strides[view_d] = view_numel * chunk_base_stride;
         view_numel *= new_sizes[view_d];
@@ -323,7 +322,6 @@ void assertNoInternalOverlap(const Tensor& t) {
                "location. Please clone() the tensor before performing the operation.");
   }
 }
-
 
 void assertNoPartialOverlap(const Tensor& a, const Tensor& b) {
   KILN_CHECK(overlapStatus(a, b) != Overlap::Partial, kPartialOverlapMessage);
@@ -391,8 +389,8 @@ Tensor viewDtype(const Tensor& self, ScalarType dtype) {
       const int64_t ratio = new_item / old_item;
       KILN_CHECK(sizes[last] % ratio == 0, "self.size(-1) must be divisible by ", ratio, " to view ", self.dtype(),
                  " as ", dtype, " (different element sizes), but got ", sizes[last]);
-      KILN_CHECK(offset % ratio == 0, "self.storage_offset() must be divisible by ", ratio, " to view ",
-                 self.dtype(), " as ", dtype, " (different element sizes), but got ", offset);
+      KILN_CHECK(offset % ratio == 0, "self.storage_offset() must be divisible by ", ratio, " to view ", self.dtype(),
+                 " as ", dtype, " (different element sizes), but got ", offset);
       for (size_t d = 0; d < last; ++d) {
         KILN_CHECK(strides[d] % ratio == 0, "self.stride(", d, ") must be divisible by ", ratio, " to view ",
                    self.dtype(), " as ", dtype, " (different element sizes), but got ", strides[d]);
@@ -535,8 +533,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   return makeView(self, sizes, strides, offset);
 }
 
-Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
-             int64_t step) {
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
   KILN_CHECK_INDEX(self.dim() != 0, "slice() cannot be applied to a 0-dim tensor.");
   dim = wrapDim(dim, self.dim());
   KILN_CHECK(step > 0, "slice step must be positive");
@@ -579,8 +576,7 @@ Tensor expand(const Tensor& self, IntArrayRef size) {
     int64_t stride = d >= 0 ? self.strides()[d] : (i + 1 < rank ? sizes[i + 1] * strides[i + 1] : 1);
     int64_t target = size[i];
     if (target == -1) {
-      KILN_CHECK(d >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension ",
-                 i);
+      KILN_CHECK(d >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension ", i);
       target = cur;
     }
     KILN_CHECK(target >= 0, "Trying to create tensor with negative dimension ", target, ": ", shapeString(size));
@@ -699,8 +695,8 @@ std::vector<Tensor> splitWithSizes(const Tensor& self, IntArrayRef split_sizes, 
     start += length;
   }
   KILN_CHECK(start == size, "split_with_sizes expects split_sizes to sum exactly to ", size,
-             " (input tensor's size at dimension ", wrapDim(dim, self.dim()), "), but got split_sizes=",
-             shapeString(split_sizes));
+             " (input tensor's size at dimension ", wrapDim(dim, self.dim()),
+             "), but got split_sizes=", shapeString(split_sizes));
   return parts;
 }
 
@@ -749,28 +745,31 @@ Tensor asStrided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::
   const int64_t offset = storage_offset.value_or(self.storageOffset());
   KILN_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
   for (int64_t s : stride) {
-    KILN_CHECK(s >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ",
-               shapeString(stride));
+    KILN_CHECK(s >= 0,
+               "as_strided: Negative strides are not supported at the moment, got strides: ", shapeString(stride));
   }
-  for (int64_t s : size) KILN_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shapeString(size));
+  for (int64_t s : size)
+    KILN_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shapeString(size));
   KILN_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
   const int64_t item = static_cast<int64_t>(self.itemsize());
   const int64_t extent = extentBytes(size, stride, item);
   if (extent != 0) {
     int64_t needed = -1;
-    bool overflow = extent < 0 || __builtin_mul_overflow(offset, item, &needed) ||
-                    __builtin_add_overflow(needed, extent, &needed);
+    bool overflow =
+        extent < 0 || __builtin_mul_overflow(offset, item, &needed) || __builtin_add_overflow(needed, extent, &needed);
     KILN_CHECK(!overflow && static_cast<size_t>(needed) <= self.storage()->nbytes(), "setStorage: sizes ",
                shapeString(size), ", strides ", shapeString(stride), ", storage offset ", offset, ", and itemsize ",
-               item, " requiring a storage size of ", overflow ? -1 : needed,
-               " are out of bounds for storage of size ", self.storage()->nbytes());
+               item, " requiring a storage size of ", overflow ? -1 : needed, " are out of bounds for storage of size ",
+               self.storage()->nbytes());
   }
   return makeView(self, size, stride, offset);
 }
 
 Tensor alias(const Tensor& self) { return viewOf(self, self.sizes(), self.strides()); }
 
-Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1) { return adoptGeometry(self, transpose(self, dim0, dim1)); }
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1) {
+  return adoptGeometry(self, transpose(self, dim0, dim1));
+}
 Tensor& t_(Tensor& self) { return adoptGeometry(self, t(self)); }
 Tensor& squeeze_(Tensor& self) { return adoptGeometry(self, squeeze(self)); }
 Tensor& squeeze_(Tensor& self, int64_t dim) { return adoptGeometry(self, squeeze(self, dim)); }
@@ -863,8 +862,9 @@ Tensor stack(ArrayRef<Tensor> tensors, int64_t dim) {
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
-    KILN_CHECK(sameSizes(tensors[i].sizes(), tensors[0].sizes()), "stack expects each tensor to be equal size, but got ",
-               shapeString(tensors[0].sizes()), " at entry 0 and ", shapeString(tensors[i].sizes()), " at entry ", i);
+    KILN_CHECK(sameSizes(tensors[i].sizes(), tensors[0].sizes()),
+               "stack expects each tensor to be equal size, but got ", shapeString(tensors[0].sizes()),
+               " at entry 0 and ", shapeString(tensors[i].sizes()), " at entry ", i);
     parts.push_back(unsqueeze(tensors[i], dim));
   }
   return cat(parts, dim);
