@@ -99,11 +99,22 @@ int64_t unitStrideDim(const Tensor& t) {
   return -1;
 }
 
+// One tile of a transposed copy: dst is contiguous along i, src along j.
+// Reading src with a stride and writing dst in order keeps both in cache for
+// a tile this small.
+template <typename T>
+void copyTile(T* out, const T* in, int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end, int64_t dst_j,
+              int64_t src_i) {
+  for (int64_t j = j_begin; j < j_end; ++j) {
+    for (int64_t i = i_begin; i < i_end; ++i) out[i + j * dst_j] = in[i * src_i + j];
+  }
+}
+
 // Copies src into dst (same shape and dtype) when their contiguous dims
 // differ, a transpose: element-wise copying would miss the cache on every
 // read, so it goes tile by tile instead. Returns false when not applicable.
 bool copyTransposed(Tensor& dst, const Tensor& src) {
-  constexpr int64_t kTile = 32;
+  constexpr int64_t kTile = 16;
   if (dst.dtype() != src.dtype() || !sameSizes(dst.sizes(), src.sizes()) || dst.numel() < kTile * kTile) {
     return false;
   }
@@ -131,12 +142,9 @@ bool copyTransposed(Tensor& dst, const Tensor& src) {
           dst_off += i * dst.strides()[d];
           src_off += i * src.strides()[d];
         }
-        T* out = reinterpret_cast<T*>(dst_base) + dst_off;
-        const T* in = reinterpret_cast<const T*>(src_base) + src_off;
-        const int64_t a_end = std::min(size_a, (ta + 1) * kTile), b_end = std::min(size_b, (tb + 1) * kTile);
-        for (int64_t j = tb * kTile; j < b_end; ++j) {
-          for (int64_t i = ta * kTile; i < a_end; ++i) out[i + j * dst_b] = in[i * src_a + j];
-        }
+        copyTile(reinterpret_cast<T*>(dst_base) + dst_off, reinterpret_cast<const T*>(src_base) + src_off,
+                 ta * kTile, std::min(size_a, (ta + 1) * kTile), tb * kTile, std::min(size_b, (tb + 1) * kTile), dst_b,
+                 src_a);
       }
     });
   });
