@@ -239,6 +239,8 @@ INDEX_CASES = {
     "mask_prefix": lambda lib: [T(lib, [[True, False, True, False]] * 3)],
     "mask_middle": lambda lib: [None, T(lib, [True, False, False, True])],
     "mask_uint8": lambda lib: [T(lib, [1, 0, 1], np.uint8)],
+    "mask_transposed": lambda lib: [T(lib, np.arange(12).reshape(4, 3) % 5 < 2).t()],
+    "mask_none_set": lambda lib: [None, T(lib, [False] * 4)],
     "mask_and_int": lambda lib: [T(lib, [True, False, True]), None, T(lib, [1, 2])],
     "empty_index": lambda lib: [None, T(lib, [], np.int64)],
     "zero_dim_index": lambda lib: [T(lib, 1)],
@@ -447,6 +449,10 @@ def test_setitem_tensor_values(rng, x):
     check_both(setitem([0, 2]), x, block[:2, :1])
     check_both(setitem((slice(None), [0, 3], [1, 1])), x, rng.standard_normal((3, 2)).astype(np.float32))
     check_both(setitem(...), x, block[:, :1])
+    mask = np.arange(12).reshape(3, 4) % 3 == 1
+    check_both(lambda lib, a, m, v: setitem(m)(lib, a, v), x, mask, rng.standard_normal((4, 5)).astype(np.float32))
+    check_both(lambda lib, a, m, v: setitem((slice(None), m[0]))(lib, a, v), x, mask,
+               rng.standard_normal((3, 1, 5)).astype(np.float32))
     check_both(lambda lib, a: setitem((slice(None), slice(1, 3)))(lib, a, a.transpose(1, 2)[:, 1:3].transpose(1, 2)), x)
     check_both(lambda lib, a: setitem(slice(1, None))(lib, a, a[:-1]), x)  # partial overlap: both raise
     check_both(lambda lib, a: setitem(slice(0, 1))(lib, a, a[2:]), x)

@@ -291,35 +291,76 @@ std::string tooManyIndices(int64_t rank, size_t got) {
   return detail::str("too many indices for tensor of dimension ", rank, " (got ", got, ")");
 }
 
-AdvancedIndex makeAdvancedIndex(const Tensor& self, ArrayRef<Tensor> raw) {
+bool isMask(const Tensor& t) { return t.dtype() == ScalarType::Bool || t.dtype() == ScalarType::Byte; }
+
+// A mask indexing self's dims [start, start + mask.dim()) must match their sizes.
+void checkMaskShape(const Tensor& self, int64_t start, const Tensor& mask) {
+  KILN_CHECK_INDEX(start + mask.dim() <= self.dim(),
+                   tooManyIndices(self.dim(), static_cast<size_t>(start + mask.dim())));
+  for (int64_t j = 0; j < mask.dim(); ++j) {
+    KILN_CHECK_INDEX(mask.sizes()[j] == self.sizes()[start + j], "The shape of the mask ", shapeString(mask.sizes()),
+                     " at index ", j, " does not match the shape of the indexed tensor ", shapeString(self.sizes()),
+                     " at index ", start + j);
+  }
+}
+
+// The indexed dims of an advanced index: `count` dims of `base` from `first`
+// replaced by `shape`, with each position's element offset in `offsets`.
+struct IndexedDims {
+  Tensor base;
+  int64_t first = 0;
+  int64_t count = 0;
+  DimVector shape;
+  Tensor offsets;  // int64, contiguous, of `shape`
+};
+
+// One mask at dims [first, first + mask.dim()): the offsets of its set
+// elements, in row-major order, without materializing their coordinates.
+IndexedDims maskOffsets(const Tensor& self, int64_t first, const Tensor& mask) {
+  checkMaskShape(self, first, mask);
+  const Tensor m = contiguous(to(mask, ScalarType::Bool));
+  const bool* set = m.data<bool>();
+  const int64_t n = m.numel(), k = m.dim();
+  IndexedDims dims{self, first, k, DimVector{std::count(set, set + n, true)}, Tensor()};
+  dims.offsets = empty(dims.shape, ScalarType::Long);
+  int64_t* off = dims.offsets.data<int64_t>();
+  DimVector coord(static_cast<size_t>(k), 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (set[i]) *off++ = offset;
+    // Advance the row-major coordinate, keeping the offset in step.
+    for (int64_t d = k - 1; d >= 0; --d) {
+      const int64_t stride = self.strides()[first + d];
+      if (++coord[d] < m.sizes()[d]) {
+        offset += stride;
+        break;
+      }
+      offset -= (coord[d] - 1) * stride;
+      coord[d] = 0;
+    }
+  }
+  return dims;
+}
+
+// Index tensors (masks expanded to their coordinates) broadcast together.
+IndexedDims indexOffsets(const Tensor& self, ArrayRef<Tensor> raw) {
   const int64_t rank = self.dim();
-  KILN_CHECK_INDEX(static_cast<int64_t>(raw.size()) <= rank, tooManyIndices(rank, raw.size()));
-  // Masks become their nonzero coordinates, one index tensor per mask dim.
   std::vector<Tensor> indices;
   for (const Tensor& idx : raw) {
     if (!idx.defined()) {
       indices.emplace_back();
-      continue;
-    }
-    const ScalarType type = idx.dtype();
-    if (type == ScalarType::Bool || type == ScalarType::Byte) {
-      const int64_t start = static_cast<int64_t>(indices.size());
-      KILN_CHECK_INDEX(start + idx.dim() <= rank, tooManyIndices(rank, static_cast<size_t>(start + idx.dim())));
-      for (int64_t j = 0; j < idx.dim(); ++j) {
-        KILN_CHECK_INDEX(idx.sizes()[j] == self.sizes()[start + j], "The shape of the mask ", shapeString(idx.sizes()),
-                         " at index ", j, " does not match the shape of the indexed tensor ", shapeString(self.sizes()),
-                         " at index ", start + j);
-      }
+    } else if (isMask(idx)) {
+      checkMaskShape(self, static_cast<int64_t>(indices.size()), idx);
       Tensor coords = nonzero(idx);
       for (int64_t j = 0; j < idx.dim(); ++j) indices.push_back(select(coords, 1, j));
     } else {
-      KILN_CHECK_INDEX(type == ScalarType::Long, "tensors used as indices must be long, byte or bool tensors");
+      KILN_CHECK_INDEX(idx.dtype() == ScalarType::Long, "tensors used as indices must be long, byte or bool tensors");
       indices.push_back(idx);
     }
   }
   indices.resize(static_cast<size_t>(rank));
 
-  DimVector shape;
+  IndexedDims result;
   std::vector<int64_t> dims;  // the indexed dims, in order
   std::string shapes;
   bool mismatch = false;
@@ -328,10 +369,10 @@ AdvancedIndex makeAdvancedIndex(const Tensor& self, ArrayRef<Tensor> raw) {
     if (!idx.defined()) continue;
     shapes += (dims.empty() ? "" : ", ") + shapeString(idx.sizes());
     if (dims.empty()) {
-      shape = DimVector(idx.sizes());
+      result.shape = DimVector(idx.sizes());
     } else if (!mismatch) {
       try {
-        shape = broadcastShapes(shape, idx.sizes());
+        result.shape = broadcastShapes(result.shape, idx.sizes());
       } catch (const Error&) {
         mismatch = true;
       }
@@ -342,56 +383,69 @@ AdvancedIndex makeAdvancedIndex(const Tensor& self, ArrayRef<Tensor> raw) {
   KILN_CHECK_INDEX(!dims.empty(), "index(): at least one index must be a tensor");
 
   // Adjacent indexed dims stay in place; otherwise they move to the front.
-  Tensor base = self;
-  int64_t first = dims.front();
-  const int64_t count = static_cast<int64_t>(dims.size());
-  if (dims.back() - dims.front() + 1 != count) {
+  result.base = self;
+  result.first = dims.front();
+  result.count = static_cast<int64_t>(dims.size());
+  if (dims.back() - dims.front() + 1 != result.count) {
     DimVector order(dims.begin(), dims.end());
     for (int64_t d = 0; d < rank; ++d) {
       if (!indices[d].defined()) order.push_back(d);
     }
-    base = permute(self, order);
-    first = 0;
+    result.base = permute(self, order);
+    result.first = 0;
   }
 
-  Tensor offsets = empty(shape, ScalarType::Long);
-  int64_t* off = offsets.data<int64_t>();
-  const int64_t n = offsets.numel();
+  result.offsets = empty(result.shape, ScalarType::Long);
+  int64_t* off = result.offsets.data<int64_t>();
+  const int64_t n = result.offsets.numel();
   std::fill(off, off + n, int64_t{0});
-  for (int64_t j = 0; j < count; ++j) {
-    const int64_t dim = first + j;
-    const int64_t size = base.sizes()[dim], stride = base.strides()[dim];
-    Tensor expanded = contiguous(expand(indices[dims[j]], shape));
+  for (int64_t j = 0; j < result.count; ++j) {
+    const int64_t dim = result.first + j;
+    const int64_t size = result.base.sizes()[dim], stride = result.base.strides()[dim];
+    Tensor expanded = contiguous(expand(indices[dims[j]], result.shape));
     const int64_t* values = expanded.data<int64_t>();
     for (int64_t i = 0; i < n; ++i) {
-      int64_t k = values[i];
+      const int64_t k = values[i];
       KILN_CHECK_INDEX(k >= -size && k < size, "index ", k, " is out of bounds for dimension ", dim, " with size ",
                        size);
       off[i] += (k < 0 ? k + size : k) * stride;
     }
   }
+  return result;
+}
+
+AdvancedIndex makeAdvancedIndex(const Tensor& self, ArrayRef<Tensor> raw) {
+  KILN_CHECK_INDEX(static_cast<int64_t>(raw.size()) <= self.dim(), tooManyIndices(self.dim(), raw.size()));
+  // A lone mask (x[mask], x[:, mask]) needs no coordinates.
+  int64_t defined = 0, first = 0;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i].defined() && defined++ == 0) first = static_cast<int64_t>(i);
+  }
+  const bool lone_mask = defined == 1 && isMask(raw[first]) && raw[first].dim() > 0;
+  const IndexedDims dims = lone_mask ? maskOffsets(self, first, raw[first]) : indexOffsets(self, raw);
 
   AdvancedIndex result;
   DimVector src_strides, offset_sizes, offset_strides;
-  const DimVector index_strides = contiguousStrides(shape);
+  const DimVector index_strides = contiguousStrides(dims.shape);
+  const Tensor& base = dims.base;
   for (int64_t d = 0; d < base.dim(); ++d) {
-    if (d < first || d >= first + count) {
+    if (d < dims.first || d >= dims.first + dims.count) {
       result.result_shape.push_back(base.sizes()[d]);
       src_strides.push_back(base.strides()[d]);
       offset_sizes.push_back(1);
       offset_strides.push_back(0);
     }
-    if (d == first) {
-      for (size_t j = 0; j < shape.size(); ++j) {
-        result.result_shape.push_back(shape[j]);
+    if (d == dims.first) {
+      for (size_t j = 0; j < dims.shape.size(); ++j) {
+        result.result_shape.push_back(dims.shape[j]);
         src_strides.push_back(0);
-        offset_sizes.push_back(shape[j]);
+        offset_sizes.push_back(dims.shape[j]);
         offset_strides.push_back(index_strides[j]);
       }
     }
   }
   result.src = makeView(base, result.result_shape, src_strides, base.storageOffset());
-  result.offsets = makeView(offsets, offset_sizes, offset_strides, 0);
+  result.offsets = makeView(dims.offsets, offset_sizes, offset_strides, 0);
   return result;
 }
 
@@ -407,17 +461,11 @@ std::optional<Tensor> fillMask(const Tensor& self, ArrayRef<Tensor> indices, con
       before += mask.defined() ? 0 : 1;
       continue;
     }
-    if (mask.defined() || (idx.dtype() != ScalarType::Bool && idx.dtype() != ScalarType::Byte)) return std::nullopt;
+    if (mask.defined() || !isMask(idx)) return std::nullopt;
     mask = idx;
   }
   if (!mask.defined()) return std::nullopt;
-  KILN_CHECK_INDEX(before + mask.dim() <= self.dim(),
-                   tooManyIndices(self.dim(), static_cast<size_t>(before + mask.dim())));
-  for (int64_t j = 0; j < mask.dim(); ++j) {
-    KILN_CHECK_INDEX(mask.sizes()[j] == self.sizes()[before + j], "The shape of the mask ", shapeString(mask.sizes()),
-                     " at index ", j, " does not match the shape of the indexed tensor ", shapeString(self.sizes()),
-                     " at index ", before + j);
-  }
+  checkMaskShape(self, before, mask);
   DimVector sizes(mask.sizes()), strides(mask.strides());
   for (int64_t d = before + mask.dim(); d < self.dim(); ++d) {
     sizes.push_back(1);
