@@ -146,6 +146,13 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
     op("aten::split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+    // The unsafe_ forms differ only in autograd's view tracking, which kiln does not do.
+    op("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
+       [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); }),
+    op("aten::unsafe_split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]",
+       [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); }),
+    op("aten::unsafe_split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]",
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
     op("aten::tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, int64_t sections, int64_t dim) { return tensorSplit(self, sections, dim); }),
     op("aten::tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]",
