@@ -164,6 +164,11 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
          return asStrided(self, size, stride, offset);
        }),
+    op("aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> "
+       "Tensor(a!)",
+       [](Tensor self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
+         return asStrided_(self, size, stride, offset);
+       }),
     op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); }),
     op("aten::detach(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return detached(self); }),
     op("aten::detach_(Tensor(a!) self) -> Tensor(a!)",

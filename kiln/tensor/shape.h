@@ -106,6 +106,8 @@ Tensor& t_(Tensor& self);
 Tensor& squeeze_(Tensor& self);
 Tensor& squeeze_(Tensor& self, int64_t dim);
 Tensor& unsqueeze_(Tensor& self, int64_t dim);
+Tensor& asStrided_(Tensor& self, IntArrayRef size, IntArrayRef stride,
+                   std::optional<int64_t> storage_offset = std::nullopt);
 
 // ---- Copies ----
 

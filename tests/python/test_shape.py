@@ -248,6 +248,8 @@ def test_inplace_geometry_ops(x3):
     check_both(lambda lib, a: a.swapaxes_(0, 1), x3)
     check_both(lambda lib, a: a.swapdims_(0, 1), x3)
     check_both(lambda lib, a: a.t_(), x3)
+    check_both(lambda lib, a: a.as_strided_((4, 3), (1, 4), 2), x3)
+    check_both(lambda lib, a: a.as_strided_((4, 3), (10, 4), 2), x3)
     k = kiln.from_numpy(x3)
     same = k.transpose_(0, 1)
     assert same._same_tensor(k) and k.shape == (3, 2, 4)
@@ -472,7 +474,7 @@ def test_ravel_and_misc(x3):
 def test_schemas_match_torch():
     """Every schema of the ops registered here is one torch 1.13 has, character for character."""
     names = """adjoint alias as_strided cat chunk clone concat contiguous copy_ detach detach_ diagonal dim expand
-        expand_as flatten flip gather index index_add index_add_ index_fill index_fill_ index_put index_put_
+        expand_as flatten flip gather as_strided_ index index_add index_add_ index_fill index_fill_ index_put index_put_
         index_select mT masked_fill masked_fill_ masked_select moveaxis movedim narrow nonzero numel numpy_T permute
         ravel repeat reshape reshape_as roll scatter scatter_ scatter_add scatter_add_ select select_scatter size slice
         slice_scatter split split_with_sizes squeeze squeeze_ stack stride swapaxes swapaxes_ swapdims swapdims_ t t_

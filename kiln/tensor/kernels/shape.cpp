@@ -142,9 +142,8 @@ bool copyTransposed(Tensor& dst, const Tensor& src) {
           dst_off += i * dst.strides()[d];
           src_off += i * src.strides()[d];
         }
-        copyTile(reinterpret_cast<T*>(dst_base) + dst_off, reinterpret_cast<const T*>(src_base) + src_off,
-                 ta * kTile, std::min(size_a, (ta + 1) * kTile), tb * kTile, std::min(size_b, (tb + 1) * kTile), dst_b,
-                 src_a);
+        copyTile(reinterpret_cast<T*>(dst_base) + dst_off, reinterpret_cast<const T*>(src_base) + src_off, ta * kTile,
+                 std::min(size_a, (ta + 1) * kTile), tb * kTile, std::min(size_b, (tb + 1) * kTile), dst_b, src_a);
       }
     });
   });
@@ -782,6 +781,9 @@ Tensor& t_(Tensor& self) { return adoptGeometry(self, t(self)); }
 Tensor& squeeze_(Tensor& self) { return adoptGeometry(self, squeeze(self)); }
 Tensor& squeeze_(Tensor& self, int64_t dim) { return adoptGeometry(self, squeeze(self, dim)); }
 Tensor& unsqueeze_(Tensor& self, int64_t dim) { return adoptGeometry(self, unsqueeze(self, dim)); }
+Tensor& asStrided_(Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
+  return adoptGeometry(self, asStrided(self, size, stride, storage_offset));
+}
 
 // ---- Copies ----
 
