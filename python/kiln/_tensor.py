@@ -132,4 +132,7 @@ Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
 Tensor.__array__ = _array
 Tensor.tolist = _tolist
-Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))) if "permute" in _ATEN else None)
+# Attribute-style views are properties, as in torch.
+for _attr, _aten in {"T": "numpy_T", "mT": "mT"}.items():
+    if _aten in _ATEN:
+        setattr(Tensor, _attr, property(_make_method(_ATEN[_aten])))

@@ -1,0 +1,271 @@
+// aten:: registrations of views, shape operations and copies, with PyTorch 1.13's schemas.
+#include "kiln/core/op_registration.h"
+#include "kiln/tensor/copy.h"
+#include "kiln/tensor/shape.h"
+
+namespace kiln {
+namespace {
+
+// narrow.Tensor takes its start as a 0-dim integer tensor.
+int64_t startFromTensor(const Tensor& start) {
+  KILN_CHECK(start.dim() == 0 && isIntegralType(start.dtype(), /*include_bool=*/false),
+             "start must be an 0-dim integral Tensor.");
+  return start.item().toLong();
+}
+
+std::vector<Tensor> tensorSplitBy(const Tensor& self, const Tensor& spec, int64_t dim) {
+  KILN_CHECK(spec.dtype() == ScalarType::Long,
+             "tensor_split expected tensor_indices_or_sections to have dtype of long, but got ", spec.dtype());
+  KILN_CHECK(spec.dim() <= 1,
+             "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional tensor, "
+             "but got a tensor with ",
+             spec.dim(), " dims");
+  if (spec.dim() == 0) return tensorSplit(self, spec.item().toLong(), dim);
+  Tensor c = contiguous(spec);
+  const int64_t* p = c.data<int64_t>();
+  return tensorSplitIndices(self, IntArrayRef(p, static_cast<size_t>(c.numel())), dim);
+}
+
+Tensor cloneWith(const Tensor& self, std::optional<int64_t> format) {
+  return clone(self, format ? memoryFormatFromInt(*format) : MemoryFormat::Preserve);
+}
+
+Tensor fillFrom(Tensor self, const Scalar& value) { return fillWith_(self, scalarToTensor(value)); }
+
+// size.int/stride.int: a 0-dim tensor has no dims to ask about.
+int64_t checkedDim(const Tensor& self, int64_t dim) {
+  KILN_CHECK_INDEX(self.dim() > 0, "Dimension specified as ", dim, " but tensor has no dimensions");
+  return wrapDim(dim, self.dim());
+}
+
+Tensor detached(const Tensor& self) {
+  Tensor out = alias(self);
+  out.impl()->setRequiresGrad(false);
+  return out;
+}
+
+KILN_REGISTER_OPS(
+    // Views.
+    op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef size) { return view(self, size); }),
+    op("aten::view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)",
+       [](const Tensor& self, ScalarType dtype) { return viewDtype(self, dtype); }),
+    op("aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)",
+       [](const Tensor& self, const Tensor& other) { return view(self, other.sizes()); }),
+    op("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef shape) { return reshape(self, shape); }),
+    op("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)",
+       [](const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); }),
+    op("aten::ravel(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return reshape(self, DimVector{-1}); }),
+    op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); }),
+    op("aten::t_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return t_(self); }),
+    op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); }),
+    op("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
+       [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
+    op("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); }),
+    op("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)",
+       [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
+    op("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); }),
+    op("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
+       [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
+    op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef dims) { return permute(self, dims); }),
+    op("aten::numpy_T(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); }),
+    op("aten::numpy_T.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); }),
+    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }),
+    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }),
+    // Real tensors only: the adjoint is the matrix transpose.
+    op("aten::adjoint(Tensor(a) self) -> Tensor(a)",
+       [](const Tensor& self) { return matrixT(self, "tensor.adjoint()"); }),
+    op("aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+       [](const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+         return diagonal(self, offset, dim1, dim2);
+       }),
+    op("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim, int64_t size, int64_t step) { return unfold(self, dim, size, step); }),
+    op("aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+         return movedim(self, source, destination);
+       }),
+    op("aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+       [](const Tensor& self, int64_t source, int64_t destination) {
+         return movedim(self, DimVector{source}, DimVector{destination});
+       }),
+    op("aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+         return movedim(self, source, destination);
+       }),
+    op("aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
+       [](const Tensor& self, int64_t source, int64_t destination) {
+         return movedim(self, DimVector{source}, DimVector{destination});
+       }),
+    op("aten::select.int(Tensor(a) self, int dim, int index) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim, int64_t index) { return select(self, dim, index); }),
+    op("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> "
+       "Tensor(a)",
+       [](const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+         return slice(self, dim, start, end, step);
+       }),
+    op("aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim, int64_t start, int64_t length) { return narrow(self, dim, start, length); }),
+    op("aten::narrow.Tensor(Tensor(a) self, int dim, Tensor start, int length) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim, const Tensor& start, int64_t length) {
+         return narrow(self, dim, startFromTensor(start), length);
+       }),
+    op("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef size, bool) { return expand(self, size); }),
+    op("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)",
+       [](const Tensor& self, const Tensor& other) { return expand(self, other.sizes()); }),
+    op("aten::squeeze(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return squeeze(self); }),
+    op("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim) { return squeeze(self, dim); }),
+    op("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return squeeze_(self); }),
+    op("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)",
+       [](Tensor self, int64_t dim) { return squeeze_(self, dim); }),
+    op("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim) { return unsqueeze(self, dim); }),
+    op("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)",
+       [](Tensor self, int64_t dim) { return unsqueeze_(self, dim); }),
+    op("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+       [](const Tensor& self, int64_t start_dim, int64_t end_dim) { return flatten(self, start_dim, end_dim); }),
+    op("aten::unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)",
+       [](const Tensor& self, int64_t dim, IntArrayRef sizes) { return unflatten(self, dim, sizes); }),
+    op("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, int64_t dim) { return unbind(self, dim); }),
+    op("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); }),
+    // split.Tensor first: an int[] parameter also accepts a bare int from Python.
+    op("aten::split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); }),
+    op("aten::split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+    op("aten::split(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+    op("aten::split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+    // The unsafe_ forms differ only in autograd's view tracking, which kiln does not do.
+    op("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
+       [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); }),
+    op("aten::unsafe_split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]",
+       [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); }),
+    op("aten::unsafe_split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]",
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+    op("aten::tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, int64_t sections, int64_t dim) { return tensorSplit(self, sections, dim); }),
+    op("aten::tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, IntArrayRef indices, int64_t dim) { return tensorSplitIndices(self, indices, dim); }),
+    op("aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int "
+       "dim=0) -> Tensor(a)[]",
+       [](const Tensor& self, const Tensor& spec, int64_t dim) { return tensorSplitBy(self, spec, dim); }),
+    op("aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
+         return asStrided(self, size, stride, offset);
+       }),
+    op("aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> "
+       "Tensor(a!)",
+       [](Tensor self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
+         return asStrided_(self, size, stride, offset);
+       }),
+    op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); }),
+    op("aten::detach(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return detached(self); }),
+    op("aten::detach_(Tensor(a!) self) -> Tensor(a!)",
+       [](Tensor self) {
+         self.impl()->setRequiresGrad(false);
+         return self;
+       }),
+
+    // Geometry queries.
+    op("aten::size.int(Tensor self, int dim) -> int",
+       [](const Tensor& self, int64_t dim) { return self.sizes()[checkedDim(self, dim)]; }),
+    op("aten::size(Tensor self) -> int[]", [](const Tensor& self) { return DimVector(self.sizes()); }),
+    op("aten::stride.int(Tensor self, int dim) -> int",
+       [](const Tensor& self, int64_t dim) { return self.strides()[checkedDim(self, dim)]; }),
+    op("aten::stride(Tensor self) -> int[]", [](const Tensor& self) { return DimVector(self.strides()); }),
+    op("aten::dim(Tensor self) -> int", [](const Tensor& self) { return self.dim(); }),
+    op("aten::numel(Tensor self) -> int", [](const Tensor& self) { return self.numel(); }),
+
+    // Copies.
+    op("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
+       [](const Tensor& self, int64_t format) { return contiguous(self, memoryFormatFromInt(format)); }),
+    op("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+       [](const Tensor& self, std::optional<int64_t> format) { return cloneWith(self, format); }),
+    op("aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, std::optional<int64_t> format, Tensor out) {
+         return writeOut(out, cloneWith(self, format), "clone", OutDtype::Any);
+       }),
+    op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+       [](Tensor self, const Tensor& src, bool) { return checkedCopy_(self, src); }),
+    op("aten::copy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+       [](Tensor self, const Tensor& other) { return checkedCopy_(self, other); }),
+    op("aten::copy_.int(Tensor(a!) self, int other) -> Tensor(a!)",
+       [](Tensor self, int64_t other) { return fillFrom(self, other); }),
+    op("aten::copy_.float(Tensor(a!) self, float other) -> Tensor(a!)",
+       [](Tensor self, double other) { return fillFrom(self, other); }),
+
+    // Shape operations.
+    op("aten::cat(Tensor[] tensors, int dim=0) -> Tensor",
+       [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }),
+    op("aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); }),
+    op("aten::concat(Tensor[] tensors, int dim=0) -> Tensor",
+       [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }),
+    op("aten::concat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); }),
+    op("aten::stack(Tensor[] tensors, int dim=0) -> Tensor",
+       [](const std::vector<Tensor>& tensors, int64_t dim) { return stack(tensors, dim); }),
+    op("aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return stackOut(tensors, dim, out); }),
+    op("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
+       [](const Tensor& self, IntArrayRef repeats) { return repeat(self, repeats); }),
+    op("aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef repeats, Tensor out) {
+         return writeOut(out, repeat(self, repeats), "repeat", OutDtype::Any);
+       }),
+    op("aten::select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor",
+       [](const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+         return selectScatter(self, src, dim, index);
+       }),
+    op("aten::select_scatter.out(Tensor self, Tensor src, int dim, int index, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& src, int64_t dim, int64_t index, Tensor out) {
+         return writeOut(out, selectScatter(self, src, dim, index), "select_scatter", OutDtype::Any);
+       }),
+    op("aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+       "-> Tensor",
+       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+          int64_t step) { return sliceScatter(self, src, dim, start, end, step); }),
+    op("aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt "
+       "step=1, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+          int64_t step, Tensor out) {
+         return writeOut(out, sliceScatter(self, src, dim, start, end, step), "slice_scatter", OutDtype::Any);
+       }),
+    op("aten::flip(Tensor self, int[] dims) -> Tensor",
+       [](const Tensor& self, IntArrayRef dims) { return flip(self, dims); }),
+    op("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef dims, Tensor out) {
+         return writeOut(out, flip(self, dims), "flip", OutDtype::Any);
+       }),
+    op("aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor",
+       [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims) { return roll(self, shifts, dims); }),
+    op("aten::roll.out(Tensor self, int[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims, Tensor out) {
+         return writeOut(out, roll(self, shifts, dims), "roll", OutDtype::Any);
+       }),
+    op("aten::tril(Tensor self, int diagonal=0) -> Tensor",
+       [](const Tensor& self, int64_t diagonal) { return tril(self, diagonal); }),
+    op("aten::tril.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t diagonal, Tensor out) { return writeOut(out, tril(self, diagonal), "tril"); }),
+    op("aten::tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)",
+       [](Tensor self, int64_t diagonal) { return tril_(self, diagonal); }),
+    op("aten::triu(Tensor self, int diagonal=0) -> Tensor",
+       [](const Tensor& self, int64_t diagonal) { return triu(self, diagonal); }),
+    op("aten::triu.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t diagonal, Tensor out) { return writeOut(out, triu(self, diagonal), "triu"); }),
+    op("aten::triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)",
+       [](Tensor self, int64_t diagonal) { return triu_(self, diagonal); }), );
+
+}  // namespace
+}  // namespace kiln
