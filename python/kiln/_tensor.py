@@ -133,3 +133,23 @@ Tensor.__str__ = _repr
 Tensor.__array__ = _array
 Tensor.tolist = _tolist
 Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))) if "permute" in _ATEN else None)
+
+
+# --- dtype conversion methods (factory helper): wrappers of aten::to ---------
+from . import _dtype  # noqa: E402
+
+
+def _conversion(dtype_name):
+    def method(self, memory_format=None):
+        return self.to(getattr(_dtype, dtype_name))
+
+    method.__name__ = dtype_name
+    method.__doc__ = f"self.to(kiln.{dtype_name})"
+    return method
+
+
+for _method_name, _dtype_name in {"float": "float32", "double": "float64", "half": "float16",
+                                  "bfloat16": "bfloat16", "long": "int64", "int": "int32",
+                                  "short": "int16", "char": "int8", "byte": "uint8",
+                                  "bool": "bool"}.items():
+    setattr(Tensor, _method_name, _conversion(_dtype_name))

@@ -63,17 +63,33 @@ T checkedScalarTo(const Scalar& value) {
   }
 }
 
+// a * b + c, rounded once for floating types: PyTorch's AVX2 range kernels
+// are compiled with FMA contraction, and matching them bit for bit needs it.
+template <typename T>
+T mulAdd(T a, T b, T c) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fma(a, b, c);
+  } else {
+    return a * b + c;
+  }
+}
+
 // out[i] = value(i) for i in [0, n), rounded the way PyTorch's AVX2 CPU loop
 // rounds: in steps of two 32-byte vectors, each vector is `base =
-// T(value(first lane))` and lane k is `T(base + k * step)`; the tail that fills
-// no vector pair is element-wise. Float ranges then equal torch's bit for bit.
-template <typename T, typename Step, typename Value>
+// T(value(first lane))` and lane k is `T(base + k * step)` computed in Step
+// (fused into one rounding when kFusedLanes: torch 1.13's compiled arange
+// fuses it, its linspace does not); the tail that fills no vector pair is
+// element-wise. Ranges then equal torch's bit for bit.
+template <bool kFusedLanes, typename T, typename Step, typename Value>
 void fillSequence(T* out, int64_t n, Step step, const Value& value) {
   constexpr int64_t kLanes = 32 / static_cast<int64_t>(sizeof(T));
   const int64_t vector_end = n / (2 * kLanes) * (2 * kLanes);
   for (int64_t b = 0; b < vector_end; b += kLanes) {
-    const T base = static_cast<T>(value(b));
-    for (int64_t k = 0; k < kLanes; ++k) out[b + k] = static_cast<T>(base + k * step);
+    const Step base = static_cast<Step>(static_cast<T>(value(b)));
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const Step lane = kFusedLanes ? mulAdd(static_cast<Step>(k), step, base) : base + static_cast<Step>(k) * step;
+      out[b + k] = static_cast<T>(lane);
+    }
   }
   for (int64_t i = vector_end; i < n; ++i) out[i] = static_cast<T>(value(i));
 }
@@ -174,9 +190,10 @@ Tensor& arangeOut(const Scalar& start, const Scalar& end, const Scalar& step, Te
     KILN_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
                "arange: invalid size, possible overflow?");
     const int64_t size = static_cast<int64_t>(size_d);
-    resizeOutput(out, {size});
+    // Like PyTorch, an out= of the right element count keeps its shape.
+    if (out.numel() != size) resizeOutput(out, {size});
     writeContiguous<scalar_t>(out, [&](scalar_t* data) {
-      fillSequence(data, size, xstep, [&](int64_t i) -> acc_t { return xstart + xstep * i; });
+      fillSequence<true>(data, size, xstep, [&](int64_t i) { return mulAdd(xstep, static_cast<acc_t>(i), xstart); });
     });
   });
   return out;
@@ -189,20 +206,21 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, ScalarTyp
 
 Tensor& linspaceOut(const Scalar& start, const Scalar& end, int64_t steps, Tensor& out) {
   KILN_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
-  resizeOutput(out, {steps});
+  if (out.numel() != steps) resizeOutput(out, {steps});
+  if (steps == 0) return out;
   if (steps == 1) return fill_(out, start);
   KILN_DISPATCH_ALL_TYPES(out.dtype(), "linspace_cpu", [&] {
     // Integer results step in double, float results in their own type.
     using step_t = std::conditional_t<std::is_floating_point_v<scalar_t>, scalar_t, double>;
-    const scalar_t first = checkedScalarTo<scalar_t>(start);
-    const scalar_t last = checkedScalarTo<scalar_t>(end);
-    const step_t step = (static_cast<step_t>(last) - static_cast<step_t>(first)) / static_cast<step_t>(steps - 1);
+    const step_t first = static_cast<step_t>(checkedScalarTo<scalar_t>(start));
+    const step_t last = static_cast<step_t>(checkedScalarTo<scalar_t>(end));
+    const step_t step = (last - first) / static_cast<step_t>(steps - 1);
     // The second half counts back from `end`, so both endpoints are exact.
     const int64_t halfway = steps / 2;
     writeContiguous<scalar_t>(out, [&](scalar_t* data) {
-      fillSequence(data, steps, step, [&](int64_t i) -> step_t {
-        return i < halfway ? first + step * static_cast<step_t>(i)
-                           : last - step * static_cast<step_t>(steps - i - 1);
+      fillSequence<false>(data, steps, step, [&](int64_t i) {
+        return i < halfway ? mulAdd(step, static_cast<step_t>(i), first)
+                           : mulAdd(-step, static_cast<step_t>(steps - i - 1), last);
       });
     });
   });
