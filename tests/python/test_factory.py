@@ -199,6 +199,7 @@ def test_arange(args, dtype):
     exact(lambda lib, d: lib.arange(*args, dtype=d), dtype)
 
 
+@pytest.mark.filterwarnings("ignore:.*out tensor:UserWarning")
 def test_arange_keywords_and_out():
     exact(lambda lib: lib.arange(start=1, end=4, step=1))
     exact(lambda lib: lib.arange(end=4))

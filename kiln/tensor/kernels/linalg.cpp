@@ -257,7 +257,9 @@ Tensor& baddbmmImpl(const Tensor& self, const Tensor& batch1, const Tensor& batc
   if (in_place) {
     KILN_CHECK(self.sizes() == IntArrayRef(sizes), "Bad in-place call: input tensor size ", shapeString(self.sizes()),
                " and output tensor size ", shapeString(sizes), " should match");
-    checkSameDtype(batch1, self);
+    KILN_CHECK(self.dtype() == batch1.dtype(), "Bad in-place call: input tensor dtype ",
+               scalarTypeName(self.dtype()), " and output tensor dtype ", scalarTypeName(batch1.dtype()),
+               " should match");
   } else {
     checkOutDtype(out, batch1.dtype());
   }
@@ -278,12 +280,14 @@ Tensor& addmvImpl(const Tensor& self, const Tensor& mat, const Tensor& vec, cons
   KILN_CHECK(mat.size(1) == vec.size(0) && (mat.size(0) == self.numel() || self.numel() == 1),
              "size mismatch, got ", self.numel(), ", ", mat.size(0), "x", mat.size(1), ",", vec.size(0));
   checkSameDtype(mat, vec);
-  checkSameDtype(mat, self);
   const DimVector sizes{mat.size(0)};
   const bool in_place = out.isSame(self);
+  // self may have any dtype out of place: it is converted to the product's.
   if (in_place) {
     KILN_CHECK(self.sizes() == IntArrayRef(sizes), "Bad in-place call: input tensor size ", shapeString(self.sizes()),
                " and output tensor size ", shapeString(sizes), " should match");
+    KILN_CHECK(self.dtype() == mat.dtype(), "Bad in-place call: input tensor dtype ", scalarTypeName(self.dtype()),
+               " and output tensor dtype ", scalarTypeName(mat.dtype()), " should match");
   } else {
     checkOutDtype(out, mat.dtype());
   }
