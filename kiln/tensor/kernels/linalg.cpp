@@ -561,7 +561,9 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
 Tensor& linearOut(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, Tensor& out) {
   const bool has_bias = bias && bias->defined();
   const Tensor weight_t = transposed(weight);
-  if (input.dim() == 2 && has_bias) return addmmOut(*bias, input, weight_t, Scalar(int64_t{1}), Scalar(int64_t{1}), out);
+  if (input.dim() == 2 && has_bias) {
+    return addmmOut(*bias, input, weight_t, Scalar(int64_t{1}), Scalar(int64_t{1}), out);
+  }
   matmulOut(input, weight_t, out);
   if (has_bias) add_(out, *bias);
   return out;
