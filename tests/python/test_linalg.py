@@ -63,6 +63,30 @@ def test_mm_transposed_and_strided_operands(dtype, rng):
     check_both(lambda lib: lib.mm(lib.from_numpy(a), lib.from_numpy(np.broadcast_to(col, (4, 3)))), **F32)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_integer_mm_full_range_wraps_like_torch(dtype, rng):
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max, (9, 37), endpoint=True).astype(dtype)
+    b = rng.integers(info.min, info.max, (37, 6), endpoint=True).astype(dtype)
+    check_both(lambda lib, x, y: lib.mm(x, y), a, b)
+    check_both(lambda lib, x, y: lib.mm(x, y), np.asfortranarray(a), b)
+    check_both(lambda lib, s, x, y: lib.addmm(s, x, y, beta=3, alpha=-5), a[:, :6].copy(), a, b)
+
+
+def test_row_and_column_products_use_matrix_vector_paths(rng):
+    # n == 1 or m == 1 products go through gemv, with either operand transposed.
+    row, mat, col = arr(rng, (1, 7)), arr(rng, (7, 5)), arr(rng, (5, 1))
+    for m in (mat, np.asfortranarray(mat)):
+        check_both(lambda lib, x, y: lib.mm(x, y), row, m, **F32)
+        check_both(lambda lib, x, y: lib.mm(x, y), m.T, row.T, **F32)
+        check_both(lambda lib, x, y: lib.mm(x, y), m, col, **F32)
+        check_both(lambda lib, x, y: lib.matmul(x, y), row[0], m, **F32)
+    check_both(lambda lib: lib.mm(strided(lib, row), strided(lib, mat)), **F32)
+    check_both(lambda lib: lib.mm(strided(lib, mat), strided(lib, col)), **F32)
+    check_both(lambda lib, s, x, y: lib.addmm(s, x, y, beta=0.5, alpha=2), arr(rng, (1, 5)), row, mat, **F32)
+    check_both(lambda lib, s, x, y: lib.addmm(s, x, y, beta=0.5, alpha=2), arr(rng, (7, 1)), mat.T, col, **F32)
+
+
 def test_mm_large_uses_blas_threads(rng):
     a, b = arr(rng, (130, 257)), arr(rng, (257, 190))
     old = kiln.get_num_threads()

@@ -68,6 +68,137 @@ void syncBlasThreads() {
   if (current.exchange(wanted) != wanted) openblas_set_num_threads(wanted);
 }
 
+// One BLAS call for c = beta * c + alpha * a @ b (float or double); a
+// single row or column of output is a matrix-vector product, which gemv does
+// several times faster than gemm.
+template <typename T>
+void blasGemm(int n, int m, int k, T alpha, Mat<T> a, Mat<T> b, T beta, T* c, int ldc) {
+  const BlasLayout la = blasLayout(n, k, a.row_stride, a.col_stride);
+  const BlasLayout lb = blasLayout(k, m, b.row_stride, b.col_stride);
+  KILN_INTERNAL_ASSERT(la.ok && lb.ok, "gemm operands must be BLAS-ready");
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  auto stride = [](int64_t s) { return static_cast<int>(std::max<int64_t>(s, 1)); };
+  syncBlasThreads();
+  if (m == 1 && b.row_stride <= INT_MAX) {
+    // c (n) = a (n x k) @ b (k): gemv over a as stored (k x n when transposed).
+    const bool trans = la.trans == CblasTrans;
+    const int rows = trans ? k : n, cols = trans ? n : k;
+    if constexpr (kFloat) {
+      cblas_sgemv(CblasRowMajor, la.trans, rows, cols, alpha, a.data, la.ld, b.data, stride(b.row_stride), beta, c,
+                  ldc);
+    } else {
+      cblas_dgemv(CblasRowMajor, la.trans, rows, cols, alpha, a.data, la.ld, b.data, stride(b.row_stride), beta, c,
+                  ldc);
+    }
+    return;
+  }
+  if (n == 1 && a.col_stride <= INT_MAX) {
+    // c (m) = b^T (m x k) @ a (k): gemv over b with the transpose flipped.
+    const bool trans = lb.trans == CblasTrans;
+    const int rows = trans ? m : k, cols = trans ? k : m;
+    const CBLAS_TRANSPOSE flipped = trans ? CblasNoTrans : CblasTrans;
+    if constexpr (kFloat) {
+      cblas_sgemv(CblasRowMajor, flipped, rows, cols, alpha, b.data, lb.ld, a.data, stride(a.col_stride), beta, c, 1);
+    } else {
+      cblas_dgemv(CblasRowMajor, flipped, rows, cols, alpha, b.data, lb.ld, a.data, stride(a.col_stride), beta, c, 1);
+    }
+    return;
+  }
+  if constexpr (kFloat) {
+    cblas_sgemm(CblasRowMajor, la.trans, lb.trans, n, m, k, alpha, a.data, la.ld, b.data, lb.ld, beta, c, ldc);
+  } else {
+    cblas_dgemm(CblasRowMajor, la.trans, lb.trans, n, m, k, alpha, a.data, la.ld, b.data, lb.ld, beta, c, ldc);
+  }
+}
+
+// The int64 product, in register tiles of kTile x kTile outputs: each step
+// over k loads kTile values of a and of b for kTile^2 multiply-adds. (AVX2
+// has no 64-bit multiply, so the row loop of rowGemm stays scalar there.)
+template <typename T>
+void tileGemm(int64_t n, int64_t m, int64_t k, T alpha, Mat<T> a, Mat<T> b, T beta, T* c, int64_t ldc) {
+  constexpr int64_t kTile = 4;
+  auto store = [&](T* out, T sum) {
+    *out = beta == T(0) ? static_cast<T>(alpha * sum) : static_cast<T>(beta * *out + alpha * sum);
+  };
+  // One output element, for the edges that fill no whole tile.
+  auto single = [&](int64_t i, int64_t j) {
+    T sum = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      sum = static_cast<T>(sum + a.data[i * a.row_stride + p * a.col_stride] * b.data[p * b.row_stride + j * b.col_stride]);
+    }
+    store(c + i * ldc + j, sum);
+  };
+  const int64_t row_tiles = n / kTile, col_end = m / kTile * kTile;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, kTile * m * k));
+  parallelFor(0, row_tiles + (n % kTile ? 1 : 0), grain, [&](int64_t begin, int64_t end) {
+    for (int64_t tile = begin; tile < end; ++tile) {
+      const int64_t i0 = tile * kTile;
+      if (i0 + kTile > n) {
+        for (int64_t i = i0; i < n; ++i)
+          for (int64_t j = 0; j < m; ++j) single(i, j);
+        continue;
+      }
+      for (int64_t j0 = 0; j0 < col_end; j0 += kTile) {
+        T sum[kTile][kTile] = {};
+        for (int64_t p = 0; p < k; ++p) {
+          T av[kTile], bv[kTile];
+          for (int64_t r = 0; r < kTile; ++r) av[r] = a.data[(i0 + r) * a.row_stride + p * a.col_stride];
+          for (int64_t q = 0; q < kTile; ++q) bv[q] = b.data[p * b.row_stride + (j0 + q) * b.col_stride];
+          for (int64_t r = 0; r < kTile; ++r)
+            for (int64_t q = 0; q < kTile; ++q) sum[r][q] = static_cast<T>(sum[r][q] + av[r] * bv[q]);
+        }
+        for (int64_t r = 0; r < kTile; ++r)
+          for (int64_t q = 0; q < kTile; ++q) store(c + (i0 + r) * ldc + j0 + q, sum[r][q]);
+      }
+      for (int64_t i = i0; i < i0 + kTile; ++i)
+        for (int64_t j = col_end; j < m; ++j) single(i, j);
+    }
+  });
+}
+
+// The narrow integer products: blocks of rows accumulate a[i, p] * (row p
+// of b), so each row of b is read once per block and the inner loop walks it
+// in order and vectorizes. Sums are kept in an unsigned type of at least 16
+// bits (AVX2 multiplies no bytes): integer results wrap, and wrapping sums
+// agree with T's in T's bits.
+template <typename T>
+void rowGemm(int64_t n, int64_t m, int64_t k, T alpha, Mat<T> a, Mat<T> b, T beta, T* c, int64_t ldc) {
+  using Acc = std::conditional_t<sizeof(T) == 1, uint16_t, std::make_unsigned_t<T>>;
+  // The product in (at least) unsigned int, so it never overflows a signed int.
+  auto mul = [](Acc x, Acc y) { return static_cast<Acc>(static_cast<uint32_t>(x) * y); };
+  constexpr int64_t kBlockRows = 4;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, m * k));
+  parallelFor(0, n, grain, [&](int64_t begin, int64_t end) {
+    std::vector<Acc> acc(static_cast<size_t>(kBlockRows * m));
+    for (int64_t i0 = begin; i0 < end; i0 += kBlockRows) {
+      const int64_t rows = std::min(kBlockRows, end - i0);
+      std::fill(acc.begin(), acc.end(), Acc(0));
+      for (int64_t p = 0; p < k; ++p) {
+        const T* brow = b.data + p * b.row_stride;
+        for (int64_t r = 0; r < rows; ++r) {
+          const Acc av = static_cast<Acc>(a.data[(i0 + r) * a.row_stride + p * a.col_stride]);
+          Acc* out = acc.data() + r * m;
+          if (b.col_stride == 1) {
+            for (int64_t j = 0; j < m; ++j) out[j] = static_cast<Acc>(out[j] + mul(av, static_cast<Acc>(brow[j])));
+          } else {
+            for (int64_t j = 0; j < m; ++j) {
+              out[j] = static_cast<Acc>(out[j] + mul(av, static_cast<Acc>(brow[j * b.col_stride])));
+            }
+          }
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        T* crow = c + (i0 + r) * ldc;
+        const Acc* sum = acc.data() + r * m;
+        for (int64_t j = 0; j < m; ++j) {
+          const T product = static_cast<T>(sum[j]);
+          crow[j] = beta == T(0) ? static_cast<T>(alpha * product) : static_cast<T>(beta * crow[j] + alpha * product);
+        }
+      }
+    }
+  });
+}
+
 // c = beta * c + alpha * a @ b for an n x k by k x m product into a row-major
 // c with leading dimension ldc. beta == 0 never reads c (NaN there does not
 // propagate, as in BLAS and PyTorch).
@@ -81,40 +212,15 @@ void gemm(int64_t n, int64_t m, int64_t k, T alpha, Mat<T> a, Mat<T> b, T beta, 
     return;
   }
   if constexpr (std::is_floating_point_v<T>) {
-    const BlasLayout la = blasLayout(n, k, a.row_stride, a.col_stride);
-    const BlasLayout lb = blasLayout(k, m, b.row_stride, b.col_stride);
-    KILN_INTERNAL_ASSERT(la.ok && lb.ok && k <= INT_MAX && ldc <= INT_MAX, "gemm operands must be BLAS-ready");
-    syncBlasThreads();
-    const int in = static_cast<int>(n), im = static_cast<int>(m), ik = static_cast<int>(k);
-    if constexpr (std::is_same_v<T, float>) {
-      cblas_sgemm(CblasRowMajor, la.trans, lb.trans, in, im, ik, alpha, a.data, la.ld, b.data, lb.ld, beta, c,
-                  static_cast<int>(ldc));
-    } else {
-      cblas_dgemm(CblasRowMajor, la.trans, lb.trans, in, im, ik, alpha, a.data, la.ld, b.data, lb.ld, beta, c,
-                  static_cast<int>(ldc));
-    }
+    KILN_INTERNAL_ASSERT(n <= INT_MAX && m <= INT_MAX && k <= INT_MAX && ldc <= INT_MAX, "matrix too large for BLAS");
+    blasGemm<T>(static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, a, b, beta, c,
+                static_cast<int>(ldc));
   } else {
-    // Row by row, accumulating a * (row of b) so the inner loop walks b's rows.
-    const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, m * k));
-    parallelFor(0, n, grain, [&](int64_t begin, int64_t end) {
-      std::vector<T> acc(static_cast<size_t>(m));
-      for (int64_t i = begin; i < end; ++i) {
-        std::fill(acc.begin(), acc.end(), T(0));
-        for (int64_t p = 0; p < k; ++p) {
-          const T av = a.data[i * a.row_stride + p * a.col_stride];
-          const T* brow = b.data + p * b.row_stride;
-          if (b.col_stride == 1) {
-            for (int64_t j = 0; j < m; ++j) acc[j] = static_cast<T>(acc[j] + av * brow[j]);
-          } else {
-            for (int64_t j = 0; j < m; ++j) acc[j] = static_cast<T>(acc[j] + av * brow[j * b.col_stride]);
-          }
-        }
-        T* crow = c + i * ldc;
-        for (int64_t j = 0; j < m; ++j) {
-          crow[j] = beta == T(0) ? static_cast<T>(alpha * acc[j]) : static_cast<T>(beta * crow[j] + alpha * acc[j]);
-        }
-      }
-    });
+    if constexpr (sizeof(T) == 8) {
+      tileGemm<T>(n, m, k, alpha, a, b, beta, c, ldc);
+    } else {
+      rowGemm<T>(n, m, k, alpha, a, b, beta, c, ldc);
+    }
   }
 }
 
