@@ -348,6 +348,19 @@ def test_random_in_place_ranges():
     assert w.min() >= 0 and w.max() <= 2 ** 24 and np.all(w == np.floor(w))
 
 
+def test_random_fills_reach_strided_views():
+    base = np.full((300, 200), -1.0, dtype=np.float32)
+    t = kiln.from_numpy(base.T)  # a column-major view of the numpy array
+    kiln.manual_seed(12)
+    t.uniform_(2, 3)
+    assert base.min() >= 2 and base.max() < 3 and np.unique(base).size > 50000
+    t.normal_(10, 1)
+    assert abs(base.mean() - 10) < 0.05
+    ints = np.zeros((50, 40), dtype=np.int32)
+    kiln.from_numpy(ints.T).random_(5, 9)
+    assert set(np.unique(ints)) == {5, 6, 7, 8}
+
+
 def test_randperm_is_a_permutation():
     kiln.manual_seed(11)
     for n in (0, 1, 2, 10, 1000):
