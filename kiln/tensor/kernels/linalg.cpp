@@ -55,7 +55,7 @@ BlasLayout blasLayout(int64_t rows, int64_t cols, int64_t row_stride, int64_t co
 // use BLAS), else a contiguous copy. Call before broadcasting batch dims, so
 // a broadcast operand is copied once, not once per batch.
 Tensor blasReady(const Tensor& t) {
-  if (!isFloatingType(t.dtype()) || t.dim() < 2) return t;
+  if ((t.dtype() != ScalarType::Float && t.dtype() != ScalarType::Double) || t.dim() < 2) return t;
   if (blasLayout(t.size(-2), t.size(-1), t.stride(-2), t.stride(-1)).ok) return t;
   return contiguous(t);
 }
@@ -270,12 +270,12 @@ void checkOutDtype(const Tensor& out, ScalarType dtype) {
              scalarTypeName(out.dtype()), " instead");
 }
 
-// Runs compute(c) with a contiguous c that holds `out`'s result: `out` itself
-// when it is contiguous and shares no memory with the inputs, else a temporary
-// copied into it. `out` is resized to `sizes` first. compute may read c (the
-// beta term) only when `c` starts as a copy of `out`: `seed_from_out`.
+// Runs compute(c) with a contiguous c that becomes `out`'s result: `out`
+// itself when it is contiguous and shares no memory with the inputs (so BLAS
+// never reads what it writes), else a temporary copied into it. `out` is
+// resized to `sizes` first.
 template <typename Compute>
-Tensor& computeInto(Tensor& out, IntArrayRef sizes, std::initializer_list<const Tensor*> inputs, bool seed_from_out,
+Tensor& computeInto(Tensor& out, IntArrayRef sizes, std::initializer_list<const Tensor*> inputs,
                     const Compute& compute) {
   resizeOutput(out, sizes);
   bool direct = out.isContiguous();
@@ -284,7 +284,7 @@ Tensor& computeInto(Tensor& out, IntArrayRef sizes, std::initializer_list<const 
     compute(out);
     return out;
   }
-  Tensor c = seed_from_out ? clone(out) : empty(sizes, out.dtype());
+  Tensor c = empty(sizes, out.dtype());
   compute(c);
   copy_(out, c);
   return out;
@@ -325,7 +325,34 @@ void checkMmShapes(const Tensor& mat1, const Tensor& mat2) {
              mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
 }
 
-// out = beta * self + alpha * mat1 @ mat2 (self broadcast, unless in place).
+// out = beta * self + alpha * (a @ b), the tail of addmm, addmv and
+// baddbmm: checks an in-place call, broadcasts self to the result's `sizes`
+// (converting its dtype) and runs the product, seen as `product_sizes`
+// matrices, into out. An undefined self means no addend (bmm).
+Tensor& addProduct(const Tensor& self, const Tensor& a, const Tensor& b, IntArrayRef sizes,
+                   IntArrayRef product_sizes, const Scalar& beta, const Scalar& alpha, Tensor& out) {
+  const ScalarType dtype = a.dtype();
+  const bool in_place = out.isSame(self);
+  if (in_place) {
+    KILN_CHECK(self.sizes() == sizes, "Bad in-place call: input tensor size ", shapeString(self.sizes()),
+               " and output tensor size ", shapeString(sizes), " should match");
+    KILN_CHECK(self.dtype() == dtype, "Bad in-place call: input tensor dtype ", scalarTypeName(self.dtype()),
+               " and output tensor dtype ", scalarTypeName(dtype), " should match");
+  } else {
+    checkOutDtype(out, dtype);
+  }
+  const Tensor addend = self.defined() ? expandTo(self, sizes) : Tensor();
+  const bool uses_self = addend.defined() && beta.toDouble() != 0;
+  // In place, self is the output: only its aliasing of a or b matters.
+  const Tensor read_self = in_place ? Tensor() : addend;
+  const Tensor a_ready = blasReady(a), b_ready = blasReady(b);
+  return computeInto(out, sizes, {&a_ready, &b_ready, &read_self}, [&](Tensor& c) {
+    if (uses_self && !c.isSame(self)) copy_(c, addend);
+    Tensor product = reshapeContiguous(c, product_sizes);
+    batchedGemm(a_ready, b_ready, product, uses_self ? beta : Scalar(0.0), alpha);
+  });
+}
+
 Tensor& addmmImpl(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                   const Scalar& alpha, Tensor& out) {
   checkMatrix(mat1, "mat1");
@@ -334,49 +361,19 @@ Tensor& addmmImpl(const Tensor& self, const Tensor& mat1, const Tensor& mat2, co
   KILN_CHECK(mat1.dtype() == mat2.dtype(), "mat1 and mat2 must have the same dtype");
   KILN_CHECK(self.dtype() == mat2.dtype(), "self and mat2 must have the same dtype");
   const DimVector sizes{mat1.size(0), mat2.size(1)};
-  const bool in_place = out.isSame(self);
-  if (in_place) {
-    KILN_CHECK(self.sizes() == IntArrayRef(sizes), "Bad in-place call: input tensor size ", shapeString(self.sizes()),
-               " and output tensor size ", shapeString(sizes), " should match");
-  } else {
-    checkOutDtype(out, mat1.dtype());
-  }
-  const Tensor addend = expandTo(self, sizes);
-  const bool uses_self = beta.toDouble() != 0;
-  const Tensor a = blasReady(mat1), b = blasReady(mat2);
-  return computeInto(out, sizes, {&a, &b, &self}, in_place && uses_self, [&](Tensor& c) {
-    if (uses_self && !c.isSame(self)) copy_(c, addend);
-    batchedGemm(a, b, c, beta, alpha);
-  });
+  return addProduct(self, mat1, mat2, sizes, sizes, beta, alpha, out);
 }
 
 Tensor& baddbmmImpl(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
                     const Scalar& alpha, Tensor& out) {
   KILN_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
   KILN_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
-  const int64_t batches = batch1.size(0), n = batch1.size(1), k = batch1.size(2);
+  const int64_t batches = batch1.size(0), k = batch1.size(2);
   KILN_CHECK(batch2.size(0) == batches && batch2.size(1) == k, "Expected size for first two dimensions of batch2 "
              "tensor to be: [", batches, ", ", k, "] but got: [", batch2.size(0), ", ", batch2.size(1), "].");
   checkSameDtype(batch1, batch2);
-  const DimVector sizes{batches, n, batch2.size(2)};
-  const bool in_place = out.isSame(self);
-  if (in_place) {
-    KILN_CHECK(self.sizes() == IntArrayRef(sizes), "Bad in-place call: input tensor size ", shapeString(self.sizes()),
-               " and output tensor size ", shapeString(sizes), " should match");
-    KILN_CHECK(self.dtype() == batch1.dtype(), "Bad in-place call: input tensor dtype ",
-               scalarTypeName(self.dtype()), " and output tensor dtype ", scalarTypeName(batch1.dtype()),
-               " should match");
-  } else {
-    checkOutDtype(out, batch1.dtype());
-  }
-  // self may have any dtype: it is converted to the product's.
-  const Tensor addend = self.defined() ? expandTo(self, sizes) : Tensor();
-  const bool uses_self = addend.defined() && beta.toDouble() != 0;
-  const Tensor a = blasReady(batch1), b = blasReady(batch2);
-  return computeInto(out, sizes, {&a, &b, &addend}, in_place && uses_self, [&](Tensor& c) {
-    if (uses_self && !c.isSame(self)) copy_(c, addend);
-    batchedGemm(a, b, c, uses_self ? beta : Scalar(0.0), alpha);
-  });
+  const DimVector sizes{batches, batch1.size(1), batch2.size(2)};
+  return addProduct(self, batch1, batch2, sizes, sizes, beta, alpha, out);
 }
 
 Tensor& addmvImpl(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha,
@@ -386,27 +383,9 @@ Tensor& addmvImpl(const Tensor& self, const Tensor& mat, const Tensor& vec, cons
   KILN_CHECK(mat.size(1) == vec.size(0) && (mat.size(0) == self.numel() || self.numel() == 1),
              "size mismatch, got ", self.numel(), ", ", mat.size(0), "x", mat.size(1), ",", vec.size(0));
   checkSameDtype(mat, vec);
-  const DimVector sizes{mat.size(0)};
-  const bool in_place = out.isSame(self);
-  // self may have any dtype out of place: it is converted to the product's.
-  if (in_place) {
-    KILN_CHECK(self.sizes() == IntArrayRef(sizes), "Bad in-place call: input tensor size ", shapeString(self.sizes()),
-               " and output tensor size ", shapeString(sizes), " should match");
-    KILN_CHECK(self.dtype() == mat.dtype(), "Bad in-place call: input tensor dtype ", scalarTypeName(self.dtype()),
-               " and output tensor dtype ", scalarTypeName(mat.dtype()), " should match");
-  } else {
-    checkOutDtype(out, mat.dtype());
-  }
-  const Tensor addend = expandTo(self, sizes);
-  const bool uses_self = beta.toDouble() != 0;
-  const Tensor a = blasReady(mat);
-  // The vector as a k x 1 matrix; a strided vector is a valid column for BLAS.
-  const Tensor b = blasReady(makeView(vec, {vec.size(0), 1}, {vec.stride(0), 1}, vec.storageOffset()));
-  return computeInto(out, sizes, {&a, &b, &self}, in_place && uses_self, [&](Tensor& c) {
-    if (uses_self && !c.isSame(self)) copy_(c, addend);
-    Tensor c2 = makeView(c, {sizes[0], 1}, {1, 1}, c.storageOffset());
-    batchedGemm(a, b, c2, beta, alpha);
-  });
+  // The vector as a k x 1 matrix, the result as an n x 1 one.
+  const Tensor column = makeView(vec, {vec.size(0), 1}, {vec.stride(0), 1}, vec.storageOffset());
+  return addProduct(self, mat, column, {mat.size(0)}, {mat.size(0), 1}, beta, alpha, out);
 }
 
 template <typename T>
@@ -465,10 +444,8 @@ Tensor& mmOut(const Tensor& self, const Tensor& mat2, Tensor& out) {
   KILN_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
   checkMmShapes(self, mat2);
   checkSameDtype(self, mat2);
-  checkOutDtype(out, self.dtype());
-  const Tensor a = blasReady(self), b = blasReady(mat2);
-  return computeInto(out, {self.size(0), mat2.size(1)}, {&a, &b}, false,
-                     [&](Tensor& c) { batchedGemm(a, b, c, Scalar(0.0), Scalar(1.0)); });
+  const DimVector sizes{self.size(0), mat2.size(1)};
+  return addProduct(Tensor(), self, mat2, sizes, sizes, Scalar(0.0), Scalar(1.0), out);
 }
 
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
