@@ -378,10 +378,13 @@ Tensor& baddbmmImpl(const Tensor& self, const Tensor& batch1, const Tensor& batc
 
 Tensor& addmvImpl(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha,
                   Tensor& out) {
-  KILN_CHECK(mat.dim() == 2 && vec.dim() == 1 && self.dim() <= 1, "vector + matrix @ vector expected, got ",
-             self.dim(), ", ", mat.dim(), ", ", vec.dim());
-  KILN_CHECK(mat.size(1) == vec.size(0) && (mat.size(0) == self.numel() || self.numel() == 1),
-             "size mismatch, got ", self.numel(), ", ", mat.size(0), "x", mat.size(1), ",", vec.size(0));
+  // mv passes no self: PyTorch's mv is addmv with an unused self of the result's shape.
+  const int64_t self_dim = self.defined() ? self.dim() : 1;
+  KILN_CHECK(mat.dim() == 2 && vec.dim() == 1 && self_dim <= 1, "vector + matrix @ vector expected, got ", self_dim,
+             ", ", mat.dim(), ", ", vec.dim());
+  const int64_t self_numel = self.defined() ? self.numel() : mat.size(0);
+  KILN_CHECK(mat.size(1) == vec.size(0) && (mat.size(0) == self_numel || self_numel == 1), "size mismatch, got ",
+             self_numel, ", ", mat.size(0), "x", mat.size(1), ",", vec.size(0));
   checkSameDtype(mat, vec);
   // The vector as a k x 1 matrix, the result as an n x 1 one.
   const Tensor column = makeView(vec, {vec.size(0), 1}, {vec.stride(0), 1}, vec.storageOffset());
@@ -484,11 +487,7 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
 }
 
 Tensor& mvOut(const Tensor& self, const Tensor& vec, Tensor& out) {
-  // PyTorch's mv is addmv with an unused self of the right shape.
-  KILN_CHECK(self.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got 1, ", self.dim(), ", ",
-             vec.dim());
-  Tensor unused = empty({self.size(0)}, self.dtype());
-  return addmvImpl(unused, self, vec, Scalar(0.0), Scalar(1.0), out);
+  return addmvImpl(Tensor(), self, vec, Scalar(0.0), Scalar(1.0), out);
 }
 
 Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
