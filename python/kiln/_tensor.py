@@ -136,3 +136,23 @@ Tensor.tolist = _tolist
 for _attr, _aten in {"T": "numpy_T", "mT": "mT"}.items():
     if _aten in _ATEN:
         setattr(Tensor, _attr, property(_make_method(_ATEN[_aten])))
+
+
+# --- dtype conversion methods (factory helper): wrappers of aten::to ---------
+from . import _dtype  # noqa: E402
+
+
+def _conversion(dtype_name):
+    def method(self, memory_format=None):
+        return self.to(getattr(_dtype, dtype_name))
+
+    method.__name__ = dtype_name
+    method.__doc__ = f"self.to(kiln.{dtype_name})"
+    return method
+
+
+for _method_name, _dtype_name in {"float": "float32", "double": "float64", "half": "float16",
+                                  "bfloat16": "bfloat16", "long": "int64", "int": "int32",
+                                  "short": "int16", "char": "int8", "byte": "uint8",
+                                  "bool": "bool"}.items():
+    setattr(Tensor, _method_name, _conversion(_dtype_name))

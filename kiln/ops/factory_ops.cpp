@@ -1,0 +1,471 @@
+// aten:: registrations of the tensor factories, random ops and dtype
+// conversions, with PyTorch 1.13's schemas. Factories take PyTorch's
+// dtype/layout/device/pin_memory keywords; kiln makes strided CPU tensors, so
+// other layouts and devices are errors. memory_format is accepted and
+// results are always contiguous.
+#include "kiln/core/op_registration.h"
+#include "kiln/tensor/copy.h"
+#include "kiln/tensor/factory.h"
+#include "kiln/tensor/random.h"
+
+namespace kiln {
+namespace {
+
+using OptDtype = std::optional<ScalarType>;
+using OptInt = std::optional<int64_t>;
+using OptBool = std::optional<bool>;
+
+void checkDevice(const char* op, const IValue& device) {
+  if (device.isNone()) return;
+  KILN_CHECK(device.isString() && device.toStringRef().rfind("cpu", 0) == 0, op,
+             ": kiln only supports the cpu device, got ", device);
+}
+
+// PyTorch's Layout numbering: 0 is torch.strided.
+void checkOptions(const char* op, OptInt layout, const IValue& device, OptBool pin_memory) {
+  KILN_CHECK(!layout || *layout == 0, op, ": kiln only supports the strided layout, got layout ", *layout);
+  checkDevice(op, device);
+  KILN_CHECK(!pin_memory.value_or(false), op, ": pin_memory needs a CUDA device; kiln runs on the CPU only");
+}
+
+void checkGenerator(const char* op, const IValue& generator) {
+  KILN_CHECK(generator.isNone(), op, ": kiln has no Generator objects; seed the default one with kiln.manual_seed");
+}
+
+// Factories of a shape: zeros, ones, empty, rand, randn.
+template <typename Make>
+auto sizedFactory(const char* name, Make make) {
+  return [name, make](IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
+    checkOptions(name, layout, device, pin_memory);
+    return make(size, dtype.value_or(defaultFloatType()));
+  };
+}
+
+// The `_like` factories: self's shape, self's dtype unless one is given.
+template <typename Make>
+auto likeFactory(const char* name, Make make) {
+  return [name, make](const Tensor& self, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory,
+                      OptInt memory_format) {
+    checkOptions(name, layout, device, pin_memory);
+    return make(self.sizes(), dtype.value_or(self.dtype()));
+  };
+}
+
+// `.out` of the `_like` factories: they refill `out` in self's shape.
+template <typename Fill>
+auto likeOut(Fill fill) {
+  return [fill](const Tensor& self, OptInt memory_format, Tensor out) {
+    resizeOutput(out, self.sizes());
+    fill(out);
+    return out;
+  };
+}
+
+// `.out` of a shape factory.
+template <typename Fill>
+auto sizedOut(Fill fill) {
+  return [fill](IntArrayRef size, Tensor out) {
+    resizeOutput(out, size);
+    fill(out);
+    return out;
+  };
+}
+
+Tensor emptyOf(IntArrayRef size, ScalarType dtype) { return empty(size, dtype); }
+Tensor zerosOf(IntArrayRef size, ScalarType dtype) { return zeros(size, dtype); }
+Tensor onesOf(IntArrayRef size, ScalarType dtype) { return ones(size, dtype); }
+void fillZeros(Tensor& t) { zero_(t); }
+void fillOnes(Tensor& t) { fill_(t, Scalar(int64_t{1})); }
+void fillUniform(Tensor& t) { uniform_(t, 0, 1); }
+void fillNormal(Tensor& t) { normal_(t, 0, 1); }
+
+Tensor arangeOp(const Scalar& start, const Scalar& end, const Scalar& step, OptDtype dtype, OptInt layout,
+                const IValue& device, OptBool pin_memory) {
+  checkOptions("arange", layout, device, pin_memory);
+  return arange(start, end, step, dtype.value_or(arangeDtype(start, end, step)));
+}
+
+Tensor randintOp(int64_t low, int64_t high, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device,
+                 OptBool pin_memory) {
+  checkOptions("randint", layout, device, pin_memory);
+  return randint(low, high, size, dtype.value_or(ScalarType::Long));
+}
+
+Tensor randpermOp(int64_t n, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
+  checkOptions("randperm", layout, device, pin_memory);
+  return randperm(n, dtype.value_or(ScalarType::Long));
+}
+
+Tensor& randintOut(int64_t low, int64_t high, IntArrayRef size, Tensor& out) {
+  resizeOutput(out, size);
+  return random_(out, low, high);
+}
+
+Tensor& randpermOut(int64_t n, Tensor& out) {
+  Tensor perm = randperm(n, out.dtype());
+  resizeOutput(out, perm.sizes());
+  return copy_(out, perm);
+}
+
+// Tensor.to: `self` itself when nothing changes and no copy is asked for.
+Tensor convert(const Tensor& self, std::optional<ScalarType> dtype, bool copy) {
+  return to(self, dtype.value_or(self.dtype()), copy);
+}
+
+KILN_REGISTER_OPS(
+    // Filled tensors.
+    op("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       sizedFactory("zeros", zerosOf)),
+    op("aten::zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillZeros)),
+    op("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       sizedFactory("ones", onesOf)),
+    op("aten::ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillOnes)),
+    op("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](IntArrayRef size, const Scalar& fill_value, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkOptions("full", layout, device, pin_memory);
+         return full(size, fill_value, dtype.value_or(fullDtype(fill_value)));
+       }),
+    op("aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
+       [](IntArrayRef size, const Scalar& fill_value, Tensor out) {
+         resizeOutput(out, size);
+         return fill_(out, fill_value);
+       }),
+    op("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       [](IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory,
+          OptInt memory_format) {
+         checkOptions("empty", layout, device, pin_memory);
+         return empty(size, dtype.value_or(defaultFloatType()));
+       }),
+    op("aten::empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+       [](IntArrayRef size, OptInt memory_format, Tensor out) {
+         resizeOutput(out, size);
+         return out;
+       }),
+    op("aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](IntArrayRef size, IntArrayRef stride, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkOptions("empty_strided", layout, device, pin_memory);
+         return emptyStrided(size, stride, dtype.value_or(defaultFloatType()));
+       }),
+    op("aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       [](const Scalar& s, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
+         checkOptions("scalar_tensor", layout, device, pin_memory);
+         return full({}, s, dtype.value_or(defaultFloatType()));
+       }),
+    op("aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Scalar& s, Tensor out) {
+         resizeOutput(out, {});
+         return fill_(out, s);
+       }),
+
+    // Shaped like another tensor.
+    op("aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       likeFactory("zeros_like", zerosOf)),
+    op("aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+       likeOut(fillZeros)),
+    op("aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       likeFactory("ones_like", onesOf)),
+    op("aten::ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+       likeOut(fillOnes)),
+    op("aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       likeFactory("empty_like", emptyOf)),
+    op("aten::empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+       likeOut([](Tensor&) {})),
+    op("aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       [](const Tensor& self, const Scalar& fill_value, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory, OptInt memory_format) {
+         checkOptions("full_like", layout, device, pin_memory);
+         return full(self.sizes(), fill_value, dtype.value_or(self.dtype()));
+       }),
+    op("aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Scalar& fill_value, OptInt memory_format, Tensor out) {
+         resizeOutput(out, self.sizes());
+         return fill_(out, fill_value);
+       }),
+    op("aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkOptions("new_zeros", layout, device, pin_memory);
+         return zeros(size, dtype.value_or(self.dtype()));
+       }),
+    op("aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkOptions("new_ones", layout, device, pin_memory);
+         return ones(size, dtype.value_or(self.dtype()));
+       }),
+    op("aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkOptions("new_empty", layout, device, pin_memory);
+         return empty(size, dtype.value_or(self.dtype()));
+       }),
+    op("aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
+       "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef size, const Scalar& fill_value, OptDtype dtype, OptInt layout,
+          const IValue& device, OptBool pin_memory) {
+         checkOptions("new_full", layout, device, pin_memory);
+         return full(size, fill_value, dtype.value_or(self.dtype()));
+       }),
+
+    // In-place fills.
+    op("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+       [](Tensor self, const Scalar& value) { return fill_(self, value); }),
+    op("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
+       [](Tensor self, const Tensor& value) { return fill_(self, value); }),
+    op("aten::zero_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return zero_(self); }),
+
+    // Ranges and identity.
+    op("aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       [](const Scalar& end, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
+         return arangeOp(Scalar(int64_t{0}), end, Scalar(int64_t{1}), dtype, layout, device, pin_memory);
+       }),
+    op("aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](const Scalar& start, const Scalar& end, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         return arangeOp(start, end, Scalar(int64_t{1}), dtype, layout, device, pin_memory);
+       }),
+    op("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
+       "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+       arangeOp),
+    op("aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Scalar& start, const Scalar& end, const Scalar& step, Tensor out) {
+         return arangeOut(start, end, step, out);
+       }),
+    op("aten::arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Scalar& end, Tensor out) { return arangeOut(Scalar(int64_t{0}), end, Scalar(int64_t{1}), out); }),
+    op("aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](const Scalar& start, const Scalar& end, int64_t steps, OptDtype dtype, OptInt layout,
+          const IValue& device, OptBool pin_memory) {
+         checkOptions("linspace", layout, device, pin_memory);
+         return linspace(start, end, steps, dtype.value_or(defaultFloatType()));
+       }),
+    op("aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Scalar& start, const Scalar& end, int64_t steps, Tensor out) {
+         return linspaceOut(start, end, steps, out);
+       }),
+    op("aten::eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       [](int64_t n, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
+         checkOptions("eye", layout, device, pin_memory);
+         return eye(n, n, dtype.value_or(defaultFloatType()));
+       }),
+    op("aten::eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       [](int64_t n, int64_t m, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
+         checkOptions("eye", layout, device, pin_memory);
+         return eye(n, m, dtype.value_or(defaultFloatType()));
+       }),
+    op("aten::eye.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t n, Tensor out) { return eyeOut(n, n, out); }),
+    op("aten::eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t n, int64_t m, Tensor out) { return eyeOut(n, m, out); }), );
+
+KILN_REGISTER_OPS(
+    // Random tensors, drawn from the default generator.
+    op("aten::manual_seed(int seed) -> ()", [](int64_t seed) { manualSeed(static_cast<uint64_t>(seed)); }),
+    op("aten::rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       sizedFactory("rand", rand)),
+    op("aten::rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkGenerator("rand", generator);
+         return sizedFactory("rand", rand)(size, dtype, layout, device, pin_memory);
+       }),
+    op("aten::rand.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillUniform)),
+    op("aten::rand.generator_out(int[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
+       [](IntArrayRef size, const IValue& generator, Tensor out) {
+         checkGenerator("rand", generator);
+         return sizedOut(fillUniform)(size, out);
+       }),
+    op("aten::randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       sizedFactory("randn", randn)),
+    op("aten::randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkGenerator("randn", generator);
+         return sizedFactory("randn", randn)(size, dtype, layout, device, pin_memory);
+       }),
+    op("aten::randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillNormal)),
+    op("aten::randn.generator_out(int[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
+       [](IntArrayRef size, const IValue& generator, Tensor out) {
+         checkGenerator("randn", generator);
+         return sizedOut(fillNormal)(size, out);
+       }),
+    op("aten::randint(int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       [](int64_t high, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
+         return randintOp(0, high, size, dtype, layout, device, pin_memory);
+       }),
+    op("aten::randint.generator(int high, int[] size, *, Generator? generator, ScalarType? dtype=4, "
+       "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](int64_t high, IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout,
+          const IValue& device, OptBool pin_memory) {
+         checkGenerator("randint", generator);
+         return randintOp(0, high, size, dtype, layout, device, pin_memory);
+       }),
+    op("aten::randint.low(int low, int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       randintOp),
+    op("aten::randint.low_generator(int low, int high, int[] size, *, Generator? generator, ScalarType? dtype=4, "
+       "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](int64_t low, int64_t high, IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout,
+          const IValue& device, OptBool pin_memory) {
+         checkGenerator("randint", generator);
+         return randintOp(low, high, size, dtype, layout, device, pin_memory);
+       }),
+    op("aten::randint.out(int high, int[] size, *, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t high, IntArrayRef size, Tensor out) { return randintOut(0, high, size, out); }),
+    op("aten::randint.generator_out(int high, int[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t high, IntArrayRef size, const IValue& generator, Tensor out) {
+         checkGenerator("randint", generator);
+         return randintOut(0, high, size, out);
+       }),
+    op("aten::randint.low_out(int low, int high, int[] size, *, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t low, int64_t high, IntArrayRef size, Tensor out) { return randintOut(low, high, size, out); }),
+    op("aten::randint.low_generator_out(int low, int high, int[] size, *, Generator? generator, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t low, int64_t high, IntArrayRef size, const IValue& generator, Tensor out) {
+         checkGenerator("randint", generator);
+         return randintOut(low, high, size, out);
+       }),
+    op("aten::randperm(int n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       randpermOp),
+    op("aten::randperm.generator(int n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](int64_t n, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkGenerator("randperm", generator);
+         return randpermOp(n, dtype, layout, device, pin_memory);
+       }),
+    op("aten::randperm.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t n, Tensor out) { return randpermOut(n, out); }),
+    op("aten::randperm.generator_out(int n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t n, const IValue& generator, Tensor out) {
+         checkGenerator("randperm", generator);
+         return randpermOut(n, out);
+       }),
+    op("aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       likeFactory("rand_like", rand)),
+    op("aten::rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+       likeOut(fillUniform)),
+    op("aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       likeFactory("randn_like", randn)),
+    op("aten::randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
+       likeOut(fillNormal)),
+    op("aten::randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       [](const Tensor& self, int64_t high, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory,
+          OptInt memory_format) {
+         return randintOp(0, high, self.sizes(), dtype.value_or(self.dtype()), layout, device, pin_memory);
+       }),
+    op("aten::randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, "
+       "Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       [](const Tensor& self, int64_t low, int64_t high, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory, OptInt memory_format) {
+         return randintOp(low, high, self.sizes(), dtype.value_or(self.dtype()), layout, device, pin_memory);
+       }),
+    op("aten::randint_like.out(Tensor self, int high, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& self, int64_t high, OptInt memory_format, Tensor out) {
+         return randintOut(0, high, self.sizes(), out);
+       }),
+    op("aten::randint_like.low_dtype_out(Tensor self, int low, int high, *, MemoryFormat? memory_format=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t low, int64_t high, OptInt memory_format, Tensor out) {
+         return randintOut(low, high, self.sizes(), out);
+       }),
+    op("aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)",
+       [](Tensor self, double from, double to, const IValue& generator) {
+         checkGenerator("uniform_", generator);
+         return uniform_(self, from, to);
+       }),
+    op("aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)",
+       [](Tensor self, double mean, double std, const IValue& generator) {
+         checkGenerator("normal_", generator);
+         return normal_(self, mean, std);
+       }),
+    op("aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
+       [](Tensor self, int64_t from, OptInt to, const IValue& generator) {
+         checkGenerator("random_", generator);
+         return random_(self, from, to);
+       }),
+    op("aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",
+       [](Tensor self, int64_t to, const IValue& generator) {
+         checkGenerator("random_", generator);
+         return random_(self, 0, to);
+       }),
+    op("aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)",
+       [](Tensor self, const IValue& generator) {
+         checkGenerator("random_", generator);
+         return random_(self);
+       }), );
+
+KILN_REGISTER_OPS(
+    // Conversions.
+    op("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+       "MemoryFormat? memory_format=None) -> Tensor(a)",
+       [](const Tensor& self, ScalarType dtype, bool non_blocking, bool copy, OptInt memory_format) {
+         return convert(self, dtype, copy);
+       }),
+    op("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, "
+       "MemoryFormat? memory_format=None) -> Tensor(a)",
+       [](const Tensor& self, const Tensor& other, bool non_blocking, bool copy, OptInt memory_format) {
+         return convert(self, other.dtype(), copy);
+       }),
+    op("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> "
+       "Tensor(a)",
+       [](const Tensor& self, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory,
+          bool non_blocking, bool copy, OptInt memory_format) {
+         checkOptions("to", layout, device, pin_memory);
+         return convert(self, dtype, copy);
+       }),
+    op("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+       "MemoryFormat? memory_format=None) -> Tensor(a)",
+       [](const Tensor& self, const IValue& device, ScalarType dtype, bool non_blocking, bool copy,
+          OptInt memory_format) {
+         checkDevice("to", device);
+         return convert(self, dtype, copy);
+       }),
+    op("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, "
+       "bool copy=False) -> Tensor(b|a)",
+       [](const Tensor& self, const IValue& device, OptDtype dtype, bool non_blocking, bool copy) {
+         checkDevice("to", device);
+         return convert(self, dtype, copy);
+       }),
+    op("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> "
+       "Tensor(b|a)",
+       [](const Tensor& self, OptDtype dtype, bool non_blocking, bool copy) { return convert(self, dtype, copy); }),
+    op("aten::to.prim_other(Tensor(a) self, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
+       [](const Tensor& self, bool non_blocking, bool copy) { return convert(self, std::nullopt, copy); }),
+    op("aten::type_as(Tensor self, Tensor other) -> Tensor",
+       [](const Tensor& self, const Tensor& other) { return to(self, other.dtype()); }), );
+
+}  // namespace
+}  // namespace kiln
