@@ -1,0 +1,279 @@
+// softmax, log_softmax and logsumexp. Each works on lines along one dim:
+// the line's max, then exp(x - max) and its sum, so nothing overflows.
+// Contiguous lines (the last dim) vectorize along the line with SLEEF's exp;
+// lines along an inner dim vectorize across the neighbouring lines instead.
+#include <cmath>
+#include <limits>
+
+#if KILN_HAVE_AVX2
+#include <immintrin.h>
+#include <sleef.h>
+#endif
+
+#include "kiln/tensor/copy.h"
+#include "kiln/tensor/kernels/reduce_utils.h"
+#include "kiln/tensor/parallel.h"
+#include "kiln/tensor/reduce.h"
+
+namespace kiln {
+namespace {
+
+// One element acting as a vector of width 1: the portable path and the tails.
+template <typename T>
+struct Lane {
+  static constexpr int64_t kSize = 1;
+  T v;
+  static Lane load(const T* p) { return {*p}; }
+  static Lane broadcast(T x) { return {x}; }
+  void store(T* p) const { *p = v; }
+  Lane operator+(Lane o) const { return {v + o.v}; }
+  Lane operator-(Lane o) const { return {v - o.v}; }
+  Lane operator*(Lane o) const { return {v * o.v}; }
+  Lane operator/(Lane o) const { return {v / o.v}; }
+  static Lane max(Lane a, Lane b) { return {a.v < b.v ? b.v : a.v}; }
+  Lane exp() const { return {std::exp(v)}; }
+  Lane log() const { return {std::log(v)}; }
+  T sum() const { return v; }
+  T reduceMax() const { return v; }
+};
+
+template <typename T>
+struct SimdOf {
+  using type = Lane<T>;
+};
+
+#if KILN_HAVE_AVX2
+// AVX2 vectors; `max` may drop NaNs, which is harmless here: a NaN anywhere in
+// a line still reaches the sum of exps and so every result of the line.
+template <typename T, int64_t N, typename Ops>
+struct Avx2Vec {
+  static constexpr int64_t kSize = N;
+  typename Ops::Raw v;
+  static Avx2Vec load(const T* p) { return {Ops::load(p)}; }
+  static Avx2Vec broadcast(T x) { return {Ops::set1(x)}; }
+  void store(T* p) const { Ops::store(p, v); }
+  Avx2Vec operator+(Avx2Vec o) const { return {Ops::add(v, o.v)}; }
+  Avx2Vec operator-(Avx2Vec o) const { return {Ops::sub(v, o.v)}; }
+  Avx2Vec operator*(Avx2Vec o) const { return {Ops::mul(v, o.v)}; }
+  Avx2Vec operator/(Avx2Vec o) const { return {Ops::div(v, o.v)}; }
+  static Avx2Vec max(Avx2Vec a, Avx2Vec b) { return {Ops::max(a.v, b.v)}; }
+  Avx2Vec exp() const { return {Ops::exp(v)}; }
+  Avx2Vec log() const { return {Ops::log(v)}; }
+  T sum() const {
+    T lanes[N];
+    store(lanes);
+    T s = 0;
+    for (T x : lanes) s += x;
+    return s;
+  }
+  T reduceMax() const {
+    T lanes[N];
+    store(lanes);
+    T m = lanes[0];
+    for (T x : lanes) m = m < x ? x : m;
+    return m;
+  }
+};
+
+struct FloatOps {
+  using Raw = __m256;
+  static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  static __m256 set1(float x) { return _mm256_set1_ps(x); }
+  static __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+  static __m256 sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+  static __m256 mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+  static __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+  static __m256 max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+  static __m256 exp(__m256 v) { return Sleef_expf8_u10avx2(v); }
+  static __m256 log(__m256 v) { return Sleef_logf8_u10avx2(v); }
+};
+
+struct DoubleOps {
+  using Raw = __m256d;
+  static __m256d load(const double* p) { return _mm256_loadu_pd(p); }
+  static void store(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
+  static __m256d set1(double x) { return _mm256_set1_pd(x); }
+  static __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
+  static __m256d sub(__m256d a, __m256d b) { return _mm256_sub_pd(a, b); }
+  static __m256d mul(__m256d a, __m256d b) { return _mm256_mul_pd(a, b); }
+  static __m256d div(__m256d a, __m256d b) { return _mm256_div_pd(a, b); }
+  static __m256d max(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
+  static __m256d exp(__m256d v) { return Sleef_expd4_u10avx2(v); }
+  static __m256d log(__m256d v) { return Sleef_logd4_u10avx2(v); }
+};
+
+template <>
+struct SimdOf<float> {
+  using type = Avx2Vec<float, 8, FloatOps>;
+};
+template <>
+struct SimdOf<double> {
+  using type = Avx2Vec<double, 4, DoubleOps>;
+};
+#endif
+
+template <typename T>
+using Simd = typename SimdOf<T>::type;
+
+// ---------------------------------------------------------------------------
+// Contiguous lines
+
+template <typename T>
+T lineMax(const T* x, int64_t n) {
+  using V = Simd<T>;
+  T m = -std::numeric_limits<T>::infinity();
+  int64_t i = 0;
+  if (n >= V::kSize) {
+    V acc = V::load(x);
+    for (i = V::kSize; i + V::kSize <= n; i += V::kSize) acc = V::max(acc, V::load(x + i));
+    m = acc.reduceMax();
+  }
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  return m;
+}
+
+// The sum of exp(x - shift); the exps are also written to `y` when it is not null.
+template <typename T>
+T lineSumExp(const T* x, T* y, int64_t n, T shift) {
+  using V = Simd<T>;
+  const V vshift = V::broadcast(shift);
+  V acc = V::broadcast(0);
+  int64_t i = 0;
+  for (; i + V::kSize <= n; i += V::kSize) {
+    const V e = (V::load(x + i) - vshift).exp();
+    if (y) e.store(y + i);
+    acc = acc + e;
+  }
+  T s = acc.sum();
+  for (; i < n; ++i) {
+    const T e = std::exp(x[i] - shift);
+    if (y) y[i] = e;
+    s += e;
+  }
+  return s;
+}
+
+template <typename T>
+void softmaxLine(const T* x, T* y, int64_t n, bool log) {
+  const T m = lineMax(x, n);
+  if (log) {
+    const T shift = m + std::log(lineSumExp<T>(x, nullptr, n, m));
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+  } else {
+    const T scale = T(1) / lineSumExp(x, y, n, m);
+    for (int64_t i = 0; i < n; ++i) y[i] *= scale;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Lines along an inner dim: V::kSize neighbouring lines at once. The lines
+// start at x and y, have n elements, `stride` apart.
+
+template <typename V, typename T>
+void softmaxLines(const T* x, T* y, int64_t n, int64_t stride, bool log) {
+  V m = V::load(x);
+  for (int64_t i = 1; i < n; ++i) m = V::max(m, V::load(x + i * stride));
+  V s = V::broadcast(0);
+  for (int64_t i = 0; i < n; ++i) {
+    const V e = (V::load(x + i * stride) - m).exp();
+    if (!log) e.store(y + i * stride);
+    s = s + e;
+  }
+  if (log) {
+    const V shift = m + s.log();
+    for (int64_t i = 0; i < n; ++i) (V::load(x + i * stride) - shift).store(y + i * stride);
+  } else {
+    const V scale = V::broadcast(1) / s;
+    for (int64_t i = 0; i < n; ++i) (V::load(y + i * stride) * scale).store(y + i * stride);
+  }
+}
+
+Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim, OptionalDtype dtype, bool log) {
+  const int64_t d = wrapDim(dim, self.dim());
+  const Tensor in = contiguous(dtype ? to(self, *dtype) : self);
+  KILN_CHECK(isFloatingType(in.dtype()), op, ": not implemented for '", scalarTypeShortName(in.dtype()), "'");
+  Tensor out = empty(in.sizes(), in.dtype());
+  if (in.numel() == 0) return out;
+  const int64_t n = in.dim() == 0 ? 1 : in.sizes()[d];
+  int64_t inner = 1;
+  for (int64_t k = d + 1; k < in.dim(); ++k) inner *= in.sizes()[k];
+  const int64_t outer = in.numel() / (n * inner);
+  KILN_DISPATCH_FLOATING_TYPES(in.dtype(), op, [&] {
+    using T = scalar_t;
+    const T* x = in.data<T>();
+    T* y = out.data<T>();
+    const int64_t grain = std::max<int64_t>(1, kGrainSize / (n * inner));
+    parallelFor(0, outer, grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        const T* xo = x + o * n * inner;
+        T* yo = y + o * n * inner;
+        if (inner == 1) {
+          softmaxLine(xo, yo, n, log);
+          continue;
+        }
+        using V = Simd<T>;
+        int64_t j = 0;
+        for (; j + V::kSize <= inner; j += V::kSize) softmaxLines<V>(xo + j, yo + j, n, inner, log);
+        for (; j < inner; ++j) softmaxLines<Lane<T>>(xo + j, yo + j, n, inner, log);
+      }
+    });
+  });
+  return out;
+}
+
+Tensor& softmaxOutImpl(const char* op, const Tensor& self, int64_t dim, OptionalDtype dtype, bool log, Tensor& out) {
+  detail::checkOutDtype(out, dtype.value_or(self.dtype()));
+  return detail::assignOut(out, softmaxImpl(op, self, dim, dtype, log));
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& self, int64_t dim, OptionalDtype dtype) {
+  return softmaxImpl("softmax", self, dim, dtype, false);
+}
+
+Tensor logSoftmax(const Tensor& self, int64_t dim, OptionalDtype dtype) {
+  return softmaxImpl("log_softmax", self, dim, dtype, true);
+}
+
+Tensor& softmaxOut(const Tensor& self, int64_t dim, OptionalDtype dtype, Tensor& out) {
+  return softmaxOutImpl("softmax", self, dim, dtype, false, out);
+}
+
+Tensor& logSoftmaxOut(const Tensor& self, int64_t dim, OptionalDtype dtype, Tensor& out) {
+  return softmaxOutImpl("log_softmax", self, dim, dtype, true, out);
+}
+
+Tensor logsumexp(const Tensor& self, IntArrayRef dims, bool keepdim) {
+  // PyTorch 1.13 reduces every dim for an empty list only where the shapes
+  // happen to line up (a 0-dim input, or keepdim) and raises otherwise.
+  KILN_CHECK(!dims.empty() || keepdim || self.dim() == 0, "logsumexp(): an empty dim list needs keepdim=True, got ",
+             "an input of shape ", shapeString(self.sizes()));
+  const Tensor in = isIntegralType(self.dtype(), true) ? to(self, defaultFloatType()) : self;
+  const detail::DimMask mask = detail::reductionMask(dims, in.dim());
+  const Tensor lines = detail::reducedDimsLast(in, mask);
+  Tensor out = empty(detail::reducedShape(in.sizes(), mask, true), in.dtype());
+  const int64_t outputs = lines.sizes()[0], n = lines.sizes()[1];
+  KILN_DISPATCH_FLOATING_TYPES(in.dtype(), "logsumexp", [&] {
+    using T = scalar_t;
+    const T* x = lines.data<T>();
+    T* y = out.data<T>();
+    parallelFor(0, outputs, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n)), [&](int64_t lo, int64_t hi) {
+      for (int64_t o = lo; o < hi; ++o) {
+        T m = lineMax(x + o * n, n);
+        if (std::isinf(m)) m = 0;  // all -inf stays -inf, any +inf gives +inf
+        y[o] = std::log(lineSumExp<T>(x + o * n, nullptr, n, m)) + m;
+      }
+    });
+  });
+  return detail::dropReducedDims(out, mask, keepdim);
+}
+
+Tensor& logsumexpOut(const Tensor& self, IntArrayRef dims, bool keepdim, Tensor& out) {
+  KILN_CHECK(isFloatingType(out.dtype()), "logsumexp(): Expected floating point type for result tensor, but got: ",
+             scalarTypeShortName(out.dtype()));
+  return detail::assignOut(out, logsumexp(self, dims, keepdim));
+}
+
+}  // namespace kiln
