@@ -27,6 +27,7 @@
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/kernels/reduce_utils.h"
+#include "kiln/tensor/kernels/simd.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/reduce.h"
 
@@ -85,13 +86,18 @@ Geometry makeGeometry(const Tensor& in, const DimMask& mask, IntArrayRef out_str
 }
 
 // Input and output offsets of linear index `i` over the first `ndim` of `dims`.
+// (No division for the outermost dim: the common one-dim case needs none.)
 std::pair<int64_t, int64_t> offsetsOf(const LoopDims& dims, size_t ndim, int64_t i) {
   int64_t in = 0, out = 0;
-  for (size_t k = ndim; k-- > 0;) {
+  for (size_t k = ndim; k-- > 1;) {
     const int64_t idx = i % dims[k].size;
     i /= dims[k].size;
     in += idx * dims[k].in;
     out += idx * dims[k].out;
+  }
+  if (ndim > 0) {
+    in += i * dims[0].in;
+    out += i * dims[0].out;
   }
   return {in, out};
 }
@@ -101,8 +107,8 @@ class DimCounter {
  public:
   DimCounter(const LoopDims& dims, size_t ndim, int64_t linear) : dims_(dims), ndim_(ndim), index_(ndim, 0) {
     for (size_t k = ndim; k-- > 0;) {
-      index_[k] = linear % dims[k].size;
-      linear /= dims[k].size;
+      index_[k] = k == 0 ? linear : linear % dims[k].size;
+      linear = k == 0 ? 0 : linear / dims[k].size;
       offset_ += index_[k] * dims[k].in;
     }
   }
@@ -134,23 +140,45 @@ constexpr int64_t kSegment = 4096;     // elements of a run reduced before pairw
 constexpr int64_t kVerticalWidth = 64;  // outputs a vertical block accumulates together
 constexpr int64_t kVerticalLeaf = 16;   // rows a vertical block accumulates before pairwise combining
 
-// Accumulators per contiguous loop: enough independent chains to fill the vector units.
+// Contiguous runs accumulate into kChains vectors' worth of independent
+// accumulators (enough to hide the add latency), then the remainder into one
+// vector's worth, then combine them as a tree.
+constexpr int64_t kChains = 8;
 template <typename A>
-constexpr int64_t kLanes = std::max<int64_t>(4, 128 / static_cast<int64_t>(sizeof(A)));
+constexpr int64_t kVectorLanes = std::max<int64_t>(1, 32 / static_cast<int64_t>(sizeof(A)));
+
+// A reducer may bring its own routine for contiguous runs.
+template <typename R>
+concept HasContiguousRun = requires(const R& r, typename R::acc_t& acc, const typename R::in_t* p) {
+  r.accumulateContiguous(acc, p, int64_t{0}, int64_t{0});
+};
 
 template <typename R>
 void accumulateRun(const R& r, typename R::acc_t& acc, const typename R::in_t* p, int64_t n, int64_t stride,
                    int64_t index) {
+  if constexpr (HasContiguousRun<R>) {
+    if (stride == 1) {
+      r.accumulateContiguous(acc, p, n, index);
+      return;
+    }
+  }
   using A = typename R::acc_t;
-  constexpr int64_t L = kLanes<A>;
+  constexpr int64_t V = kVectorLanes<A>;
+  constexpr int64_t L = kChains * V;
   int64_t i = 0;
-  if (stride == 1 && n >= L) {
+  if (stride == 1 && n >= V) {
     A lanes[L];
     for (A& lane : lanes) lane = r.identity();
     for (; i + L <= n; i += L) {
       for (int64_t j = 0; j < L; ++j) r.step(lanes[j], p[i + j], index + i + j);
     }
-    for (const A& lane : lanes) r.merge(acc, lane);
+    for (; i + V <= n; i += V) {
+      for (int64_t j = 0; j < V; ++j) r.step(lanes[j], p[i + j], index + i + j);
+    }
+    for (int64_t width = L / 2; width > 0; width /= 2) {
+      for (int64_t j = 0; j < width; ++j) r.merge(lanes[j], lanes[j + width]);
+    }
+    r.merge(acc, lanes[0]);
   }
   for (; i < n; ++i) r.step(acc, p[i * stride], index + i);
 }
@@ -214,13 +242,18 @@ void reduceInner(const Geometry& g, const typename R::in_t* data, const R& r) {
   const int64_t segment_len = std::min(run.size, kSegment);
   auto leaf = [&](int64_t task, A& acc, int64_t lo, int64_t hi) {
     const typename R::in_t* base = data + offsetsOf(g.kept, g.kept.size(), task).first;
-    DimCounter row(g.reduced, outer_reduced, lo / pieces);
+    int64_t row_index = pieces == 1 ? lo : lo / pieces;
+    int64_t piece = pieces == 1 ? 0 : lo % pieces;
+    DimCounter row(g.reduced, outer_reduced, row_index);
     for (int64_t s = lo; s < hi; ++s) {
-      const int64_t piece = s % pieces;
-      if (piece == 0 && s != lo) row.next();
       const int64_t start = piece * kSegment;
       accumulateRun(r, acc, base + row.offset() + start * run.in, std::min(kSegment, run.size - start), run.in,
-                    s / pieces * run.size + start);
+                    row_index * run.size + start);
+      if (++piece == pieces) {
+        piece = 0;
+        ++row_index;
+        row.next();
+      }
     }
   };
   auto merge = [&](A& a, const A& b) { r.merge(a, b); };
@@ -283,6 +316,26 @@ void runReduction(const Tensor& in, const DimMask& mask, const Tensor& out, cons
 // ---------------------------------------------------------------------------
 // Reducers
 
+// The sum of a contiguous float run, in kChains vector accumulators.
+template <typename T>
+T sumContiguous(const T* p, int64_t n) {
+  using V = kernels::Simd<T>;
+  constexpr int64_t K = kChains;
+  V acc[K];
+  for (V& a : acc) a = V::broadcast(0);
+  int64_t i = 0;
+  for (; i + K * V::kSize <= n; i += K * V::kSize) {
+    for (int64_t k = 0; k < K; ++k) acc[k] = acc[k] + V::load(p + i + k * V::kSize);
+  }
+  for (; i + V::kSize <= n; i += V::kSize) acc[0] = acc[0] + V::load(p + i);
+  for (int64_t width = K / 2; width > 0; width /= 2) {
+    for (int64_t k = 0; k < width; ++k) acc[k] = acc[k] + acc[k + width];
+  }
+  T s = acc[0].sum();
+  for (; i < n; ++i) s += p[i];
+  return s;
+}
+
 template <typename T, typename A, bool kMean = false>
 struct SumOp {
   using in_t = T;
@@ -290,6 +343,11 @@ struct SumOp {
   A* out;
   static A identity() { return A(0); }
   static void step(A& a, T x, int64_t) { merge(a, static_cast<A>(x)); }
+  static void accumulateContiguous(A& a, const T* p, int64_t n, int64_t)
+    requires(std::is_floating_point_v<T> && std::is_same_v<T, A>)
+  {
+    a += sumContiguous(p, n);
+  }
   static void merge(A& a, const A& b) {
     if constexpr (std::is_same_v<A, bool>) {
       a = a || b;
@@ -327,7 +385,10 @@ struct ProdOp {
 template <bool kMax, typename T>
 T pick(T a, T x) {
   if constexpr (std::is_floating_point_v<T>) {
-    return (std::isnan(x) || (kMax ? x > a : x < a)) ? x : a;
+    // The comparison picks x when x is NaN (and compiles to maxps/minps);
+    // a NaN already in `a` is kept by the test after it.
+    const T m = kMax ? (a > x ? a : x) : (a < x ? a : x);
+    return std::isnan(a) ? a : m;
   } else {
     return kMax ? std::max(a, x) : std::min(a, x);
   }
@@ -353,6 +414,21 @@ struct ExtremumOp {
   void store(int64_t offset, const T& a, int64_t) const { out[offset] = a; }
 };
 
+// The first i with match(p[i]), or n; tested in blocks, so the tests vectorize.
+template <typename T, typename Match>
+int64_t findFirst(const T* p, int64_t n, const Match& match) {
+  constexpr int64_t kBlock = 32;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    int hits = 0;
+    for (int64_t j = 0; j < kBlock; ++j) hits += match(p[i + j]) ? 1 : 0;
+    if (hits) break;
+  }
+  for (; i < n && !match(p[i]); ++i) {
+  }
+  return i;
+}
+
 template <typename T>
 struct ValueIndex {
   T value;
@@ -376,6 +452,20 @@ struct ArgExtremumOp {
   static void step(acc_t& a, T x, int64_t index) { merge(a, {x, index}); }
   static void merge(acc_t& a, const acc_t& b) {
     if (better(b.value, a.value) || (!better(a.value, b.value) && b.index < a.index)) a = b;
+  }
+  // Two vectorizable passes beat one branchy one: the extremum, then where it first is.
+  static void accumulateContiguous(acc_t& a, const T* p, int64_t n, int64_t index) {
+    if (n == 0) return;
+    T value = extremumIdentity<kMax, T>();
+    accumulateRun(ExtremumOp<T, kMax>{nullptr}, value, p, n, 1, 0);
+    int64_t i;
+    if constexpr (std::is_floating_point_v<T>) {
+      i = std::isnan(value) ? findFirst(p, n, [](T x) { return std::isnan(x); })
+                            : findFirst(p, n, [value](T x) { return x == value; });
+    } else {
+      i = findFirst(p, n, [value](T x) { return x == value; });
+    }
+    merge(a, {value, index + i});
   }
   void store(int64_t offset, const acc_t& a, int64_t) const {
     if (values) values[offset] = a.value;

@@ -20,20 +20,34 @@ constexpr int64_t kColumnBlock = 256;  // columns scanned together
 template <typename T>
 using ScanAcc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
+template <bool kProd, typename A, typename T>
+void accumulate(A& acc, T x) {
+  if constexpr (kProd) {
+    acc *= static_cast<A>(x);
+  } else {
+    acc += static_cast<A>(x);
+  }
+}
+
+// Scans `width` adjacent columns of n rows, `stride` apart.
 template <bool kProd, typename T>
 void scanBlock(const T* x, T* y, int64_t n, int64_t stride, int64_t width) {
   using A = ScanAcc<T>;
+  if (width == 1) {  // a scan along the last dim: keep the accumulator in a register
+    A acc(kProd ? 1 : 0);
+    for (int64_t i = 0; i < n; ++i) {
+      accumulate<kProd>(acc, x[i * stride]);
+      y[i * stride] = static_cast<T>(acc);
+    }
+    return;
+  }
   A acc[kColumnBlock];
   std::fill(acc, acc + width, A(kProd ? 1 : 0));
   for (int64_t i = 0; i < n; ++i) {
     const T* xi = x + i * stride;
     T* yi = y + i * stride;
     for (int64_t j = 0; j < width; ++j) {
-      if constexpr (kProd) {
-        acc[j] *= static_cast<A>(xi[j]);
-      } else {
-        acc[j] += static_cast<A>(xi[j]);
-      }
+      accumulate<kProd>(acc[j], xi[j]);
       yi[j] = static_cast<T>(acc[j]);
     }
   }

@@ -2,123 +2,27 @@
 // the line's max, then exp(x - max) and its sum, so nothing overflows.
 // Contiguous lines (the last dim) vectorize along the line with SLEEF's exp;
 // lines along an inner dim vectorize across the neighbouring lines instead.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
-#if KILN_HAVE_AVX2
-#include <immintrin.h>
-#include <sleef.h>
-#endif
-
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/reduce_utils.h"
+#include "kiln/tensor/kernels/simd.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/reduce.h"
 
 namespace kiln {
 namespace {
 
-// One element acting as a vector of width 1: the portable path and the tails.
-template <typename T>
-struct Lane {
-  static constexpr int64_t kSize = 1;
-  T v;
-  static Lane load(const T* p) { return {*p}; }
-  static Lane broadcast(T x) { return {x}; }
-  void store(T* p) const { *p = v; }
-  Lane operator+(Lane o) const { return {v + o.v}; }
-  Lane operator-(Lane o) const { return {v - o.v}; }
-  Lane operator*(Lane o) const { return {v * o.v}; }
-  Lane operator/(Lane o) const { return {v / o.v}; }
-  static Lane max(Lane a, Lane b) { return {a.v < b.v ? b.v : a.v}; }
-  Lane exp() const { return {std::exp(v)}; }
-  Lane log() const { return {std::log(v)}; }
-  T sum() const { return v; }
-  T reduceMax() const { return v; }
-};
-
-template <typename T>
-struct SimdOf {
-  using type = Lane<T>;
-};
-
-#if KILN_HAVE_AVX2
-// AVX2 vectors; `max` may drop NaNs, which is harmless here: a NaN anywhere in
-// a line still reaches the sum of exps and so every result of the line.
-template <typename T, int64_t N, typename Ops>
-struct Avx2Vec {
-  static constexpr int64_t kSize = N;
-  typename Ops::Raw v;
-  static Avx2Vec load(const T* p) { return {Ops::load(p)}; }
-  static Avx2Vec broadcast(T x) { return {Ops::set1(x)}; }
-  void store(T* p) const { Ops::store(p, v); }
-  Avx2Vec operator+(Avx2Vec o) const { return {Ops::add(v, o.v)}; }
-  Avx2Vec operator-(Avx2Vec o) const { return {Ops::sub(v, o.v)}; }
-  Avx2Vec operator*(Avx2Vec o) const { return {Ops::mul(v, o.v)}; }
-  Avx2Vec operator/(Avx2Vec o) const { return {Ops::div(v, o.v)}; }
-  static Avx2Vec max(Avx2Vec a, Avx2Vec b) { return {Ops::max(a.v, b.v)}; }
-  Avx2Vec exp() const { return {Ops::exp(v)}; }
-  Avx2Vec log() const { return {Ops::log(v)}; }
-  T sum() const {
-    T lanes[N];
-    store(lanes);
-    T s = 0;
-    for (T x : lanes) s += x;
-    return s;
-  }
-  T reduceMax() const {
-    T lanes[N];
-    store(lanes);
-    T m = lanes[0];
-    for (T x : lanes) m = m < x ? x : m;
-    return m;
-  }
-};
-
-struct FloatOps {
-  using Raw = __m256;
-  static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-  static __m256 set1(float x) { return _mm256_set1_ps(x); }
-  static __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
-  static __m256 sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
-  static __m256 mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
-  static __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
-  static __m256 max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
-  static __m256 exp(__m256 v) { return Sleef_expf8_u10avx2(v); }
-  static __m256 log(__m256 v) { return Sleef_logf8_u10avx2(v); }
-};
-
-struct DoubleOps {
-  using Raw = __m256d;
-  static __m256d load(const double* p) { return _mm256_loadu_pd(p); }
-  static void store(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
-  static __m256d set1(double x) { return _mm256_set1_pd(x); }
-  static __m256d add(__m256d a, __m256d b) { return _mm256_add_pd(a, b); }
-  static __m256d sub(__m256d a, __m256d b) { return _mm256_sub_pd(a, b); }
-  static __m256d mul(__m256d a, __m256d b) { return _mm256_mul_pd(a, b); }
-  static __m256d div(__m256d a, __m256d b) { return _mm256_div_pd(a, b); }
-  static __m256d max(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
-  static __m256d exp(__m256d v) { return Sleef_expd4_u10avx2(v); }
-  static __m256d log(__m256d v) { return Sleef_logd4_u10avx2(v); }
-};
-
-template <>
-struct SimdOf<float> {
-  using type = Avx2Vec<float, 8, FloatOps>;
-};
-template <>
-struct SimdOf<double> {
-  using type = Avx2Vec<double, 4, DoubleOps>;
-};
-#endif
-
-template <typename T>
-using Simd = typename SimdOf<T>::type;
+using kernels::Lane;
+using kernels::Simd;
 
 // ---------------------------------------------------------------------------
 // Contiguous lines
 
+// May miss a NaN, which is harmless here: a NaN anywhere in a line still
+// reaches the sum of exps and so every result of the line.
 template <typename T>
 T lineMax(const T* x, int64_t n) {
   using V = Simd<T>;
