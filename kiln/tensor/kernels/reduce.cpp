@@ -624,6 +624,7 @@ template <bool kMax>
 std::tuple<Tensor, Tensor> argExtremum(const char* op, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
                                        bool with_values) {
   DimMask mask = detail::reductionMask(dim, self.dim());
+  KILN_CHECK_INDEX(dim || self.numel() != 0, op, "(): Expected reduction dim to be specified for input.numel() == 0.");
   detail::checkReducible(op, self, mask, dim.has_value());
   Tensor values = with_values ? keepdimResult(self, mask, self.dtype()) : Tensor();
   Tensor indices = keepdimResult(self, mask, ScalarType::Long);
@@ -661,10 +662,12 @@ Tensor allAny(const char* op, const Tensor& self, std::optional<int64_t> dim, bo
   return detail::dropReducedDims(out, mask, keepdim);
 }
 
-Tensor& checkAllAnyOut(const char* op, Tensor& out) {
+// all/any with out=: a bool or uint8 out; a uint8 out makes PyTorch 1.13 convert
+// the input to uint8 first (so 0.5 counts as false), and kiln does the same.
+Tensor allAnyOutInput(const char* op, const Tensor& self, const Tensor& out) {
   KILN_CHECK(out.dtype() == ScalarType::Bool || out.dtype() == ScalarType::Byte, op,
              " only supports bool tensor for result, got: ", scalarTypeShortName(out.dtype()));
-  return out;
+  return out.dtype() == ScalarType::Byte ? to(self, ScalarType::Byte) : self;
 }
 
 Tensor normImpl(const Tensor& self, const std::optional<Scalar>& p, OptionalDims dims, bool keepdim,
@@ -820,11 +823,11 @@ Tensor any(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 }
 
 Tensor& allOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
-  return detail::assignOut(checkAllAnyOut("all", out), all(self, dim, keepdim));
+  return detail::assignOut(out, all(allAnyOutInput("all", self, out), dim, keepdim));
 }
 
 Tensor& anyOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
-  return detail::assignOut(checkAllAnyOut("any", out), any(self, dim, keepdim));
+  return detail::assignOut(out, any(allAnyOutInput("any", self, out), dim, keepdim));
 }
 
 Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptionalDims dims, bool keepdim, OptionalDtype dtype) {

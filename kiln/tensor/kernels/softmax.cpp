@@ -62,8 +62,10 @@ template <typename T>
 void softmaxLine(const T* x, T* y, int64_t n, bool log) {
   const T m = lineMax(x, n);
   if (log) {
-    const T shift = m + std::log(lineSumExp<T>(x, nullptr, n, m));
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+    // (x - max) - log(sum), in that order: folding max into the shift first
+    // would round away the low bits of results far below max.
+    const T log_sum = std::log(lineSumExp<T>(x, nullptr, n, m));
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
   } else {
     const T scale = T(1) / lineSumExp(x, y, n, m);
     for (int64_t i = 0; i < n; ++i) y[i] *= scale;
@@ -85,8 +87,8 @@ void softmaxLines(const T* x, T* y, int64_t n, int64_t stride, bool log) {
     s = s + e;
   }
   if (log) {
-    const V shift = m + s.log();
-    for (int64_t i = 0; i < n; ++i) (V::load(x + i * stride) - shift).store(y + i * stride);
+    const V log_sum = s.log();
+    for (int64_t i = 0; i < n; ++i) ((V::load(x + i * stride) - m) - log_sum).store(y + i * stride);
   } else {
     const V scale = V::broadcast(1) / s;
     for (int64_t i = 0; i < n; ++i) (V::load(y + i * stride) * scale).store(y + i * stride);
