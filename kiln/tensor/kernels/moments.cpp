@@ -1,7 +1,6 @@
-// var, std, var_mean, std_mean. Each output reduces one row of the
-// reduced-dims-last matrix in two passes (mean, then squared deviations),
-// both accumulated in double: more accurate than a one-pass update, and
-// within rounding of PyTorch's results.
+// var, std, var_mean, std_mean, in two passes over each output's elements
+// (mean, then squared deviations), both accumulated in double: more accurate
+// than a one-pass update, and within rounding of PyTorch's results.
 #include <cmath>
 
 #include "kiln/tensor/kernels/reduce_utils.h"
@@ -24,26 +23,49 @@ double sumOf(const T* x, int64_t n, const F& f) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
+constexpr int64_t kColumns = 256;  // lines along an inner dim reduced together
+
 // Fills `variance` (the std when `take_sqrt`) and, when defined, `mean`:
 // contiguous tensors of the keepdim shape.
 void moments(const Tensor& self, const detail::DimMask& mask, int64_t correction, bool take_sqrt,
              const Tensor& variance, const Tensor& mean) {
-  const Tensor rows = detail::reducedDimsLast(self, mask);
-  const int64_t outputs = rows.sizes()[0], n = rows.sizes()[1];
+  const detail::ReducedBlock b = detail::reducedBlock(self, mask);
+  const int64_t n = b.n, inner = b.inner;
+  const int64_t blocks = (inner + kColumns - 1) / kColumns;
+  const double divisor = std::max<double>(0.0, static_cast<double>(n - correction));
   KILN_DISPATCH_FLOATING_TYPES(self.dtype(), "var", [&] {
     using T = scalar_t;
-    const T* in = rows.data<T>();
+    const T* x = b.data.data<T>();
     T* var_out = variance.data<T>();
     T* mean_out = mean.defined() ? mean.data<T>() : nullptr;
-    const double divisor = std::max<double>(0.0, static_cast<double>(n - correction));
-    parallelFor(0, outputs, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n)), [&](int64_t lo, int64_t hi) {
-      for (int64_t o = lo; o < hi; ++o) {
-        const T* x = in + o * n;
-        const double m = sumOf(x, n, [](double v) { return v; }) / static_cast<double>(n);
-        const double m2 = sumOf(x, n, [m](double v) { return (v - m) * (v - m); });
-        const double v = m2 / divisor;
-        var_out[o] = static_cast<T>(take_sqrt ? std::sqrt(v) : v);
-        if (mean_out) mean_out[o] = static_cast<T>(m);
+    auto finish = [&](int64_t index, double m, double m2) {
+      const double v = m2 / divisor;
+      var_out[index] = static_cast<T>(take_sqrt ? std::sqrt(v) : v);
+      if (mean_out) mean_out[index] = static_cast<T>(m);
+    };
+    const int64_t task_elems = std::max<int64_t>(1, n * std::min(inner, kColumns));
+    parallelFor(0, b.outer * blocks, std::max<int64_t>(1, kGrainSize / task_elems), [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int64_t o = t / blocks, j0 = t % blocks * kColumns, w = std::min(kColumns, inner - j0);
+        const T* base = x + o * n * inner + j0;
+        if (inner == 1) {
+          const double m = sumOf(base, n, [](double v) { return v; }) / static_cast<double>(n);
+          finish(o, m, sumOf(base, n, [m](double v) { return (v - m) * (v - m); }));
+          continue;
+        }
+        // Lines along an inner dim: accumulate whole rows of w columns at a time.
+        double means[kColumns] = {}, m2[kColumns] = {};
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < w; ++j) means[j] += static_cast<double>(base[i * inner + j]);
+        }
+        for (int64_t j = 0; j < w; ++j) means[j] /= static_cast<double>(n);
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < w; ++j) {
+            const double d = static_cast<double>(base[i * inner + j]) - means[j];
+            m2[j] += d * d;
+          }
+        }
+        for (int64_t j = 0; j < w; ++j) finish(o * inner + j0 + j, means[j], m2[j]);
       }
     });
   });

@@ -54,29 +54,33 @@ void checkReducible(const char* op, const Tensor& self, const DimMask& mask, boo
   }
 }
 
-int64_t reducedNumel(const Tensor& self, const DimMask& mask) {
-  int64_t n = 1;
+ReducedBlock reducedBlock(const Tensor& self, const DimMask& mask) {
+  ReducedBlock block;
+  int64_t first = -1, last = -1;
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (mask.test(static_cast<size_t>(d))) n *= self.sizes()[d];
+    if (!mask.test(static_cast<size_t>(d))) continue;
+    if (first < 0) first = d;
+    last = d;
   }
-  return n;
-}
-
-Tensor reducedDimsLast(const Tensor& self, const DimMask& mask) {
+  bool adjacent = true;
+  for (int64_t d = first; d >= 0 && d <= last; ++d) adjacent = adjacent && mask.test(static_cast<size_t>(d));
+  if (adjacent) {
+    block.data = contiguous(self);
+    for (int64_t d = 0; d < self.dim(); ++d) (d < first ? block.outer : d > last ? block.inner : block.n) *= self.sizes()[d];
+    return block;
+  }
+  // Kept dims first, then reduced ones, each in their original order.
   DimVector sizes, strides;
   for (bool reduced : {false, true}) {
     for (int64_t d = 0; d < self.dim(); ++d) {
       if (mask.test(static_cast<size_t>(d)) != reduced) continue;
       sizes.push_back(self.sizes()[d]);
       strides.push_back(self.strides()[d]);
+      (reduced ? block.n : block.outer) *= self.sizes()[d];
     }
   }
-  Tensor permuted = contiguous(makeView(self, sizes, strides, self.storageOffset()));
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < self.dim(); ++d) (mask.test(static_cast<size_t>(d)) ? inner : outer) *= self.sizes()[d];
-  const int64_t shape[] = {outer, inner};
-  return makeView(permuted, IntArrayRef(shape, 2), contiguousStrides(IntArrayRef(shape, 2)),
-                  permuted.storageOffset());
+  block.data = contiguous(makeView(self, sizes, strides, self.storageOffset()));
+  return block;
 }
 
 void resizeOutput(Tensor& out, IntArrayRef sizes) {

@@ -1,7 +1,7 @@
 #pragma once
 // What the reduction, softmax and scan kernels share: which dims an op
 // reduces, the shapes it produces, PyTorch's out= conventions, and the
-// "reduced dims last" matrix view that row-wise kernels work on.
+// [outer, reduced, inner] block view that line-wise kernels work on.
 #include <bitset>
 #include <optional>
 
@@ -26,12 +26,15 @@ Tensor dropReducedDims(const Tensor& keepdim_result, const DimMask& mask, bool k
 // max, min, argmax, ... have no identity: every reduced dim must be non-empty.
 void checkReducible(const char* op, const Tensor& self, const DimMask& mask, bool dim_given);
 
-// The number of elements each output reduces.
-int64_t reducedNumel(const Tensor& self, const DimMask& mask);
-// `self` with the kept dims first and the reduced dims last (each in their
-// original order), contiguous, as a [outputs, reduced] matrix: row i feeds
-// element i of a contiguous keepdim result.
-Tensor reducedDimsLast(const Tensor& self, const DimMask& mask);
+// `self` as a contiguous [outer, n, inner] block whose middle index runs over
+// the reduced elements, so that element (o, j) of a contiguous keepdim result
+// reduces data[o][*][j]. Reduced dims that are adjacent keep the input's
+// layout (a copy only if it is not contiguous); others are moved last (inner = 1).
+struct ReducedBlock {
+  Tensor data;
+  int64_t outer = 1, n = 1, inner = 1;
+};
+ReducedBlock reducedBlock(const Tensor& self, const DimMask& mask);
 
 // out=: PyTorch resizes an output of the wrong shape (reallocating it).
 void resizeOutput(Tensor& out, IntArrayRef sizes);

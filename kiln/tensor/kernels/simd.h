@@ -16,6 +16,7 @@ namespace kiln::kernels {
 // One element acting as a vector of width 1: the portable path and the tails.
 template <typename T>
 struct Lane {
+  using value_type = T;
   static constexpr int64_t kSize = 1;
   T v;
   static Lane load(const T* p) { return {*p}; }
@@ -42,6 +43,7 @@ struct SimdOf {
 // returns the second, so callers that must propagate NaN check for it.
 template <typename T, int64_t N, typename Ops>
 struct Avx2Vec {
+  using value_type = T;
   static constexpr int64_t kSize = N;
   typename Ops::Raw v;
   static Avx2Vec load(const T* p) { return {Ops::load(p)}; }
@@ -113,5 +115,51 @@ struct SimdOf<double> {
 
 template <typename T>
 using Simd = typename SimdOf<T>::type;
+
+// K vectors side by side, used as one: loops that walk memory with a stride
+// (lines along an inner dim) then read whole cache lines per step.
+template <typename V, int K>
+struct Wide {
+  using value_type = typename V::value_type;
+  static constexpr int64_t kSize = V::kSize * K;
+  V parts[K];
+
+  template <typename F>
+  static Wide make(const F& f) {
+    Wide w;
+    for (int k = 0; k < K; ++k) w.parts[k] = f(k);
+    return w;
+  }
+  static Wide load(const value_type* p) {
+    return make([&](int k) { return V::load(p + k * V::kSize); });
+  }
+  static Wide broadcast(value_type x) {
+    return make([&](int) { return V::broadcast(x); });
+  }
+  void store(value_type* p) const {
+    for (int k = 0; k < K; ++k) parts[k].store(p + k * V::kSize);
+  }
+  Wide operator+(const Wide& o) const {
+    return make([&](int k) { return parts[k] + o.parts[k]; });
+  }
+  Wide operator-(const Wide& o) const {
+    return make([&](int k) { return parts[k] - o.parts[k]; });
+  }
+  Wide operator*(const Wide& o) const {
+    return make([&](int k) { return parts[k] * o.parts[k]; });
+  }
+  Wide operator/(const Wide& o) const {
+    return make([&](int k) { return parts[k] / o.parts[k]; });
+  }
+  static Wide max(const Wide& a, const Wide& b) {
+    return make([&](int k) { return V::max(a.parts[k], b.parts[k]); });
+  }
+  Wide exp() const {
+    return make([&](int k) { return parts[k].exp(); });
+  }
+  Wide log() const {
+    return make([&](int k) { return parts[k].log(); });
+  }
+};
 
 }  // namespace kiln::kernels

@@ -74,18 +74,31 @@ void softmaxLine(const T* x, T* y, int64_t n, bool log) {
 
 // ---------------------------------------------------------------------------
 // Lines along an inner dim: V::kSize neighbouring lines at once. The lines
-// start at x and y, have n elements, `stride` apart.
+// start at x (and y), have n elements, `stride` apart.
+
+template <typename V, typename T>
+V linesMax(const T* x, int64_t n, int64_t stride) {
+  V m = V::broadcast(-std::numeric_limits<T>::infinity());
+  for (int64_t i = 0; i < n; ++i) m = V::max(m, V::load(x + i * stride));
+  return m;
+}
+
+// The sums of exp(x - shift); the exps are also written to `y` when it is not null.
+template <typename V, typename T>
+V linesSumExp(const T* x, T* y, int64_t n, int64_t stride, V shift) {
+  V s = V::broadcast(0);
+  for (int64_t i = 0; i < n; ++i) {
+    const V e = (V::load(x + i * stride) - shift).exp();
+    if (y) e.store(y + i * stride);
+    s = s + e;
+  }
+  return s;
+}
 
 template <typename V, typename T>
 void softmaxLines(const T* x, T* y, int64_t n, int64_t stride, bool log) {
-  V m = V::load(x);
-  for (int64_t i = 1; i < n; ++i) m = V::max(m, V::load(x + i * stride));
-  V s = V::broadcast(0);
-  for (int64_t i = 0; i < n; ++i) {
-    const V e = (V::load(x + i * stride) - m).exp();
-    if (!log) e.store(y + i * stride);
-    s = s + e;
-  }
+  const V m = linesMax<V>(x, n, stride);
+  const V s = linesSumExp<V>(x, log ? nullptr : y, n, stride, m);
   if (log) {
     const V log_sum = s.log();
     for (int64_t i = 0; i < n; ++i) ((V::load(x + i * stride) - m) - log_sum).store(y + i * stride);
@@ -95,37 +108,63 @@ void softmaxLines(const T* x, T* y, int64_t n, int64_t stride, bool log) {
   }
 }
 
+// Runs over the lines of a [outer, n, inner] block: row(o) for each line when
+// they are contiguous (inner = 1), else group(V{}, o, j) for the lines j..j+V::kSize
+// of block o, V being the widest vector type that fits.
+template <typename T, typename Row, typename Group>
+void forEachLine(const detail::ReducedBlock& b, const Row& row, const Group& group) {
+  using V = Simd<T>;
+  using W = kernels::Wide<V, 4>;
+  parallelFor(0, b.outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, b.n * b.inner)),
+              [&](int64_t lo, int64_t hi) {
+                for (int64_t o = lo; o < hi; ++o) {
+                  if (b.inner == 1) {
+                    row(o);
+                    continue;
+                  }
+                  int64_t j = 0;
+                  for (; j + W::kSize <= b.inner; j += W::kSize) group(W{}, o, j);
+                  for (; j + V::kSize <= b.inner; j += V::kSize) group(V{}, o, j);
+                  for (; j < b.inner; ++j) group(Lane<T>{}, o, j);
+                }
+              });
+}
+
 Tensor softmaxImpl(const char* op, const Tensor& self, int64_t dim, OptionalDtype dtype, bool log) {
-  const int64_t d = wrapDim(dim, self.dim());
-  const Tensor in = contiguous(dtype ? to(self, *dtype) : self);
+  const Tensor in = dtype ? to(self, *dtype) : self;
   KILN_CHECK(isFloatingType(in.dtype()), op, ": not implemented for '", scalarTypeShortName(in.dtype()), "'");
+  detail::DimMask mask;
+  mask.set(static_cast<size_t>(wrapDim(dim, in.dim())));
+  const detail::ReducedBlock b = detail::reducedBlock(in, mask);
   Tensor out = empty(in.sizes(), in.dtype());
   if (in.numel() == 0) return out;
-  const int64_t n = in.dim() == 0 ? 1 : in.sizes()[d];
-  int64_t inner = 1;
-  for (int64_t k = d + 1; k < in.dim(); ++k) inner *= in.sizes()[k];
-  const int64_t outer = in.numel() / (n * inner);
   KILN_DISPATCH_FLOATING_TYPES(in.dtype(), op, [&] {
     using T = scalar_t;
-    const T* x = in.data<T>();
+    const T* x = b.data.data<T>();
     T* y = out.data<T>();
-    const int64_t grain = std::max<int64_t>(1, kGrainSize / (n * inner));
-    parallelFor(0, outer, grain, [&](int64_t lo, int64_t hi) {
-      for (int64_t o = lo; o < hi; ++o) {
-        const T* xo = x + o * n * inner;
-        T* yo = y + o * n * inner;
-        if (inner == 1) {
-          softmaxLine(xo, yo, n, log);
-          continue;
-        }
-        using V = Simd<T>;
-        int64_t j = 0;
-        for (; j + V::kSize <= inner; j += V::kSize) softmaxLines<V>(xo + j, yo + j, n, inner, log);
-        for (; j < inner; ++j) softmaxLines<Lane<T>>(xo + j, yo + j, n, inner, log);
-      }
-    });
+    forEachLine<T>(
+        b, [&](int64_t o) { softmaxLine(x + o * b.n, y + o * b.n, b.n, log); },
+        [&](auto vec, int64_t o, int64_t j) {
+          const int64_t start = o * b.n * b.inner + j;
+          softmaxLines<decltype(vec)>(x + start, y + start, b.n, b.inner, log);
+        });
   });
   return out;
+}
+
+// logsumexp shifts by the max, except that an infinite max shifts by 0: a line
+// of -inf then gives -inf, and one with +inf gives +inf (PyTorch's rule).
+template <typename T>
+T finiteShift(T max) {
+  return std::isinf(max) ? T(0) : max;
+}
+
+template <typename V>
+V finiteShifts(V max) {
+  typename V::value_type lanes[V::kSize];
+  max.store(lanes);
+  for (auto& m : lanes) m = finiteShift(m);
+  return V::load(lanes);
 }
 
 Tensor& softmaxOutImpl(const char* op, const Tensor& self, int64_t dim, OptionalDtype dtype, bool log, Tensor& out) {
@@ -158,20 +197,24 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dims, bool keepdim) {
              "an input of shape ", shapeString(self.sizes()));
   const Tensor in = isIntegralType(self.dtype(), true) ? to(self, defaultFloatType()) : self;
   const detail::DimMask mask = detail::reductionMask(dims, in.dim());
-  const Tensor lines = detail::reducedDimsLast(in, mask);
+  const detail::ReducedBlock b = detail::reducedBlock(in, mask);
   Tensor out = empty(detail::reducedShape(in.sizes(), mask, true), in.dtype());
-  const int64_t outputs = lines.sizes()[0], n = lines.sizes()[1];
   KILN_DISPATCH_FLOATING_TYPES(in.dtype(), "logsumexp", [&] {
     using T = scalar_t;
-    const T* x = lines.data<T>();
+    const T* x = b.data.data<T>();
     T* y = out.data<T>();
-    parallelFor(0, outputs, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n)), [&](int64_t lo, int64_t hi) {
-      for (int64_t o = lo; o < hi; ++o) {
-        T m = lineMax(x + o * n, n);
-        if (std::isinf(m)) m = 0;  // all -inf stays -inf, any +inf gives +inf
-        y[o] = std::log(lineSumExp<T>(x + o * n, nullptr, n, m)) + m;
-      }
-    });
+    forEachLine<T>(
+        b,
+        [&](int64_t o) {
+          const T m = finiteShift(lineMax(x + o * b.n, b.n));
+          y[o] = std::log(lineSumExp<T>(x + o * b.n, nullptr, b.n, m)) + m;
+        },
+        [&](auto vec, int64_t o, int64_t j) {
+          using V = decltype(vec);
+          const T* start = x + o * b.n * b.inner + j;
+          const V m = finiteShifts(linesMax<V>(start, b.n, b.inner));
+          (linesSumExp<V, T>(start, nullptr, b.n, b.inner, m).log() + m).store(y + o * b.inner + j);
+        });
   });
   return detail::dropReducedDims(out, mask, keepdim);
 }
