@@ -57,6 +57,18 @@ TEST(ReduceSum, TransposedInputWalksInMemoryOrder) {
   for (int j = 0; j < 3; ++j) EXPECT_EQ(at<float>(cols, j), static_cast<float>(4 * j * 4 + 6));
 }
 
+TEST(ReduceSum, BroadcastStrideZeroInputs) {
+  Tensor x = iota({3});
+  Tensor rows = makeView(x, DimVector{4, 3}, DimVector{0, 1}, 0);  // x expanded to 4 rows
+  Tensor s = sum(rows, DimVector{0});
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(at<float>(s, j), 4.0f * static_cast<float>(j));
+  auto [values, indices] = max(rows, 0);
+  for (int j = 0; j < 3; ++j) EXPECT_EQ(at<int64_t>(indices, j), 0);
+  Tensor cols = makeView(x, DimVector{3, 5}, DimVector{1, 0}, 0);  // each element repeated 5 times
+  EXPECT_EQ(at<float>(sum(cols, DimVector{1}), 2), 10.0f);
+  EXPECT_EQ(at<float>(sum(cols), 0), 15.0f);
+}
+
 TEST(ReduceSum, PairwiseSummationKeepsFloat32Exact) {
   // A running float32 sum of ones stops growing at 2^24; pairwise summation does not.
   const int64_t n = (int64_t{1} << 24) + 4096;

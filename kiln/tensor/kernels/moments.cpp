@@ -1,6 +1,7 @@
 // var, std, var_mean, std_mean, in two passes over each output's elements
 // (mean, then squared deviations), both accumulated in double: more accurate
 // than a one-pass update, and within rounding of PyTorch's results.
+#include <algorithm>
 #include <cmath>
 
 #include "kiln/tensor/kernels/reduce_utils.h"
