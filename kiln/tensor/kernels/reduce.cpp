@@ -136,7 +136,7 @@ class DimCounter {
 // `index` is the element's position in the reduced space: along the reduced
 // dim for the reducers that report indices (they reduce one dim only).
 
-constexpr int64_t kSegment = 4096;     // elements of a run reduced before pairwise combining
+constexpr int64_t kSegment = 16384;    // elements of a run reduced before pairwise combining
 constexpr int64_t kVerticalWidth = 64;  // outputs a vertical block accumulates together
 constexpr int64_t kVerticalLeaf = 16;   // rows a vertical block accumulates before pairwise combining
 
