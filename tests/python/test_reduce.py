@@ -27,14 +27,6 @@ def make(rng, dtype, shape):
     return rng.standard_normal(shape).astype(dtype)
 
 
-def kdtype(name):
-    return getattr(kiln, name)
-
-
-def tdtype(name):
-    return getattr(torch, name)
-
-
 def check_view(fn, base, index, *, rtol=1e-5, atol=1e-6):
     """check_both for a non-contiguous view base[index], which check_both's copies would make contiguous."""
     kb, tb = base.copy(), base.copy()
