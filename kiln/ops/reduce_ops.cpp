@@ -1,0 +1,275 @@
+// aten:: registrations of the reductions, softmax and scans, with PyTorch
+// 1.13's schemas. (The named-dim overloads are left out: kiln has no named
+// tensors.)
+#include "kiln/core/op_registration.h"
+#include "kiln/tensor/reduce.h"
+
+namespace kiln {
+namespace {
+
+using Dtype = OptionalDtype;
+using Correction = std::optional<int64_t>;
+
+// The `unbiased` overloads are the `correction` ones with correction 0 or 1.
+Correction fromUnbiased(bool unbiased) { return unbiased ? 1 : 0; }
+
+// PyTorch's CPU softmax has no half-to-float mode either.
+void checkNoHalfToFloat(bool half_to_float) {
+  KILN_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
+}
+
+KILN_REGISTER_OPS(
+    // sum, mean, prod
+    op("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, OptionalDims dim, bool keepdim, Dtype dtype) { return sum(self, dim, keepdim, dtype); }),
+    op("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, Dtype dtype) { return sum(self, std::nullopt, false, dtype); }),
+    op("aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, OptionalDims dim, bool keepdim, Dtype dtype, Tensor out) {
+         return sumOut(self, dim, keepdim, dtype, out);
+       }),
+    op("aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, Dtype dtype, Tensor out) { return sumOut(self, std::nullopt, false, dtype, out); }),
+    op("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, Dtype dtype) { return mean(self, std::nullopt, false, dtype); }),
+    op("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, OptionalDims dim, bool keepdim, Dtype dtype) { return mean(self, dim, keepdim, dtype); }),
+    op("aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, OptionalDims dim, bool keepdim, Dtype dtype, Tensor out) {
+         return meanOut(self, dim, keepdim, dtype, out);
+       }),
+    op("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, Dtype dtype) { return prod(self, std::nullopt, false, dtype); }),
+    op("aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, int64_t dim, bool keepdim, Dtype dtype) { return prod(self, dim, keepdim, dtype); }),
+    op("aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, bool keepdim, Dtype dtype, Tensor out) {
+         return prodOut(self, dim, keepdim, dtype, out);
+       }),
+    op("aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, Dtype dtype, Tensor out) { return prodOut(self, std::nullopt, false, dtype, out); }),
+
+    // max, min
+    op("aten::max.other(Tensor self, Tensor other) -> Tensor",
+       [](const Tensor& self, const Tensor& other) { return max(self, other); }),
+    op("aten::max(Tensor self) -> Tensor", [](const Tensor& self) { return max(self); }),
+    op("aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+       [](const Tensor& self, int64_t dim, bool keepdim) { return max(self, dim, keepdim); }),
+    op("aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> "
+       "(Tensor(a!) values, Tensor(b!) indices)",
+       [](const Tensor& self, int64_t dim, bool keepdim, Tensor values, Tensor indices) {
+         maxOut(self, dim, keepdim, values, indices);
+         return std::make_tuple(values, indices);
+       }),
+    op("aten::max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& other, Tensor out) { return maxOut(self, other, out); }),
+    op("aten::min.other(Tensor self, Tensor other) -> Tensor",
+       [](const Tensor& self, const Tensor& other) { return min(self, other); }),
+    op("aten::min(Tensor self) -> Tensor", [](const Tensor& self) { return min(self); }),
+    op("aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+       [](const Tensor& self, int64_t dim, bool keepdim) { return min(self, dim, keepdim); }),
+    op("aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> "
+       "(Tensor(a!) values, Tensor(b!) indices)",
+       [](const Tensor& self, int64_t dim, bool keepdim, Tensor values, Tensor indices) {
+         minOut(self, dim, keepdim, values, indices);
+         return std::make_tuple(values, indices);
+       }),
+    op("aten::min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& other, Tensor out) { return minOut(self, other, out); }),
+    op("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return argmax(self, dim, keepdim); }),
+    op("aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor out) {
+         return argmaxOut(self, dim, keepdim, out);
+       }),
+    op("aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return argmin(self, dim, keepdim); }),
+    op("aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor out) {
+         return argminOut(self, dim, keepdim, out);
+       }),
+    op("aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+       [](const Tensor& self, IntArrayRef dim, bool keepdim) { return amax(self, dim, keepdim); }),
+    op("aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef dim, bool keepdim, Tensor out) { return amaxOut(self, dim, keepdim, out); }),
+    op("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+       [](const Tensor& self, IntArrayRef dim, bool keepdim) { return amin(self, dim, keepdim); }),
+    op("aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef dim, bool keepdim, Tensor out) { return aminOut(self, dim, keepdim, out); }),
+
+    // all, any
+    op("aten::all(Tensor self) -> Tensor", [](const Tensor& self) { return all(self); }),
+    op("aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, int64_t dim, bool keepdim) { return all(self, dim, keepdim); }),
+    op("aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, bool keepdim, Tensor out) { return allOut(self, dim, keepdim, out); }),
+    op("aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, Tensor out) { return allOut(self, std::nullopt, false, out); }),
+    op("aten::any(Tensor self) -> Tensor", [](const Tensor& self) { return any(self); }),
+    op("aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, int64_t dim, bool keepdim) { return any(self, dim, keepdim); }),
+    op("aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, bool keepdim, Tensor out) { return anyOut(self, dim, keepdim, out); }),
+    op("aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, Tensor out) { return anyOut(self, std::nullopt, false, out); }),
+
+    // var, std
+    op("aten::var(Tensor self, bool unbiased=True) -> Tensor",
+       [](const Tensor& self, bool unbiased) { return var(self, std::nullopt, fromUnbiased(unbiased)); }),
+    op("aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
+         return var(self, dim, fromUnbiased(unbiased), keepdim);
+       }),
+    op("aten::var.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
+         return var(self, dim, correction, keepdim);
+       }),
+    op("aten::var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim, Tensor out) {
+         return varOut(self, dim, fromUnbiased(unbiased), keepdim, out);
+       }),
+    op("aten::var.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim, Tensor out) {
+         return varOut(self, dim, correction, keepdim, out);
+       }),
+    op("aten::std(Tensor self, bool unbiased=True) -> Tensor",
+       [](const Tensor& self, bool unbiased) { return stdDev(self, std::nullopt, fromUnbiased(unbiased)); }),
+    op("aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
+         return stdDev(self, dim, fromUnbiased(unbiased), keepdim);
+       }),
+    op("aten::std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
+         return stdDev(self, dim, correction, keepdim);
+       }),
+    op("aten::std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim, Tensor out) {
+         return stdDevOut(self, dim, fromUnbiased(unbiased), keepdim, out);
+       }),
+    op("aten::std.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim, Tensor out) {
+         return stdDevOut(self, dim, correction, keepdim, out);
+       }),
+    op("aten::var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
+       [](const Tensor& self, bool unbiased) { return varMean(self, std::nullopt, fromUnbiased(unbiased)); }),
+    op("aten::var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
+       [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
+         return varMean(self, dim, fromUnbiased(unbiased), keepdim);
+       }),
+    op("aten::var_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
+       "(Tensor, Tensor)",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
+         return varMean(self, dim, correction, keepdim);
+       }),
+    op("aten::var_mean.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
+       "Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim, Tensor out0, Tensor out1) {
+         varMeanOut(self, dim, correction, keepdim, out0, out1);
+         return std::make_tuple(out0, out1);
+       }),
+    op("aten::std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
+       [](const Tensor& self, bool unbiased) { return stdMean(self, std::nullopt, fromUnbiased(unbiased)); }),
+    op("aten::std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
+       [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
+         return stdMean(self, dim, fromUnbiased(unbiased), keepdim);
+       }),
+    op("aten::std_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
+       "(Tensor, Tensor)",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
+         return stdMean(self, dim, correction, keepdim);
+       }),
+    op("aten::std_mean.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
+       "Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim, Tensor out0, Tensor out1) {
+         stdMeanOut(self, dim, correction, keepdim, out0, out1);
+         return std::make_tuple(out0, out1);
+       }),
+
+    // norm
+    op("aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
+       [](const Tensor& self, const Scalar& p) { return norm(self, p); }),
+    op("aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
+         return norm(self, p, dim, keepdim);
+       }),
+    op("aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> "
+       "Tensor",
+       [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype) {
+         return norm(self, p, dim, keepdim, dtype);
+       }),
+    op("aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor",
+       [](const Tensor& self, const std::optional<Scalar>& p, ScalarType dtype) {
+         return norm(self, p, std::nullopt, false, dtype);
+       }),
+    op("aten::norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Scalar& p, Tensor out) {
+         return normOut(self, p, std::nullopt, false, std::nullopt, out);
+       }),
+    op("aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, Tensor out) {
+         return normOut(self, p, dim, keepdim, std::nullopt, out);
+       }),
+    op("aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype,
+          Tensor out) { return normOut(self, p, dim, keepdim, dtype, out); }),
+    op("aten::norm.ScalarOpt_dtype_out(Tensor self, Scalar? p, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const std::optional<Scalar>& p, ScalarType dtype, Tensor out) {
+         return normOut(self, p, std::nullopt, false, dtype, out);
+       }),
+
+    // logsumexp, softmax
+    op("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+       [](const Tensor& self, IntArrayRef dim, bool keepdim) { return logsumexp(self, dim, keepdim); }),
+    op("aten::logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef dim, bool keepdim, Tensor out) {
+         return logsumexpOut(self, dim, keepdim, out);
+       }),
+    op("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, int64_t dim, Dtype dtype) { return softmax(self, dim, dtype); }),
+    op("aten::softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return softmaxOut(self, dim, dtype, out); }),
+    op("aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, int64_t dim, Dtype dtype) { return logSoftmax(self, dim, dtype); }),
+    op("aten::log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return logSoftmaxOut(self, dim, dtype, out); }),
+    op("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+       [](const Tensor& self, int64_t dim, bool half_to_float) {
+         checkNoHalfToFloat(half_to_float);
+         return softmax(self, dim);
+       }),
+    op("aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, bool half_to_float, Tensor out) {
+         checkNoHalfToFloat(half_to_float);
+         return softmaxOut(self, dim, std::nullopt, out);
+       }),
+    op("aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+       [](const Tensor& self, int64_t dim, bool half_to_float) {
+         checkNoHalfToFloat(half_to_float);
+         return logSoftmax(self, dim);
+       }),
+    op("aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, bool half_to_float, Tensor out) {
+         checkNoHalfToFloat(half_to_float);
+         return logSoftmaxOut(self, dim, std::nullopt, out);
+       }),
+
+    // cumsum, cumprod
+    op("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, int64_t dim, Dtype dtype) { return cumsum(self, dim, dtype); }),
+    op("aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return cumsumOut(self, dim, dtype, out); }),
+    op("aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+       [](const Tensor& self, int64_t dim, Dtype dtype) { return cumprod(self, dim, dtype); }),
+    op("aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return cumprodOut(self, dim, dtype, out); }), );
+
+}  // namespace
+}  // namespace kiln
