@@ -83,20 +83,6 @@ ReducedBlock reducedBlock(const Tensor& self, const DimMask& mask) {
   return block;
 }
 
-void resizeOutput(Tensor& out, IntArrayRef sizes) {
-  IntArrayRef current = out.sizes();
-  if (current.size() == sizes.size() && std::equal(current.begin(), current.end(), sizes.begin())) return;
-  Tensor fresh = empty(sizes, out.dtype());
-  out.impl()->setStorage(fresh.storage());
-  out.impl()->setSizesAndStrides(fresh.sizes(), fresh.strides(), 0);
-}
-
-Tensor& assignOut(Tensor& out, const Tensor& result) {
-  resizeOutput(out, result.sizes());
-  copy_(out, result);
-  return out;
-}
-
 void checkOutDtype(const Tensor& out, ScalarType expected) {
   KILN_CHECK(out.dtype() == expected, "Expected out tensor to have dtype ", scalarTypeName(expected), ", but got ",
              scalarTypeName(out.dtype()), " instead");

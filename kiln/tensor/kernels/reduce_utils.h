@@ -5,6 +5,7 @@
 #include <bitset>
 #include <optional>
 
+#include "kiln/tensor/shape.h"  // resizeOutput, writeOut
 #include "kiln/tensor/tensor.h"
 
 namespace kiln::detail {
@@ -36,10 +37,9 @@ struct ReducedBlock {
 };
 ReducedBlock reducedBlock(const Tensor& self, const DimMask& mask);
 
-// out=: PyTorch resizes an output of the wrong shape (reallocating it).
-void resizeOutput(Tensor& out, IntArrayRef sizes);
-// Resizes `out` to `result`'s shape and copies `result` (converting dtype) into it.
-Tensor& assignOut(Tensor& out, const Tensor& result);
+// Resizes `out` to `result`'s shape and copies `result` (converting dtype)
+// into it; out= dtype rules are checked by the callers (checkOutDtype).
+inline Tensor& assignOut(Tensor& out, const Tensor& result) { return writeOut(out, result, "out=", OutDtype::Any); }
 void checkOutDtype(const Tensor& out, ScalarType expected);
 // The dtype an op computes in: `dtype` if given (then `out`, if any, must
 // have it), else `out`'s dtype if given, else `fallback`.
