@@ -542,6 +542,16 @@ bool ClassType::equals(const Type& other) const {
   return o && o->name_ == name_;
 }
 
+const TypePtr& FunctionType::get() {
+  static const TypePtr instance = std::make_shared<FunctionType>();
+  return instance;
+}
+
+bool FunctionType::equals(const Type& other) const {
+  auto o = other.cast<FunctionType>();
+  return o && o->name_ == name_;
+}
+
 bool VarType::equals(const Type& other) const {
   auto o = other.cast<VarType>();
   return o && o->name_ == name_;

@@ -45,6 +45,7 @@ enum class TypeKind {
   Var,  // a type variable of a schema (`t`, `t[]`)
   Device,
   Stream,
+  Function,
   Class,
   Capsule,
   Union,
@@ -370,6 +371,23 @@ class ClassType : public Type {
   };
   std::string name_;
   std::vector<Attribute> attributes_;
+};
+
+// A TorchScript function used as a value (prim::Constant of a callee for
+// prim::CallFunction). The runtime keeps the function itself; the type only
+// says "a function", optionally which one by name.
+class FunctionType : public Type {
+ public:
+  static constexpr TypeKind Kind = TypeKind::Function;
+  explicit FunctionType(std::string qualified_name = "") : Type(Kind), name_(std::move(qualified_name)) {}
+  static const TypePtr& get();
+  static TypePtr create(std::string qualified_name) { return std::make_shared<FunctionType>(std::move(qualified_name)); }
+  const std::string& name() const { return name_; }
+  std::string str() const override { return "Function"; }
+  bool equals(const Type& other) const override;
+
+ private:
+  std::string name_;
 };
 
 // A schema's type variable: `t` in `aten::append.t(t[](a!) self, t(c -> *) el)`.

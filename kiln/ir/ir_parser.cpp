@@ -466,6 +466,7 @@ class IRParser {
     if (name == "Generator") return GeneratorType::get();
     if (name == "Stream") return StreamObjType::get();
     if (name == "Capsule") return CapsuleType::get();
+    if (name == "Function") return FunctionType::get();
     // Lowercase names are type variables, as in schemas.
     if (std::islower(static_cast<unsigned char>(name[0]))) return VarType::create(std::string(name));
     fail(t, "unknown type '" + std::string(name) + "'");
@@ -587,7 +588,8 @@ class IRParser {
   TypePtr parseClassType(const Token& first) {
     std::string name = "__torch__";
     while (cur().is('.') && peekAt(1).kind == Tok::Ident) {
-      name += "." + std::string(peekAt(1).text);
+      name += '.';
+      name += peekAt(1).text;
       pos_ += 2;
     }
     if (name == "__torch__") fail(first, "expected a class name like __torch__.MyModule");

@@ -92,6 +92,7 @@ const char* typeKindName(TypeKind k) {
     case TypeKind::Var: return "VarType";
     case TypeKind::Device: return "DeviceObjType";
     case TypeKind::Stream: return "StreamObjType";
+    case TypeKind::Function: return "FunctionType";
     case TypeKind::Class: return "ClassType";
     case TypeKind::Capsule: return "CapsuleType";
     case TypeKind::Union: return "UnionType";
