@@ -22,23 +22,23 @@ IValue::IValue(const Scalar& s) {
 
 namespace {
 template <typename Range>
-IntrusivePtr<ListObj> makeList(const TypePtr& type, const Range& values) {
+IntrusivePtr<ListObj> makeList(const TypePtr& element_type, const Range& values) {
   std::vector<IValue> elems;
   elems.reserve(values.size());
   for (const auto& v : values) elems.emplace_back(v);
-  return makeIntrusive<ListObj>(type, std::move(elems));
+  return makeIntrusive<ListObj>(element_type, std::move(elems));
 }
 }  // namespace
 
-IValue::IValue(const std::vector<int64_t>& v) : IValue(makeList(ListType::ofInts(), v)) {}
-IValue::IValue(IntArrayRef v) : IValue(makeList(ListType::ofInts(), v)) {}
-IValue::IValue(const std::vector<double>& v) : IValue(makeList(ListType::ofFloats(), v)) {}
-IValue::IValue(const std::vector<std::string>& v) : IValue(makeList(ListType::ofStrings(), v)) {}
-IValue::IValue(const std::vector<Tensor>& v) : IValue(makeList(ListType::ofTensors(), v)) {}
+IValue::IValue(const std::vector<int64_t>& v) : IValue(makeList(IntType::get(), v)) {}
+IValue::IValue(IntArrayRef v) : IValue(makeList(IntType::get(), v)) {}
+IValue::IValue(const std::vector<double>& v) : IValue(makeList(FloatType::get(), v)) {}
+IValue::IValue(const std::vector<std::string>& v) : IValue(makeList(StringType::get(), v)) {}
+IValue::IValue(const std::vector<Tensor>& v) : IValue(makeList(TensorType::get(), v)) {}
 IValue::IValue(const std::vector<bool>& v) {
   std::vector<IValue> elems;
   for (bool b : v) elems.emplace_back(b);
-  *this = IValue(makeIntrusive<ListObj>(ListType::ofBools(), std::move(elems)));
+  *this = IValue(makeIntrusive<ListObj>(BoolType::get(), std::move(elems)));
 }
 
 IValue IValue::tuple(std::vector<IValue> elements) { return IValue(makeIntrusive<TupleObj>(std::move(elements))); }

@@ -488,22 +488,27 @@ bool UnionType::canHoldType(const Type& t) const {
   return std::any_of(types_.begin(), types_.end(), [&](const TypePtr& m) { return t.isSubtypeOf(*m); });
 }
 
-// int, float and complex together print as one `Scalar` (`number`) at the end.
+// int, float and complex together print as one `Scalar` (`number`) at the
+// end. The separators are PyTorch 1.13's, quirks included: a member after a
+// skipped number gets a comma even when nothing precedes it
+// (`Union(, str, Scalar)`), and `Scalar` gets one only after such a comma.
 std::string UnionType::unionStr(bool annotation) const {
   bool has_number = canHoldType(*NumberType::get());
   auto is_number = [](const TypePtr& t) {
     return t->kind() == TypeKind::Int || t->kind() == TypeKind::Float || t->kind() == TypeKind::Complex;
   };
   std::string s = annotation ? "Union[" : "Union(";
-  bool first = true;
-  for (const TypePtr& t : types_) {
-    if (has_number && is_number(t)) continue;
-    if (!first) s += ", ";
-    first = false;
-    s += annotation ? t->annotationStr() : t->str();
+  bool printed = false;
+  for (size_t i = 0; i < types_.size(); ++i) {
+    if (has_number && is_number(types_[i])) continue;
+    if (i > 0) {
+      s += ", ";
+      printed = true;
+    }
+    s += annotation ? types_[i]->annotationStr() : types_[i]->str();
   }
   if (has_number) {
-    if (!first) s += ", ";
+    if (printed) s += ", ";
     s += annotation ? NumberType::get()->annotationStr() : NumberType::get()->str();
   }
   return s + (annotation ? "]" : ")");

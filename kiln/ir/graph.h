@@ -13,6 +13,7 @@
 // std::shared_ptr<Graph> while holding raw Node*/Value*/Block* pointers.
 #include <functional>
 #include <iosfwd>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -128,6 +129,12 @@ class Node;
 // An iterator stays valid unless the node it points to moves or is destroyed.
 class NodeIterator {
  public:
+  using iterator_category = std::bidirectional_iterator_tag;
+  using value_type = Node*;
+  using difference_type = std::ptrdiff_t;
+  using pointer = Node* const*;
+  using reference = Node*;
+
   NodeIterator(Node* cur, bool reverse) : cur_(cur), reverse_(reverse) {}
   Node* operator*() const { return cur_; }
   Node* operator->() const { return cur_; }
