@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "kiln/tensor/copy.h"
@@ -645,12 +646,11 @@ class IRParser {
       }
       return;
     }
-    if (t.is('(') || t.isIdent("True") || t.isIdent("False") || t.isIdent("annotate") ||
-        (t.isIdent("torch") && peekAt(1).is('.'))) {
+    if (startsValueLiteral(t)) {
       n->ival_(name, parseLiteral(n));
       return;
     }
-    // Anything else is a type, `None` included (PyTorch reads it as NoneType).
+    // Anything else is a type.
     n->ty_(name, parseType());
   }
 
@@ -700,6 +700,13 @@ class IRParser {
     }
   }
 
+  // Identifiers that begin a constant rather than a type. `None` is the value
+  // None (the printer writes an attribute holding None that way).
+  bool startsValueLiteral(const Token& t) const {
+    return t.is('(') || t.isIdent("None") || t.isIdent("True") || t.isIdent("False") || t.isIdent("annotate") ||
+           (t.isIdent("torch") && peekAt(1).is('.'));
+  }
+
   Literal parseListElement(Node* n) {
     const Token& t = cur();
     Literal l;
@@ -710,8 +717,7 @@ class IRParser {
       l = parseNumber();
     } else if (t.is('<')) {
       fail(t, "tensor list placeholders like [<Tensors>] cannot be parsed");
-    } else if (t.kind == Tok::Ident && !t.isIdent("True") && !t.isIdent("False") && !t.isIdent("annotate") &&
-               !(t.isIdent("torch") && peekAt(1).is('.'))) {
+    } else if (t.kind == Tok::Ident && !startsValueLiteral(t)) {
       l.kind = Literal::Kind::Type;
       l.type = parseType();
     } else {
@@ -947,7 +953,7 @@ class IRParser {
     } else {
       out = empty(size_vec, dtype);
     }
-    copy_(out, scalarToTensor(Scalar(int64_t{0})));
+    std::memset(out.storage()->data(), 0, out.storage()->nbytes());
     return out;
   }
 

@@ -9,7 +9,8 @@
 // refined types with partly known sizes (`Float(*, 3)`), `Tensor(2, 3)`,
 // `FloatTensor`, `Union(...)`, `NamedTuple(...)`, class types (`__torch__.C`),
 // and constant literals: `{1.5}` tensors, tuples, dicts, nested lists,
-// `True`/`False`, `torch.device("cpu")`, `annotate(List[int], [])`, `inf`/`nan`.
+// `None`, `True`/`False`, `torch.device("cpu")`, `annotate(List[int], [])`,
+// `inf`/`nan`.
 // Indentation is not significant.
 //
 // Malformed text raises kiln::Error with the line, the column, the line
