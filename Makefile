@@ -3,6 +3,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 PYTHON := /usr/bin/python3
 JOBS ?= $(shell nproc)
+LIT ?= /usr/lib/llvm-14/build/utils/lit/lit.py
 
 # Debian packages kiln needs to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config python3-dev pybind11-dev \
@@ -35,7 +36,7 @@ cpp-test: build
 
 lit-test: build
 	@if [ -n "$$(find tests/lit -name '*.ir' -o -name '*.py' -o -name '*.test' 2>/dev/null | head -1)" ]; then \
-	  lit -sv tests/lit; else echo "lit: no tests yet"; fi
+	  KILN_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) $(LIT) -sv tests/lit; else echo "lit: no tests yet"; fi
 
 py-test: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python
