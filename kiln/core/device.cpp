@@ -23,8 +23,8 @@ Device Device::parse(std::string_view text) {
   std::string_view index_text = text.substr(kind.size() + 1);
   int index = -1;
   auto [end, ec] = std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
-  KILN_CHECK(ec == std::errc() && end == index_text.data() + index_text.size() && !index_text.empty() &&
-                 index >= 0 && index < 128,
+  KILN_CHECK(ec == std::errc() && end == index_text.data() + index_text.size() && !index_text.empty() && index >= 0 &&
+                 index < 128,
              "Invalid device string: '", text, "'");
   return Device(type, static_cast<int8_t>(index));
 }

@@ -11,12 +11,22 @@
 namespace kiln {
 
 ListObj::ListObj(TypePtr type, std::vector<IValue> elems) : element_type(std::move(type)), elements(std::move(elems)) {}
+TupleObj::TupleObj(std::vector<IValue> elems, TypePtr t) : elements(std::move(elems)), type(std::move(t)) {}
 
 IValue::IValue(const Scalar& s) {
   switch (s.kind()) {
-    case Scalar::Kind::Double: tag_ = Tag::Double; payload_.d = s.toDouble(); break;
-    case Scalar::Kind::Int: tag_ = Tag::Int; payload_.i = s.toLong(); break;
-    case Scalar::Kind::Bool: tag_ = Tag::Bool; payload_.i = s.toBool(); break;
+    case Scalar::Kind::Double:
+      tag_ = Tag::Double;
+      payload_.d = s.toDouble();
+      break;
+    case Scalar::Kind::Int:
+      tag_ = Tag::Int;
+      payload_.i = s.toLong();
+      break;
+    case Scalar::Kind::Bool:
+      tag_ = Tag::Bool;
+      payload_.i = s.toBool();
+      break;
   }
 }
 
@@ -205,8 +215,8 @@ size_t combineHash(size_t seed, size_t h) { return seed ^ (h + 0x9e3779b9 + (see
 bool tensorsEqual(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) return a.defined() == b.defined();
   int64_t n = std::max(a.numel(), b.numel());
-  KILN_CHECK(a.numel() == 1 && b.numel() == 1, "Boolean value of Tensor with ", n == 0 ? "no values" : "more than one value",
-             " is ambiguous");
+  KILN_CHECK(a.numel() == 1 && b.numel() == 1, "Boolean value of Tensor with ",
+             n == 0 ? "no values" : "more than one value", " is ambiguous");
   Scalar x = a.item(), y = b.item();
   if (x.isFloatingPoint() || y.isFloatingPoint()) return x.toDouble() == y.toDouble();
   return x.toLong() == y.toLong();
@@ -375,9 +385,7 @@ void printIRDouble(std::ostream& out, double d) {
 std::ostream& operator<<(std::ostream& out, const IValue& v) {
   switch (v.tag()) {
     case IValue::Tag::None: return out << "None";
-    case IValue::Tag::Tensor:
-      printTensorATenStyle(out, v.toTensor());
-      return out;
+    case IValue::Tag::Tensor: printTensorATenStyle(out, v.toTensor()); return out;
     case IValue::Tag::Double: printPlainDouble(out, v.toDouble()); return out;
     case IValue::Tag::Int: return out << v.toInt();
     case IValue::Tag::Bool: return out << (v.toBool() ? "True" : "False");
@@ -392,7 +400,8 @@ std::ostream& operator<<(std::ostream& out, const IValue& v) {
       return out;
     }
     case IValue::Tag::Dict:
-      printSequence(out, v.toDictRef().items(), "{", "}", [&](const auto& kv) { out << kv.first << ": " << kv.second; });
+      printSequence(out, v.toDictRef().items(), "{", "}",
+                    [&](const auto& kv) { out << kv.first << ": " << kv.second; });
       return out;
     case IValue::Tag::Object:
       return out << "<" << v.toObjectRef().type->name() << " object at " << static_cast<const void*>(&v.toObjectRef())

@@ -37,8 +37,7 @@ struct ListObj : RefCounted {
 };
 
 struct TupleObj : RefCounted {
-  explicit TupleObj(std::vector<IValue> elements, TypePtr type = nullptr)
-      : elements(std::move(elements)), type(std::move(type)) {}
+  explicit TupleObj(std::vector<IValue> elements, TypePtr type = nullptr);
   std::vector<IValue> elements;
   TypePtr type;  // set for named tuples; otherwise derived from the elements
 };
@@ -53,12 +52,16 @@ class IValue {
 
   IValue() : tag_(Tag::None) { payload_.i = 0; }
   IValue(std::nullopt_t) : IValue() {}
-  IValue(Tensor t) : tag_(Tag::Tensor) { payload_.p = t.implPtr() ? IntrusivePtr<TensorImpl>(t.implPtr()).release() : nullptr; }
+  IValue(Tensor t) : tag_(Tag::Tensor) {
+    payload_.p = t.implPtr() ? IntrusivePtr<TensorImpl>(t.implPtr()).release() : nullptr;
+  }
   IValue(double d) : tag_(Tag::Double) { payload_.d = d; }
   IValue(int64_t i) : tag_(Tag::Int) { payload_.i = i; }
   IValue(int i) : IValue(static_cast<int64_t>(i)) {}
   IValue(bool b) : tag_(Tag::Bool) { payload_.i = b; }
-  IValue(Device d) : tag_(Tag::Device) { payload_.i = static_cast<int64_t>(d.type) | (static_cast<int64_t>(d.index) << 8); }
+  IValue(Device d) : tag_(Tag::Device) {
+    payload_.i = static_cast<int64_t>(d.type) | (static_cast<int64_t>(d.index) << 8);
+  }
   IValue(const Scalar& s);
   IValue(std::string s) : tag_(Tag::String) { payload_.p = makeIntrusive<StringObj>(std::move(s)).release(); }
   IValue(const char* s) : IValue(std::string(s)) {}

@@ -68,8 +68,8 @@ bool isIdentifierChar(char c) {
 
 Symbol Symbol::fromQualString(std::string_view qual) {
   size_t sep = qual.find("::");
-  KILN_CHECK(sep != std::string_view::npos && sep > 0 && sep + 2 < qual.size(),
-             "'", qual, "' is not a qualified name of the form namespace::name");
+  KILN_CHECK(sep != std::string_view::npos && sep > 0 && sep + 2 < qual.size(), "'", qual,
+             "' is not a qualified name of the form namespace::name");
   for (size_t i = 0; i < sep; ++i) {
     KILN_CHECK(isIdentifierChar(qual[i]), "'", qual, "' has an invalid namespace");
   }

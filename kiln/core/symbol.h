@@ -64,8 +64,8 @@ class Symbol {
 
 std::ostream& operator<<(std::ostream& out, Symbol s);
 
-#define KILN_DEFINE_SYMBOL(ns, s) \
-  namespace ns {                  \
+#define KILN_DEFINE_SYMBOL(ns, s)                      \
+  namespace ns {                                       \
   constexpr Symbol s(detail::BuiltinSymbol::ns##_##s); \
   }
 KILN_FORALL_BUILTIN_SYMBOLS(KILN_DEFINE_SYMBOL)

@@ -120,8 +120,7 @@ bool Type::isSubtypeOf(const Type& rhs) const {
     case TypeKind::None:
       if (rhs.kind() == TypeKind::Optional) return true;
       break;
-    default:
-      break;
+    default: break;
   }
   if (auto o = rhs.cast<OptionalType>()) return isSubtypeOf(*o->elementType());
   if (auto u = rhs.cast<UnionType>()) return u->canHoldType(*this);
@@ -216,9 +215,7 @@ TypePtr TensorType::fromTensor(const Tensor& t) {
                 t.requiresGrad(), false);
 }
 
-bool TensorType::isComplete() const {
-  return dtype_ && device_ && sizes_.isComplete() && strides_.isComplete();
-}
+bool TensorType::isComplete() const { return dtype_ && device_ && sizes_.isComplete() && strides_.isComplete(); }
 
 bool TensorType::isRefined() const {
   return dtype_ || device_ || sizes_.size() || strides_.size() || requires_grad_ || undefined_;
@@ -345,9 +342,9 @@ TypePtr OptionalType::create(TypePtr elem) {
   }
   std::vector<TypePtr> members;
   flattenUnion(elem, members);
-  members.erase(std::remove_if(members.begin(), members.end(),
-                               [](const TypePtr& t) { return t->kind() == TypeKind::None; }),
-                members.end());
+  members.erase(
+      std::remove_if(members.begin(), members.end(), [](const TypePtr& t) { return t->kind() == TypeKind::None; }),
+      members.end());
   if (members.empty()) return std::make_shared<OptionalType>(NoneType::get());
   standardizeUnion(members);
   if (members.size() == 1) return std::make_shared<OptionalType>(members[0]);
@@ -679,8 +676,9 @@ class AnnotationParser {
     skipSpace();
     expect(']');
     if (count && args.size() != count) {
-      fail(start, name + "[...] takes " + std::to_string(count) + " type argument" + (count > 1 ? "s" : "") +
-                      ", got " + std::to_string(args.size()),
+      fail(start,
+           name + "[...] takes " + std::to_string(count) + " type argument" + (count > 1 ? "s" : "") + ", got " +
+               std::to_string(args.size()),
            pos_);
     }
     return args;

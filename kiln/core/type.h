@@ -156,8 +156,8 @@ class TensorType : public Type {
  public:
   static constexpr TypeKind Kind = TypeKind::Tensor;
   TensorType() : Type(Kind) {}
-  TensorType(std::optional<ScalarType> dtype, std::optional<Device> device, VaryingShape sizes,
-             VaryingShape strides, std::optional<bool> requires_grad, std::optional<bool> undefined = std::nullopt);
+  TensorType(std::optional<ScalarType> dtype, std::optional<Device> device, VaryingShape sizes, VaryingShape strides,
+             std::optional<bool> requires_grad, std::optional<bool> undefined = std::nullopt);
   // The unrefined `Tensor`.
   static const TypePtr& get();
   static TypePtr create(std::optional<ScalarType> dtype, std::optional<Device> device, VaryingShape sizes,
@@ -310,7 +310,9 @@ class DictType : public Type {
  public:
   static constexpr TypeKind Kind = TypeKind::Dict;
   DictType(TypePtr key, TypePtr value) : Type(Kind), key_(std::move(key)), value_(std::move(value)) {}
-  static TypePtr create(TypePtr key, TypePtr value) { return std::make_shared<DictType>(std::move(key), std::move(value)); }
+  static TypePtr create(TypePtr key, TypePtr value) {
+    return std::make_shared<DictType>(std::move(key), std::move(value));
+  }
   const TypePtr& keyType() const { return key_; }
   const TypePtr& valueType() const { return value_; }
   std::string str() const override { return "Dict(" + key_->str() + ", " + value_->str() + ")"; }
@@ -381,7 +383,9 @@ class FunctionType : public Type {
   static constexpr TypeKind Kind = TypeKind::Function;
   explicit FunctionType(std::string qualified_name = "") : Type(Kind), name_(std::move(qualified_name)) {}
   static const TypePtr& get();
-  static TypePtr create(std::string qualified_name) { return std::make_shared<FunctionType>(std::move(qualified_name)); }
+  static TypePtr create(std::string qualified_name) {
+    return std::make_shared<FunctionType>(std::move(qualified_name));
+  }
   const std::string& name() const { return name_; }
   std::string str() const override { return "Function"; }
   bool equals(const Type& other) const override;

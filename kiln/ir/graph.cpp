@@ -515,8 +515,8 @@ const T& Node::getAttribute(Symbol name, AttributeKind kind) const {
   return std::get<T>(a.value);
 }
 
-#define KILN_INSTANTIATE_ATTRIBUTE(Type)                                          \
-  template Node* Node::setAttribute<Type>(Symbol, AttributeKind, Type);           \
+#define KILN_INSTANTIATE_ATTRIBUTE(Type)                                \
+  template Node* Node::setAttribute<Type>(Symbol, AttributeKind, Type); \
   template const Type& Node::getAttribute<Type>(Symbol, AttributeKind) const;
 KILN_INSTANTIATE_ATTRIBUTE(double)
 KILN_INSTANTIATE_ATTRIBUTE(std::vector<double>)
@@ -561,7 +561,9 @@ void Node::dump() const { print(std::cout, 0, nullptr) << std::flush; }
 // --- Block ---------------------------------------------------------------------------
 
 Block::Block(Graph* graph, Node* owning_node)
-    : graph_(graph), output_(graph->newNode(prim::Return)), input_(graph->newNode(prim::Param)),
+    : graph_(graph),
+      output_(graph->newNode(prim::Return)),
+      input_(graph->newNode(prim::Param)),
       owning_node_(owning_node) {
   // The Return node is the list's sentinel: a list of one.
   output_->next_ = output_;
@@ -852,9 +854,7 @@ Value* Graph::insertConstant(const IValue& value, std::optional<SourceRange> ran
       out->setType(value.type());
       break;
     case IValue::Tag::Object:
-    case IValue::Tag::Future:
-      n->destroy();
-      KILN_ERROR("cannot insert a constant of type ", value.tagName());
+    case IValue::Tag::Future: n->destroy(); KILN_ERROR("cannot insert a constant of type ", value.tagName());
   }
   if (range) n->setSourceRange(*range);
   if (scope) n->setScope(*scope);

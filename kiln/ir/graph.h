@@ -271,7 +271,7 @@ class Node {
   // Copies every attribute of `other` (graphs deeply, tensors by reference).
   Node* copyAttributes(const Node& other);
 
-#define KILN_NODE_ATTRIBUTE(method, Type)                                                                   \
+#define KILN_NODE_ATTRIBUTE(method, Type)                                                                          \
   Node* method##_(Symbol name, Type value) { return setAttribute(name, AttributeKind::method, std::move(value)); } \
   const Type& method(Symbol name) const { return getAttribute<Type>(name, AttributeKind::method); }
   KILN_NODE_ATTRIBUTE(f, double)
@@ -441,8 +441,7 @@ class Graph : public std::enable_shared_from_this<Graph> {
   Node* createTupleIndex(Value* tuple, Value* index, TypePtr output_type);
   Node* createList(const TypePtr& element_type, ArrayRef<Value*> values);
   Node* createListUnpack(Value* list, size_t size);
-  Node* createDict(const TypePtr& key_type, const TypePtr& value_type, ArrayRef<Value*> keys,
-                   ArrayRef<Value*> values);
+  Node* createDict(const TypePtr& key_type, const TypePtr& value_type, ArrayRef<Value*> keys, ArrayRef<Value*> values);
   Node* createGetAttr(Value* obj, const std::string& field);
   Node* createSetAttr(Value* obj, const std::string& field, Value* new_value);
 

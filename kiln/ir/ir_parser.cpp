@@ -137,7 +137,10 @@ struct Output {
 class IRParser {
  public:
   IRParser(std::string_view text, std::unordered_map<std::string, Value*>* values)
-      : text_(text), tokens_(tokenize(text)), source_(std::make_shared<Source>(std::string(text))), out_values_(values) {}
+      : text_(text),
+        tokens_(tokenize(text)),
+        source_(std::make_shared<Source>(std::string(text))),
+        out_values_(values) {}
 
   void parse(Graph& g) {
     KILN_CHECK(g.inputs().empty() && g.outputs().empty() && g.nodes().empty(), "parseIR needs an empty graph");
@@ -282,9 +285,7 @@ class IRParser {
     return it->second;
   }
 
-  bool atBlockHeader() const {
-    return cur().kind == Tok::Ident && peekAt(1).is('(') && !cur().isIdent("return");
-  }
+  bool atBlockHeader() const { return cur().kind == Tok::Ident && peekAt(1).is('(') && !cur().isIdent("return"); }
 
   void parseStatements(Env& env, Block* b) {
     while (cur().kind != Tok::Arrow && !cur().isIdent("return") && cur().kind != Tok::End) {
@@ -369,7 +370,8 @@ class IRParser {
     parseParams(env, b);
     expect(':');
     parseStatements(env, b);
-    if (cur().kind != Tok::Arrow) fail(cur(), "expected a statement or '->' ending the block but found " + describe(cur()));
+    if (cur().kind != Tok::Arrow)
+      fail(cur(), "expected a statement or '->' ending the block but found " + describe(cur()));
     next();
     for (Value* v : parseValueRefs(env)) b->registerOutput(v);
   }
@@ -383,7 +385,8 @@ class IRParser {
       if (cur().is('[') && peekAt(1).is(']')) {
         pos_ += 2;
         type = ListType::create(type);
-      } else if (cur().is('[') && peekAt(1).isIdent("Undefined") && peekAt(2).is(']') && type->kind() == TypeKind::Tensor) {
+      } else if (cur().is('[') && peekAt(1).isIdent("Undefined") && peekAt(2).is(']') &&
+                 type->kind() == TypeKind::Tensor) {
         pos_ += 3;
         const auto& t = static_cast<const TensorType&>(*type);
         type = TensorType::create(t.scalarType(), t.device(), t.sizes(), t.strides(), t.requiresGrad(), true);
@@ -406,10 +409,9 @@ class IRParser {
   }
 
   static std::optional<ScalarType> dtypeNamed(std::string_view name) {
-    static constexpr ScalarType all[] = {ScalarType::Byte, ScalarType::Char,  ScalarType::Short,
-                                         ScalarType::Int,  ScalarType::Long,  ScalarType::Half,
-                                         ScalarType::Float, ScalarType::Double, ScalarType::Bool,
-                                         ScalarType::BFloat16};
+    static constexpr ScalarType all[] = {ScalarType::Byte, ScalarType::Char,    ScalarType::Short, ScalarType::Int,
+                                         ScalarType::Long, ScalarType::Half,    ScalarType::Float, ScalarType::Double,
+                                         ScalarType::Bool, ScalarType::BFloat16};
     for (ScalarType t : all) {
       if (scalarTypeShortName(t) == name) return t;
     }
@@ -524,7 +526,8 @@ class IRParser {
     }
     expect(')');
     if (strides && strides->size() != sizes.size()) {
-      fail(open, "a tensor type with " + std::to_string(sizes.size()) + " sizes has " + std::to_string(strides->size()) + " strides");
+      fail(open, "a tensor type with " + std::to_string(sizes.size()) + " sizes has " +
+                     std::to_string(strides->size()) + " strides");
     }
     // `Tensor(device=cpu)` is how a tensor of unknown rank prints; `Float()` is rank 0.
     if (!rank_from_parens && sizes.empty()) {
@@ -632,7 +635,8 @@ class IRParser {
     if (t.is('<')) {
       next();
       const Token& what = expectIdent("'Tensor'");
-      if (what.text != "Tensor") fail(what, "only <Tensor> placeholders can be parsed; found <" + std::string(what.text) + ">");
+      if (what.text != "Tensor")
+        fail(what, "only <Tensor> placeholders can be parsed; found <" + std::string(what.text) + ">");
       expect('>');
       n->t_(name, tensorForOutput(n, name_token));
       return;
@@ -972,7 +976,9 @@ class IRParser {
       if (++i >= body.size()) fail(at, at + 1, "a string cannot end with a backslash");
       char e = body[i];
       switch (e) {
-        case '\\': case '\'': case '"': out += e; break;
+        case '\\':
+        case '\'':
+        case '"': out += e; break;
         case 'a': out += '\a'; break;
         case 'b': out += '\b'; break;
         case 'f': out += '\f'; break;

@@ -34,7 +34,8 @@ class GraphLinter {
 
   void defineValue(const Value* v, const Node* n, size_t offset) {
     if (!g_.hasNode(v->node()) || v->node() != n) fail(n, "%", v->debugName(), " does not point to its node");
-    if (v->offset() != offset) fail(n, "%", v->debugName(), " has offset ", v->offset(), " but is output ", offset, " of its node");
+    if (v->offset() != offset)
+      fail(n, "%", v->debugName(), " has offset ", v->offset(), " but is output ", offset, " of its node");
     if (!v->type()) fail(n, "%", v->debugName(), " has no type");
     if (!values_.insert(v).second) fail(n, "%", v->debugName(), " is defined twice");
     if (!uniques_.insert(v->unique()).second) fail(n, "two values share the unique number ", v->unique());
@@ -43,7 +44,8 @@ class GraphLinter {
     for (const Use& u : v->uses()) {
       if (!g_.hasNode(u.user)) fail(n, "%", v->debugName(), " has a use by a destroyed node");
       if (u.offset >= u.user->inputs().size() || u.user->inputs()[u.offset] != v) {
-        fail(u.user, "the use list of %", v->debugName(), " names input ", u.offset, " of a node whose input there is another value");
+        fail(u.user, "the use list of %", v->debugName(), " names input ", u.offset,
+             " of a node whose input there is another value");
       }
     }
   }
@@ -52,7 +54,8 @@ class GraphLinter {
     if (!v) fail(user, "input ", offset, " is null");
     if (!g_.hasNode(v->node())) fail(user, "input ", offset, " is a value of a destroyed node or of another graph");
     if (!in_scope_.count(v)) {
-      fail(user, "%", v->debugName(), " is used (input ", offset, ") where it is not defined: after its definition's block ended, or before its definition");
+      fail(user, "%", v->debugName(), " is used (input ", offset,
+           ") where it is not defined: after its definition's block ended, or before its definition");
     }
     size_t count = 0;
     for (const Use& u : v->uses()) count += u.user == user && u.offset == offset;
@@ -66,9 +69,12 @@ class GraphLinter {
     scope_stack_.emplace_back();
     const Node* param = b->paramNode();
     const Node* ret = b->returnNode();
-    if (param->kind() != prim::Param || ret->kind() != prim::Return) fail(owner, "a block's Param/Return nodes have the wrong kind");
-    if (param->owningBlock() != b || ret->owningBlock() != b) fail(owner, "a block's Param/Return node points to another block");
-    if (!param->inputs().empty() || !ret->outputs().empty()) fail(owner, "a block's Param node has inputs or its Return node outputs");
+    if (param->kind() != prim::Param || ret->kind() != prim::Return)
+      fail(owner, "a block's Param/Return nodes have the wrong kind");
+    if (param->owningBlock() != b || ret->owningBlock() != b)
+      fail(owner, "a block's Param/Return node points to another block");
+    if (!param->inputs().empty() || !ret->outputs().empty())
+      fail(owner, "a block's Param node has inputs or its Return node outputs");
     nodes_.insert(param);
     nodes_.insert(ret);
     for (size_t i = 0; i < param->outputs().size(); ++i) defineValue(param->outputs()[i], param, i);
@@ -76,7 +82,8 @@ class GraphLinter {
     for (const Node* n : b->nodes()) {
       if (n->prev() != prev) fail(n, "the node list's back links are broken");
       if (n->owningBlock() != b) fail(n, "a node in a block's list points to another block");
-      if (n->owningGraph() != &g_ || !g_.hasNode(n)) fail(n, "a node in the list belongs to another graph or was destroyed");
+      if (n->owningGraph() != &g_ || !g_.hasNode(n))
+        fail(n, "a node in the list belongs to another graph or was destroyed");
       if (n->kind() == prim::Param || n->kind() == prim::Return) fail(n, "a Param or Return node inside a node list");
       if (!nodes_.insert(n).second) fail(n, "a node appears twice in the node lists");
       if (prev != ret && !prev->isBefore(n)) fail(n, "node positions are out of order");
@@ -99,7 +106,8 @@ class GraphLinter {
       for (const Block* b : n->blocks()) {
         if (!b->inputs().empty()) fail(n, "the blocks of prim::If take no inputs");
         if (b->outputs().size() != n->outputs().size()) {
-          fail(n, "a block of prim::If returns ", b->outputs().size(), " values but the node has ", n->outputs().size(), " outputs");
+          fail(n, "a block of prim::If returns ", b->outputs().size(), " values but the node has ", n->outputs().size(),
+               " outputs");
         }
       }
     } else if (n->kind() == prim::Loop) {
@@ -107,9 +115,14 @@ class GraphLinter {
       if (n->inputs().size() < 2) fail(n, "prim::Loop takes a trip count and a condition before its carried values");
       size_t carried = n->inputs().size() - 2;
       const Block* body = n->blocks()[0];
-      if (n->outputs().size() != carried) fail(n, "prim::Loop has ", carried, " carried inputs but ", n->outputs().size(), " outputs");
-      if (body->inputs().size() != carried + 1) fail(n, "the body of prim::Loop takes the iteration number and ", carried, " carried values, not ", body->inputs().size(), " inputs");
-      if (body->outputs().size() != carried + 1) fail(n, "the body of prim::Loop returns the condition and ", carried, " carried values, not ", body->outputs().size(), " outputs");
+      if (n->outputs().size() != carried)
+        fail(n, "prim::Loop has ", carried, " carried inputs but ", n->outputs().size(), " outputs");
+      if (body->inputs().size() != carried + 1)
+        fail(n, "the body of prim::Loop takes the iteration number and ", carried, " carried values, not ",
+             body->inputs().size(), " inputs");
+      if (body->outputs().size() != carried + 1)
+        fail(n, "the body of prim::Loop returns the condition and ", carried, " carried values, not ",
+             body->outputs().size(), " outputs");
     } else if (n->kind() == prim::Constant) {
       if (!n->inputs().empty() || n->outputs().size() != 1) fail(n, "prim::Constant has no inputs and one output");
     }
@@ -120,7 +133,8 @@ class GraphLinter {
     // inserted or destroyed.
     for (const Node* n : g_.all_nodes_) {
       if (!nodes_.count(n)) {
-        fail(nullptr, "a node of kind ", n->kind().toQualString(), " was created but is not in any block (insert or destroy it)");
+        fail(nullptr, "a node of kind ", n->kind().toQualString(),
+             " was created but is not in any block (insert or destroy it)");
       }
     }
     for (const Value* v : g_.all_values_) {
@@ -136,7 +150,8 @@ class GraphLinter {
     for (const Value* v : values_) {
       if (!v->hasDebugName()) continue;
       auto it = g_.unique_names_.find(v->debugName());
-      if (it == g_.unique_names_.end() || it->second != v) fail(nullptr, "%", v->debugName(), " is missing from the debug name table");
+      if (it == g_.unique_names_.end() || it->second != v)
+        fail(nullptr, "%", v->debugName(), " is missing from the debug name table");
     }
   }
 

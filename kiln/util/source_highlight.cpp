@@ -13,7 +13,8 @@ size_t lineStart(std::string_view text, size_t offset) {
 
 LineColumn lineColumnAt(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
-  size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  size_t line =
+      1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
   size_t line_start = lineStart(text, offset);
   return {line, offset - line_start + 1};
 }

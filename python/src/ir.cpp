@@ -65,7 +65,8 @@ py::object attributeValue(const PyNode& n, const std::string& name) {
     case AttributeKind::g: return py::cast(node->g(s));
     case AttributeKind::gs: return mapList(node->gs(s), [](const GraphPtr& g) { return py::cast(g); });
     case AttributeKind::ty: return py::cast(std::const_pointer_cast<Type>(node->ty(s)));
-    case AttributeKind::tys: return mapList(node->tys(s), [](const TypePtr& t) { return py::cast(std::const_pointer_cast<Type>(t)); });
+    case AttributeKind::tys:
+      return mapList(node->tys(s), [](const TypePtr& t) { return py::cast(std::const_pointer_cast<Type>(t)); });
     case AttributeKind::ival: return toPython(node->ival(s));
   }
   return py::none();
@@ -110,11 +111,12 @@ void bindIR(py::module_& m) {
       .def("annotation_str", &Type::annotationStr)
       .def("kind", [](const Type& t) { return typeKindName(t.kind()); })
       .def("isSubtypeOf", [](const Type& a, const Type& b) { return a.isSubtypeOf(b); })
-      .def("containedTypes", [](const Type& t) {
-        std::vector<std::shared_ptr<Type>> out;
-        for (const TypePtr& c : t.containedTypes()) out.push_back(std::const_pointer_cast<Type>(c));
-        return out;
-      })
+      .def("containedTypes",
+           [](const Type& t) {
+             std::vector<std::shared_ptr<Type>> out;
+             for (const TypePtr& c : t.containedTypes()) out.push_back(std::const_pointer_cast<Type>(c));
+             return out;
+           })
       .def("__eq__", [](const Type& a, const Type& b) { return a == b; });
 
   py::class_<Graph, std::shared_ptr<Graph>>(m, "Graph")
@@ -124,9 +126,18 @@ void bindIR(py::module_& m) {
       .def("nodes", [](Graph& g) { return nodesOf(graphOf(&g), g.block()); })
       .def("inputs", [](Graph& g) { return handles(graphOf(&g), g.inputs()); })
       .def("outputs", [](Graph& g) { return handles(graphOf(&g), g.outputs()); })
-      .def("block", [](Graph& g) { return PyBlock{graphOf(&g), g.block()}; })
-      .def("param_node", [](Graph& g) { return PyNode{graphOf(&g), g.paramNode()}; })
-      .def("return_node", [](Graph& g) { return PyNode{graphOf(&g), g.returnNode()}; })
+      .def("block",
+           [](Graph& g) {
+             return PyBlock{graphOf(&g), g.block()};
+           })
+      .def("param_node",
+           [](Graph& g) {
+             return PyNode{graphOf(&g), g.paramNode()};
+           })
+      .def("return_node",
+           [](Graph& g) {
+             return PyNode{graphOf(&g), g.returnNode()};
+           })
       .def("lint", &Graph::lint)
       .def("copy", [](const Graph& g) { return g.copy(); });
 
@@ -134,12 +145,19 @@ void bindIR(py::module_& m) {
       .def("nodes", [](const PyBlock& b) { return nodesOf(b.graph, b.ptr); })
       .def("inputs", [](const PyBlock& b) { return handles(b.graph, b.ptr->inputs()); })
       .def("outputs", [](const PyBlock& b) { return handles(b.graph, b.ptr->outputs()); })
-      .def("paramNode", [](const PyBlock& b) { return PyNode{b.graph, b.ptr->paramNode()}; })
-      .def("returnNode", [](const PyBlock& b) { return PyNode{b.graph, b.ptr->returnNode()}; })
-      .def("owningNode", [](const PyBlock& b) -> std::optional<PyNode> {
-        if (!b.ptr->owningNode()) return std::nullopt;
-        return PyNode{b.graph, b.ptr->owningNode()};
-      })
+      .def("paramNode",
+           [](const PyBlock& b) {
+             return PyNode{b.graph, b.ptr->paramNode()};
+           })
+      .def("returnNode",
+           [](const PyBlock& b) {
+             return PyNode{b.graph, b.ptr->returnNode()};
+           })
+      .def("owningNode",
+           [](const PyBlock& b) -> std::optional<PyNode> {
+             if (!b.ptr->owningNode()) return std::nullopt;
+             return PyNode{b.graph, b.ptr->owningNode()};
+           })
       .def("__eq__", &PyBlock::operator==)
       .def("__hash__", [](const PyBlock& b) { return std::hash<const void*>()(b.ptr); });
 
@@ -147,30 +165,41 @@ void bindIR(py::module_& m) {
       .def("kind", [](const PyNode& n) { return n.ptr->kind().toQualString(); })
       .def("inputs", [](const PyNode& n) { return handles(n.graph, n.ptr->inputs()); })
       .def("outputs", [](const PyNode& n) { return handles(n.graph, n.ptr->outputs()); })
-      .def("input", [](const PyNode& n) { return PyValue{n.graph, n.ptr->input()}; })
-      .def("output", [](const PyNode& n) { return PyValue{n.graph, n.ptr->output()}; })
+      .def("input",
+           [](const PyNode& n) {
+             return PyValue{n.graph, n.ptr->input()};
+           })
+      .def("output",
+           [](const PyNode& n) {
+             return PyValue{n.graph, n.ptr->output()};
+           })
       .def("inputsSize", [](const PyNode& n) { return n.ptr->inputs().size(); })
       .def("outputsSize", [](const PyNode& n) { return n.ptr->outputs().size(); })
       .def("blocks", [](const PyNode& n) { return handles(n.graph, n.ptr->blocks()); })
-      .def("owningBlock", [](const PyNode& n) -> std::optional<PyBlock> {
-        if (!n.ptr->owningBlock()) return std::nullopt;
-        return PyBlock{n.graph, n.ptr->owningBlock()};
-      })
-      .def("attributeNames", [](const PyNode& n) {
-        std::vector<std::string> names;
-        for (Symbol s : n.ptr->attributeNames()) names.emplace_back(s.name());
-        return names;
-      })
-      .def("hasAttribute", [](const PyNode& n, const std::string& name) { return n.ptr->hasAttribute(Symbol::attr(name)); })
+      .def("owningBlock",
+           [](const PyNode& n) -> std::optional<PyBlock> {
+             if (!n.ptr->owningBlock()) return std::nullopt;
+             return PyBlock{n.graph, n.ptr->owningBlock()};
+           })
+      .def("attributeNames",
+           [](const PyNode& n) {
+             std::vector<std::string> names;
+             for (Symbol s : n.ptr->attributeNames()) names.emplace_back(s.name());
+             return names;
+           })
+      .def("hasAttribute",
+           [](const PyNode& n, const std::string& name) { return n.ptr->hasAttribute(Symbol::attr(name)); })
       .def("hasAttributes", [](const PyNode& n) { return n.ptr->hasAttributes(); })
-      .def("kindOf", [](const PyNode& n, const std::string& name) { return attributeKindName(n.ptr->kindOf(Symbol::attr(name))); })
+      .def("kindOf", [](const PyNode& n,
+                        const std::string& name) { return attributeKindName(n.ptr->kindOf(Symbol::attr(name))); })
       .def("__getitem__", &attributeValue)
       .def("i", [](const PyNode& n, const std::string& name) { return n.ptr->i(Symbol::attr(name)); })
       .def("f", [](const PyNode& n, const std::string& name) { return n.ptr->f(Symbol::attr(name)); })
       .def("s", [](const PyNode& n, const std::string& name) { return n.ptr->s(Symbol::attr(name)); })
       .def("t", [](const PyNode& n, const std::string& name) { return n.ptr->t(Symbol::attr(name)); })
       .def("g", [](const PyNode& n, const std::string& name) { return n.ptr->g(Symbol::attr(name)); })
-      .def("ty", [](const PyNode& n, const std::string& name) { return std::const_pointer_cast<Type>(n.ptr->ty(Symbol::attr(name))); })
+      .def("ty", [](const PyNode& n,
+                    const std::string& name) { return std::const_pointer_cast<Type>(n.ptr->ty(Symbol::attr(name))); })
       .def("is_", [](const PyNode& n, const std::string& name) { return n.ptr->is(Symbol::attr(name)); })
       .def("fs", [](const PyNode& n, const std::string& name) { return n.ptr->fs(Symbol::attr(name)); })
       .def("ss", [](const PyNode& n, const std::string& name) { return n.ptr->ss(Symbol::attr(name)); })
@@ -187,25 +216,31 @@ void bindIR(py::module_& m) {
   py::class_<PyValue>(m, "Value")
       .def("debugName", [](const PyValue& v) { return v.ptr->debugName(); })
       .def("type", [](const PyValue& v) { return std::const_pointer_cast<Type>(v.ptr->type()); })
-      .def("node", [](const PyValue& v) { return PyNode{v.graph, v.ptr->node()}; })
+      .def("node",
+           [](const PyValue& v) {
+             return PyNode{v.graph, v.ptr->node()};
+           })
       .def("offset", [](const PyValue& v) { return v.ptr->offset(); })
       .def("unique", [](const PyValue& v) { return v.ptr->unique(); })
-      .def("uses", [](const PyValue& v) {
-        std::vector<std::pair<PyNode, size_t>> out;
-        for (const Use& u : v.ptr->uses()) out.emplace_back(PyNode{v.graph, u.user}, u.offset);
-        return out;
-      })
-      .def("toIValue", [](const PyValue& v) -> py::object {
-        auto iv = toIValue(v.ptr);
-        return iv ? toPython(*iv) : py::none();
-      })
+      .def("uses",
+           [](const PyValue& v) {
+             std::vector<std::pair<PyNode, size_t>> out;
+             for (const Use& u : v.ptr->uses()) out.emplace_back(PyNode{v.graph, u.user}, u.offset);
+             return out;
+           })
+      .def("toIValue",
+           [](const PyValue& v) -> py::object {
+             auto iv = toIValue(v.ptr);
+             return iv ? toPython(*iv) : py::none();
+           })
       .def("__str__", [](const PyValue& v) { return "%" + v.ptr->debugName() + " : " + irStr(*v.ptr->type()); })
       .def("__repr__", [](const PyValue& v) { return "%" + v.ptr->debugName() + " : " + irStr(*v.ptr->type()); })
       .def("__eq__", &PyValue::operator==)
       .def("__hash__", [](const PyValue& v) { return std::hash<const void*>()(v.ptr); });
 
-  m.def("parse_ir", [](const std::string& text) { return parseIR(text); }, py::arg("text"),
-        "Parses IR text (as Graph.__str__ and PyTorch print it) into a Graph.");
+  m.def(
+      "parse_ir", [](const std::string& text) { return parseIR(text); }, py::arg("text"),
+      "Parses IR text (as Graph.__str__ and PyTorch print it) into a Graph.");
 }
 
 }  // namespace kiln::python

@@ -295,8 +295,9 @@ TEST(Graph, SubgraphAttributesCopyDeeplyAndPrintAsSections) {
 }
 
 TEST(Graph, InsertGraphInlines) {
-  auto callee = parseIR("graph(%a : Tensor, %b : Tensor):\n  %2 : int = prim::Constant[value=1]()\n"
-                        "  %3 : Tensor = aten::add(%a, %b, %2)\n  return (%3)\n");
+  auto callee = parseIR(
+      "graph(%a : Tensor, %b : Tensor):\n  %2 : int = prim::Constant[value=1]()\n"
+      "  %3 : Tensor = aten::add(%a, %b, %2)\n  return (%3)\n");
   auto g = std::make_shared<Graph>();
   Value* x = g->addInput("x");
   auto outs = g->insertGraph(*callee, {x, x});
@@ -340,7 +341,9 @@ TEST(Graph, AttributesOfEveryKind) {
   n->f_(a("f"), 1.5)->fs_(a("fs"), {1.0, 0.5, 1e20})->i_(a("i"), -3)->is_(a("is"), {1, 2});
   n->s_(a("s"), "a\"b\n")->ss_(a("ss"), {"x", "y"})->ty_(a("ty"), ListType::ofInts());
   n->tys_(a("tys"), {IntType::get(), OptionalType::ofTensor()})->ival_(a("ival"), IValue(std::vector<int64_t>{}));
-  n->t_(a("t"), scalarToTensor(Scalar(2.5), ScalarType::Float))->ts_(a("ts"), {})->g_(a("g"), std::make_shared<Graph>());
+  n->t_(a("t"), scalarToTensor(Scalar(2.5), ScalarType::Float))
+      ->ts_(a("ts"), {})
+      ->g_(a("g"), std::make_shared<Graph>());
   EXPECT_EQ(n->kindOf(a("fs")), AttributeKind::fs);
   EXPECT_EQ(n->i(a("i")), -3);
   EXPECT_EQ(n->ss(a("ss"))[1], "y");
@@ -494,7 +497,8 @@ TEST(Schema, GraphInsertMatchesSchemasAndInsertsConstants) {
   Value* pair = g->insert(Symbol::fromQualString("test::two"), {t});
   EXPECT_EQ(irStr(*pair->type()), "(Tensor, Tensor)");
   EXPECT_EQ(pair->node()->kind(), prim::TupleConstruct);
-  Value* list = g->insert(Symbol::fromQualString("test::append"), {g->insertConstant(IValue(std::vector<double>{1.0})), 2.0});
+  Value* list =
+      g->insert(Symbol::fromQualString("test::append"), {g->insertConstant(IValue(std::vector<double>{1.0})), 2.0});
   EXPECT_EQ(irStr(*list->type()), "float[]");
   g->registerOutput(list);
   g->lint();
@@ -523,8 +527,13 @@ TEST(Schema, GetReadsConstantInputsByName) {
 
 TEST(Constants, InsertAndReadBack) {
   auto g = std::make_shared<Graph>();
-  std::vector<IValue> values = {IValue(int64_t{3}), IValue(2.5), IValue(true), IValue("s"), IValue(),
-                                IValue(Device(DeviceType::CUDA, 1)), IValue(std::vector<int64_t>{1, 2}),
+  std::vector<IValue> values = {IValue(int64_t{3}),
+                                IValue(2.5),
+                                IValue(true),
+                                IValue("s"),
+                                IValue(),
+                                IValue(Device(DeviceType::CUDA, 1)),
+                                IValue(std::vector<int64_t>{1, 2}),
                                 IValue::tuple({IValue(1), IValue("x")})};
   for (const IValue& v : values) {
     Value* c = g->insertConstant(v);
@@ -606,8 +615,9 @@ TEST(IRParser, AttributeQuirksOfPyTorch) {
   // PyTorch reads `[]` as None and integral text as int even for float
   // outputs; kiln reads them the same way. `None` (which PyTorch cannot read)
   // is the value None, as the printer writes it.
-  auto g = parseIR("graph():\n  %0 : Tensor = test::a[x=[], y=None, z=2500000000000000, w=[int, float], v=[None]]()\n"
-                   "  return (%0)\n");
+  auto g = parseIR(
+      "graph():\n  %0 : Tensor = test::a[x=[], y=None, z=2500000000000000, w=[int, float], v=[None]]()\n"
+      "  return (%0)\n");
   Node* n = g->nodes().front();
   EXPECT_EQ(n->kindOf(Symbol::attr("x")), AttributeKind::ival);
   EXPECT_TRUE(n->ival(Symbol::attr("x")).isNone());
@@ -646,7 +656,8 @@ TEST(IRParser, ErrorsPointAtTheText) {
     const char* where;
   };
   const Case cases[] = {
-      {"graph(%a : Tensor):\n  %1 : Tensor = aten::relu(%b)\n  return (%1)\n", "no value named %b", "line 2, column 28"},
+      {"graph(%a : Tensor):\n  %1 : Tensor = aten::relu(%b)\n  return (%1)\n", "no value named %b",
+       "line 2, column 28"},
       {"graph(%a : Tensr):\n  return (%a)\n", "unknown type 'Tensr'", "line 1, column 12"},
       {"graph(%a : Tensor):\n  %1 : Tensor = aten::relu(%a\n  return (%1)\n", "expected ')'", "line 3, column 3"},
       {"graph(%a : Tensor):\n  %1 : Tensor = relu(%a)\n  return (%1)\n", "expected '::'", "line 2, column 21"},
@@ -654,8 +665,8 @@ TEST(IRParser, ErrorsPointAtTheText) {
        "line 2, column 35"},
       {"graph(%a : Tensor):\n  %1 : int = prim::Constant[value=99999999999999999999]()\n  return (%1)\n",
        "out of range", "line 2, column 35"},
-      {"graph(%a : Tensor):\n  %1 : Tensor = prim::If(%a)\n    block0():\n      -> (%a)\n", "expected a statement or 'return'",
-       "line 5, column 1"},
+      {"graph(%a : Tensor):\n  %1 : Tensor = prim::If(%a)\n    block0():\n      -> (%a)\n",
+       "expected a statement or 'return'", "line 5, column 1"},
       {"graph(%a : Tensor):\n  return (%a)\ntrailing", "unexpected 'trailing'", "line 3, column 1"},
       {"graph(%a : Float(2, 3, strides=[1])):\n  return (%a)\n", "has 1 strides", "line 1, column 17"},
       {"graph(%a : Tensor):\n  %1 : Tensor = prim::Constant[value=<Tensor>]()\n  return (%1)\n",

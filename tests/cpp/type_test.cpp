@@ -90,7 +90,8 @@ TEST(Types, PrintLikePyTorch) {
 TEST(Types, UnionsStandardizeAndPrintLikePyTorch) {
   EXPECT_EQ(irStr(*UnionType::create({IntType::get(), StringType::get(), FloatType::get()})), "Union(float, int, str)");
   EXPECT_EQ(irStr(*UnionType::create({IntType::get(), NoneType::get()})), "int?");
-  EXPECT_EQ(irStr(*UnionType::create({IntType::get(), NoneType::get(), StringType::get()})), "Union(int, NoneType, str)");
+  EXPECT_EQ(irStr(*UnionType::create({IntType::get(), NoneType::get(), StringType::get()})),
+            "Union(int, NoneType, str)");
   EXPECT_EQ(irStr(*UnionType::create({IntType::get(), FloatType::get(), ComplexType::get()})), "Union(Scalar)");
   // PyTorch 1.13's separators, quirks included.
   EXPECT_EQ(irStr(*UnionType::create({IntType::get(), FloatType::get(), ComplexType::get(), StringType::get()})),
@@ -117,7 +118,8 @@ TEST(Types, Subtyping) {
   EXPECT_FALSE(sub(OptionalType::ofTensor(), TensorType::get()));
   EXPECT_TRUE(sub(refined({2}, std::nullopt), TensorType::get()));
   EXPECT_FALSE(sub(TensorType::get(), refined({2}, std::nullopt)));
-  EXPECT_TRUE(sub(refined({2, 3}, std::vector<std::optional<int64_t>>{3, 1}), refined({std::nullopt, 3}, std::nullopt)));
+  EXPECT_TRUE(
+      sub(refined({2, 3}, std::vector<std::optional<int64_t>>{3, 1}), refined({std::nullopt, 3}, std::nullopt)));
   EXPECT_FALSE(sub(refined({2, 4}, std::nullopt), refined({std::nullopt, 3}, std::nullopt)));
   EXPECT_FALSE(sub(ListType::create(refined({2}, std::nullopt)), ListType::ofTensors()));  // lists are invariant
   EXPECT_TRUE(sub(TupleType::create({refined({2}, std::nullopt), IntType::get()}),
@@ -130,7 +132,8 @@ TEST(Types, Subtyping) {
   EXPECT_FALSE(sub(FloatType::get(), u));
   EXPECT_TRUE(sub(u, UnionType::create({IntType::get(), StringType::get(), FloatType::get()})));
   EXPECT_FALSE(sub(u, IntType::get()));
-  EXPECT_TRUE(sub(OptionalType::create(IntType::get()), UnionType::create({IntType::get(), NoneType::get(), StringType::get()})));
+  EXPECT_TRUE(sub(OptionalType::create(IntType::get()),
+                  UnionType::create({IntType::get(), NoneType::get(), StringType::get()})));
   EXPECT_TRUE(sub(ListType::ofInts(), AnyType::get()));
   EXPECT_TRUE(sub(FutureType::create(IntType::get()), FutureType::create(NumberType::get())));
   EXPECT_TRUE(sub(ClassType::create("__torch__.A"), ClassType::create("__torch__.A")));
@@ -145,9 +148,12 @@ TEST(Types, Unification) {
   EXPECT_EQ(unify(IntType::get(), NoneType::get()), "int?");
   EXPECT_EQ(unify(NoneType::get(), TensorType::get()), "Tensor?");
   EXPECT_EQ(unify(refined({2}, std::nullopt), refined({3}, std::nullopt)), "Float(*, requires_grad=0, device=cpu)");
-  EXPECT_EQ(unify(refined({2}, std::nullopt), refined({2, 2}, std::nullopt)), "FloatTensor(requires_grad=0, device=cpu)");
-  EXPECT_EQ(unify(ListType::create(refined({2}, std::nullopt)), ListType::create(refined({3}, std::nullopt))), "Tensor[]");
-  EXPECT_EQ(unify(TupleType::create({IntType::get(), NoneType::get()}), TupleType::create({NoneType::get(), StringType::get()})),
+  EXPECT_EQ(unify(refined({2}, std::nullopt), refined({2, 2}, std::nullopt)),
+            "FloatTensor(requires_grad=0, device=cpu)");
+  EXPECT_EQ(unify(ListType::create(refined({2}, std::nullopt)), ListType::create(refined({3}, std::nullopt))),
+            "Tensor[]");
+  EXPECT_EQ(unify(TupleType::create({IntType::get(), NoneType::get()}),
+                  TupleType::create({NoneType::get(), StringType::get()})),
             "(int?, str?)");
   EXPECT_EQ(unify(IntType::get(), FloatType::get()), "none");
   EXPECT_EQ(unify(IntType::get(), FloatType::get(), true), "Union(float, int)");
@@ -163,7 +169,8 @@ TEST(Types, ParseAnnotations) {
   EXPECT_EQ(irStr(*parseTypeAnnotation("Tuple[()]")), "()");
   EXPECT_EQ(irStr(*parseTypeAnnotation("Dict[str, torch.Tensor]")), "Dict(str, Tensor)");
   EXPECT_EQ(irStr(*parseTypeAnnotation("typing.Union[int, None]")), "int?");
-  EXPECT_EQ(irStr(*parseTypeAnnotation(" Optional[ Dict[int, Tuple[Tensor, Tensor]] ] ")), "Dict(int, (Tensor, Tensor))?");
+  EXPECT_EQ(irStr(*parseTypeAnnotation(" Optional[ Dict[int, Tuple[Tensor, Tensor]] ] ")),
+            "Dict(int, (Tensor, Tensor))?");
   EXPECT_EQ(irStr(*parseTypeAnnotation("Future[int]")), "Future[int]");
   try {
     parseTypeAnnotation("List[Tensr]");
@@ -246,7 +253,8 @@ TEST(IValue, EqualityFollowsTorchScript) {
 
 TEST(IValue, HashLikePython) {
   EXPECT_EQ(IValue::hash(IValue("abc")), IValue::hash(IValue(std::string("abc"))));
-  EXPECT_EQ(IValue::hash(IValue::tuple({IValue(1), IValue("x")})), IValue::hash(IValue::tuple({IValue(1), IValue("x")})));
+  EXPECT_EQ(IValue::hash(IValue::tuple({IValue(1), IValue("x")})),
+            IValue::hash(IValue::tuple({IValue(1), IValue("x")})));
   EXPECT_NE(IValue::hash(IValue::tuple({IValue(1), IValue(2)})), IValue::hash(IValue::tuple({IValue(2), IValue(1)})));
   Tensor t = empty({2});
   EXPECT_EQ(IValue::hash(IValue(t)), IValue::hash(IValue(t)));
