@@ -49,7 +49,7 @@ FUZZ_SECONDS ?= 120
 fuzz:
 	cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14
 	cmake --build build-fuzz -j $(JOBS)
-	build-fuzz/fuzz_ir_parser tests/fuzz_corpus/ir -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/ir-
+	build-fuzz/fuzz_ir_parser tests/fuzz_corpus/ir -dict=fuzz/ir.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/ir-
 	build-fuzz/fuzz_schema_parser tests/fuzz_corpus/schema -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/schema-
 
 demo: build

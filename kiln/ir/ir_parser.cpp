@@ -94,7 +94,7 @@ std::vector<Token> tokenize(std::string_view s) {
     } else if (c == '-' && i + 1 < s.size() && s[i + 1] == '>') {
       emit(Tok::Arrow, i, i + 2, s.substr(i, 2));
       i += 2;
-    } else if (std::string_view("()[]{},:=?*<>-.!|").find(c) != std::string_view::npos) {
+    } else if (std::string_view("()[]{},:=?*<>-.").find(c) != std::string_view::npos) {
       emit(Tok::Punct, i, i + 1, s.substr(i, 1));
       ++i;
     } else {
