@@ -3,13 +3,14 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 PYTHON := /usr/bin/python3
 JOBS ?= $(shell nproc)
+LIT ?= /usr/lib/llvm-14/build/utils/lit/lit.py
 
 # Debian packages kiln needs to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config python3-dev pybind11-dev \
 	python3-numpy python3-pytest python3-torch libopenblas-dev libsleef-dev \
 	libgtest-dev llvm-14-tools
 
-.PHONY: deps configure build test demo bench clean cpp-test py-test lit-test
+.PHONY: deps configure build test demo bench clean cpp-test py-test lit-test fuzz
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -35,12 +36,21 @@ cpp-test: build
 
 lit-test: build
 	@if [ -n "$$(find tests/lit -name '*.ir' -o -name '*.py' -o -name '*.test' 2>/dev/null | head -1)" ]; then \
-	  lit -sv tests/lit; else echo "lit: no tests yet"; fi
+	  KILN_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) $(LIT) -sv tests/lit; else echo "lit: no tests yet"; fi
 
 py-test: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q tests/python
 
 test: cpp-test lit-test py-test
+
+# libFuzzer on the IR and schema parsers (clang-14, ASan, UBSan), each for
+# FUZZ_SECONDS, growing the corpora in tests/fuzz_corpus; crashes land in build-fuzz/.
+FUZZ_SECONDS ?= 120
+fuzz:
+	cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14
+	cmake --build build-fuzz -j $(JOBS)
+	build-fuzz/fuzz_ir_parser tests/fuzz_corpus/ir -dict=fuzz/ir.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/ir-
+	build-fuzz/fuzz_schema_parser tests/fuzz_corpus/schema -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/schema-
 
 demo: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) examples/demo.py

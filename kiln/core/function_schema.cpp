@@ -6,6 +6,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "kiln/util/source_highlight.h"
+
 namespace kiln {
 
 std::string AliasInfo::str() const {
@@ -67,17 +69,15 @@ std::ostream& operator<<(std::ostream& out, const FunctionSchema& schema) {
   }
   if (schema.isVararg()) out << (schema.arguments().empty() ? "..." : ", ...");
   out << ") -> ";
+  // Parentheses unless there is one return (or only `...`); a single return
+  // whose text starts with `(` (a tuple type) keeps them, so it parses back.
   const auto& rets = schema.returns();
-  if (rets.size() == 1 && !schema.isVarret() && rets[0].name.empty()) {
-    out << rets[0].str();
-  } else if (rets.empty() && schema.isVarret()) {
-    out << "...";
-  } else {
-    out << "(";
-    for (size_t i = 0; i < rets.size(); ++i) out << (i ? ", " : "") << rets[i].str();
-    if (schema.isVarret()) out << (rets.empty() ? "..." : ", ...");
-    out << ")";
-  }
+  bool parens = !((rets.size() == 1 && !schema.isVarret()) || (rets.empty() && schema.isVarret()));
+  if (rets.size() == 1 && !parens && rets[0].str().front() == '(') parens = true;
+  if (parens) out << "(";
+  for (size_t i = 0; i < rets.size(); ++i) out << (i ? ", " : "") << rets[i].str();
+  if (schema.isVarret()) out << (rets.empty() ? "..." : ", ...");
+  if (parens) out << ")";
   return out;
 }
 
@@ -119,8 +119,9 @@ class SchemaParser {
     std::vector<Argument> rets;
     bool is_varret = false;
     skipSpace();
-    if (peek() == '(' && !looksLikeTupleType()) {
-      expect('(');
+    // As in PyTorch, `(` starts the list of returns; a single return whose
+    // type is a tuple is written inside it: `-> ((str, t)[])`.
+    if (accept('(')) {
       if (!accept(')')) {
         do {
           skipSpace();
@@ -128,6 +129,7 @@ class SchemaParser {
             is_varret = true;
             continue;
           }
+          KILN_CHECK(!is_varret, error("'...' must be the last return"));
           rets.push_back(parseArgument(/*is_return=*/true));
         } while (accept(','));
         expect(')');
@@ -144,22 +146,6 @@ class SchemaParser {
   }
 
  private:
-  // `(Tensor, Tensor)` as a single tuple return vs `(Tensor a, Tensor b)`: a
-  // return list is what PyTorch writes, so only a parenthesized list followed
-  // by `[]` or `?` is a tuple type.
-  bool looksLikeTupleType() const {
-    int depth = 0;
-    for (size_t i = pos_; i < text_.size(); ++i) {
-      if (text_[i] == '(') ++depth;
-      if (text_[i] == ')' && --depth == 0) {
-        size_t j = i + 1;
-        while (j < text_.size() && text_[j] == ' ') ++j;
-        return j < text_.size() && (text_[j] == '[' || text_[j] == '?');
-      }
-    }
-    return false;
-  }
-
   Argument parseArgument(bool is_return) {
     Argument a;
     size_t type_start = pos_;
@@ -207,16 +193,24 @@ class SchemaParser {
         parseType(v);
         expect(')');
         type = DictType::create(k.type, v.type);
-      } else if (name == "Future") {
+      } else if (name == "Future" || name == "RRef") {
         expect('(');
         Argument e;
         parseType(e);
         expect(')');
-        type = FutureType::create(e.type);
+        type = name == "Future" ? FutureType::create(e.type) : RRefType::create(e.type);
+      } else if (name == "__torch__") {
+        // A registered class: __torch__.torch.classes.<namespace>.<name>
+        while (peek() == '.') {
+          ++pos_;
+          name += '.';
+          name += parseIdent("a class name");
+        }
+        type = ClassType::create(name);
       } else {
         type = simpleType(name, start);
-        if (peek() == '(') a.alias_info = parseAlias();
       }
+      if (peek() == '(') a.alias_info = parseAlias();
     }
     while (true) {
       if (peek() == '[') {
@@ -248,17 +242,21 @@ class SchemaParser {
   TypePtr simpleType(const std::string& name, size_t start) {
     if (name == "Tensor") return TensorType::get();
     if (name == "int" || name == "SymInt" || name == "ScalarType" || name == "Layout" || name == "MemoryFormat" ||
-        name == "QScheme")
+        name == "QScheme" || name == "Storage" || name == "ConstQuantizerPtr")
       return IntType::get();
     if (name == "float") return FloatType::get();
+    if (name == "complex") return ComplexType::get();
     if (name == "bool") return BoolType::get();
     if (name == "str" || name == "Dimname") return StringType::get();
     if (name == "Scalar" || name == "number") return NumberType::get();
     if (name == "Device") return DeviceObjType::get();
+    if (name == "Stream") return StreamObjType::get();
     if (name == "Generator") return GeneratorType::get();
-    if (name == "Any") return AnyType::get();
-    if (name == "NoneType") return NoneType::get();
-    if (name.size() <= 2 && std::islower(static_cast<unsigned char>(name[0]))) return VarType::create(name);
+    if (name == "Capsule") return CapsuleType::get();
+    if (name == "Any" || name == "AnyEnumType" || name == "AnyClassType") return AnyType::get();
+    if (name == "NoneType" || name == "None") return NoneType::get();
+    // As in PyTorch, other lowercase names are type variables (`t`, `tVal`).
+    if (std::islower(static_cast<unsigned char>(name[0]))) return VarType::create(name);
     pos_ = start;
     KILN_ERROR(error("unknown type '" + name + "'"));
   }
@@ -404,10 +402,7 @@ class SchemaParser {
   void expect(char c) { KILN_CHECK(accept(c), error(std::string("expected '") + c + "'")); }
 
   std::string error(const std::string& message) const {
-    std::ostringstream out;
-    out << "schema parse error at column " << pos_ + 1 << ": " << message << "\n  " << text_ << "\n  "
-        << std::string(pos_, ' ') << "^";
-    return out.str();
+    return sourceErrorMessage("schema parse error", text_, pos_, pos_ + 1, message);
   }
 
   std::string_view text_;

@@ -6,6 +6,7 @@ registry (each operator is declared once in C++ with its PyTorch schema), so
 """
 from . import _C
 from ._C import Tensor, from_numpy, set_num_threads, get_num_threads
+from ._C import parse_ir
 from ._dtype import (dtype, uint8, int8, int16, int32, int64, float16, float32, float64, bool,
                      bfloat16, half, float, double, short, int, long)
 from . import _tensor  # noqa: F401  (installs Tensor methods and operators)

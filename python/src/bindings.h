@@ -20,5 +20,6 @@ std::optional<ScalarType> dtypeFromObject(py::handle obj);
 void bindTensor(py::module_& m);
 void bindDispatch(py::module_& m);
 void bindIndexing(py::module_& m);
+void bindIR(py::module_& m);
 
 }  // namespace kiln::python

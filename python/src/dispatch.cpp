@@ -265,6 +265,14 @@ py::object toPython(const IValue& v) {
       for (size_t i = 0; i < elems.size(); ++i) out[i] = toPython(elems[i]);
       return out;
     }
+    case IValue::Tag::Device: return py::str(v.toDevice().str());
+    case IValue::Tag::Dict: {
+      py::dict out;
+      for (const auto& [key, value] : v.toDictRef().items()) out[toPython(key)] = toPython(value);
+      return out;
+    }
+    case IValue::Tag::Object:
+    case IValue::Tag::Future: KILN_ERROR("cannot convert a ", v.tagName(), " to a Python value");
   }
   return py::none();
 }

@@ -15,6 +15,7 @@ PYBIND11_MODULE(_C, m) {
   bindTensor(m);
   bindDispatch(m);
   bindIndexing(m);
+  bindIR(m);
 }
 
 }  // namespace kiln::python

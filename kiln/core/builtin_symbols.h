@@ -1,0 +1,253 @@
+#pragma once
+// The symbols kiln's own code names, interned at fixed ids so that they are
+// compile-time constants (`case prim::If:`). Any other symbol is interned on
+// first use. Add a name here when C++ code needs it as a constant.
+//
+// _(namespace, name)
+
+#define KILN_FORALL_NAMESPACES(_) \
+  _(namespaces, namespaces)       \
+  _(namespaces, prim)             \
+  _(namespaces, aten)             \
+  _(namespaces, attr)             \
+  _(namespaces, onnx)             \
+  _(namespaces, user)
+
+#define KILN_FORALL_PRIM_SYMBOLS(_)  \
+  _(prim, Param)                     \
+  _(prim, Return)                    \
+  _(prim, Constant)                  \
+  _(prim, If)                        \
+  _(prim, Loop)                      \
+  _(prim, With)                      \
+  _(prim, Enter)                     \
+  _(prim, Exit)                      \
+  _(prim, ListConstruct)             \
+  _(prim, ListUnpack)                \
+  _(prim, TupleConstruct)            \
+  _(prim, TupleUnpack)               \
+  _(prim, TupleIndex)                \
+  _(prim, TupleSlice)                \
+  _(prim, DictConstruct)             \
+  _(prim, CreateObject)              \
+  _(prim, GetAttr)                   \
+  _(prim, SetAttr)                   \
+  _(prim, CallFunction)              \
+  _(prim, CallMethod)                \
+  _(prim, FusionGroup)               \
+  _(prim, TensorExprGroup)           \
+  _(prim, DifferentiableGraph)       \
+  _(prim, FallbackGraph)             \
+  _(prim, Uninitialized)             \
+  _(prim, unchecked_cast)            \
+  _(prim, unchecked_unwrap_optional) \
+  _(prim, RaiseException)            \
+  _(prim, Print)                     \
+  _(prim, PythonOp)                  \
+  _(prim, ConstantChunk)             \
+  _(prim, BroadcastSizes)            \
+  _(prim, BailOut)                   \
+  _(prim, BailoutTemplate)           \
+  _(prim, Guard)                     \
+  _(prim, TypeCheck)                 \
+  _(prim, RequiresGradCheck)         \
+  _(prim, profile)                   \
+  _(prim, profile_ivalue)            \
+  _(prim, AutogradZero)              \
+  _(prim, AutogradAdd)               \
+  _(prim, AutogradAnyNonZero)        \
+  _(prim, AutogradAllNonZero)        \
+  _(prim, AutogradAllZero)           \
+  _(prim, fork)                      \
+  _(prim, awaitable)                 \
+  _(prim, isinstance)                \
+  _(prim, device)                    \
+  _(prim, dtype)                     \
+  _(prim, layout)                    \
+  _(prim, requires_grad)             \
+  _(prim, shape)                     \
+  _(prim, NumToTensor)               \
+  _(prim, ImplicitTensorToNum)       \
+  _(prim, min)                       \
+  _(prim, max)                       \
+  _(prim, abs)                       \
+  _(prim, data)                      \
+  _(prim, is_cuda)                   \
+  _(prim, unchecked_tuple_element)   \
+  _(prim, Store)                     \
+  _(prim, Load)                      \
+  _(prim, LoopContinuation)          \
+  _(prim, ReturnStmt)                \
+  _(prim, BreakStmt)                 \
+  _(prim, ContinueStmt)              \
+  _(prim, ComprehensionScope)        \
+  _(prim, Closure)                   \
+  _(prim, EmptyListLiteral)          \
+  _(prim, Drop)                      \
+  _(prim, MMTreeReduce)              \
+  _(prim, MMBatchSide)               \
+  _(prim, StaticSubgraph)            \
+  _(prim, Enum)                      \
+  _(prim, AddStatValue)              \
+  _(prim, TimePoint)                 \
+  _(prim, rpc_async)                 \
+  _(prim, ignored_annotate)
+
+#define KILN_FORALL_ATEN_SYMBOLS(_) \
+  _(aten, add)                      \
+  _(aten, add_)                     \
+  _(aten, sub)                      \
+  _(aten, sub_)                     \
+  _(aten, mul)                      \
+  _(aten, mul_)                     \
+  _(aten, div)                      \
+  _(aten, div_)                     \
+  _(aten, neg)                      \
+  _(aten, rsub)                     \
+  _(aten, pow)                      \
+  _(aten, remainder)                \
+  _(aten, floordiv)                 \
+  _(aten, fmod)                     \
+  _(aten, abs)                      \
+  _(aten, exp)                      \
+  _(aten, log)                      \
+  _(aten, sqrt)                     \
+  _(aten, rsqrt)                    \
+  _(aten, sin)                      \
+  _(aten, cos)                      \
+  _(aten, tanh)                     \
+  _(aten, sigmoid)                  \
+  _(aten, relu)                     \
+  _(aten, gelu)                     \
+  _(aten, erf)                      \
+  _(aten, clamp)                    \
+  _(aten, where)                    \
+  _(aten, eq)                       \
+  _(aten, ne)                       \
+  _(aten, lt)                       \
+  _(aten, le)                       \
+  _(aten, gt)                       \
+  _(aten, ge)                       \
+  _(aten, __and__)                  \
+  _(aten, __or__)                   \
+  _(aten, __not__)                  \
+  _(aten, __is__)                   \
+  _(aten, __isnot__)                \
+  _(aten, __getitem__)              \
+  _(aten, __contains__)             \
+  _(aten, _set_item)                \
+  _(aten, append)                   \
+  _(aten, len)                      \
+  _(aten, size)                     \
+  _(aten, dim)                      \
+  _(aten, numel)                    \
+  _(aten, view)                     \
+  _(aten, reshape)                  \
+  _(aten, expand)                   \
+  _(aten, expand_as)                \
+  _(aten, squeeze)                  \
+  _(aten, unsqueeze)                \
+  _(aten, transpose)                \
+  _(aten, permute)                  \
+  _(aten, t)                        \
+  _(aten, contiguous)               \
+  _(aten, select)                   \
+  _(aten, slice)                    \
+  _(aten, index)                    \
+  _(aten, cat)                      \
+  _(aten, stack)                    \
+  _(aten, chunk)                    \
+  _(aten, split)                    \
+  _(aten, unbind)                   \
+  _(aten, mm)                       \
+  _(aten, matmul)                   \
+  _(aten, addmm)                    \
+  _(aten, linear)                   \
+  _(aten, conv2d)                   \
+  _(aten, sum)                      \
+  _(aten, mean)                     \
+  _(aten, softmax)                  \
+  _(aten, log_softmax)              \
+  _(aten, _size_if_not_equal)       \
+  _(aten, _grad_sum_to_size)        \
+  _(aten, sum_to_size)              \
+  _(aten, type_as)                  \
+  _(aten, to)                       \
+  _(aten, copy_)                    \
+  _(aten, zeros)                    \
+  _(aten, zeros_like)               \
+  _(aten, ones)                     \
+  _(aten, ones_like)                \
+  _(aten, empty)                    \
+  _(aten, tensor)                   \
+  _(aten, format)                   \
+  _(aten, wait)                     \
+  _(aten, warn)                     \
+  _(aten, dropout)                  \
+  _(aten, detach)                   \
+  _(aten, item)                     \
+  _(aten, Int)                      \
+  _(aten, Float)                    \
+  _(aten, Bool)                     \
+  _(aten, ScalarImplicit)           \
+  _(aten, IntImplicit)              \
+  _(aten, FloatImplicit)            \
+  _(aten, str)                      \
+  _(aten, list)                     \
+  _(aten, dict)                     \
+  _(aten, keys)                     \
+  _(aten, values)                   \
+  _(aten, items)                    \
+  _(aten, get)                      \
+  _(aten, __range_length)           \
+  _(aten, __derive_index)
+
+#define KILN_FORALL_ATTR_SYMBOLS(_) \
+  _(attr, value)                    \
+  _(attr, Subgraph)                 \
+  _(attr, name)                     \
+  _(attr, types)                    \
+  _(attr, chunks)                   \
+  _(attr, dim)                      \
+  _(attr, inplace)                  \
+  _(attr, profiled_type)            \
+  _(attr, cache_id)                 \
+  _(attr, ReverseSubgraph)          \
+  _(attr, f_real_outputs)           \
+  _(attr, df_input_vjps)            \
+  _(attr, df_input_captured_inputs) \
+  _(attr, df_input_captured_outputs) \
+  _(attr, df_output_vjps)           \
+  _(attr, axes)                     \
+  _(attr, self)                     \
+  _(attr, other)                    \
+  _(attr, input)                    \
+  _(attr, alpha)                    \
+  _(attr, size)                     \
+  _(attr, stride)                   \
+  _(attr, index)                    \
+  _(attr, start)                    \
+  _(attr, end)                      \
+  _(attr, step)                     \
+  _(attr, keepdim)                  \
+  _(attr, dtype)                    \
+  _(attr, device)                   \
+  _(attr, scope)                    \
+  _(attr, slot)                     \
+  _(attr, num_outputs)              \
+  _(attr, output_layouts)           \
+  _(attr, beg)
+
+#define KILN_FORALL_ONNX_SYMBOLS(_) \
+  _(onnx, Add)                      \
+  _(onnx, Constant)                 \
+  _(onnx, Loop)                     \
+  _(onnx, If)                       \
+  _(onnx, Placeholder)
+
+#define KILN_FORALL_BUILTIN_SYMBOLS(_) \
+  KILN_FORALL_NAMESPACES(_)            \
+  KILN_FORALL_PRIM_SYMBOLS(_)          \
+  KILN_FORALL_ATEN_SYMBOLS(_)          \
+  KILN_FORALL_ATTR_SYMBOLS(_)          \
+  KILN_FORALL_ONNX_SYMBOLS(_)
