@@ -7,7 +7,10 @@
 //   cpuKernel<float, float, float>(iter, [](float a, float b) { return a + b; });
 //
 // The template arguments are the output type followed by the input types.
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "kiln/tensor/iterator.h"
 
@@ -105,6 +108,46 @@ void cpuKernelBlock(TensorIter& iter, const F& f, const Block& block) {
       unaryLoop<Out, In>(data, strides, n, f);
     }
   });
+}
+
+// A number argument (alpha, a clamp bound, ...) in a kernel's element type,
+// with PyTorch's overflow check: out-of-range values raise instead of
+// wrapping, except that negative integers may wrap into unsigned types (so
+// `a - b` works as `a + 255 * b` on uint8) and inf/NaN pass into floats.
+template <typename T>
+T checkedScalarTo(const Scalar& s, const char* op) {
+  if constexpr (!std::is_same_v<T, bool>) {
+    using Limits = std::numeric_limits<T>;
+    bool overflow = false;
+    if (s.isFloatingPoint()) {
+      const double v = s.toDouble();
+      if (std::isinf(v)) {
+        overflow = !Limits::has_infinity;
+      } else if (std::isnan(v)) {
+        overflow = !Limits::has_quiet_NaN;
+      } else {
+        overflow = v < static_cast<double>(Limits::lowest()) || v > static_cast<double>(Limits::max());
+      }
+    } else if (s.isIntegral() && std::is_integral_v<T>) {
+      const int64_t v = s.toLong();
+      if constexpr (std::is_unsigned_v<T>) {
+        overflow = (v > 0 && static_cast<uint64_t>(v) > Limits::max()) ||
+                   (v < 0 && 0 - static_cast<uint64_t>(v) > Limits::max());
+      } else {
+        overflow = v < static_cast<int64_t>(Limits::lowest()) || v > static_cast<int64_t>(Limits::max());
+      }
+    }
+    KILN_CHECK(!overflow, op, ": value ", s, " cannot be converted to type ", CppTypeToScalarType<T>::value,
+               " without overflow");
+  }
+  return s.to<T>();
+}
+
+// out= of ops whose result PyTorch does not cast (neg, floor, clamp, where,
+// ...): `out` must already have the result dtype.
+inline void checkExactOutDtype(const Tensor& out, ScalarType dtype, const char* op) {
+  KILN_CHECK(!out.defined() || out.dtype() == dtype, op, ": Found dtype ", out.dtype(), " but expected ", dtype,
+             " for the out= tensor");
 }
 
 }  // namespace kiln::kernels
