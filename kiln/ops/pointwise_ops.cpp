@@ -39,7 +39,9 @@ KILN_REGISTER_OPS(
     op("aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)",
        [](Tensor self, const std::string& approximate) { return gelu_(self, approximate); }),
     op("aten::gelu.out(Tensor self, *, str approximate=\"none\", Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const std::string& approximate, Tensor out) { return geluOut(self, approximate, out); }), );
+       [](const Tensor& self, const std::string& approximate, Tensor out) {
+         return geluOut(self, approximate, out);
+       }), );
 
 #undef KILN_UNARY_OPS
 
@@ -54,7 +56,9 @@ KILN_REGISTER_OPS(
       op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",                 \
          [](Tensor self, const Tensor& other, const Scalar& alpha) { return sub_(self, other, alpha); }),          \
       op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",                    \
-         [](Tensor self, const Scalar& other, const Scalar& alpha) { return sub_(self, scalarToTensor(other), alpha); }), \
+         [](Tensor self, const Scalar& other, const Scalar& alpha) {                                               \
+           return sub_(self, scalarToTensor(other), alpha);                                                        \
+         }),                                                                                                       \
       op("aten::" name ".out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",         \
          [](const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {                            \
            return subOut(self, other, alpha, out);                                                                 \
@@ -368,7 +372,9 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar"),
       op("aten::" name ".out(Tensor self, Scalar " arg ", *, Tensor(a!) out) -> Tensor(a!)",                      \
          [](const Tensor& self, const Scalar& bound, Tensor out) { return fn##Out(self, bound, out); }),          \
       op("aten::" name ".Tensor_out(Tensor self, Tensor " arg ", *, Tensor(a!) out) -> Tensor(a!)",               \
-         [](const Tensor& self, const Tensor& bound, Tensor out) { return clampOut(self, min_bound, max_bound, out); }), \
+         [](const Tensor& self, const Tensor& bound, Tensor out) {                                                \
+           return clampOut(self, min_bound, max_bound, out);                                                      \
+         }),                                                                                                      \
       op("aten::" name "_(Tensor(a!) self, Scalar " arg ") -> Tensor(a!)",                                        \
          [](Tensor self, const Scalar& bound) { return fn##_(self, bound); }),                                    \
       op("aten::" name "_.Tensor(Tensor(a!) self, Tensor " arg ") -> Tensor(a!)",                                 \

@@ -300,7 +300,8 @@ def test_python_scalars_both_sides(rng, dtype, scalar):
         lambda lib, a: a <= scalar, lambda lib, a: a > scalar, lambda lib, a: a >= scalar,
         lambda lib, a: lib.rsub(a, scalar), lambda lib, a: lib.fmod(a, scalar),
         lambda lib, a: lib.remainder(scalar, a), lambda lib, a: lib.pow(scalar, a),
-        lambda lib, a: lib.div(a, scalar, rounding_mode="trunc"), lambda lib, a: lib.maximum(a, lib_from_numpy(lib, np.array(scalar))),
+        lambda lib, a: lib.div(a, scalar, rounding_mode="trunc"),
+        lambda lib, a: lib.maximum(a, lib_from_numpy(lib, np.array(scalar))),
         lambda lib, a: lib.bitwise_and(scalar, a), lambda lib, a: lib.where(a > 0, scalar, a),
     ]
     if scalar in (0, 2):  # shift counts outside [0, bits) differ between torch's own code paths

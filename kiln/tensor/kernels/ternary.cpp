@@ -79,6 +79,17 @@ namespace {
 
 bool isNan(const std::optional<Scalar>& s) { return s && s->isFloatingPoint() && std::isnan(s->toDouble()); }
 
+// max(x, lo) and min(x, hi) that keep a NaN x. Written with the bound first,
+// the way x86's maxps/minps compare, so the compiler emits those directly.
+template <typename T>
+T atLeast(T x, T lo) {
+  return lo > x ? lo : x;
+}
+template <typename T>
+T atMost(T x, T hi) {
+  return hi < x ? hi : x;
+}
+
 // clamp with number bounds. `nan_fills`: a NaN bound makes the result all
 // NaN (clamp with both bounds, clamp_min, clamp_max); otherwise a NaN bound
 // is ignored, as PyTorch's one-sided clamp does.
@@ -96,18 +107,17 @@ Tensor clampScalarOp(const char* name, const Tensor& self, const std::optional<S
   const bool fill_nan = nan_fills && (isNan(min) || isNan(max));
   KILN_DISPATCH_ALL_TYPES(dtype, "clamp", [&] {
     using T = scalar_t;
-    // std::max(x, lo) is (x < lo ? lo : x): a NaN x stays NaN.
     if (fill_nan) {
       kernels::cpuKernel<T, T>(iter, [](T) { return std::numeric_limits<T>::quiet_NaN(); });
     } else if (min && max) {
       const T lo = kernels::checkedScalarTo<T>(*min, name), hi = kernels::checkedScalarTo<T>(*max, name);
-      kernels::cpuKernel<T, T>(iter, [lo, hi](T x) { return std::min(std::max(x, lo), hi); });
+      kernels::cpuKernel<T, T>(iter, [lo, hi](T x) { return atMost(atLeast(x, lo), hi); });
     } else if (min) {
       const T lo = kernels::checkedScalarTo<T>(*min, name);
-      kernels::cpuKernel<T, T>(iter, [lo](T x) { return std::max(x, lo); });
+      kernels::cpuKernel<T, T>(iter, [lo](T x) { return atLeast(x, lo); });
     } else {
       const T hi = kernels::checkedScalarTo<T>(*max, name);
-      kernels::cpuKernel<T, T>(iter, [hi](T x) { return std::min(x, hi); });
+      kernels::cpuKernel<T, T>(iter, [hi](T x) { return atMost(x, hi); });
     }
   });
   return iter.output();
@@ -128,7 +138,7 @@ Tensor clampTensorOp(const char* name, const Tensor& self, const Tensor& min, co
       if constexpr (std::is_floating_point_v<T>) {
         if (lo != lo || hi != hi) return std::numeric_limits<T>::quiet_NaN();
       }
-      return std::min(std::max(x, lo), hi);
+      return atMost(atLeast(x, lo), hi);
     });
   });
   return iter.output();
@@ -290,8 +300,15 @@ Tensor lerpScalarOp(const char* name, const Tensor& self, const Tensor& end, con
   TensorIter iter(name);
   iter.addOutput(out).addInput(self).addInput(end).build();
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "lerp", [&] {
-    const scalar_t w = kernels::checkedScalarTo<scalar_t>(weight, "lerp");
-    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [w](scalar_t a, scalar_t b) { return lerpValue(a, b, w); });
+    using T = scalar_t;
+    const T w = kernels::checkedScalarTo<T>(weight, "lerp");
+    // lerpValue with its branch taken once, outside the loop.
+    if (std::abs(w) < T(0.5)) {
+      kernels::cpuKernel<T, T, T>(iter, [w](T a, T b) { return a + w * (b - a); });
+    } else {
+      const T w1 = T(1) - w;
+      kernels::cpuKernel<T, T, T>(iter, [w1](T a, T b) { return b - (b - a) * w1; });
+    }
   });
   return iter.output();
 }

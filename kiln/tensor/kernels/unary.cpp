@@ -59,12 +59,17 @@ inline __m256d negate(__m256d x) { return _mm256_xor_pd(x, _mm256_set1_pd(-0.0))
 // exp of 8 floats, inline: in sigmoid and gelu the out-of-line SLEEF call
 // costs more than the arithmetic around it. Cody-Waite reduction and Cephes'
 // polynomial, within 2 ulp of expf; NaN stays NaN, overflow gives inf.
+// `InNormalRange`: the caller guarantees -87 <= x <= 0, which saves the
+// clamping and the two-step scaling.
+template <bool InNormalRange = false>
 inline __m256 exp8(__m256 x) {
-  // Beyond these bounds the result is 0 or inf; clamping keeps 2^n finite in two factors.
-  // (min/max return their second operand for NaN, so NaN passes through.)
-  x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
-  const __m256 n =
-      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if constexpr (!InNormalRange) {
+    // Beyond these bounds the result is 0 or inf; clamping keeps 2^n finite in two factors.
+    // (min/max return their second operand for NaN, so NaN passes through.)
+    x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
+  }
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
   __m256 p = _mm256_set1_ps(1.9875691500e-4f);
@@ -74,11 +79,12 @@ inline __m256 exp8(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  // 2^n as 2^h * 2^(n-h): n reaches -150 and 129, beyond one exponent field.
-  const __m256 h = _mm256_round_ps(_mm256_mul_ps(n, _mm256_set1_ps(0.5f)), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   auto pow2 = [](__m256 e) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(e), _mm256_set1_epi32(127)), 23));
   };
+  if constexpr (InNormalRange) return _mm256_mul_ps(p, pow2(n));
+  // 2^n as 2^h * 2^(n-h): n reaches -150 and 129, beyond one exponent field.
+  const __m256 h = _mm256_round_ps(_mm256_mul_ps(n, _mm256_set1_ps(0.5f)), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   return _mm256_mul_ps(_mm256_mul_ps(p, pow2(h)), pow2(_mm256_sub_ps(n, h)));
 }
 
@@ -234,14 +240,15 @@ struct GeluErf {
     const __m256 one = _mm256_set1_ps(1.0f);
     const __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(static_cast<float>(kSqrtHalf)));
     const __m256 sign = _mm256_and_ps(z, _mm256_set1_ps(-0.0f));
-    const __m256 a = _mm256_xor_ps(z, sign);
+    // erf(|z| >= 6) is 1 in float; capping |z| keeps exp(-z^2) in exp8's normal range (NaN passes).
+    const __m256 a = _mm256_min_ps(_mm256_set1_ps(6.0f), _mm256_xor_ps(z, sign));
     const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one));
-    __m256 r = _mm256_fmadd_ps(_mm256_set1_ps(1.061405429f), t, _mm256_set1_ps(-1.453152027f));
-    r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(1.421413741f));
-    r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(-0.284496736f));
-    r = _mm256_fmadd_ps(r, t, _mm256_set1_ps(0.254829592f));
-    const __m256 e = exp8(negate(_mm256_mul_ps(a, a)));
-    const __m256 erf = _mm256_xor_ps(_mm256_fnmadd_ps(_mm256_mul_ps(r, t), e, one), sign);
+    __m256 poly = _mm256_fmadd_ps(_mm256_set1_ps(1.061405429f), t, _mm256_set1_ps(-1.453152027f));
+    poly = _mm256_fmadd_ps(poly, t, _mm256_set1_ps(1.421413741f));
+    poly = _mm256_fmadd_ps(poly, t, _mm256_set1_ps(-0.284496736f));
+    poly = _mm256_fmadd_ps(poly, t, _mm256_set1_ps(0.254829592f));
+    const __m256 e = exp8<true>(negate(_mm256_mul_ps(a, a)));
+    const __m256 erf = _mm256_xor_ps(_mm256_fnmadd_ps(_mm256_mul_ps(poly, t), e, one), sign);
     return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)), _mm256_add_ps(one, erf));
   }
   static __m256d apply(__m256d x) {
