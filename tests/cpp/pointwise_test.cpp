@@ -160,6 +160,13 @@ TEST(Pointwise, IntegerDivisionByZeroRaises) {
   EXPECT_THROW(floorDivide(a, zero), Error);
   // True division gives inf, as for floats.
   EXPECT_TRUE(std::isinf(valuesOf<float>(div(a, zero))[1]));
+  // A zero found by one of several threads still raises.
+  std::vector<int64_t> many(200000, 7);
+  many.back() = 0;
+  const int threads = getNumThreads();
+  setNumThreads(4);
+  EXPECT_THROW(remainder(tensorOf<int64_t>(many), tensorOf<int64_t>(many)), Error);
+  setNumThreads(threads);
 }
 
 TEST(Pointwise, IntegerMinDividedByMinusOneWraps) {

@@ -466,6 +466,10 @@ def test_pow_out_forms(rng):
     check_both(lambda lib, a, o: lib.pow(a, 2, out=o), x, np.zeros((2, 3), "float64"))  # both raise
     check_both(lambda lib, a, o: lib.pow(a, a, out=o), x, np.zeros((2, 3), "float64"))
     check_both(lambda lib, a, o: lib.pow(3, a, out=o), x, np.zeros((2, 3), "float32"))
+    check_both(lambda lib, a, o: lib.pow(3, a, out=o), x, np.zeros((2, 3), "float64"))
+    check_both(lambda lib, a, o: lib.pow(3, a, out=o), x, np.zeros((2, 3), "int64"))  # both raise
+    check_both(lambda lib, a, o: lib.pow(2.5, a, out=o), x, np.zeros((2, 3), "int64"))  # both raise
+    check_both(lambda lib, a, o: lib.pow(1, a, out=o), x, np.zeros((2, 3), "int32"))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])

@@ -5,7 +5,6 @@
 #include <limits>
 #include <type_traits>
 
-#include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/pointwise.h"
 
@@ -70,6 +69,7 @@ void addKernel(TensorIter& iter, const Scalar& alpha) {
 }
 
 void checkSubtractable(const Tensor& self, const Tensor& other) {
+  KILN_CHECK(self.defined() && other.defined(), "sub: expected defined tensors");
   KILN_CHECK(self.dtype() != ScalarType::Bool || other.dtype() != ScalarType::Bool,
              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
              "`logical_xor()` operator instead.");
@@ -419,11 +419,13 @@ KILN_BINARY_FORMS(bitwiseRightShift, "bitwise_right_shift", kArithmetic,
 namespace {
 
 Tensor powScalarBaseOp(const Scalar& self, const Tensor& exponent, const Tensor& out) {
+  KILN_CHECK(exponent.defined(), "pow: expected a defined exponent");
   const Tensor base = scalarToTensor(self);
   // 1 ** anything is 1, NaN included (True is not 1 here, as in PyTorch).
   if (self.isBoolean() || !self.equal(Scalar(1))) return binaryOp("pow", base, exponent, out, kArithmetic, powKernel);
+  // PyTorch fills out= with ones whatever its dtype.
   TensorIter iter("pow");
-  iter.addOutput(out).addInput(exponent).computeDtype(resultType(base, exponent)).build();
+  iter.addOutput(out).addInput(exponent).computeDtype(resultType(base, exponent)).checkOutputCast(false).build();
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), "pow", [&] {
     kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t) { return scalar_t(1); });
   });

@@ -436,8 +436,9 @@ Tensor unaryOp(const char* name, const Tensor& self, const Tensor& out, UnaryKin
   return iter.output();
 }
 
+// (An undefined self is left for unaryOp to report.)
 void checkNotBool(const Tensor& self, const char* message) {
-  KILN_CHECK(self.dtype() != ScalarType::Bool, message);
+  KILN_CHECK(!self.defined() || self.dtype() != ScalarType::Bool, message);
 }
 
 constexpr const char* kNegBool =
@@ -503,6 +504,7 @@ KILN_UNARY_FORMS(logicalNot, "logical_not", UnaryKind::Bool, (void)0, logicalNot
 namespace {
 
 Tensor roundDecimalsOp(const char* name, const Tensor& self, const Tensor& out, int64_t decimals) {
+  KILN_CHECK(self.defined(), name, ": expected a defined tensor");
   KILN_CHECK(isFloatingType(self.dtype()), "\"round\" with decimals is not implemented for '",
              scalarTypeShortName(self.dtype()), "'");
   return unaryOp(name, self, out, UnaryKind::Same, [decimals](TensorIter& iter) {
