@@ -106,6 +106,44 @@ TEST(Pointwise, VectorPathsMatchScalarPaths) {
   checkVectorMatchesScalar<float>([](const Tensor& t) { return gelu(t, "tanh"); }, "gelu", 4, true);
 }
 
+template <typename T>
+void checkBinaryVectorMatchesScalar() {
+  // Every pair of a set of values, special ones included.
+  std::vector<T> values = wideRange<T>();
+  std::vector<T> divisors = {T(2), T(-2), T(0.1), T(-0.37), T(3), T(0), T(-0.0), T(1e-38), T(1e38),
+                             std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN()};
+  std::vector<T> lhs, rhs;
+  for (T a : values) {
+    for (T b : divisors) {
+      lhs.push_back(a);
+      rhs.push_back(b);
+    }
+  }
+  auto [a_dense, a_strided] = contiguousAndStrided(lhs);
+  auto [b_dense, b_strided] = contiguousAndStrided(rhs);
+  const std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)> exact_ops[] = {
+      {"remainder", remainder}, {"fmod", fmod}, {"floor_divide", floorDivide}};
+  for (const auto& [name, fn] : exact_ops) {
+    expectClose(valuesOf<T>(fn(a_dense, b_dense)), valuesOf<T>(fn(a_strided, b_strided)), lhs, 0, name, false);
+  }
+  const std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)> ops[] = {{"atan2", atan2}, {"pow", pow}};
+  for (const auto& [name, fn] : ops) {
+    expectClose(valuesOf<T>(fn(a_dense, b_dense)), valuesOf<T>(fn(a_strided, b_strided)), lhs, 4, name, false);
+  }
+  const std::optional<std::string> trunc("trunc");
+  expectClose(valuesOf<T>(div(a_dense, b_dense, trunc)), valuesOf<T>(div(a_strided, b_strided, trunc)), lhs, 0,
+              "div trunc", false);
+}
+
+TEST(Pointwise, BinaryVectorPathsMatchScalarPaths) {
+  checkBinaryVectorMatchesScalar<float>();
+  checkBinaryVectorMatchesScalar<double>();
+  // SLEEF's fmod gives NaN where the quotient overflows; kiln redoes those lanes.
+  const std::vector<float> big(9, 1e38f), tiny(9, 1e-38f);
+  EXPECT_EQ(valuesOf<float>(fmod(tensorOf(big), tensorOf(tiny)))[0], std::fmod(1e38f, 1e-38f));
+  EXPECT_TRUE(std::isinf(valuesOf<float>(floorDivide(tensorOf(big), tensorOf(tiny)))[0]));
+}
+
 TEST(Pointwise, FloatGeluVectorPathIsWithinItsErfApproximation) {
   // The float vector path uses PyTorch's erf approximation (absolute error < 1.5e-7).
   std::vector<float> inputs;

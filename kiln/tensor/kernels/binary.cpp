@@ -5,7 +5,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "kiln/tensor/kernels/loops.h"
+#include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/pointwise.h"
 
 namespace kiln {
@@ -130,61 +130,6 @@ T truncDivInt(T a, T b) {
   return static_cast<T>(a / b);
 }
 
-template <typename T>
-T floorDivValue(T a, T b, const char* op) {
-  if constexpr (std::is_integral_v<T>) {
-    if (b == 0) throwZeroDivision(op);
-    return floorDivInt(a, b);
-  } else {
-    return floorDivFloat(a, b);
-  }
-}
-
-template <typename T>
-T truncDivValue(T a, T b, const char* op) {
-  if constexpr (std::is_integral_v<T>) {
-    if (b == 0) throwZeroDivision(op);
-    return truncDivInt(a, b);
-  } else {
-    return std::trunc(a / b);
-  }
-}
-
-void floorDivKernel(TensorIter& iter, const char* name) {
-  KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), name, [&] {
-    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(
-        iter, [name](scalar_t a, scalar_t b) { return floorDivValue(a, b, name); });
-  });
-}
-
-void truncDivKernel(TensorIter& iter, const char* name) {
-  KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), name, [&] {
-    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(
-        iter, [name](scalar_t a, scalar_t b) { return truncDivValue(a, b, name); });
-  });
-}
-
-enum class Rounding { None, Trunc, Floor };
-
-Rounding parseRoundingMode(const std::optional<std::string>& mode) {
-  if (!mode) return Rounding::None;
-  if (*mode == "trunc") return Rounding::Trunc;
-  if (*mode == "floor") return Rounding::Floor;
-  KILN_ERROR("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
-}
-
-Tensor divOp(const char* name, const Tensor& self, const Tensor& other, const std::optional<std::string>& mode,
-             const Tensor& out) {
-  switch (parseRoundingMode(mode)) {
-    case Rounding::None: return binaryOp(name, self, other, out, kTrueDivision, trueDivKernel);
-    case Rounding::Trunc:
-      return binaryOp(name, self, other, out, kArithmetic, [name](TensorIter& iter) { truncDivKernel(iter, name); });
-    case Rounding::Floor:
-      return binaryOp(name, self, other, out, kArithmetic, [name](TensorIter& iter) { floorDivKernel(iter, name); });
-  }
-  return Tensor();
-}
-
 // Python's %: the result takes the divisor's sign.
 template <typename T>
 T remainderValue(T a, T b) {
@@ -213,18 +158,6 @@ T fmodValue(T a, T b) {
   }
 }
 
-void remainderKernel(TensorIter& iter) {
-  KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "remainder", [&] {
-    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return remainderValue(a, b); });
-  });
-}
-
-void fmodKernel(TensorIter& iter) {
-  KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "fmod", [&] {
-    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return fmodValue(a, b); });
-  });
-}
-
 // Integers: power by squaring, wrapping on overflow; negative exponents give
 // 0 except for bases 1 and -1 (PyTorch's powi).
 template <typename T>
@@ -247,16 +180,155 @@ T powValue(T base, T exponent) {
   }
 }
 
-void powKernel(TensorIter& iter) {
-  KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "pow", [&] {
-    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return powValue(a, b); });
+// Float forms of the ops above with, under AVX2, vector forms for contiguous
+// runs. The vector forms compute every branch and select per element
+// (`mask ? a : b` on GCC vector types).
+#if KILN_HAVE_AVX2
+template <typename V>
+using ElementOf = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
+#define KILN_VECTOR_FORMS(vector_fn)                                              \
+  static __m256 apply(__m256 a, __m256 b) { return vector_fn(a, b); }            \
+  static __m256d apply(__m256d a, __m256d b) { return vector_fn(a, b); }
+#else
+#define KILN_VECTOR_FORMS(vector_fn)
+#endif
+
+struct FloorDivide {
+  template <typename T>
+  static T apply(T a, T b) { return floorDivFloat(a, b); }
+#if KILN_HAVE_AVX2
+  template <typename V>
+  static V vector(V a, V b) {
+    using T = ElementOf<V>;
+    const V quotient = a / b;
+    const V mod = kernels::fmod(a, b);
+    V div = (a - mod) / b;
+    div = ((mod != T(0)) & ((b < T(0)) ^ (mod < T(0)))) ? div - T(1) : div;
+    V floor_div = kernels::floor(div);
+    floor_div = (div - floor_div > T(0.5)) ? floor_div + T(1) : floor_div;
+    floor_div = (div == T(0)) ? kernels::signedZero(quotient) : floor_div;
+    return (b == T(0)) ? quotient : floor_div;
+  }
+#endif
+  KILN_VECTOR_FORMS(vector)
+};
+
+struct TruncDivide {
+  template <typename T>
+  static T apply(T a, T b) { return std::trunc(a / b); }
+#if KILN_HAVE_AVX2
+  static __m256 apply(__m256 a, __m256 b) { return _mm256_round_ps(a / b, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+  static __m256d apply(__m256d a, __m256d b) { return _mm256_round_pd(a / b, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+#endif
+};
+
+struct Remainder {
+  template <typename T>
+  static T apply(T a, T b) { return remainderValue(a, b); }
+#if KILN_HAVE_AVX2
+  template <typename V>
+  static V vector(V a, V b) {
+    using T = ElementOf<V>;
+    const V mod = kernels::fmod(a, b);
+    return ((mod != T(0)) & ((b < T(0)) ^ (mod < T(0)))) ? mod + b : mod;
+  }
+#endif
+  KILN_VECTOR_FORMS(vector)
+};
+
+struct Fmod {
+  template <typename T>
+  static T apply(T a, T b) { return std::fmod(a, b); }
+  KILN_VECTOR_FORMS(kernels::fmod)
+};
+
+struct Pow {
+  template <typename T>
+  static T apply(T a, T b) { return std::pow(a, b); }
+#if KILN_HAVE_AVX2
+  static __m256 apply(__m256 a, __m256 b) { return Sleef_powf8_u10avx2(a, b); }
+  static __m256d apply(__m256d a, __m256d b) { return Sleef_powd4_u10avx2(a, b); }
+#endif
+};
+
+struct Atan2 {
+  template <typename T>
+  static T apply(T a, T b) { return std::atan2(a, b); }
+#if KILN_HAVE_AVX2
+  static __m256 apply(__m256 a, __m256 b) { return Sleef_atan2f8_u10avx2(a, b); }
+  static __m256d apply(__m256d a, __m256d b) { return Sleef_atan2d4_u10avx2(a, b); }
+#endif
+};
+
+#undef KILN_VECTOR_FORMS
+
+// float/double through FloatOp (vectorized on contiguous runs), integers
+// through int_fn; bool is not supported.
+template <typename FloatOp, typename IntFn>
+void floatOrIntKernel(TensorIter& iter, const char* name, const IntFn& int_fn) {
+  const ScalarType dtype = iter.computeDtype();
+  if (isFloatingType(dtype)) {
+    KILN_DISPATCH_FLOATING_TYPES(dtype, name, [&] {
+      kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return FloatOp::apply(a, b); });
+    });
+  } else {
+    KILN_DISPATCH_INTEGRAL_TYPES(dtype, name, [&] {
+      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [&](scalar_t a, scalar_t b) { return int_fn(a, b); });
+    });
+  }
+}
+
+void floorDivKernel(TensorIter& iter, const char* name) {
+  floatOrIntKernel<FloorDivide>(iter, name, [name](auto a, auto b) {
+    if (b == 0) throwZeroDivision(name);
+    return floorDivInt(a, b);
   });
+}
+
+void truncDivKernel(TensorIter& iter, const char* name) {
+  floatOrIntKernel<TruncDivide>(iter, name, [name](auto a, auto b) {
+    if (b == 0) throwZeroDivision(name);
+    return truncDivInt(a, b);
+  });
+}
+
+void remainderKernel(TensorIter& iter) {
+  floatOrIntKernel<Remainder>(iter, "remainder", [](auto a, auto b) { return remainderValue(a, b); });
+}
+
+void fmodKernel(TensorIter& iter) {
+  floatOrIntKernel<Fmod>(iter, "fmod", [](auto a, auto b) { return fmodValue(a, b); });
+}
+
+void powKernel(TensorIter& iter) {
+  floatOrIntKernel<Pow>(iter, "pow", [](auto a, auto b) { return powValue(a, b); });
 }
 
 void atan2Kernel(TensorIter& iter) {
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "atan2", [&] {
-    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return std::atan2(a, b); });
+    kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return Atan2::apply(a, b); });
   });
+}
+
+enum class Rounding { None, Trunc, Floor };
+
+Rounding parseRoundingMode(const std::optional<std::string>& mode) {
+  if (!mode) return Rounding::None;
+  if (*mode == "trunc") return Rounding::Trunc;
+  if (*mode == "floor") return Rounding::Floor;
+  KILN_ERROR("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+}
+
+Tensor divOp(const char* name, const Tensor& self, const Tensor& other, const std::optional<std::string>& mode,
+             const Tensor& out) {
+  switch (parseRoundingMode(mode)) {
+    case Rounding::None: return binaryOp(name, self, other, out, kTrueDivision, trueDivKernel);
+    case Rounding::Trunc:
+      return binaryOp(name, self, other, out, kArithmetic, [name](TensorIter& iter) { truncDivKernel(iter, name); });
+    case Rounding::Floor:
+      return binaryOp(name, self, other, out, kArithmetic, [name](TensorIter& iter) { floorDivKernel(iter, name); });
+  }
+  return Tensor();
 }
 
 // maximum/minimum: NaN in either input gives NaN; bool is or/and.
@@ -264,10 +336,8 @@ template <bool IsMax>
 void extremumKernel(TensorIter& iter) {
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), IsMax ? "maximum" : "minimum", [&] {
     kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) {
-      if constexpr (std::is_floating_point_v<scalar_t>) {
-        if (a != a || b != b) return std::numeric_limits<scalar_t>::quiet_NaN();
-      }
-      return IsMax ? std::max(a, b) : std::min(a, b);
+      const scalar_t extremum = IsMax ? std::max(a, b) : std::min(a, b);
+      return kernels::select(a != a || b != b, std::numeric_limits<scalar_t>::quiet_NaN(), extremum);
     });
   });
 }

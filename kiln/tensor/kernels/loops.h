@@ -7,6 +7,7 @@
 //   cpuKernel<float, float, float>(iter, [](float a, float b) { return a + b; });
 //
 // The template arguments are the output type followed by the input types.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -106,6 +107,34 @@ void cpuKernelBlock(TensorIter& iter, const F& f, const Block& block) {
       block(reinterpret_cast<Out*>(data[0]), reinterpret_cast<const In*>(data[1]), n);
     } else {
       unaryLoop<Out, In>(data, strides, n, f);
+    }
+  });
+}
+
+// Like cpuKernelBlock for two inputs: `block`(out, a, b, n) gets the
+// stretches where all three are contiguous, or where one input is a single
+// broadcast value (repeated through a small buffer, e.g. `x % 2.0`).
+template <typename Out, typename A, typename B, typename F, typename Block>
+void cpuBinaryKernelBlock(TensorIter& iter, const F& f, const Block& block) {
+  iter.forEach([&](char** data, const int64_t* strides, int64_t n) {
+    Out* out = reinterpret_cast<Out*>(data[0]);
+    const A* a = reinterpret_cast<const A*>(data[1]);
+    const B* b = reinterpret_cast<const B*>(data[2]);
+    constexpr int64_t kChunk = 256;
+    if (strides[0] != sizeof(Out)) {
+      binaryLoop<Out, A, B>(data, strides, n, f);
+    } else if (strides[1] == sizeof(A) && strides[2] == sizeof(B)) {
+      block(out, a, b, n);
+    } else if (strides[1] == sizeof(A) && strides[2] == 0) {
+      B repeated[kChunk];
+      std::fill_n(repeated, kChunk, *b);
+      for (int64_t i = 0; i < n; i += kChunk) block(out + i, a + i, repeated, std::min(kChunk, n - i));
+    } else if (strides[1] == 0 && strides[2] == sizeof(B)) {
+      A repeated[kChunk];
+      std::fill_n(repeated, kChunk, *a);
+      for (int64_t i = 0; i < n; i += kChunk) block(out + i, repeated, b + i, std::min(kChunk, n - i));
+    } else {
+      binaryLoop<Out, A, B>(data, strides, n, f);
     }
   });
 }

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "kiln/tensor/copy.h"
-#include "kiln/tensor/kernels/loops.h"
+#include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/pointwise.h"
 
 namespace kiln {
@@ -29,8 +29,8 @@ Tensor whereOp(const Tensor& condition, const Tensor& self, const Tensor& other,
       .computeDtype(dtype)
       .build();
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "where", [&] {
-    kernels::cpuKernel<scalar_t, bool, scalar_t, scalar_t>(iter,
-                                                           [](bool c, scalar_t a, scalar_t b) { return c ? a : b; });
+    kernels::cpuKernel<scalar_t, bool, scalar_t, scalar_t>(
+        iter, [](bool c, scalar_t a, scalar_t b) { return kernels::select(c, a, b); });
   });
   return iter.output();
 }
@@ -135,10 +135,8 @@ Tensor clampTensorOp(const char* name, const Tensor& self, const Tensor& min, co
   KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "clamp", [&] {
     using T = scalar_t;
     kernels::cpuKernel<T, T, T, T>(iter, [](T x, T lo, T hi) {
-      if constexpr (std::is_floating_point_v<T>) {
-        if (lo != lo || hi != hi) return std::numeric_limits<T>::quiet_NaN();
-      }
-      return atMost(atLeast(x, lo), hi);
+      const T clamped = atMost(atLeast(x, lo), hi);
+      return kernels::select(lo != lo || hi != hi, std::numeric_limits<T>::quiet_NaN(), clamped);
     });
   });
   return iter.output();
@@ -283,9 +281,11 @@ Tensor& addcdivOut(const Tensor& self, const Tensor& tensor1, const Tensor& tens
 namespace {
 
 // PyTorch's formula: from whichever end is nearer, for accuracy at both ends.
+// Both are computed so the choice is a vectorizable select, not a branch.
 template <typename T>
 T lerpValue(T self, T end, T weight) {
-  return std::abs(weight) < T(0.5) ? self + weight * (end - self) : end - (end - self) * (T(1) - weight);
+  const T diff = end - self;
+  return kernels::select(std::abs(weight) < T(0.5), self + weight * diff, end - diff * (T(1) - weight));
 }
 
 void checkLerpOperand(const Tensor& self, const Tensor& t, const char* what) {

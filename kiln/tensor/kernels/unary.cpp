@@ -2,17 +2,11 @@
 // transcendental ops go through SLEEF's AVX2 functions (or short inline AVX2
 // code where a SLEEF call would dominate); strided runs and the other ops use
 // scalar lambdas, which the compiler vectorizes where it can.
-#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <type_traits>
 
-#if KILN_HAVE_AVX2
-#include <immintrin.h>
-#include <sleef.h>
-#endif
-
-#include "kiln/tensor/kernels/loops.h"
+#include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/pointwise.h"
 
 namespace kiln {
@@ -20,86 +14,10 @@ namespace kiln {
 namespace {
 
 #if KILN_HAVE_AVX2
-
-template <typename T>
-struct Vec;
-template <>
-struct Vec<float> {
-  using type = __m256;
-  static constexpr int kWidth = 8;
-  static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
-};
-template <>
-struct Vec<double> {
-  using type = __m256d;
-  static constexpr int kWidth = 4;
-  static __m256d load(const double* p) { return _mm256_loadu_pd(p); }
-  static void store(double* p, __m256d v) { _mm256_storeu_pd(p, v); }
-};
-
-// out[i] = f(in[i]) a vector at a time. The tail goes through a padded
-// buffer, so every element of a contiguous run gets the same arithmetic.
-template <typename T, typename F>
-void mapBlock(T* out, const T* in, int64_t n, const F& f) {
-  using V = Vec<T>;
-  int64_t i = 0;
-  for (; i + V::kWidth <= n; i += V::kWidth) V::store(out + i, f(V::load(in + i)));
-  if (i < n) {
-    T buffer[V::kWidth] = {};
-    std::copy(in + i, in + n, buffer);
-    V::store(buffer, f(V::load(buffer)));
-    std::copy(buffer, buffer + (n - i), out + i);
-  }
-}
-
-inline __m256 negate(__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); }
-inline __m256d negate(__m256d x) { return _mm256_xor_pd(x, _mm256_set1_pd(-0.0)); }
-
-// exp of 8 floats, inline: in sigmoid and gelu the out-of-line SLEEF call
-// costs more than the arithmetic around it. Cody-Waite reduction and Cephes'
-// polynomial, within 2 ulp of expf; NaN stays NaN, overflow gives inf.
-// `InNormalRange`: the caller guarantees -87 <= x <= 0, which saves the
-// clamping and the two-step scaling.
-template <bool InNormalRange = false>
-inline __m256 exp8(__m256 x) {
-  if constexpr (!InNormalRange) {
-    // Beyond these bounds the result is 0 or inf; clamping keeps 2^n finite in two factors.
-    // (min/max return their second operand for NaN, so NaN passes through.)
-    x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(89.0f), x));
-  }
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  auto pow2 = [](__m256 e) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(e), _mm256_set1_epi32(127)), 23));
-  };
-  if constexpr (InNormalRange) return _mm256_mul_ps(p, pow2(n));
-  // 2^n as 2^h * 2^(n-h): n reaches -150 and 129, beyond one exponent field.
-  const __m256 h = _mm256_round_ps(_mm256_mul_ps(n, _mm256_set1_ps(0.5f)), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  return _mm256_mul_ps(_mm256_mul_ps(p, pow2(h)), pow2(_mm256_sub_ps(n, h)));
-}
-
-#endif  // KILN_HAVE_AVX2
-
-// out = f(in) for float or double T; f takes a T or, with AVX2, a Vec<T>::type.
-template <typename T, typename F>
-void mapKernel(TensorIter& iter, const F& f) {
-#if KILN_HAVE_AVX2
-  kernels::cpuKernelBlock<T, T>(
-      iter, [&](T x) { return f(x); }, [&](T* out, const T* in, int64_t n) { mapBlock<T>(out, in, n, f); });
-#else
-  kernels::cpuKernel<T, T>(iter, [&](T x) { return f(x); });
+using kernels::exp8;
+using kernels::negate;
 #endif
-}
+using kernels::mapKernel;
 
 // Each op: a scalar form for any floating T and, with AVX2, the vector forms.
 struct Exp {
