@@ -45,7 +45,7 @@ KILN_REGISTER_OPS(
 
 #undef KILN_UNARY_OPS
 
-// add, sub and their alias subtract.
+// The five shared forms of sub and its alias subtract.
 #define KILN_SUB_OPS(name)                                                                                         \
   op("aten::" name ".Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",                              \
      [](const Tensor& self, const Tensor& other, const Scalar& alpha) { return sub(self, other, alpha); }),        \
@@ -207,7 +207,8 @@ KILN_REGISTER_OPS(
       op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                   \
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); })
 
-// `name(Tensor self, Tensor other)`, its in-place and out= forms (maximum and minimum have no in-place form).
+// `name(Tensor self, Tensor other)` and its out= form; the in-place form
+// separately (maximum and minimum have none).
 #define KILN_TENSOR_BINARY_OPS(name, fn)                                                                          \
   op("aten::" name "(Tensor self, Tensor other) -> Tensor",                                                       \
      [](const Tensor& self, const Tensor& other) { return fn(self, other); }),                                    \
@@ -363,7 +364,8 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar"),
            return clamp_(self, min.value_or(Tensor()), max.value_or(Tensor()));                                   \
          })
 
-// clamp_min and clamp_max; `arg` is the bound's name; the bounds pass `bound` to the side it clamps.
+// clamp_min and clamp_max: `arg` is the bound's name in the schema;
+// `min_bound, max_bound` place the lambda's `bound` on the side it clamps.
 #define KILN_CLAMP_SIDE_OPS(name, arg, fn, min_bound, max_bound)                                                  \
   op("aten::" name "(Tensor self, Scalar " arg ") -> Tensor",                                                     \
      [](const Tensor& self, const Scalar& bound) { return fn(self, bound); }),                                    \
