@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/pointwise.h"

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/vec.h"
