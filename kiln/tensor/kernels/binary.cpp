@@ -1,33 +1,65 @@
-// Binary pointwise kernels.
-#include "kiln/tensor/copy.h"
-#include "kiln/tensor/kernels/loops.h"
+// Binary pointwise kernels: arithmetic, division and its rounding modes,
+// powers, comparisons, logical and bitwise ops.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/pointwise.h"
 
 namespace kiln {
 
 namespace {
 
-// Builds the iterator for out = f(self, other) and returns the result tensor.
+// How an op's inputs and result are typed.
+struct BinarySpec {
+  bool int_to_float = false;  // integer and bool inputs compute in float32 (true division)
+  bool bool_result = false;   // the result is bool (comparisons, logical ops)
+  bool cast_out = true;       // out= must be able to hold the result; false: any dtype, converted
+};
+
+constexpr BinarySpec kArithmetic{};
+constexpr BinarySpec kTrueDivision{.int_to_float = true};
+constexpr BinarySpec kPredicate{.bool_result = true};
+
+// Builds the iterator for out = f(self, other), runs `kernel` and returns the result tensor.
 template <typename Kernel>
-Tensor binaryOp(const char* name, const Tensor& self, const Tensor& other, const Tensor& out, Kernel kernel) {
+Tensor binaryOp(const char* name, const Tensor& self, const Tensor& other, const Tensor& out, BinarySpec spec,
+                const Kernel& kernel) {
+  KILN_CHECK(self.defined() && other.defined(), name, ": expected defined tensors");
   TensorIter iter(name);
-  iter.addOutput(out).addInput(self).addInput(other).build();
+  iter.addOutput(out).addInput(self).addInput(other).promoteIntegerToFloat(spec.int_to_float).checkOutputCast(
+      spec.cast_out);
+  if (spec.bool_result) iter.outputDtype(ScalarType::Bool);
+  iter.build();
   kernel(iter);
   return iter.output();
+}
+
+// Wrapping negation (-INT_MIN is INT_MIN, as in two's complement hardware).
+template <typename T>
+T wrappingNeg(T x) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(U(0) - U(x));
+}
+
+[[noreturn]] void throwZeroDivision(const char* op) {
+  KILN_ERROR("ZeroDivisionError: integer division by zero in ", op);
 }
 
 void addKernel(TensorIter& iter, const Scalar& alpha) {
   KILN_CHECK(isFloatingType(iter.computeDtype()) || !alpha.isFloatingPoint(),
              "For integral input tensors, argument alpha must not be a floating point number.");
-  KILN_CHECK(iter.computeDtype() != ScalarType::Bool || alpha.isBoolean() || alpha.toLong() == 1 ||
-                 alpha.toLong() == 0,
+  KILN_CHECK(!alpha.isBoolean() || iter.computeDtype() == ScalarType::Bool,
              "Boolean alpha only supported for Boolean results.");
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), "add", [&] {
     if constexpr (std::is_same_v<scalar_t, bool>) {
       bool a = alpha.toBool();
       kernels::cpuKernel<bool, bool, bool>(iter, [a](bool x, bool y) { return x || (a && y); });
     } else {
-      scalar_t a = alpha.to<scalar_t>();
+      const scalar_t a = kernels::checkedScalarTo<scalar_t>(alpha, "add");
       if (a == scalar_t(1)) {
         kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x + y; });
       } else {
@@ -37,19 +69,446 @@ void addKernel(TensorIter& iter, const Scalar& alpha) {
   });
 }
 
+void checkSubtractable(const Tensor& self, const Tensor& other) {
+  KILN_CHECK(self.defined() && other.defined(), "sub: expected defined tensors");
+  KILN_CHECK(self.dtype() != ScalarType::Bool || other.dtype() != ScalarType::Bool,
+             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+             "`logical_xor()` operator instead.");
+  KILN_CHECK(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool,
+             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+             "mask, use the `~` or `logical_not()` operator instead.");
+}
+
+void mulKernel(TensorIter& iter) {
+  KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), "mul", [&] {
+    if constexpr (std::is_same_v<scalar_t, bool>) {
+      kernels::cpuKernel<bool, bool, bool>(iter, [](bool x, bool y) { return x && y; });
+    } else {
+      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x * y; });
+    }
+  });
+}
+
+void trueDivKernel(TensorIter& iter) {
+  KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "div", [&] {
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x / y; });
+  });
+}
+
+// Python's float floor division: exact quotient rounded down, computed from
+// fmod so that e.g. 1 // 0.1 is 9, not 10.
+template <typename T>
+T floorDivFloat(T a, T b) {
+  if (b == 0) return a / b;
+  T mod = std::fmod(a, b);
+  T div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
+  if (div == 0) return std::copysign(T(0), a / b);
+  T floor_div = std::floor(div);
+  if (div - floor_div > T(0.5)) floor_div += T(1);
+  return floor_div;
+}
+
+// Integer floor and trunc division; b != 0. Division by -1 negates, wrapping
+// (INT_MIN / -1 traps in hardware).
+template <typename T>
+T floorDivInt(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return wrappingNeg(a);
+    if ((a < 0) != (b < 0)) {
+      const T quot = static_cast<T>(a / b);
+      return static_cast<T>(a % b != 0 ? quot - 1 : quot);
+    }
+  }
+  return static_cast<T>(a / b);
+}
+
+template <typename T>
+T truncDivInt(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return wrappingNeg(a);
+  }
+  return static_cast<T>(a / b);
+}
+
+// Python's %: the result takes the divisor's sign.
+template <typename T>
+T remainderValue(T a, T b) {
+  T r;
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) throwZeroDivision("remainder");
+    // INT_MIN % -1 traps in hardware; every remainder by -1 is 0.
+    if (std::is_signed_v<T> && b == T(-1)) return T(0);
+    r = static_cast<T>(a % b);
+  } else {
+    r = std::fmod(a, b);
+  }
+  if (r != 0 && (r < 0) != (b < 0)) r = static_cast<T>(r + b);
+  return r;
+}
+
+// C's fmod: the result takes the dividend's sign.
+template <typename T>
+T fmodValue(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) throwZeroDivision("fmod");
+    if (std::is_signed_v<T> && b == T(-1)) return T(0);
+    return static_cast<T>(a % b);
+  } else {
+    return std::fmod(a, b);
+  }
+}
+
+// Integers: power by squaring, wrapping on overflow; negative exponents give
+// 0 except for bases 1 and -1 (PyTorch's powi).
+template <typename T>
+T powValue(T base, T exponent) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(base, exponent);
+  } else {
+    if (std::is_signed_v<T> && exponent < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exponent % 2) != 0 ? T(-1) : T(1);
+      return 0;
+    }
+    using U = std::make_unsigned_t<T>;
+    U result = 1, b = static_cast<U>(base);
+    for (auto e = exponent; e != 0; e = static_cast<T>(e / 2)) {
+      if (e & 1) result = static_cast<U>(result * b);
+      b = static_cast<U>(b * b);
+    }
+    return static_cast<T>(result);
+  }
+}
+
+// Float forms of the ops above with, under AVX2, vector forms for contiguous
+// runs. The vector forms compute every branch and select per element
+// (`mask ? a : b` on GCC vector types).
+#if KILN_HAVE_AVX2
+template <typename V>
+using ElementOf = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
+#define KILN_VECTOR_FORMS(vector_fn)                                              \
+  static __m256 apply(__m256 a, __m256 b) { return vector_fn(a, b); }            \
+  static __m256d apply(__m256d a, __m256d b) { return vector_fn(a, b); }
+#else
+#define KILN_VECTOR_FORMS(vector_fn)
+#endif
+
+struct FloorDivide {
+  template <typename T>
+  static T apply(T a, T b) { return floorDivFloat(a, b); }
+#if KILN_HAVE_AVX2
+  template <typename V>
+  static V vector(V a, V b) {
+    using T = ElementOf<V>;
+    const V quotient = a / b;
+    const V mod = kernels::fmod(a, b);
+    V div = (a - mod) / b;
+    div = ((mod != T(0)) & ((b < T(0)) ^ (mod < T(0)))) ? div - T(1) : div;
+    V floor_div = kernels::floor(div);
+    floor_div = (div - floor_div > T(0.5)) ? floor_div + T(1) : floor_div;
+    floor_div = (div == T(0)) ? kernels::signedZero(quotient) : floor_div;
+    return (b == T(0)) ? quotient : floor_div;
+  }
+#endif
+  KILN_VECTOR_FORMS(vector)
+};
+
+struct TruncDivide {
+  template <typename T>
+  static T apply(T a, T b) { return std::trunc(a / b); }
+#if KILN_HAVE_AVX2
+  static __m256 apply(__m256 a, __m256 b) { return _mm256_round_ps(a / b, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+  static __m256d apply(__m256d a, __m256d b) { return _mm256_round_pd(a / b, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+#endif
+};
+
+struct Remainder {
+  template <typename T>
+  static T apply(T a, T b) { return remainderValue(a, b); }
+#if KILN_HAVE_AVX2
+  template <typename V>
+  static V vector(V a, V b) {
+    using T = ElementOf<V>;
+    const V mod = kernels::fmod(a, b);
+    return ((mod != T(0)) & ((b < T(0)) ^ (mod < T(0)))) ? mod + b : mod;
+  }
+#endif
+  KILN_VECTOR_FORMS(vector)
+};
+
+struct Fmod {
+  template <typename T>
+  static T apply(T a, T b) { return std::fmod(a, b); }
+  KILN_VECTOR_FORMS(kernels::fmod)
+};
+
+struct Pow {
+  template <typename T>
+  static T apply(T a, T b) { return std::pow(a, b); }
+#if KILN_HAVE_AVX2
+  static __m256 apply(__m256 a, __m256 b) { return Sleef_powf8_u10avx2(a, b); }
+  static __m256d apply(__m256d a, __m256d b) { return Sleef_powd4_u10avx2(a, b); }
+#endif
+};
+
+struct Atan2 {
+  template <typename T>
+  static T apply(T a, T b) { return std::atan2(a, b); }
+#if KILN_HAVE_AVX2
+  static __m256 apply(__m256 a, __m256 b) { return Sleef_atan2f8_u10avx2(a, b); }
+  static __m256d apply(__m256d a, __m256d b) { return Sleef_atan2d4_u10avx2(a, b); }
+#endif
+};
+
+#undef KILN_VECTOR_FORMS
+
+// float/double through FloatOp (vectorized on contiguous runs), integers
+// through int_fn; bool is not supported.
+template <typename FloatOp, typename IntFn>
+void floatOrIntKernel(TensorIter& iter, const char* name, const IntFn& int_fn) {
+  const ScalarType dtype = iter.computeDtype();
+  if (isFloatingType(dtype)) {
+    KILN_DISPATCH_FLOATING_TYPES(dtype, name, [&] {
+      kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return FloatOp::apply(a, b); });
+    });
+  } else {
+    KILN_DISPATCH_INTEGRAL_TYPES(dtype, name, [&] {
+      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [&](scalar_t a, scalar_t b) { return int_fn(a, b); });
+    });
+  }
+}
+
+void floorDivKernel(TensorIter& iter, const char* name) {
+  floatOrIntKernel<FloorDivide>(iter, name, [name](auto a, auto b) {
+    if (b == 0) throwZeroDivision(name);
+    return floorDivInt(a, b);
+  });
+}
+
+void truncDivKernel(TensorIter& iter, const char* name) {
+  floatOrIntKernel<TruncDivide>(iter, name, [name](auto a, auto b) {
+    if (b == 0) throwZeroDivision(name);
+    return truncDivInt(a, b);
+  });
+}
+
+void remainderKernel(TensorIter& iter) {
+  floatOrIntKernel<Remainder>(iter, "remainder", [](auto a, auto b) { return remainderValue(a, b); });
+}
+
+void fmodKernel(TensorIter& iter) {
+  floatOrIntKernel<Fmod>(iter, "fmod", [](auto a, auto b) { return fmodValue(a, b); });
+}
+
+void powKernel(TensorIter& iter) {
+  floatOrIntKernel<Pow>(iter, "pow", [](auto a, auto b) { return powValue(a, b); });
+}
+
+void atan2Kernel(TensorIter& iter) {
+  KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "atan2", [&] {
+    kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return Atan2::apply(a, b); });
+  });
+}
+
+enum class Rounding { None, Trunc, Floor };
+
+Rounding parseRoundingMode(const std::optional<std::string>& mode) {
+  if (!mode) return Rounding::None;
+  if (*mode == "trunc") return Rounding::Trunc;
+  if (*mode == "floor") return Rounding::Floor;
+  KILN_ERROR("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+}
+
+Tensor divOp(const char* name, const Tensor& self, const Tensor& other, const std::optional<std::string>& mode,
+             const Tensor& out) {
+  switch (parseRoundingMode(mode)) {
+    case Rounding::None: return binaryOp(name, self, other, out, kTrueDivision, trueDivKernel);
+    case Rounding::Trunc:
+      return binaryOp(name, self, other, out, kArithmetic, [name](TensorIter& iter) { truncDivKernel(iter, name); });
+    case Rounding::Floor:
+      return binaryOp(name, self, other, out, kArithmetic, [name](TensorIter& iter) { floorDivKernel(iter, name); });
+  }
+  return Tensor();
+}
+
+// maximum/minimum: NaN in either input gives NaN; bool is or/and.
+template <bool IsMax>
+void extremumKernel(TensorIter& iter) {
+  KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), IsMax ? "maximum" : "minimum", [&] {
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) {
+      const scalar_t extremum = IsMax ? std::max(a, b) : std::min(a, b);
+      return kernels::select(a != a || b != b, std::numeric_limits<scalar_t>::quiet_NaN(), extremum);
+    });
+  });
+}
+
+// A bool-valued f(a, b) over the inputs' common dtype.
+template <typename F>
+void predicateKernel(TensorIter& iter, const char* name, const F& f) {
+  KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), name, [&] {
+    kernels::cpuKernel<bool, scalar_t, scalar_t>(iter, [&](scalar_t a, scalar_t b) -> bool { return f(a, b); });
+  });
+}
+
+// An integer-or-bool op with the result in the inputs' common dtype.
+template <typename F>
+void bitwiseKernel(TensorIter& iter, const char* name, const F& f) {
+  KILN_DISPATCH_INTEGRAL_TYPES_AND_BOOL(iter.computeDtype(), name, [&] {
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(
+        iter, [&](scalar_t a, scalar_t b) { return static_cast<scalar_t>(f(a, b)); });
+  });
+}
+
+// Shift counts are taken modulo the width of the promoted operand, as the
+// hardware (and PyTorch's scalar loop) does, so no count is undefined.
+template <bool Left>
+void shiftKernel(TensorIter& iter, const char* name) {
+  KILN_DISPATCH_INTEGRAL_TYPES(iter.computeDtype(), name, [&] {
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) {
+      using Promoted = decltype(+a);
+      using U = std::make_unsigned_t<Promoted>;
+      const int count = static_cast<int>(b) & static_cast<int>(sizeof(Promoted) * 8 - 1);
+      if constexpr (Left) {
+        return static_cast<scalar_t>(static_cast<U>(static_cast<std::make_unsigned_t<scalar_t>>(a)) << count);
+      } else {
+        return static_cast<scalar_t>(static_cast<Promoted>(a) >> count);
+      }
+    });
+  });
+}
+
 }  // namespace
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return binaryOp("add", self, other, Tensor(), [&](TensorIter& iter) { addKernel(iter, alpha); });
+  return binaryOp("add", self, other, Tensor(), kArithmetic, [&](TensorIter& iter) { addKernel(iter, alpha); });
 }
 
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  binaryOp("add_", self, other, self, [&](TensorIter& iter) { addKernel(iter, alpha); });
+  binaryOp("add_", self, other, self, kArithmetic, [&](TensorIter& iter) { addKernel(iter, alpha); });
   return self;
 }
 
 Tensor& addOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  binaryOp("add", self, other, out, [&](TensorIter& iter) { addKernel(iter, alpha); });
+  binaryOp("add", self, other, out, kArithmetic, [&](TensorIter& iter) { addKernel(iter, alpha); });
+  return out;
+}
+
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  checkSubtractable(self, other);
+  return binaryOp("sub", self, other, Tensor(), kArithmetic, [&](TensorIter& iter) { addKernel(iter, -alpha); });
+}
+
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  checkSubtractable(self, other);
+  binaryOp("sub_", self, other, self, kArithmetic, [&](TensorIter& iter) { addKernel(iter, -alpha); });
+  return self;
+}
+
+Tensor& subOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  checkSubtractable(self, other);
+  binaryOp("sub", self, other, out, kArithmetic, [&](TensorIter& iter) { addKernel(iter, -alpha); });
+  return out;
+}
+
+Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) { return sub(other, self, alpha); }
+
+Tensor& rsubOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  checkSubtractable(self, other);
+  BinarySpec spec;
+  spec.cast_out = false;
+  binaryOp("rsub", other, self, out, spec, [&](TensorIter& iter) { addKernel(iter, -alpha); });
+  return out;
+}
+
+Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode) {
+  return divOp("div", self, other, rounding_mode, Tensor());
+}
+
+Tensor& div_(Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode) {
+  divOp("div_", self, other, rounding_mode, self);
+  return self;
+}
+
+Tensor& divOut(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode,
+               Tensor& out) {
+  divOp("div", self, other, rounding_mode, out);
+  return out;
+}
+
+// Defines fn, fn_ and fnOut over binaryOp.
+#define KILN_BINARY_FORMS(fn, name, spec, kernel)                              \
+  Tensor fn(const Tensor& self, const Tensor& other) {                         \
+    return binaryOp(name, self, other, Tensor(), spec, kernel);                \
+  }                                                                            \
+  Tensor& fn##_(Tensor& self, const Tensor& other) {                           \
+    binaryOp(name "_", self, other, self, spec, kernel);                       \
+    return self;                                                               \
+  }                                                                            \
+  Tensor& fn##Out(const Tensor& self, const Tensor& other, Tensor& out) {      \
+    binaryOp(name, self, other, out, spec, kernel);                            \
+    return out;                                                                \
+  }
+
+#define KILN_PREDICATE_FORMS(fn, name, expr) \
+  KILN_BINARY_FORMS(fn, name, kPredicate,    \
+                    [](TensorIter& iter) { predicateKernel(iter, name, [](auto a, auto b) { return expr; }); })
+#define KILN_BITWISE_FORMS(fn, name, expr) \
+  KILN_BINARY_FORMS(fn, name, kArithmetic, \
+                    [](TensorIter& iter) { bitwiseKernel(iter, name, [](auto a, auto b) { return expr; }); })
+
+KILN_BINARY_FORMS(mul, "mul", kArithmetic, mulKernel)
+KILN_BINARY_FORMS(floorDivide, "floor_divide", kArithmetic,
+                  [](TensorIter& iter) { floorDivKernel(iter, "floor_divide"); })
+KILN_BINARY_FORMS(remainder, "remainder", kArithmetic, remainderKernel)
+KILN_BINARY_FORMS(fmod, "fmod", kArithmetic, fmodKernel)
+KILN_BINARY_FORMS(pow, "pow", kArithmetic, powKernel)
+KILN_BINARY_FORMS(atan2, "atan2", kTrueDivision, atan2Kernel)
+KILN_BINARY_FORMS(maximum, "maximum", kArithmetic, extremumKernel<true>)
+KILN_BINARY_FORMS(minimum, "minimum", kArithmetic, extremumKernel<false>)
+KILN_PREDICATE_FORMS(eq, "eq", a == b)
+KILN_PREDICATE_FORMS(ne, "ne", a != b)
+KILN_PREDICATE_FORMS(lt, "lt", a < b)
+KILN_PREDICATE_FORMS(le, "le", a <= b)
+KILN_PREDICATE_FORMS(gt, "gt", a > b)
+KILN_PREDICATE_FORMS(ge, "ge", a >= b)
+KILN_PREDICATE_FORMS(logicalAnd, "logical_and", static_cast<bool>(a) && static_cast<bool>(b))
+KILN_PREDICATE_FORMS(logicalOr, "logical_or", static_cast<bool>(a) || static_cast<bool>(b))
+KILN_PREDICATE_FORMS(logicalXor, "logical_xor", static_cast<bool>(a) != static_cast<bool>(b))
+KILN_BITWISE_FORMS(bitwiseAnd, "bitwise_and", a & b)
+KILN_BITWISE_FORMS(bitwiseOr, "bitwise_or", a | b)
+KILN_BITWISE_FORMS(bitwiseXor, "bitwise_xor", a ^ b)
+KILN_BINARY_FORMS(bitwiseLeftShift, "bitwise_left_shift", kArithmetic,
+                  [](TensorIter& iter) { shiftKernel<true>(iter, "bitwise_left_shift"); })
+KILN_BINARY_FORMS(bitwiseRightShift, "bitwise_right_shift", kArithmetic,
+                  [](TensorIter& iter) { shiftKernel<false>(iter, "bitwise_right_shift"); })
+
+#undef KILN_BITWISE_FORMS
+#undef KILN_PREDICATE_FORMS
+#undef KILN_BINARY_FORMS
+
+namespace {
+
+Tensor powScalarBaseOp(const Scalar& self, const Tensor& exponent, const Tensor& out) {
+  KILN_CHECK(exponent.defined(), "pow: expected a defined exponent");
+  const Tensor base = scalarToTensor(self);
+  // 1 ** anything is 1, NaN included (True is not 1 here, as in PyTorch).
+  if (self.isBoolean() || !self.equal(Scalar(1))) return binaryOp("pow", base, exponent, out, kArithmetic, powKernel);
+  // PyTorch fills out= with ones whatever its dtype.
+  TensorIter iter("pow");
+  iter.addOutput(out).addInput(exponent).computeDtype(resultType(base, exponent)).checkOutputCast(false).build();
+  KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), "pow", [&] {
+    kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t) { return scalar_t(1); });
+  });
+  return iter.output();
+}
+
+}  // namespace
+
+Tensor pow(const Scalar& self, const Tensor& exponent) { return powScalarBaseOp(self, exponent, Tensor()); }
+
+Tensor& powOut(const Scalar& self, const Tensor& exponent, Tensor& out) {
+  powScalarBaseOp(self, exponent, out);
   return out;
 }
 

@@ -7,7 +7,11 @@
 //   cpuKernel<float, float, float>(iter, [](float a, float b) { return a + b; });
 //
 // The template arguments are the output type followed by the input types.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "kiln/tensor/iterator.h"
 
@@ -105,6 +109,74 @@ void cpuKernelBlock(TensorIter& iter, const F& f, const Block& block) {
       unaryLoop<Out, In>(data, strides, n, f);
     }
   });
+}
+
+// Like cpuKernelBlock for two inputs: `block`(out, a, b, n) gets the
+// stretches where all three are contiguous, or where one input is a single
+// broadcast value (repeated through a small buffer, e.g. `x % 2.0`).
+template <typename Out, typename A, typename B, typename F, typename Block>
+void cpuBinaryKernelBlock(TensorIter& iter, const F& f, const Block& block) {
+  iter.forEach([&](char** data, const int64_t* strides, int64_t n) {
+    Out* out = reinterpret_cast<Out*>(data[0]);
+    const A* a = reinterpret_cast<const A*>(data[1]);
+    const B* b = reinterpret_cast<const B*>(data[2]);
+    constexpr int64_t kChunk = 256;
+    if (strides[0] != sizeof(Out)) {
+      binaryLoop<Out, A, B>(data, strides, n, f);
+    } else if (strides[1] == sizeof(A) && strides[2] == sizeof(B)) {
+      block(out, a, b, n);
+    } else if (strides[1] == sizeof(A) && strides[2] == 0) {
+      B repeated[kChunk];
+      std::fill_n(repeated, kChunk, *b);
+      for (int64_t i = 0; i < n; i += kChunk) block(out + i, a + i, repeated, std::min(kChunk, n - i));
+    } else if (strides[1] == 0 && strides[2] == sizeof(B)) {
+      A repeated[kChunk];
+      std::fill_n(repeated, kChunk, *a);
+      for (int64_t i = 0; i < n; i += kChunk) block(out + i, repeated, b + i, std::min(kChunk, n - i));
+    } else {
+      binaryLoop<Out, A, B>(data, strides, n, f);
+    }
+  });
+}
+
+// A number argument (alpha, a clamp bound, ...) in a kernel's element type,
+// with PyTorch's overflow check: out-of-range values raise instead of
+// wrapping, except that negative integers may wrap into unsigned types (so
+// `a - b` works as `a + 255 * b` on uint8) and inf/NaN pass into floats.
+template <typename T>
+T checkedScalarTo(const Scalar& s, const char* op) {
+  if constexpr (!std::is_same_v<T, bool>) {
+    using Limits = std::numeric_limits<T>;
+    bool overflow = false;
+    if (s.isFloatingPoint()) {
+      const double v = s.toDouble();
+      if (std::isinf(v)) {
+        overflow = !Limits::has_infinity;
+      } else if (std::isnan(v)) {
+        overflow = !Limits::has_quiet_NaN;
+      } else {
+        overflow = v < static_cast<double>(Limits::lowest()) || v > static_cast<double>(Limits::max());
+      }
+    } else if (s.isIntegral() && std::is_integral_v<T>) {
+      const int64_t v = s.toLong();
+      if constexpr (std::is_unsigned_v<T>) {
+        overflow = (v > 0 && static_cast<uint64_t>(v) > Limits::max()) ||
+                   (v < 0 && 0 - static_cast<uint64_t>(v) > Limits::max());
+      } else {
+        overflow = v < static_cast<int64_t>(Limits::lowest()) || v > static_cast<int64_t>(Limits::max());
+      }
+    }
+    KILN_CHECK(!overflow, op, ": value ", s, " cannot be converted to type ", CppTypeToScalarType<T>::value,
+               " without overflow");
+  }
+  return s.to<T>();
+}
+
+// out= of ops whose result PyTorch does not cast (neg, floor, clamp, where,
+// ...): `out` must already have the result dtype.
+inline void checkExactOutDtype(const Tensor& out, ScalarType dtype, const char* op) {
+  KILN_CHECK(!out.defined() || out.dtype() == dtype, op, ": Found dtype ", out.dtype(), " but expected ", dtype,
+             " for the out= tensor");
 }
 
 }  // namespace kiln::kernels
