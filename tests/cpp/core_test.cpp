@@ -88,3 +88,22 @@ TEST(Registry, RunsAddThroughTheStack) {
   Tensor r = stack[0].toTensor();
   EXPECT_EQ(r.data<float>()[1], 6.0f);
 }
+
+#include <dlfcn.h>
+
+TEST(Registry, ASharedLibraryLoadedLaterAddsOperators) {
+  Symbol triple = Symbol::fromQualString("kiln_test::triple");
+  ASSERT_TRUE(getAllOperatorsFor(triple).empty());
+  void* handle = dlopen(KILN_TEST_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto ops = getAllOperatorsFor(triple);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0]->schema().str(), "kiln_test::triple(Tensor self) -> Tensor");
+  Tensor a = empty({2});
+  a.data<float>()[0] = 1.5f;
+  a.data<float>()[1] = -2.0f;
+  Stack stack{IValue(a)};
+  ops[0]->operation()(stack);
+  EXPECT_EQ(stack.back().toTensor().data<float>()[0], 4.5f);
+  EXPECT_EQ(stack.back().toTensor().data<float>()[1], -6.0f);
+}
