@@ -156,3 +156,11 @@ for _method_name, _dtype_name in {"float": "float32", "double": "float64", "half
                                   "short": "int16", "char": "int8", "byte": "uint8",
                                   "bool": "bool"}.items():
     setattr(Tensor, _method_name, _conversion(_dtype_name))
+
+
+# Methods whose schema names `self` in another position than first.
+def _where(self, condition, other):
+    return _ATEN["where"](condition, self, other)
+
+
+Tensor.where = _where

@@ -88,3 +88,10 @@ def test_zero_dim_tensor_from_python_number():
 def test_size_of_zero_dim_tensor_raises_index_error():
     with pytest.raises(IndexError):
         kiln.tensor(1.0).size(0)
+
+
+def test_where_method_takes_self_as_the_value_where_true(rng):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    y = rng.standard_normal((3, 4)).astype(np.float32)
+    check_both(lambda lib, a, b: a.where(a > 0, b), x, y)
+    check_both(lambda lib, a: a.where(a > 0, 0.0), x)
