@@ -160,6 +160,9 @@ for _method_name, _dtype_name in {"float": "float32", "double": "float64", "half
 
 # Methods whose schema names `self` in another position than first.
 def _where(self, condition, other):
+    # torch 1.13's method form takes only a tensor `other` (kiln.where takes numbers too).
+    if not isinstance(other, Tensor):
+        raise TypeError(f"where(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     return _ATEN["where"](condition, self, other)
 
 
