@@ -172,10 +172,20 @@ def test_bmm_errors(rng):
 @pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2), (0, 1), (0, -1.5)])
 def test_baddbmm(self_shape, beta, alpha, rng):
     s, x, y = arr(rng, self_shape), arr(rng, (3, 4, 2)), arr(rng, (3, 2, 5))
-    check_both(lambda lib, a, p, q: lib.baddbmm(a, p, q, beta=beta, alpha=alpha), s, x, y, **F32)
+
+    def baddbmm(lib, a, p, q):
+        if lib is torch and beta == 0:
+            # torch 1.13's CPU baddbmm with beta=0 reads its uninitialized
+            # result buffer (NaN appears at random); beta=0 means alpha * bmm.
+            return torch.bmm(p, q) * alpha
+        return lib.baddbmm(a, p, q, beta=beta, alpha=alpha)
+
+    check_both(baddbmm, s, x, y, **F32)
     if self_shape == (3, 4, 5):
         check_both(lambda lib, a, p, q: a.baddbmm_(p, q, beta=beta, alpha=alpha), s, x, y, **F32)
-        check_both(lambda lib, a, p, q: lib.baddbmm(a, p, q, out=lib.zeros(0)), s, x, y, **F32)
+        if beta != 0:  # a resized out= is uninitialized memory: the same torch issue as above
+            check_both(lambda lib, a, p, q: lib.baddbmm(a, p, q, beta=beta, alpha=alpha, out=lib.zeros(0)),
+                       s, x, y, **F32)
 
 
 def test_baddbmm_converts_self_dtype(rng):
