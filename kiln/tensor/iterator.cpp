@@ -236,7 +236,6 @@ void TensorIter::reorderAndCoalesce() {
       acc *= std::max<int64_t>(broadcast_shape_[perm[i]], 1);
     }
     o.tensor = emptyStrided(broadcast_shape_, strides, output_dtype_);
-    o.allocated = true;
     full_strides[op] = strides;
     for (size_t d = 0; d < ndim; ++d) {
       if (broadcast_shape_[d] == 1) full_strides[op][d] = 0;

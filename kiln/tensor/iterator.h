@@ -81,7 +81,6 @@ class TensorIter {
     Tensor tensor;    // what the loop reads or writes
     Tensor original;  // the user's output when `tensor` is a temporary of another dtype
     bool is_output = false;
-    bool allocated = false;  // output made by the iterator
   };
 
   void computeTypes();

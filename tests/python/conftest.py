@@ -81,8 +81,9 @@ def assert_same(kiln_value, torch_value, rtol=1e-5, atol=1e-6, check_dtype=True)
 
 
 def run_both(fn, args, kwargs=None):
-    """Runs fn(lib, *args) with lib = kiln or torch on converted copies of args.
-    Returns ((kiln_result, kiln_error), (torch_result, torch_error), kiln_args, torch_args)."""
+    """Runs fn(lib, *args) with lib = kiln, then torch, on converted copies of args.
+    Returns [(result, error, args) for kiln, (result, error, args) for torch];
+    `error` is the exception raised (result None) or None."""
     kwargs = kwargs or {}
     results = []
     for lib, name in ((kiln, "kiln"), (torch, "torch")):
