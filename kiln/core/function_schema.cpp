@@ -219,7 +219,15 @@ class SchemaParser {
         if (std::isdigit(static_cast<unsigned char>(peek()))) {
           size_t start = pos_;
           while (std::isdigit(static_cast<unsigned char>(peek()))) ++pos_;
-          a.fixed_size = std::strtoll(std::string(text_.substr(start, pos_ - start)).c_str(), nullptr, 10);
+          // A default like `int[N] stride=1` expands to N elements, so N is
+          // bounded: fixed sizes in real schemas are 1 to 3.
+          constexpr size_t kMaxFixedSize = 64;
+          const std::string digits(text_.substr(start, pos_ - start));
+          if (digits.size() > 2 || std::stoul(digits) > kMaxFixedSize) {
+            pos_ = start;
+            KILN_ERROR(error("fixed list size " + digits + " is larger than " + std::to_string(kMaxFixedSize)));
+          }
+          a.fixed_size = static_cast<int64_t>(std::stoul(digits));
         }
         expect(']');
         type = ListType::create(type);

@@ -107,3 +107,11 @@ TEST(Registry, ASharedLibraryLoadedLaterAddsOperators) {
   EXPECT_EQ(stack.back().toTensor().data<float>()[0], 4.5f);
   EXPECT_EQ(stack.back().toTensor().data<float>()[1], -6.0f);
 }
+
+TEST(FunctionSchema, HugeFixedListSizeIsAnErrorNotAnAllocation) {
+  // Found by the schema fuzzer: `int[N] x=1` expands its default to N elements.
+  EXPECT_THROW(parseSchema("aten::f(int[777777777777777777777] x=1) -> Tensor"), Error);
+  EXPECT_THROW(parseSchema("aten::f(int[100000000] x=1) -> Tensor"), Error);
+  EXPECT_EQ(parseSchema("aten::f(int[3] x=1) -> Tensor").arguments()[0].default_value->toDimVector(),
+            (DimVector{1, 1, 1}));
+}
