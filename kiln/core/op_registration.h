@@ -147,17 +147,23 @@ Operation boxKernel(F f) {
 struct OpDeclaration {
   const char* schema;
   Operation operation;
+  OperationCreator creator;
   size_t kernel_arity;
 };
 
 // A typed kernel for a schema.
 template <typename F>
 OpDeclaration op(const char* schema, F kernel) {
-  return {schema, detail::boxKernel(std::move(kernel)), detail::FunctionTraits<F>::arity};
+  return {schema, detail::boxKernel(std::move(kernel)), nullptr, detail::FunctionTraits<F>::arity};
 }
 // A kernel that works on the stack itself (variadic and generic ops).
 inline OpDeclaration stackOp(const char* schema, Operation operation) {
-  return {schema, std::move(operation), static_cast<size_t>(-1)};
+  return {schema, std::move(operation), nullptr, static_cast<size_t>(-1)};
+}
+// An operation made per node (see OperationCreator). `schema` may be a bare
+// kind such as "prim::TupleConstruct" for nodes PyTorch gives no schema.
+inline OpDeclaration nodeOp(const char* schema, OperationCreator creator) {
+  return {schema, nullptr, std::move(creator), static_cast<size_t>(-1)};
 }
 
 // Registers the declarations when constructed (at static initialization for

@@ -9,12 +9,23 @@ namespace kiln {
 Operator::Operator(FunctionSchema schema, Operation op)
     : schema_(std::move(schema)), op_(std::move(op)), symbol_(Symbol::fromQualString(schema_.name())) {}
 
+Operator::Operator(FunctionSchema schema, OperationCreator creator)
+    : schema_(std::move(schema)), creator_(std::move(creator)), symbol_(Symbol::fromQualString(schema_.name())) {}
+
+const Operation& Operator::operation() const {
+  KILN_INTERNAL_ASSERT(!creator_, "operator ", schema_, " needs its node to make an operation");
+  return op_;
+}
+
+Operation Operator::operationFor(const Node& node) const { return creator_ ? creator_(node) : op_; }
+
 namespace {
 
 struct Registry {
   std::shared_mutex mutex;
   std::unordered_map<Symbol, std::vector<OperatorPtr>> by_symbol;
   std::vector<OperatorPtr> all;
+  std::unordered_map<Symbol, OperationCreator> node_operations;
 };
 
 Registry& registry() {
@@ -24,8 +35,9 @@ Registry& registry() {
 
 }  // namespace
 
-OperatorPtr registerOperator(FunctionSchema schema, Operation op) {
-  auto entry = std::make_shared<const Operator>(std::move(schema), std::move(op));
+namespace {
+
+OperatorPtr addOperator(OperatorPtr entry) {
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   auto& overloads = r.by_symbol[entry->symbol()];
@@ -36,6 +48,31 @@ OperatorPtr registerOperator(FunctionSchema schema, Operation op) {
   overloads.push_back(entry);
   r.all.push_back(entry);
   return entry;
+}
+
+}  // namespace
+
+OperatorPtr registerOperator(FunctionSchema schema, Operation op) {
+  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(op)));
+}
+
+OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator) {
+  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(creator)));
+}
+
+void registerNodeOperation(Symbol kind, OperationCreator creator) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  KILN_CHECK(r.node_operations.emplace(kind, std::move(creator)).second, "a node operation for ", kind,
+             " is already registered");
+}
+
+const OperationCreator* findNodeOperation(Symbol kind) {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  auto it = r.node_operations.find(kind);
+  // Entries are never erased, so the pointer stays valid after the lock.
+  return it == r.node_operations.end() ? nullptr : &it->second;
 }
 
 std::vector<OperatorPtr> getAllOperatorsFor(Symbol name) {

@@ -3,6 +3,13 @@
 // pops its arguments from a Stack and pushes its results. Operators register
 // at static initialization (see op_registration.h) or at run time (a shared
 // library loaded later); lookups are by symbol.
+//
+// A few operators need their node to know what to do (how many values
+// prim::ListUnpack produces, which slot prim::GetAttr reads, how many
+// arguments a vararg aten::format takes). They register an OperationCreator,
+// which the interpreter calls once per node when it builds its code. Nodes
+// that have no schema at all in PyTorch (prim::TupleConstruct, prim::GetAttr,
+// ...) register a creator under their kind alone.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -11,18 +18,28 @@
 
 namespace kiln {
 
+class Node;
+
 using Operation = std::function<void(Stack&)>;
+using OperationCreator = std::function<Operation(const Node&)>;
 
 class Operator {
  public:
   Operator(FunctionSchema schema, Operation op);
+  Operator(FunctionSchema schema, OperationCreator creator);
   const FunctionSchema& schema() const { return schema_; }
-  const Operation& operation() const { return op_; }
   Symbol symbol() const { return symbol_; }
+  // True when the operation depends on the node (see operationFor).
+  bool isNodeDependent() const { return creator_ != nullptr; }
+  // The operation of a node-independent operator.
+  const Operation& operation() const;
+  // The operation for one node: the creator's result, or operation().
+  Operation operationFor(const Node& node) const;
 
  private:
   FunctionSchema schema_;
   Operation op_;
+  OperationCreator creator_;
   Symbol symbol_;
 };
 
@@ -30,8 +47,13 @@ using OperatorPtr = std::shared_ptr<const Operator>;
 
 // Adds an operator; an identical schema registered twice is an error.
 OperatorPtr registerOperator(FunctionSchema schema, Operation op);
+OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator);
 // All overloads of a symbol, in registration order (empty when unknown).
 std::vector<OperatorPtr> getAllOperatorsFor(Symbol name);
+// A node-dependent operation for a kind that has no schema.
+void registerNodeOperation(Symbol kind, OperationCreator creator);
+// The creator registered for a schema-less kind, or null.
+const OperationCreator* findNodeOperation(Symbol kind);
 // Every registered operator.
 std::vector<OperatorPtr> getAllOperators();
 // The operator with this exact name and overload name, or null.

@@ -277,6 +277,32 @@ py::object toPython(const IValue& v) {
   return py::none();
 }
 
+namespace {
+
+bool mentionsTensor(const TypePtr& type) {
+  if (type->kind() == TypeKind::Tensor) return true;
+  for (const TypePtr& contained : type->containedTypes()) {
+    if (mentionsTensor(contained)) return true;
+  }
+  return false;
+}
+
+// torch.* and Tensor methods are the tensor library; TorchScript's own
+// scalar, list and string operators (aten::add.int, aten::len.t, ...) and
+// node-dependent prims are reachable from graphs only, as in PyTorch.
+bool exposedToPython(const Operator& op) {
+  if (op.isNodeDependent()) return false;
+  for (const Argument& a : op.schema().arguments()) {
+    if (mentionsTensor(a.type)) return true;
+  }
+  for (const Argument& r : op.schema().returns()) {
+    if (mentionsTensor(r.type)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void bindDispatch(py::module_& m) {
   py::class_<OpDispatcher>(m, "OpDispatcher")
       .def("__call__", &OpDispatcher::call)
@@ -287,7 +313,7 @@ void bindDispatch(py::module_& m) {
   m.def("_operators", [](const std::string& ns) {
     std::map<std::string, std::vector<OperatorPtr>> by_name;
     for (const OperatorPtr& op : getAllOperators()) {
-      if (op->symbol().ns() == ns) by_name[std::string(op->symbol().name())].push_back(op);
+      if (op->symbol().ns() == ns && exposedToPython(*op)) by_name[std::string(op->symbol().name())].push_back(op);
     }
     py::dict out;
     for (auto& [name, ops] : by_name) out[py::str(name)] = OpDispatcher(name, std::move(ops));
@@ -298,12 +324,23 @@ void bindDispatch(py::module_& m) {
     std::set<std::string> names;
     for (const OperatorPtr& op : getAllOperators()) {
       const auto& args = op->schema().arguments();
-      if (op->symbol().ns() == ns && !args.empty() && args[0].name == "self" &&
+      if (op->symbol().ns() == ns && exposedToPython(*op) && !args.empty() && args[0].name == "self" &&
           args[0].type->kind() == TypeKind::Tensor) {
         names.insert(std::string(op->symbol().name()));
       }
     }
     return names;
+  });
+  // One overload by its full name ("aten::remainder.int"), exposed or not:
+  // lets tests call TorchScript-only operators directly.
+  m.def("_overload", [](const std::string& qualified) {
+    auto dot = qualified.find('.', qualified.find("::"));
+    std::string name = qualified.substr(0, dot);
+    std::string overload = dot == std::string::npos ? "" : qualified.substr(dot + 1);
+    OperatorPtr op = findOperator(Symbol::fromQualString(name), overload);
+    KILN_CHECK(op, "no operator ", qualified);
+    KILN_CHECK(!op->isNodeDependent(), qualified, " needs a graph node to run");
+    return OpDispatcher(std::string(op->symbol().name()), {op});
   });
   m.def("_schemas", [] {
     std::vector<std::string> out;
