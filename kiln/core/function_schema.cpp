@@ -22,7 +22,8 @@ std::string AliasInfo::str() const {
 }
 
 std::string Argument::str() const {
-  std::string s = type_text;
+  // Schemas built in code rather than parsed have no spelling of their own.
+  std::string s = type_text.empty() && type ? type->str() : type_text;
   if (!name.empty()) s += " " + name;
   if (default_value) s += "=" + default_text;
   return s;

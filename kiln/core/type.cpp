@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "kiln/core/function.h"
 #include "kiln/tensor/tensor.h"
 #include "kiln/util/error.h"
 #include "kiln/util/source_highlight.h"
@@ -531,6 +532,17 @@ std::optional<size_t> ClassType::findAttributeSlot(std::string_view name) const 
     if (attributes_[i].name == name) return i;
   }
   return std::nullopt;
+}
+
+void ClassType::addMethod(Function* method) { methods_.push_back(method); }
+
+Function* ClassType::findMethod(std::string_view name) const {
+  for (Function* m : methods_) {
+    std::string_view qualified = m->name();
+    auto dot = qualified.rfind('.');
+    if ((dot == std::string_view::npos ? qualified : qualified.substr(dot + 1)) == name) return m;
+  }
+  return nullptr;
 }
 
 size_t ClassType::addAttribute(std::string name, TypePtr type) {

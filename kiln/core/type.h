@@ -22,6 +22,7 @@
 namespace kiln {
 
 class Tensor;
+class Function;
 
 // The order is PyTorch 1.13's: a Union's members are sorted by it, which
 // decides how `Union(float, int, str)` prints.
@@ -363,6 +364,10 @@ class ClassType : public Type {
   const TypePtr& attributeType(size_t slot) const { return attributes_[slot].type; }
   std::optional<size_t> findAttributeSlot(std::string_view name) const;
   size_t addAttribute(std::string name, TypePtr type);
+  // Methods are owned by their compilation unit; the type only names them.
+  void addMethod(Function* method);
+  Function* findMethod(std::string_view name) const;
+  const std::vector<Function*>& methods() const { return methods_; }
   std::string str() const override { return name_; }
   bool equals(const Type& other) const override;
 
@@ -373,6 +378,7 @@ class ClassType : public Type {
   };
   std::string name_;
   std::vector<Attribute> attributes_;
+  std::vector<Function*> methods_;
 };
 
 // A TorchScript function used as a value (prim::Constant of a callee for

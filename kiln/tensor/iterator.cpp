@@ -149,7 +149,14 @@ void TensorIter::computeShape() {
 
 void TensorIter::computeTypes() {
   if (compute_dtype_ == ScalarType::Undefined) {
-    if (promote_inputs_) {
+    bool same_dtype = ntensors_ > noutputs_;
+    for (int i = noutputs_ + 1; i < ntensors_ && same_dtype; ++i) {
+      same_dtype = operands_[i].tensor.dtype() == operands_[noutputs_].tensor.dtype();
+    }
+    if (same_dtype) {
+      // One dtype among the inputs: promotion has nothing to decide.
+      compute_dtype_ = operands_[noutputs_].tensor.dtype();
+    } else if (promote_inputs_) {
       Tensor inputs[kMaxOperands];
       for (int i = noutputs_; i < ntensors_; ++i) inputs[i - noutputs_] = operands_[i].tensor;
       compute_dtype_ = resultType(ArrayRef<Tensor>(inputs, static_cast<size_t>(ntensors_ - noutputs_)));
@@ -166,7 +173,10 @@ void TensorIter::computeTypes() {
   if (promote_inputs_) {
     for (int i = noutputs_; i < ntensors_; ++i) {
       Tensor& in = operands_[i].tensor;
-      if (in.dtype() != compute_dtype_) in = to(in, compute_dtype_);
+      if (in.dtype() == compute_dtype_) continue;
+      // A 0-dim operand (often a Python number) converts by value: much
+      // cheaper than a copy kernel, which matters for small tensors.
+      in = in.dim() == 0 ? scalarToTensor(in.item(), compute_dtype_) : to(in, compute_dtype_);
     }
   }
   ScalarType out_dtype = output_dtype_ == ScalarType::Undefined ? compute_dtype_ : output_dtype_;
@@ -182,7 +192,33 @@ void TensorIter::computeTypes() {
   output_dtype_ = out_dtype;
 }
 
+bool TensorIter::coalesceDense() {
+  // Every defined operand contiguous over the whole broadcast shape, or a
+  // 0-dim scalar: the loop is one flat dim. The common case for small
+  // tensors, where the general reordering below costs more than the kernel.
+  if (output_broadcast_ || broadcast_shape_.empty()) return false;
+  for (int op = 0; op < ntensors_; ++op) {
+    const Tensor& t = operands_[op].tensor;
+    if (!t.defined() || t.dim() == 0) continue;
+    IntArrayRef sizes = t.sizes();
+    if (!t.isContiguous() || sizes.size() != broadcast_shape_.size() ||
+        !std::equal(sizes.begin(), sizes.end(), broadcast_shape_.begin())) {
+      return false;
+    }
+  }
+  for (int op = 0; op < noutputs_; ++op) {
+    if (!operands_[op].tensor.defined()) operands_[op].tensor = empty(broadcast_shape_, output_dtype_);
+  }
+  shape_.assign(1, numel_);
+  for (int op = 0; op < ntensors_; ++op) {
+    const Tensor& t = operands_[op].tensor;
+    strides_[op].assign(1, t.dim() == 0 ? 0 : static_cast<int64_t>(t.itemsize()));
+  }
+  return true;
+}
+
 void TensorIter::reorderAndCoalesce() {
+  if (coalesceDense()) return;
   const size_t ndim = broadcast_shape_.size();
   // Element strides of every operand over the broadcast dims (0 where broadcast).
   DimVector full_strides[kMaxOperands];

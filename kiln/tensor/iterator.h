@@ -86,6 +86,7 @@ class TensorIter {
   void computeTypes();
   void computeShape();
   void reorderAndCoalesce();
+  bool coalesceDense();
 
   const char* op_name_;
   Operand operands_[kMaxOperands];

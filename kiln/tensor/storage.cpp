@@ -4,30 +4,30 @@
 #include <new>
 
 #include "kiln/util/error.h"
+#include "kiln/util/small_alloc.h"
 
 namespace kiln {
 
-namespace {
-constexpr size_t kAlignment = 64;
-}
-
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
-  // aligned_alloc wants a multiple of the alignment; allocate at least one line
-  // so empty tensors still have a valid, unique pointer.
-  size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
-  data_ = std::aligned_alloc(kAlignment, rounded);
-  KILN_CHECK(data_ != nullptr, "out of memory: could not allocate ", nbytes, " bytes");
+  try {
+    // Empty tensors still get a valid, unique pointer (one cache line).
+    data_ = smallAlloc(nbytes);
+  } catch (const std::bad_alloc&) {
+    KILN_ERROR("out of memory: could not allocate ", nbytes, " bytes");
+  }
 }
 
 Storage::Storage(void* data, size_t nbytes, Release release, void* context)
     : data_(data), nbytes_(nbytes), release_(release), context_(context) {}
 
+void* Storage::operator new(size_t size) { return smallAlloc(size); }
+void Storage::operator delete(void* p, size_t size) { smallFree(p, size); }
+
 Storage::~Storage() {
   if (release_) {
     release_(context_);
   } else {
-    std::free(data_);
+    smallFree(data_, nbytes_);
   }
 }
 

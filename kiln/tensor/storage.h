@@ -16,6 +16,9 @@ class Storage : public RefCounted {
   // Wraps memory owned elsewhere; `release(context)` runs when the last tensor goes.
   Storage(void* data, size_t nbytes, Release release, void* context);
   ~Storage() override;
+  // Storage objects come and go with every small tensor: cached blocks.
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size);
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 

@@ -3,7 +3,12 @@
 #include <ostream>
 #include <sstream>
 
+#include "kiln/util/small_alloc.h"
+
 namespace kiln {
+
+void* TensorImpl::operator new(size_t size) { return smallAlloc(size); }
+void TensorImpl::operator delete(void* p, size_t size) { smallFree(p, size); }
 
 TensorImpl::TensorImpl(StoragePtr storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)

@@ -22,6 +22,9 @@ class TensorImpl : public RefCounted {
  public:
   TensorImpl(StoragePtr storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
              int64_t storage_offset);
+  // Every op result is a new TensorImpl: cached blocks (see small_alloc.h).
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size);
 
   const StoragePtr& storage() const { return storage_; }
   ScalarType dtype() const { return dtype_; }

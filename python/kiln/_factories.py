@@ -35,3 +35,9 @@ def as_tensor(data, dtype=None):
     if isinstance(data, np.ndarray) and dtype is None:
         return _C.from_numpy(data)
     return tensor(data, dtype)
+
+
+def manual_seed(seed):
+    """Seeds kiln's random generator (aten::manual_seed, which is not a
+    tensor operator and so is not generated into the kiln namespace)."""
+    _C._overload("aten::manual_seed")(seed)

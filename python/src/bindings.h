@@ -21,5 +21,6 @@ void bindTensor(py::module_& m);
 void bindDispatch(py::module_& m);
 void bindIndexing(py::module_& m);
 void bindIR(py::module_& m);
+void bindRuntime(py::module_& m);
 
 }  // namespace kiln::python

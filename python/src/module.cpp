@@ -16,6 +16,7 @@ PYBIND11_MODULE(_C, m) {
   bindDispatch(m);
   bindIndexing(m);
   bindIR(m);
+  bindRuntime(m);
 }
 
 }  // namespace kiln::python

@@ -1,0 +1,217 @@
+// prim:: operators for building and taking apart values: tuples, lists,
+// dicts, attributes, chunks, exceptions, type tests and printing. Control
+// flow, constants, calls, fork and wait are the interpreter's own
+// instructions (kiln/runtime/code.cpp), not operators.
+#include <iostream>
+#include <mutex>
+
+#include "kiln/core/op_registration.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ops/prim_ops.h"
+#include "kiln/tensor/shape.h"
+
+namespace kiln {
+
+namespace {
+
+std::mutex print_mutex;
+PrintHandler print_handler = [](const std::string& text) { std::cout << text << std::flush; };
+
+// Pops the last n values into a vector, in order.
+std::vector<IValue> popN(Stack& stack, size_t n) {
+  std::vector<IValue> out(std::make_move_iterator(stack.end() - static_cast<ptrdiff_t>(n)),
+                          std::make_move_iterator(stack.end()));
+  stack.resize(stack.size() - n);
+  return out;
+}
+
+int64_t normalizeIndex(int64_t index, size_t size, const char* what) {
+  int64_t n = static_cast<int64_t>(size);
+  KILN_CHECK_INDEX(index >= -n && index < n, what, " index out of range");
+  return index < 0 ? index + n : index;
+}
+
+// The slot of `field` in the class type of a GetAttr/SetAttr node's object,
+// when the type is known statically.
+std::optional<size_t> staticSlot(const Node& n) {
+  if (auto cls = n.input(0)->type()->cast<ClassType>()) return cls->findAttributeSlot(n.s(attr::name));
+  return std::nullopt;
+}
+
+size_t slotOf(const ObjectObj& object, const std::string& field) {
+  auto slot = object.type->findAttributeSlot(field);
+  KILN_CHECK(slot, "object of type '", object.type->name(), "' has no attribute '", field, "'");
+  return *slot;
+}
+
+bool isInstance(const IValue& value, const std::vector<TypePtr>& types) {
+  TypePtr actual = value.type();
+  for (const TypePtr& t : types) {
+    // An empty list or dict is an instance of every list or dict type.
+    if (t->kind() == TypeKind::List && value.isList() && value.toListRef().elements.empty()) return true;
+    if (t->kind() == TypeKind::Dict && value.isDict() && value.toDictRef().empty()) return true;
+    if (actual->isSubtypeOf(*t)) return true;
+  }
+  return false;
+}
+
+KILN_REGISTER_OPS(
+    nodeOp("prim::TupleConstruct",
+           [](const Node& n) -> Operation {
+             size_t count = n.inputs().size();
+             TypePtr type = n.output()->type();
+             // Only named tuples need their type kept; plain ones derive it.
+             auto tuple_type = type->cast<TupleType>();
+             if (!tuple_type || !tuple_type->name()) type = nullptr;
+             return [count, type](Stack& stack) {
+               stack.emplace_back(makeIntrusive<TupleObj>(popN(stack, count), type));
+             };
+           }),
+    stackOp("prim::TupleUnpack(Any tup) -> ...",
+            [](Stack& stack) {
+              IValue tuple = std::move(stack.back());
+              stack.pop_back();
+              for (const IValue& e : tuple.toTupleRef().elements) stack.push_back(e);
+            }),
+    stackOp("prim::TupleIndex(Any tup, int i) -> Any",
+            [](Stack& stack) {
+              int64_t i = stack.back().toInt();
+              IValue tuple = std::move(stack[stack.size() - 2]);
+              stack.resize(stack.size() - 2);
+              const auto& elements = tuple.toTupleRef().elements;
+              stack.push_back(elements[normalizeIndex(i, elements.size(), "tuple")]);
+            }),
+    nodeOp("prim::TupleSlice",
+           [](const Node& n) -> Operation {
+             int64_t begin = n.i(attr::beg);
+             int64_t end = n.i(attr::end);
+             return [begin, end](Stack& stack) {
+               IValue tuple = std::move(stack.back());
+               stack.pop_back();
+               const auto& elements = tuple.toTupleRef().elements;
+               KILN_CHECK_INDEX(begin >= 0 && begin <= end && end <= static_cast<int64_t>(elements.size()),
+                                "tuple slice [", begin, ":", end, "] out of range for a tuple of ", elements.size());
+               stack.emplace_back(IValue::tuple({elements.begin() + begin, elements.begin() + end}));
+             };
+           }),
+    nodeOp("prim::ListConstruct",
+           [](const Node& n) -> Operation {
+             size_t count = n.inputs().size();
+             auto list_type = n.output()->type()->cast<ListType>();
+             KILN_CHECK(list_type, "prim::ListConstruct must produce a list, not ", n.output()->type()->str());
+             TypePtr element_type = list_type->elementType();
+             return [count, element_type](Stack& stack) {
+               stack.emplace_back(makeIntrusive<ListObj>(element_type, popN(stack, count)));
+             };
+           }),
+    nodeOp("prim::ListUnpack",
+           [](const Node& n) -> Operation {
+             size_t count = n.outputs().size();
+             return [count](Stack& stack) {
+               IValue list = std::move(stack.back());
+               stack.pop_back();
+               const auto& elements = list.toListRef().elements;
+               KILN_CHECK(elements.size() == count, "Expected ", count, " elements in a list but found ",
+                          elements.size());
+               stack.insert(stack.end(), elements.begin(), elements.end());
+             };
+           }),
+    nodeOp("prim::DictConstruct",
+           [](const Node& n) -> Operation {
+             size_t count = n.inputs().size();
+             KILN_CHECK(count % 2 == 0, "prim::DictConstruct takes keys and values in pairs, got ", count,
+                        " inputs");
+             auto dict_type = n.output()->type()->cast<DictType>();
+             KILN_CHECK(dict_type, "prim::DictConstruct must produce a dict, not ", n.output()->type()->str());
+             TypePtr key_type = dict_type->keyType();
+             TypePtr value_type = dict_type->valueType();
+             return [count, key_type, value_type](Stack& stack) {
+               auto dict = makeIntrusive<DictObj>(key_type, value_type);
+               auto items = popN(stack, count);
+               for (size_t i = 0; i < count; i += 2) dict->insertOrAssign(std::move(items[i]), std::move(items[i + 1]));
+               stack.emplace_back(std::move(dict));
+             };
+           }),
+    nodeOp("prim::ConstantChunk(...) -> ...",
+           [](const Node& n) -> Operation {
+             int64_t chunks = n.i(attr::chunks);
+             int64_t dim = n.i(attr::dim);
+             std::vector<bool> used;
+             for (const Value* v : n.outputs()) used.push_back(v->hasUses());
+             return [chunks, dim, used](Stack& stack) {
+               Tensor t = stack.back().toTensor();
+               stack.pop_back();
+               std::vector<Tensor> pieces = chunk(t, chunks, dim);
+               KILN_CHECK(pieces.size() <= used.size(), "Expected chunk to return ", used.size(), " outputs, but got ",
+                          pieces.size());
+               for (Tensor& p : pieces) stack.emplace_back(std::move(p));
+               // chunk gives fewer pieces when the dim is short; that is
+               // fine as long as nobody reads the missing ones.
+               for (size_t i = pieces.size(); i < used.size(); ++i) {
+                 KILN_CHECK(!used[i], "Expected chunk to return at least ", used.size(), " outputs, but got only ",
+                            pieces.size());
+                 stack.emplace_back();
+               }
+             };
+           }),
+    stackOp("prim::RaiseException(str msg, str? cls=None) -> ()",
+            [](Stack& stack) {
+              IValue cls = std::move(stack.back());
+              std::string message = stack[stack.size() - 2].toStringRef();
+              stack.resize(stack.size() - 2);
+              std::string name = cls.isNone() ? "Exception" : cls.toStringRef();
+              throw ScriptException(name, message);
+            }),
+    stackOp("prim::Uninitialized() -> Any", [](Stack& stack) { stack.emplace_back(); }),
+    stackOp("prim::unchecked_cast(t x) -> t", [](Stack&) {}),
+    nodeOp("prim::GetAttr",
+           [](const Node& n) -> Operation {
+             std::string field = n.s(attr::name);
+             if (auto slot = staticSlot(n)) {
+               size_t s = *slot;
+               return [s](Stack& stack) { stack.back() = stack.back().toObjectRef().slots[s]; };
+             }
+             return [field](Stack& stack) {
+               const ObjectObj& object = stack.back().toObjectRef();
+               stack.back() = object.slots[slotOf(object, field)];
+             };
+           }),
+    nodeOp("prim::SetAttr",
+           [](const Node& n) -> Operation {
+             std::string field = n.s(attr::name);
+             return [field](Stack& stack) {
+               IValue value = std::move(stack.back());
+               IValue object = std::move(stack[stack.size() - 2]);
+               stack.resize(stack.size() - 2);
+               object.toObjectRef().setAttr(field, std::move(value));
+             };
+           }),
+    nodeOp("prim::isinstance",
+           [](const Node& n) -> Operation {
+             std::vector<TypePtr> types = n.tys(attr::types);
+             return [types](Stack& stack) { stack.back() = IValue(isInstance(stack.back(), types)); };
+           }),
+    nodeOp("prim::Print(...) -> ()",
+           [](const Node& n) -> Operation {
+             size_t count = n.inputs().size();
+             return [count](Stack& stack) {
+               std::ostringstream out;
+               auto args = popN(stack, count);
+               for (size_t i = 0; i < args.size(); ++i) out << (i ? " " : "") << args[i];
+               out << "\n";
+               std::lock_guard lock(print_mutex);
+               print_handler(out.str());
+             };
+           }), );
+
+}  // namespace
+
+ScriptException::ScriptException(std::string python_class, std::string message)
+    : Error(python_class + ": " + message), python_class_(std::move(python_class)), message_(std::move(message)) {}
+
+void setPrintHandler(PrintHandler handler) {
+  std::lock_guard lock(print_mutex);
+  print_handler = std::move(handler);
+}
+
+}  // namespace kiln

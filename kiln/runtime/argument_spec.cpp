@@ -1,0 +1,77 @@
+#include "kiln/runtime/argument_spec.h"
+
+namespace kiln {
+
+namespace {
+
+// Entry kinds (low 3 bits).
+constexpr uint32_t kOther = 0;
+constexpr uint32_t kNone = 1;
+constexpr uint32_t kTensor = 2;
+constexpr uint32_t kUndefinedTensor = 3;
+constexpr uint32_t kTuple = 4;  // followed by its elements; arity in the high bits
+
+uint32_t tensorEntry(const Tensor& t) {
+  if (!t.defined()) return kUndefinedTensor;
+  uint32_t dtype = static_cast<uint32_t>(t.dtype()) & 0xff;
+  uint32_t rank = static_cast<uint32_t>(t.dim()) & 0xff;
+  uint32_t requires_grad = t.requiresGrad() ? 1 : 0;
+  return kTensor | (requires_grad << 3) | (dtype << 4) | (rank << 12);
+}
+
+}  // namespace
+
+ArgumentSpec::ArgumentSpec(const IValue* inputs, size_t num_inputs) {
+  for (size_t i = 0; i < num_inputs; ++i) {
+    input_starts_.push_back(static_cast<uint32_t>(entries_.size()));
+    add(inputs[i]);
+  }
+  size_t h = num_inputs;
+  for (uint32_t e : entries_) h = h * 1000003u ^ e;
+  hash_ = h;
+}
+
+void ArgumentSpec::add(const IValue& v) {
+  if (v.isTensor()) {
+    entries_.push_back(tensorEntry(v.toTensor()));
+  } else if (v.isNone()) {
+    entries_.push_back(kNone);
+  } else if (v.isTuple()) {
+    const auto& elements = v.toTupleRef().elements;
+    entries_.push_back(kTuple | static_cast<uint32_t>(elements.size() << 3));
+    for (const IValue& e : elements) add(e);
+  } else {
+    entries_.push_back(kOther);
+  }
+}
+
+TypePtr ArgumentSpec::refinedInputType(size_t i, const TypePtr& declared) const {
+  size_t cursor = input_starts_[i];
+  return refine(declared, cursor);
+}
+
+TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor) const {
+  uint32_t entry = entries_[cursor++];
+  switch (entry & 7) {
+    case kTensor: {
+      if (declared->kind() != TypeKind::Tensor) return declared;
+      auto dtype = static_cast<ScalarType>((entry >> 4) & 0xff);
+      size_t rank = (entry >> 12) & 0xff;
+      return TensorType::createWithRank(dtype, Device(DeviceType::CPU), rank, ((entry >> 3) & 1) != 0);
+    }
+    case kTuple: {
+      size_t arity = entry >> 3;
+      auto tuple = declared->cast<TupleType>();
+      if (!tuple || tuple->elements().size() != arity) {
+        for (size_t k = 0; k < arity; ++k) refine(declared, cursor);  // skip the elements
+        return declared;
+      }
+      std::vector<TypePtr> elements;
+      for (size_t k = 0; k < arity; ++k) elements.push_back(refine(tuple->elements()[k], cursor));
+      return tuple->withContained(std::move(elements));
+    }
+    default: return declared;
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,156 @@
+#include "kiln/runtime/function.h"
+
+#include <sstream>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln {
+
+namespace {
+
+FunctionSchema schemaFromGraph(const std::string& name, const Graph& graph) {
+  std::vector<Argument> arguments;
+  for (const Value* v : graph.inputs()) {
+    Argument a;
+    a.name = v->hasDebugName() ? v->debugNameBase() : "arg" + std::to_string(arguments.size());
+    a.type = v->type();
+    arguments.push_back(std::move(a));
+  }
+  std::vector<Argument> returns;
+  for (const Value* v : graph.outputs()) {
+    Argument r;
+    r.type = v->type();
+    returns.push_back(std::move(r));
+  }
+  return FunctionSchema(name, "", std::move(arguments), std::move(returns));
+}
+
+// Cheap checks for the common types; the general subtype test otherwise.
+bool fitsType(const IValue& v, const TypePtr& type) {
+  switch (type->kind()) {
+    case TypeKind::Tensor: return v.isTensor();
+    case TypeKind::Int: return v.isInt();
+    case TypeKind::Float: return v.isDouble();
+    case TypeKind::Bool: return v.isBool();
+    case TypeKind::String: return v.isString();
+    case TypeKind::Any: return true;
+    case TypeKind::Optional:
+      return v.isNone() || fitsType(v, type->cast<OptionalType>()->elementType());
+    case TypeKind::List:
+      // An empty list fits any list type.
+      if (v.isList() && v.toListRef().elements.empty()) return true;
+      break;
+    case TypeKind::Dict:
+      if (v.isDict() && v.toDictRef().empty()) return true;
+      break;
+    default: break;
+  }
+  return v.type()->isSubtypeOf(*type);
+}
+
+}  // namespace
+
+GraphFunction::GraphFunction(std::string name, std::shared_ptr<Graph> graph, FunctionResolver resolver,
+                             std::optional<FunctionSchema> schema)
+    : name_(std::move(name)), graph_(std::move(graph)),
+      schema_(schema ? std::move(schema) : schemaFromGraph(name_, *graph_)),
+      executor_(graph_, name_, std::move(resolver)) {
+  KILN_CHECK(schema_->arguments().size() == graph_->inputs().size(), "function ", name_, ": the schema has ",
+             schema_->arguments().size(), " arguments but the graph has ", graph_->inputs().size(), " inputs");
+}
+
+GraphFunction::~GraphFunction() = default;
+
+void GraphFunction::checkInputs(const Stack& stack) const {
+  const auto& args = schema_->arguments();
+  KILN_CHECK(stack.size() == args.size(), name_, "() expected ", args.size(), " argument",
+             args.size() == 1 ? "" : "s", " but ", stack.size(), (stack.size() == 1 ? " was" : " were"), " given.",
+             "\nDeclaration: ", *schema_);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!fitsType(stack[i], args[i].type)) {
+      std::ostringstream value;
+      value << stack[i];
+      KILN_ERROR(name_, "() Expected a value of type '", args[i].type->str(), "' for argument '", args[i].name,
+                 "' but instead found type '", stack[i].type()->str(), "'.\nPosition: ", i,
+                 "\nValue: ", value.str(), "\nDeclaration: ", *schema_);
+    }
+  }
+}
+
+void GraphFunction::run(Stack& stack) {
+  checkInputs(stack);
+  executor_.run(stack);
+}
+
+IntrusivePtr<FutureObj> GraphFunction::runAsync(Stack& stack) {
+  checkInputs(stack);
+  return executor_.runAsync(stack);
+}
+
+IValue GraphFunction::operator()(Stack args, const Kwargs& kwargs) {
+  const auto& formals = schema_->arguments();
+  KILN_CHECK(args.size() <= formals.size(), name_, "() expected at most ", formals.size(), " argument",
+             formals.size() == 1 ? "" : "s", " but received ", args.size(), " argument",
+             args.size() == 1 ? "" : "s", ".\nDeclaration: ", *schema_);
+  std::vector<bool> given(formals.size(), false);
+  for (size_t i = 0; i < args.size(); ++i) given[i] = true;
+  args.resize(formals.size());
+  for (const auto& [key, value] : kwargs) {
+    auto index = schema_->argumentIndex(key);
+    KILN_CHECK(index, name_, "() got an unexpected keyword argument '", key, "'.\nDeclaration: ", *schema_);
+    KILN_CHECK(!given[*index], name_, "() got multiple values for argument '", key, "'.\nDeclaration: ", *schema_);
+    args[*index] = value;
+    given[*index] = true;
+  }
+  for (size_t i = 0; i < formals.size(); ++i) {
+    if (given[i]) continue;
+    KILN_CHECK(formals[i].default_value, name_, "() is missing value for argument '", formals[i].name,
+               "'.\nDeclaration: ", *schema_);
+    args[i] = *formals[i].default_value;
+  }
+  run(args);
+  KILN_INTERNAL_ASSERT(!args.empty() || graph_->outputs().empty(), "a function returned nothing");
+  if (args.size() == 1) return std::move(args[0]);
+  return IValue::tuple(std::move(args));
+}
+
+CompilationUnit::CompilationUnit() = default;
+CompilationUnit::~CompilationUnit() = default;
+
+GraphFunction& CompilationUnit::createFunction(std::string name, std::shared_ptr<Graph> graph,
+                                               std::optional<FunctionSchema> schema) {
+  KILN_CHECK(!by_name_.count(name), "the compilation unit already has a function named '", name, "'");
+  functions_.push_back(std::make_unique<GraphFunction>(name, std::move(graph), resolver(), std::move(schema)));
+  GraphFunction& f = *functions_.back();
+  by_name_.emplace(std::move(name), &f);
+  return f;
+}
+
+GraphFunction* CompilationUnit::findFunction(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+GraphFunction& CompilationUnit::getFunction(std::string_view name) const {
+  GraphFunction* f = findFunction(name);
+  KILN_CHECK(f, "no function named '", name, "' in the compilation unit");
+  return *f;
+}
+
+std::vector<GraphFunction*> CompilationUnit::functions() const {
+  std::vector<GraphFunction*> out;
+  for (const auto& f : functions_) out.push_back(f.get());
+  return out;
+}
+
+FunctionResolver CompilationUnit::resolver() const {
+  return [this](const Node& constant) -> Function* {
+    const std::string& name = constant.s(attr::name);
+    if (GraphFunction* f = findFunction(name)) return f;
+    // Graphs name callees by their qualified name (`__torch__.helper`).
+    auto dot = name.rfind('.');
+    return dot == std::string::npos ? nullptr : findFunction(std::string_view(name).substr(dot + 1));
+  };
+}
+
+}  // namespace kiln

@@ -1,0 +1,73 @@
+#pragma once
+// GraphFunction: a TorchScript function made of a graph (seed 002: Method,
+// GraphExecutor), and CompilationUnit, the namespace of functions that calls
+// between them resolve in.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/core/function.h"
+#include "kiln/runtime/graph_executor.h"
+
+namespace kiln {
+
+using Kwargs = std::vector<std::pair<std::string, IValue>>;
+
+class GraphFunction : public Function {
+ public:
+  // Without a schema, one is derived from the graph: arguments named after
+  // the inputs' debug names (`x.1` -> `x`) with their types, one return of
+  // the output's type.
+  GraphFunction(std::string name, std::shared_ptr<Graph> graph, FunctionResolver resolver = nullptr,
+                std::optional<FunctionSchema> schema = std::nullopt);
+  ~GraphFunction() override;
+
+  const std::string& name() const override { return name_; }
+  const FunctionSchema& getSchema() const override { return *schema_; }
+  const std::shared_ptr<Graph>& graph() const { return graph_; }
+  GraphExecutor& executor() { return executor_; }
+
+  // Runs with exactly the graph's inputs on the stack (checked against the
+  // schema: count and types, with errors naming the argument).
+  void run(Stack& stack) override;
+  // Binds positional and keyword arguments to the schema (filling defaults),
+  // checks them, runs, and returns the single result.
+  IValue operator()(Stack args, const Kwargs& kwargs = {});
+  // As run(), but may finish later on another thread (see GraphExecutor::runAsync).
+  IntrusivePtr<FutureObj> runAsync(Stack& stack);
+
+  // Raises kiln::Error naming the argument when `stack` does not fit the schema.
+  void checkInputs(const Stack& stack) const;
+
+ private:
+  std::string name_;
+  std::shared_ptr<Graph> graph_;
+  std::optional<FunctionSchema> schema_;
+  GraphExecutor executor_;
+};
+
+class CompilationUnit {
+ public:
+  CompilationUnit();
+  ~CompilationUnit();
+  CompilationUnit(const CompilationUnit&) = delete;
+  CompilationUnit& operator=(const CompilationUnit&) = delete;
+
+  // Adds a function; its graph's calls (prim::CallFunction) resolve in this unit.
+  GraphFunction& createFunction(std::string name, std::shared_ptr<Graph> graph,
+                                std::optional<FunctionSchema> schema = std::nullopt);
+  GraphFunction* findFunction(std::string_view name) const;
+  // Raises kiln::Error when there is no such function.
+  GraphFunction& getFunction(std::string_view name) const;
+  std::vector<GraphFunction*> functions() const;
+  // Finds callees for Code: prim::Constant[name="f"] -> the unit's `f`.
+  FunctionResolver resolver() const;
+
+ private:
+  std::vector<std::unique_ptr<GraphFunction>> functions_;
+  std::map<std::string, GraphFunction*, std::less<>> by_name_;
+};
+
+}  // namespace kiln

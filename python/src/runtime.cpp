@@ -1,0 +1,98 @@
+// kiln.function_from_graph and the Function object: running graphs from
+// Python. Arguments are converted to IValues by the function's schema, the
+// graph runs with the GIL released (forked tasks may print from other
+// threads), and results come back as Python values.
+#include <pybind11/stl.h>
+
+#include <sstream>
+
+#include "bindings.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ops/prim_ops.h"
+#include "kiln/runtime/function.h"
+
+namespace kiln::python {
+
+namespace {
+
+IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle obj) {
+  const Argument& formal = f.getSchema().arguments()[position];
+  if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
+  std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
+  if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
+  KILN_ERROR(f.name(), "() Expected a value of type '", formal.type->str(), "' for argument '", formal.name,
+             "' but instead found type '", type_name, "'.\nPosition: ", position,
+             "\nValue: ", std::string(py::repr(obj)), "\nDeclaration: ", f.getSchema());
+}
+
+py::object callFunction(GraphFunction& f, const py::args& args, const py::kwargs& kwargs) {
+  const auto& formals = f.getSchema().arguments();
+  KILN_CHECK(args.size() <= formals.size(), f.name(), "() expected at most ", formals.size(), " argument",
+             formals.size() == 1 ? "" : "s", " but received ", args.size(), " argument",
+             args.size() == 1 ? "" : "s", ".\nDeclaration: ", f.getSchema());
+  Stack positional;
+  for (size_t i = 0; i < args.size(); ++i) positional.push_back(argumentToIValue(f, i, args[i]));
+  Kwargs named;
+  for (auto [key, value] : kwargs) {
+    std::string name = py::str(key);
+    auto index = f.getSchema().argumentIndex(name);
+    KILN_CHECK(index, f.name(), "() got an unexpected keyword argument '", name, "'.\nDeclaration: ", f.getSchema());
+    named.emplace_back(name, argumentToIValue(f, *index, value));
+  }
+  IValue result;
+  {
+    py::gil_scoped_release no_gil;
+    result = f(std::move(positional), named);
+  }
+  return toPython(result);
+}
+
+Stack stackFor(GraphFunction& f, const py::args& args) {
+  Stack stack;
+  for (size_t i = 0; i < args.size() && i < f.getSchema().arguments().size(); ++i) {
+    stack.push_back(argumentToIValue(f, i, args[i]));
+  }
+  f.checkInputs(stack);
+  return stack;
+}
+
+}  // namespace
+
+void bindRuntime(py::module_& m) {
+  py::class_<GraphFunction, std::shared_ptr<GraphFunction>>(m, "Function")
+      .def("__call__", &callFunction)
+      .def_property_readonly("name", &GraphFunction::name)
+      .def_property_readonly("graph", &GraphFunction::graph)
+      .def_property_readonly("schema", [](const GraphFunction& f) { return f.getSchema().str(); })
+      .def(
+          "graph_for", [](GraphFunction& f, const py::args& args) { return f.executor().getPlanFor(stackFor(f, args)).graph; },
+          "The specialized, optimized graph these arguments run.")
+      .def(
+          "code_for",
+          [](GraphFunction& f, const py::args& args) {
+            std::ostringstream out;
+            out << *f.executor().getPlanFor(stackFor(f, args)).code;
+            return out.str();
+          },
+          "The interpreter instructions these arguments run.")
+      .def_property_readonly("num_plans", [](GraphFunction& f) { return f.executor().numPlans(); });
+
+  m.def(
+      "function_from_graph",
+      [](const std::string& name, const std::shared_ptr<Graph>& graph) {
+        // The function owns a copy: later edits of the caller's graph do not reach it.
+        return std::make_shared<GraphFunction>(name, graph->copy());
+      },
+      py::arg("name"), py::arg("graph"));
+  m.def("_set_graph_executor_optimize", &setGraphExecutorOptimize, py::arg("optimize"));
+  m.def("_get_graph_executor_optimize", &graphExecutorOptimize);
+
+  // `print` in TorchScript writes to sys.stdout, from whichever thread runs it.
+  setPrintHandler([](const std::string& text) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    py::module_::import("sys").attr("stdout").attr("write")(text);
+  });
+}
+
+}  // namespace kiln::python
