@@ -34,16 +34,12 @@ std::string traceback(const std::vector<Frame>& frames) {
   bool any = false;
   for (const Frame& f : frames) {
     const Node* node = f.code->nodeAt(f.pc);
-    if (!node || !node->sourceRange().valid()) continue;
-    const SourceRange& range = node->sourceRange();
-    out << "  ";
-    if (auto flc = range.fileLineCol()) {
-      out << "File \"" << std::get<0>(*flc) << "\", line " << std::get<1>(*flc) << ", in " << f.code->name()
-          << "\n";
-    } else {
-      out << "In " << f.code->name() << "\n";
-    }
-    out << range.highlight() << "\n";
+    // Only program text has a file name; ranges into IR text do not count.
+    auto where = node ? node->sourceRange().fileLineCol() : std::nullopt;
+    if (!where) continue;
+    out << "  File \"" << std::get<0>(*where) << "\", line " << std::get<1>(*where) << ", in " << f.code->name()
+        << "\n"
+        << node->sourceRange().highlight() << "\n";
     any = true;
   }
   return any ? out.str() : std::string();
