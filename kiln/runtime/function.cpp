@@ -120,7 +120,7 @@ CompilationUnit::~CompilationUnit() = default;
 GraphFunction& CompilationUnit::createFunction(std::string name, std::shared_ptr<Graph> graph,
                                                std::optional<FunctionSchema> schema) {
   KILN_CHECK(!by_name_.count(name), "the compilation unit already has a function named '", name, "'");
-  functions_.push_back(std::make_unique<GraphFunction>(name, std::move(graph), resolver(), std::move(schema)));
+  functions_.push_back(std::make_shared<GraphFunction>(name, std::move(graph), resolver(), std::move(schema)));
   GraphFunction& f = *functions_.back();
   by_name_.emplace(std::move(name), &f);
   return f;
@@ -129,6 +129,13 @@ GraphFunction& CompilationUnit::createFunction(std::string name, std::shared_ptr
 GraphFunction* CompilationUnit::findFunction(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<GraphFunction> CompilationUnit::findFunctionShared(std::string_view name) const {
+  for (const auto& f : functions_) {
+    if (f->name() == name) return f;
+  }
+  return nullptr;
 }
 
 GraphFunction& CompilationUnit::getFunction(std::string_view name) const {

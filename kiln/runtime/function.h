@@ -59,6 +59,8 @@ class CompilationUnit {
   GraphFunction& createFunction(std::string name, std::shared_ptr<Graph> graph,
                                 std::optional<FunctionSchema> schema = std::nullopt);
   GraphFunction* findFunction(std::string_view name) const;
+  // The function as shared ownership (what bindings hand out); null when absent.
+  std::shared_ptr<GraphFunction> findFunctionShared(std::string_view name) const;
   // Raises kiln::Error when there is no such function.
   GraphFunction& getFunction(std::string_view name) const;
   std::vector<GraphFunction*> functions() const;
@@ -66,7 +68,7 @@ class CompilationUnit {
   FunctionResolver resolver() const;
 
  private:
-  std::vector<std::unique_ptr<GraphFunction>> functions_;
+  std::vector<std::shared_ptr<GraphFunction>> functions_;
   std::map<std::string, GraphFunction*, std::less<>> by_name_;
 };
 

@@ -99,6 +99,18 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
       }
       return IValue(makeIntrusive<TupleObj>(std::move(elems)));
     }
+    case TypeKind::Dict: {
+      if (!py::isinstance<py::dict>(obj)) return std::nullopt;
+      auto dict_type = type->cast<DictType>();
+      auto dict = makeIntrusive<DictObj>(dict_type->keyType(), dict_type->valueType());
+      for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
+        auto k = toIValueOfType(key, dict_type->keyType(), "", relaxed);
+        auto v = toIValueOfType(value, dict_type->valueType(), "", relaxed);
+        if (!k || !v) return std::nullopt;
+        dict->insertOrAssign(std::move(*k), std::move(*v));
+      }
+      return IValue(std::move(dict));
+    }
     case TypeKind::Any:
     case TypeKind::Var: {
       if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());

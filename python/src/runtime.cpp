@@ -84,6 +84,24 @@ void bindRuntime(py::module_& m) {
         return std::make_shared<GraphFunction>(name, graph->copy());
       },
       py::arg("name"), py::arg("graph"));
+  py::class_<CompilationUnit, std::shared_ptr<CompilationUnit>>(m, "CompilationUnit")
+      .def(py::init<>())
+      .def(
+          "create_function",
+          [](const std::shared_ptr<CompilationUnit>& cu, const std::string& name,
+             const std::shared_ptr<Graph>& graph) {
+            cu->createFunction(name, graph->copy());
+            return cu->findFunctionShared(name);
+          },
+          py::arg("name"), py::arg("graph"), py::keep_alive<0, 1>(),
+          "Adds a function made of a graph; prim::CallFunction in the unit's graphs finds it by name.")
+      .def("find_function", &CompilationUnit::findFunctionShared, py::arg("name"), py::keep_alive<0, 1>())
+      .def("function_names", [](const CompilationUnit& cu) {
+        std::vector<std::string> names;
+        for (GraphFunction* f : cu.functions()) names.push_back(f->name());
+        return names;
+      });
+
   m.def("_set_graph_executor_optimize", &setGraphExecutorOptimize, py::arg("optimize"));
   m.def("_get_graph_executor_optimize", &graphExecutorOptimize);
 

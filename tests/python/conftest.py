@@ -114,3 +114,90 @@ def check_both(fn, *args, rtol=1e-5, atol=1e-6, check_dtype=True, check_args=Tru
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def assert_same_types(kiln_value, torch_value):
+    """Python scalars must agree in type too (an int is not a float, a bool not an int)."""
+    if isinstance(torch_value, (bool, int, float, str)) or torch_value is None:
+        assert type(kiln_value) is type(torch_value), \
+            f"kiln returned {type(kiln_value).__name__} {kiln_value!r}, torch {type(torch_value).__name__} {torch_value!r}"
+    elif isinstance(torch_value, (list, tuple)):
+        assert type(kiln_value) is type(torch_value), f"kiln returned a {type(kiln_value).__name__}, torch a {type(torch_value).__name__}"
+        for k, t in zip(kiln_value, torch_value):
+            assert_same_types(k, t)
+    elif isinstance(torch_value, dict):
+        assert isinstance(kiln_value, dict), f"kiln returned a {type(kiln_value).__name__}, torch a dict"
+        assert list(kiln_value.keys()) == list(torch_value.keys()) or all(
+            isinstance(k, torch.Tensor) for k in torch_value)
+        for k, t in zip(kiln_value.values(), torch_value.values()):
+            assert_same_types(k, t)
+
+
+def assert_same_values(kiln_value, torch_value, rtol=1e-5, atol=1e-6):
+    """assert_same, extended to dicts, with Python types checked."""
+    assert_same_types(kiln_value, torch_value)
+    if isinstance(torch_value, dict):
+        assert len(kiln_value) == len(torch_value)
+        for (kk, kv), (tk, tv) in zip(kiln_value.items(), torch_value.items()):
+            assert_same_values(kk, tk, rtol, atol)
+            assert_same_values(kv, tv, rtol, atol)
+    elif isinstance(torch_value, (list, tuple)):
+        assert len(kiln_value) == len(torch_value)
+        for k, t in zip(kiln_value, torch_value):
+            assert_same_values(k, t, rtol, atol)
+    else:
+        assert_same(kiln_value, torch_value, rtol, atol)
+
+
+def script_graph_text(src, fn):
+    """The graph torch 1.13's TorchScript compiler makes for `fn` in `src`, as text."""
+    return str(script_function(src, fn).graph)
+
+
+def script_function(src, fn):
+    return getattr(torch.jit.CompilationUnit(src), fn)
+
+
+def torch_function_for(text, fn, scripted=None):
+    """torch running graph `text`. torch 1.13's IR parser cannot read nodes
+    without outputs (` = prim::RaiseException(...)`); for those graphs the
+    scripted function the text was printed from runs the same graph."""
+    try:
+        return torch._C._create_function_from_graph(fn, torch._C.parse_ir(text))
+    except RuntimeError:
+        if scripted is None:
+            raise
+        return scripted
+
+
+def check_graph(text, fn, args, raises=None, rtol=1e-5, atol=1e-6, scripted=None):
+    """Runs graph `text` in torch (torch._C._create_function_from_graph) and
+    in kiln (kiln.function_from_graph) on copies of `args`; compares results,
+    Python types, the inputs afterwards (mutation), and raising or not.
+    Returns kiln's exception when both raised."""
+    torch_fn = torch_function_for(text, fn, scripted)
+    kiln_fn = kiln.function_from_graph(fn, kiln.parse_ir(text))
+    targs, kargs = convert(args, "torch"), convert(args, "kiln")
+    t_error = k_error = None
+    try:
+        t_result = torch_fn(*targs)
+    except Exception as e:  # noqa: BLE001 - any torch error is an expected outcome
+        t_error = e
+    try:
+        k_result = kiln_fn(*kargs)
+    except Exception as e:  # noqa: BLE001
+        k_error = e
+    assert (t_error is None) == (k_error is None), f"torch raised {t_error!r}; kiln raised {k_error!r}"
+    if raises is not None:
+        assert (t_error is not None) == raises, f"expected raises={raises}, torch raised {t_error!r}"
+    if t_error is not None:
+        return k_error
+    assert_same_values(k_result, t_result, rtol, atol)
+    assert_same_values(list(kargs), list(targs), rtol, atol)
+    return None
+
+
+def check_script(src, fn, *args, raises=None, rtol=1e-5, atol=1e-6):
+    """check_graph on the graph torch compiles from TorchScript source."""
+    scripted = script_function(src, fn)
+    return check_graph(str(scripted.graph), fn, list(args), raises, rtol, atol, scripted)
