@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <new>
 #include <chrono>
 #include <sstream>
 #include <thread>
@@ -502,6 +504,54 @@ graph(%x : Tensor):
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("rtest::nonexistent"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+// Counts every operator new in the process while `counting` is set.
+static std::atomic<bool> counting{false};
+static std::atomic<size_t> allocations{0};
+
+void* operator new(size_t size) {
+  if (counting) ++allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace {
+
+TEST(Interpreter, ScalarLoopsDoNotAllocatePerIteration) {
+  auto g = parseIR(R"IR(
+graph(%n : int):
+  %true : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %s : int = prim::Loop(%n, %true, %zero)
+    block0(%i : int, %acc : int):
+      %sq : int = rtest::add(%i, %i)
+      %small : bool = rtest::lt(%sq, %n)
+      %next : int = prim::If(%small)
+        block0():
+          %a : int = rtest::add(%acc, %sq)
+          -> (%a)
+        block1():
+          -> (%acc)
+      -> (%true, %next)
+  return (%s))IR");
+  auto code = std::make_shared<Code>(g, "loop");
+  auto allocationsFor = [&](int64_t n) {
+    Stack s{IValue(n)};
+    allocations = 0;
+    counting = true;
+    InterpreterState(code).run(s);
+    counting = false;
+    return allocations.load();
+  };
+  allocationsFor(10);  // warm up anything lazily created
+  size_t few = allocationsFor(10);
+  size_t many = allocationsFor(100000);
+  EXPECT_EQ(few, many) << "allocations grow with the iteration count";
 }
 
 }  // namespace

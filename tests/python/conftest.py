@@ -1,7 +1,9 @@
 """Shared helpers for the differential tests: the same call in kiln and in
 torch 1.13 on copies of the same numpy inputs, results compared."""
+import math  # noqa: F401  (TorchScript sources in tests resolve `math` from here)
 import os
 import sys
+from typing import Dict, List, Optional, Tuple  # noqa: F401  (likewise)
 
 import numpy as np
 import pytest
@@ -155,7 +157,8 @@ def script_graph_text(src, fn):
 
 
 def script_function(src, fn):
-    return getattr(torch.jit.CompilationUnit(src), fn)
+    # Names in the source (torch, math, List, ...) resolve in this module.
+    return getattr(torch.jit.CompilationUnit(src, _frames_up=0), fn)
 
 
 def torch_function_for(text, fn, scripted=None):
