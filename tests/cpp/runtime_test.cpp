@@ -379,6 +379,61 @@ graph(%n : int):
   EXPECT_EQ(count({IValue(int64_t{100000})}).toInt(), 100000);
 }
 
+TEST(Function, MethodsAttributesAndWithStatements) {
+  // class Counter: count: int; bump(k) adds k; `with` adds 1 on enter, 10 on exit.
+  auto counter = ClassType::create("__torch__.Counter");
+  counter->addAttribute("count", IntType::get());
+  CompilationUnit cu;
+  auto method = [&](const std::string& name, const char* ir) {
+    auto g = parseIR(ir);
+    g->inputs()[0]->setType(counter);
+    counter->addMethod(&cu.createFunction("__torch__.Counter." + name, g));
+  };
+  method("bump", R"IR(
+graph(%self : Any, %k : int):
+  %c : int = prim::GetAttr[name="count"](%self)
+  %d : int = rtest::add(%c, %k)
+   = prim::SetAttr[name="count"](%self, %d)
+  return (%d))IR");
+  method("__enter__", R"IR(
+graph(%self : Any):
+  %one : int = prim::Constant[value=1]()
+  %c : int = prim::GetAttr[name="count"](%self)
+  %d : int = rtest::add(%c, %one)
+   = prim::SetAttr[name="count"](%self, %d)
+  return (%d))IR");
+  method("__exit__", R"IR(
+graph(%self : Any, %a : Any, %b : Any, %c : Any):
+  %ten : int = prim::Constant[value=10]()
+  %n : NoneType = prim::Constant()
+  %v : int = prim::GetAttr[name="count"](%self)
+  %d : int = rtest::add(%v, %ten)
+   = prim::SetAttr[name="count"](%self, %d)
+  return (%n))IR");
+  auto g = parseIR(R"IR(
+graph(%self : Any, %k : int):
+  %r : int = prim::CallMethod[name="bump"](%self, %k)
+  %entered : int = prim::Enter(%self)
+  %x : NoneType = prim::Exit(%self)
+  %c : int = prim::GetAttr[name="count"](%self)
+  %is_int : bool = prim::isinstance[types=[int]](%c)
+  %is_str : bool = prim::isinstance[types=[str, float]](%c)
+  %t : (int, int, int, bool, bool) = prim::TupleConstruct(%r, %entered, %c, %is_int, %is_str)
+  return (%t))IR");
+  g->inputs()[0]->setType(counter);
+  GraphFunction& main = cu.createFunction("main", g);
+  auto object = makeIntrusive<ObjectObj>(counter);
+  object->setAttr("count", IValue(int64_t{5}));
+  IValue result = main({IValue(object), IValue(int64_t{2})});
+  const auto& out = result.toTupleRef().elements;
+  EXPECT_EQ(out[0].toInt(), 7);   // bump
+  EXPECT_EQ(out[1].toInt(), 8);   // __enter__
+  EXPECT_EQ(out[2].toInt(), 18);  // after __exit__
+  EXPECT_TRUE(out[3].toBool());
+  EXPECT_FALSE(out[4].toBool());
+  EXPECT_EQ(object->getAttr("count").toInt(), 18);  // the caller's object changed
+}
+
 TEST(Function, SchemaFromGraphAndArgumentChecks) {
   CompilationUnit cu;
   auto g = parseIR(R"IR(
