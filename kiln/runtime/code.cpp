@@ -65,6 +65,7 @@ class CodeBuilder {
     emitBlock(top);
     emitBlockOutputs(top);
     emit(OpCode::RET, nullptr);
+    removeStoreMovePairs();
     code_.num_registers_ = next_register_;
   }
 
@@ -142,6 +143,58 @@ class CodeBuilder {
       }
       killIn(v, branch, in_branch);
     }
+  }
+
+  // A value used once, by the very next instruction, goes through its
+  // register as `STORE r; MOVE r`: drop the pair and leave it on the stack.
+  void removeStoreMovePairs() {
+    auto& insts = code_.instructions_;
+    std::vector<size_t> register_refs(next_register_, 0);
+    std::vector<bool> is_target(insts.size() + 1, false);
+    for (size_t pc = 0; pc < insts.size(); ++pc) {
+      const Instruction& in = insts[pc];
+      switch (in.op) {
+        case OpCode::LOAD:
+        case OpCode::MOVE:
+        case OpCode::STORE:
+        case OpCode::DROPR: ++register_refs[in.x]; break;
+        case OpCode::JF:
+        case OpCode::JMP: is_target[pc + in.x] = true; break;
+        case OpCode::LOOP: is_target[pc + in.y] = true; break;
+        default: break;
+      }
+    }
+    std::vector<size_t> new_index(insts.size() + 1);
+    std::vector<bool> keep(insts.size(), true);
+    for (size_t pc = 0; pc + 1 < insts.size(); ++pc) {
+      const Instruction& a = insts[pc];
+      const Instruction& b = insts[pc + 1];
+      if (a.op == OpCode::STORE && b.op == OpCode::MOVE && a.x == b.x && register_refs[a.x] == 2 &&
+          !is_target[pc + 1] && keep[pc]) {
+        keep[pc] = keep[pc + 1] = false;
+      }
+    }
+    size_t next = 0;
+    for (size_t pc = 0; pc < insts.size(); ++pc) {
+      new_index[pc] = next;
+      if (keep[pc]) ++next;
+    }
+    new_index[insts.size()] = next;
+    std::vector<Instruction> kept;
+    std::vector<const Node*> kept_nodes;
+    for (size_t pc = 0; pc < insts.size(); ++pc) {
+      if (!keep[pc]) continue;
+      Instruction in = insts[pc];
+      auto relocate = [&](int32_t offset) {
+        return static_cast<int32_t>(new_index[pc + offset]) - static_cast<int32_t>(new_index[pc]);
+      };
+      if (in.op == OpCode::JF || in.op == OpCode::JMP) in.x = relocate(in.x);
+      if (in.op == OpCode::LOOP) in.y = relocate(in.y);
+      kept.push_back(in);
+      kept_nodes.push_back(code_.instruction_nodes_[pc]);
+    }
+    insts = std::move(kept);
+    code_.instruction_nodes_ = std::move(kept_nodes);
   }
 
   // --- registers and constants ---------------------------------------------
