@@ -788,8 +788,10 @@ Tensor& asStrided_(Tensor& self, IntArrayRef size, IntArrayRef stride, std::opti
 // ---- Copies ----
 
 Tensor contiguous(const Tensor& self, MemoryFormat format) {
+  // PyTorch asks whether a tensor has the Preserve layout as it asks about
+  // Contiguous, and rejects Preserve only when a copy is needed.
+  if (hasLayout(self, format == MemoryFormat::Preserve ? MemoryFormat::Contiguous : format)) return self;
   KILN_CHECK(format != MemoryFormat::Preserve, "preserve memory format is unsupported by the contiguous operator");
-  if (hasLayout(self, format)) return self;
   return clone(self, format);
 }
 
