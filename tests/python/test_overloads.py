@@ -458,3 +458,25 @@ def test_results_alias_their_out_tensors():
     out = kiln.empty([0], dtype=kiln.int32)
     assert aten(kiln, "new_ones.out")(x, [2], out=out)._same_tensor(out)
     assert_same(out, torch.ones(2, dtype=torch.int32))
+
+
+# ---- edge cases of registered overloads found by calling each one on generic inputs ----
+
+@pytest.mark.parametrize("name", ["mT", "mT.a", "adjoint"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (4, 2, 3)])
+def test_matrix_transposes_by_rank(name, shape):
+    # A 0-dim tensor is its own transpose; only 1-D tensors raise.
+    check_both(lambda lib, x: aten(lib, name)(x), np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape))
+
+
+@pytest.mark.parametrize("name,call", [
+    ("copy_", lambda op, t, src: op(t, src)),
+    ("copy_.Tensor", lambda op, t, src: op(t, src)),
+    ("add_.Scalar", lambda op, t, src: op(t, 1)),
+    ("fill_.Scalar", lambda op, t, src: op(t, 2)),
+    ("mul.out", lambda op, t, src: op(src, src, out=t)),
+])
+def test_writes_into_empty_tensors_with_zero_strides(name, call):
+    # numpy (and so from_numpy) gives empty arrays zero strides: nothing is written, nothing overlaps.
+    check_both(lambda lib, t, src: call(aten(lib, name), t, src), np.zeros((0, 3), np.float32),
+               np.zeros((0, 3), np.float32))
