@@ -232,8 +232,10 @@ KILN_REGISTER_OPS(
          return out;
        }),
     op("aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)",
-       [](IntArrayRef size, IntArrayRef, Tensor out) {
-         // Like PyTorch's generated out= form: out takes the size, its own (contiguous) strides.
+       [](IntArrayRef size, IntArrayRef stride, Tensor out) {
+         // Like PyTorch's generated out= form: the functional op's checks (and allocation),
+         // then out takes the size with its own (contiguous) strides.
+         emptyStrided(size, stride, out.dtype());
          resizeOutput(out, size);
          return out;
        }),

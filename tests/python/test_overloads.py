@@ -253,6 +253,11 @@ def test_uninitialized_out_forms_take_the_size(name, out_dtype, start):
     check_both(fn, X_FLOAT)
 
 
+@pytest.mark.parametrize("size,stride", [([2, 3], [-1, 2]), ([2, 3], [1]), ([2, -3], [1, 2]), ([2, 3], [0, 0])])
+def test_empty_strided_out_checks_like_the_functional_op(size, stride):
+    check_both(lambda lib: tuple(aten(lib, "empty_strided.out")(size, stride, out=empty_out(lib, "float32")).shape))
+
+
 NUMBERS = [3, -7, 0, 2 ** 40, 2.5, -0.0, 1e300, float("inf"), float("nan"), True, False]
 
 
