@@ -15,10 +15,12 @@ using OptDtype = std::optional<ScalarType>;
 using OptInt = std::optional<int64_t>;
 using OptBool = std::optional<bool>;
 
+// A device argument: None, a Device (in graphs) or its name (from Python).
 void checkDevice(const char* op, const IValue& device) {
   if (device.isNone()) return;
-  KILN_CHECK(device.isString() && device.toStringRef().rfind("cpu", 0) == 0, op,
-             ": kiln only supports the cpu device, got ", device);
+  const bool cpu =
+      device.isDevice() ? device.toDevice().isCpu() : device.isString() && device.toStringRef().rfind("cpu", 0) == 0;
+  KILN_CHECK(cpu, op, ": kiln only supports the cpu device, got ", device);
 }
 
 // PyTorch's Layout numbering: 0 is torch.strided.
@@ -71,6 +73,12 @@ auto sizedOut(Fill fill) {
   };
 }
 
+// `.out` of the `new_` factories: self only lends its dtype, which out= replaces.
+template <typename Fill>
+auto newOut(Fill fill) {
+  return [fill](const Tensor&, IntArrayRef size, Tensor out) { return sizedOut(fill)(size, out); };
+}
+
 Tensor emptyOf(IntArrayRef size, ScalarType dtype) { return empty(size, dtype); }
 Tensor zerosOf(IntArrayRef size, ScalarType dtype) { return zeros(size, dtype); }
 Tensor onesOf(IntArrayRef size, ScalarType dtype) { return ones(size, dtype); }
@@ -105,6 +113,83 @@ Tensor& randpermOut(int64_t n, Tensor& out) {
   Tensor perm = randperm(n, out.dtype());
   resizeOutput(out, perm.sizes());
   return copy_(out, perm);
+}
+
+// torch.tensor / torch.as_tensor in TorchScript: the value's own dtype (int64,
+// the default float dtype or bool), then converted to `dtype` when one is given.
+Tensor withOptions(const char* op, Tensor t, OptDtype dtype, const IValue& device, bool requires_grad = false) {
+  checkDevice(op, device);
+  if (dtype) t = to(t, *dtype);
+  KILN_CHECK(!requires_grad || isFloatingType(t.dtype()),
+             "Only Tensors of floating point and complex dtype can require gradients");
+  t.impl()->setRequiresGrad(requires_grad);
+  return t;
+}
+
+// The innermost element type of a (nested) list.
+TypePtr leafType(const IValue& list) {
+  TypePtr type = list.toListRef().element_type;
+  while (const auto* inner = type->cast<ListType>()) type = inner->elementType();
+  return type;
+}
+
+// A nested list's shape, read along its first elements, as PyTorch does.
+DimVector listSizes(const IValue& list) {
+  DimVector sizes;
+  const IValue* seq = &list;
+  while (true) {
+    const auto& elems = seq->toListRef().elements;
+    sizes.push_back(static_cast<int64_t>(elems.size()));
+    if (elems.empty() || !elems[0].isList()) return sizes;
+    seq = &elems[0];
+  }
+}
+
+// Writes the leaves of `seq` (the list at depth `dim`) in row-major order,
+// checking that every sublist has the length the first one had.
+template <typename T, typename Get>
+void storeLeaves(const IValue& seq, IntArrayRef sizes, size_t dim, T*& out, const Get& get) {
+  const auto& elems = seq.toListRef().elements;
+  KILN_CHECK(static_cast<int64_t>(elems.size()) == sizes[dim], "Expected sequence of length ", sizes[dim],
+             " at dim ", dim, " (got ", elems.size(), ")");
+  for (const IValue& e : elems) {
+    if (dim + 1 < sizes.size()) {
+      storeLeaves(e, sizes, dim + 1, out, get);
+    } else {
+      *out++ = static_cast<T>(get(e));
+    }
+  }
+}
+
+template <typename T, typename Get>
+Tensor tensorOfLeaves(const IValue& data, IntArrayRef sizes, ScalarType dtype, const Get& get) {
+  Tensor t = empty(sizes, dtype);
+  T* out = static_cast<T*>(t.rawData());
+  storeLeaves(data, sizes, 0, out, get);
+  return t;
+}
+
+// aten::tensor / aten::as_tensor.list: a tensor of a (nested) list of ints,
+// floats or bools, shaped like the list.
+Tensor tensorFromList(const IValue& data) {
+  const TypePtr leaf = leafType(data);
+  const DimVector sizes = listSizes(data);
+  switch (leaf->kind()) {
+    case TypeKind::Int:
+      return tensorOfLeaves<int64_t>(data, sizes, ScalarType::Long, [](const IValue& v) { return v.toInt(); });
+    case TypeKind::Float:  // the default float dtype, float32
+      return tensorOfLeaves<float>(data, sizes, ScalarType::Float, [](const IValue& v) { return v.toDouble(); });
+    case TypeKind::Bool:
+      return tensorOfLeaves<bool>(data, sizes, ScalarType::Bool, [](const IValue& v) { return v.toBool(); });
+    default: {
+      const bool empty_tensor_list = leaf->kind() == TypeKind::Tensor && sizes.size() == 1 && sizes[0] == 0;
+      KILN_ERROR("Input must be of ints, floats, or bools, got ", leaf->str(),
+                 empty_tensor_list ? "\nEmpty lists default to List[Tensor]. Add a variable annotation to the "
+                                     "assignment to create an empty list of another type (torch.jit.annotate(List[T, "
+                                     "[]]) where T is the type of elements in the list for Python 2)"
+                                   : "");
+    }
+  }
 }
 
 // Tensor.to: `self` itself when nothing changes and no copy is asked for.
@@ -143,6 +228,14 @@ KILN_REGISTER_OPS(
        }),
     op("aten::empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
        [](IntArrayRef size, OptInt memory_format, Tensor out) {
+         resizeOutput(out, size);
+         return out;
+       }),
+    op("aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)",
+       [](IntArrayRef size, IntArrayRef stride, Tensor out) {
+         // Like PyTorch's generated out= form: the functional op's checks (and allocation),
+         // then out takes the size with its own (contiguous) strides.
+         emptyStrided(size, stride, out.dtype());
          resizeOutput(out, size);
          return out;
        }),
@@ -221,6 +314,15 @@ KILN_REGISTER_OPS(
           const IValue& device, OptBool pin_memory) {
          checkOptions("new_full", layout, device, pin_memory);
          return full(size, fill_value, dtype.value_or(self.dtype()));
+       }),
+    op("aten::new_zeros.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillZeros)),
+    op("aten::new_ones.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillOnes)),
+    op("aten::new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
+       newOut([](Tensor&) {})),
+    op("aten::new_full.out(Tensor self, SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor&, IntArrayRef size, const Scalar& fill_value, Tensor out) {
+         resizeOutput(out, size);
+         return fill_(out, fill_value);
        }),
 
     // In-place fills.
@@ -427,6 +529,48 @@ KILN_REGISTER_OPS(
        }), );
 
 KILN_REGISTER_OPS(
+    // Tensors of TorchScript values.
+    op("aten::tensor.float(float t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> "
+       "Tensor",
+       [](double t, OptDtype dtype, const IValue& device, bool requires_grad) {
+         return withOptions("tensor", full({}, t, defaultFloatType()), dtype, device, requires_grad);
+       }),
+    op("aten::tensor.int(int t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor",
+       [](int64_t t, OptDtype dtype, const IValue& device, bool requires_grad) {
+         return withOptions("tensor", full({}, t, ScalarType::Long), dtype, device, requires_grad);
+       }),
+    op("aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> "
+       "Tensor",
+       [](bool t, OptDtype dtype, const IValue& device, bool requires_grad) {
+         return withOptions("tensor", full({}, t, ScalarType::Bool), dtype, device, requires_grad);
+       }),
+    op("aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor",
+       [](const IValue& data, OptDtype dtype, const IValue& device, bool requires_grad) {
+         return withOptions("tensor", tensorFromList(data), dtype, device, requires_grad);
+       }),
+    op("aten::as_tensor.float(float t, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+       [](double t, OptDtype dtype, const IValue& device) {
+         return withOptions("as_tensor", full({}, t, defaultFloatType()), dtype, device);
+       }),
+    op("aten::as_tensor.int(int t, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+       [](int64_t t, OptDtype dtype, const IValue& device) {
+         return withOptions("as_tensor", full({}, t, ScalarType::Long), dtype, device);
+       }),
+    op("aten::as_tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+       [](bool t, OptDtype dtype, const IValue& device) {
+         return withOptions("as_tensor", full({}, t, ScalarType::Bool), dtype, device);
+       }),
+    // `data` itself when it already has the dtype (and, unlike tensor(), keeps its requires_grad).
+    op("aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(b|a)",
+       [](const Tensor& data, OptDtype dtype, const IValue& device) {
+         checkDevice("as_tensor", device);
+         return to(data, dtype.value_or(data.dtype()));
+       }),
+    op("aten::as_tensor.list(t[] data, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+       [](const IValue& data, OptDtype dtype, const IValue& device) {
+         return withOptions("as_tensor", tensorFromList(data), dtype, device);
+       }),
+
     // Conversions.
     op("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
        "MemoryFormat? memory_format=None) -> Tensor(a)",

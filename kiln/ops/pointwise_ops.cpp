@@ -3,8 +3,13 @@
 // promote as PyTorch's scalars do. Families whose schemas differ only in the
 // op name (unary ops, comparisons, bitwise ops) are spelled by macros; each
 // expands to PyTorch's exact schema text.
+//
+// Some out= forms (add.Scalar_out, the Scalar_Tensor_out forms, ...) are ones
+// PyTorch generates from the functional op: the result is computed as usual,
+// then copied into `out` whatever its dtype (writeOut with OutDtype::Any).
 #include "kiln/core/op_registration.h"
 #include "kiln/tensor/pointwise.h"
+#include "kiln/tensor/shape.h"
 
 namespace kiln {
 namespace {
@@ -81,11 +86,15 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
          return addOut(self, other, alpha, out);
        }),
+    op("aten::add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor out) {
+         return writeOut(out, add(self, scalarToTensor(other), alpha), "add", OutDtype::Any);
+       }),
 
     KILN_SUB_OPS("sub"), KILN_SUB_OPS("subtract"),
     op("aten::sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor out) {
-         return subOut(self, scalarToTensor(other), alpha, out);
+         return writeOut(out, sub(self, scalarToTensor(other), alpha), "sub", OutDtype::Any);
        }),
 
     op("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -154,16 +163,18 @@ KILN_REGISTER_OPS(
 KILN_REGISTER_OPS(
     KILN_MUL_OPS("mul"), KILN_MUL_OPS("multiply"),
     op("aten::mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Scalar& other, Tensor out) { return mulOut(self, scalarToTensor(other), out); }),
+       [](const Tensor& self, const Scalar& other, Tensor out) {
+         return writeOut(out, mul(self, scalarToTensor(other)), "mul", OutDtype::Any);
+       }),
 
     KILN_DIV_OPS("div"), KILN_DIV_OPS("divide"),
     op("aten::div.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Scalar& other, Tensor out) {
-         return divOut(self, scalarToTensor(other), std::nullopt, out);
+         return writeOut(out, div(self, scalarToTensor(other)), "div", OutDtype::Any);
        }),
     op("aten::div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode, Tensor out) {
-         return divOut(self, scalarToTensor(other), mode, out);
+         return writeOut(out, div(self, scalarToTensor(other), mode), "div", OutDtype::Any);
        }),
     op("aten::true_divide.Tensor(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return div(self, other); }),
@@ -224,7 +235,7 @@ KILN_REGISTER_OPS(
        [](const Scalar& self, const Tensor& other) { return remainder(scalarToTensor(self), other); }),
     op("aten::remainder.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Scalar& self, const Tensor& other, Tensor out) {
-         return remainderOut(scalarToTensor(self), other, out);
+         return writeOut(out, remainder(scalarToTensor(self), other), "remainder", OutDtype::Any);
        }),
 
     op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
@@ -280,6 +291,36 @@ KILN_REGISTER_OPS(KILN_COMPARISON_OPS("eq", eq), KILN_COMPARISON_OPS("ne", ne), 
 
 #undef KILN_COMPARISON_OPS
 
+// Python's bool(a == b), as TorchScript compares the tensors of two lists and
+// list.index looks one up: no identity shortcut, so a NaN never matches.
+bool tensorsMatch(const Tensor& a, const Tensor& b) {
+  Tensor equal = eq(a, b);
+  KILN_CHECK(equal.numel() == 1, "Boolean value of Tensor with ",
+             equal.numel() == 0 ? "no values" : "more than one value", " is ambiguous");
+  return equal.item().toBool();
+}
+
+bool tensorListsEqual(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!tensorsMatch(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+KILN_REGISTER_OPS(
+    op("aten::eq.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
+       [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) { return tensorListsEqual(a, b); }),
+    op("aten::ne.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
+       [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) { return !tensorListsEqual(a, b); }),
+    op("aten::index.list_Tensor(Tensor[] self, Tensor el) -> int",
+       [](const std::vector<Tensor>& self, const Tensor& el) {
+         for (size_t i = 0; i < self.size(); ++i) {
+           if (tensorsMatch(el, self[i])) return static_cast<int64_t>(i);
+         }
+         KILN_ERROR("'", el, "' is not in list");
+       }), );
+
 // bitwise_and/or/xor and shifts: Tensor, Scalar and Scalar-first forms.
 #define KILN_BITWISE_OPS(name, fn, tensor_scalar)                                                                 \
   op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                \
@@ -296,7 +337,7 @@ KILN_REGISTER_OPS(KILN_COMPARISON_OPS("eq", eq), KILN_COMPARISON_OPS("ne", ne), 
          }),                                                                                                      \
       op("aten::" name ".Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",          \
          [](const Scalar& self, const Tensor& other, Tensor out) {                                                \
-           return fn##Out(scalarToTensor(self), other, out);                                                      \
+           return writeOut(out, fn(scalarToTensor(self), other), name, OutDtype::Any);                            \
          }),                                                                                                      \
       op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                   \
          [](Tensor self, const Tensor& other) { return fn##_(self, other); }),                                    \
@@ -315,10 +356,12 @@ KILN_REGISTER_OPS(KILN_COMPARISON_OPS("eq", eq), KILN_COMPARISON_OPS("ne", ne), 
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); })
 #define KILN_DUNDER_SHIFT_OUT_OPS(name, fn)                                                                       \
   op("aten::__" name "__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                 \
-     [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); }),              \
+     [](const Tensor& self, const Tensor& other, Tensor out) {                                                    \
+       return writeOut(out, fn(self, other), "__" name "__", OutDtype::Any);                                     \
+     }),                                                                                                          \
       op("aten::__" name "__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",             \
          [](const Tensor& self, const Scalar& other, Tensor out) {                                                \
-           return fn##Out(self, scalarToTensor(other), out);                                                      \
+           return writeOut(out, fn(self, scalarToTensor(other)), "__" name "__", OutDtype::Any);                 \
          })
 
 KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar"),

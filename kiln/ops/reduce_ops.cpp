@@ -1,8 +1,11 @@
 // aten:: registrations of the reductions, softmax and scans, with PyTorch
 // 1.13's schemas. (The named-dim overloads are left out: kiln has no named
-// tensors.)
+// tensors.) The out= forms PyTorch generates from a functional op (sum.out,
+// prod.out, norm.Scalar_out, ...) compute the result as usual and copy it into
+// `out` whatever its dtype.
 #include "kiln/core/op_registration.h"
 #include "kiln/tensor/reduce.h"
+#include "kiln/tensor/shape.h"
 
 namespace kiln {
 namespace {
@@ -30,7 +33,9 @@ KILN_REGISTER_OPS(
          return sumOut(self, dim, keepdim, dtype, out);
        }),
     op("aten::sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, Dtype dtype, Tensor out) { return sumOut(self, std::nullopt, false, dtype, out); }),
+       [](const Tensor& self, Dtype dtype, Tensor out) {
+         return writeOut(out, sum(self, std::nullopt, false, dtype), "sum", OutDtype::Any);
+       }),
     op("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, Dtype dtype) { return mean(self, std::nullopt, false, dtype); }),
     op("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
@@ -50,7 +55,9 @@ KILN_REGISTER_OPS(
          return prodOut(self, dim, keepdim, dtype, out);
        }),
     op("aten::prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, Dtype dtype, Tensor out) { return prodOut(self, std::nullopt, false, dtype, out); }),
+       [](const Tensor& self, Dtype dtype, Tensor out) {
+         return writeOut(out, prod(self, std::nullopt, false, dtype), "prod", OutDtype::Any);
+       }),
 
     // max, min
     op("aten::max.other(Tensor self, Tensor other) -> Tensor",
@@ -210,7 +217,7 @@ KILN_REGISTER_OPS(
        }),
     op("aten::norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Scalar& p, Tensor out) {
-         return normOut(self, p, std::nullopt, false, std::nullopt, out);
+         return writeOut(out, norm(self, p), "norm", OutDtype::Any);
        }),
     op("aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, Tensor out) {
@@ -222,7 +229,7 @@ KILN_REGISTER_OPS(
           Tensor out) { return normOut(self, p, dim, keepdim, dtype, out); }),
     op("aten::norm.ScalarOpt_dtype_out(Tensor self, Scalar? p, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const std::optional<Scalar>& p, ScalarType dtype, Tensor out) {
-         return normOut(self, p, std::nullopt, false, dtype, out);
+         return writeOut(out, norm(self, p, std::nullopt, false, dtype), "norm", OutDtype::Any);
        }),
 
     // logsumexp, softmax

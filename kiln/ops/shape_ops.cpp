@@ -38,6 +38,13 @@ int64_t checkedDim(const Tensor& self, int64_t dim) {
   return wrapDim(dim, self.dim());
 }
 
+// The out= forms PyTorch generates for ops returning Tensor[]: one out tensor
+// per piece, each resized and written whatever its dtype.
+void writeOuts(std::vector<Tensor>& outs, const std::vector<Tensor>& pieces, const char* op) {
+  KILN_CHECK(outs.size() == pieces.size(), op, ": expected ", pieces.size(), " out tensors, got ", outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) writeOut(outs[i], pieces[i], op, OutDtype::Any);
+}
+
 Tensor detached(const Tensor& self) {
   Tensor out = alias(self);
   out.impl()->setRequiresGrad(false);
@@ -153,6 +160,14 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); }),
     op("aten::unsafe_split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]",
        [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+    op("aten::unsafe_split.Tensor_out(Tensor self, int split_size, int dim=0, *, Tensor(a!)[] out) -> ()",
+       [](const Tensor& self, int64_t split_size, int64_t dim, std::vector<Tensor> out) {
+         writeOuts(out, split(self, split_size, dim), "unsafe_split");
+       }),
+    op("aten::unsafe_split_with_sizes.out(Tensor self, int[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()",
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim, std::vector<Tensor> out) {
+         writeOuts(out, splitWithSizes(self, sizes, dim), "unsafe_split_with_sizes");
+       }),
     op("aten::tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, int64_t sections, int64_t dim) { return tensorSplit(self, sections, dim); }),
     op("aten::tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]",
@@ -186,6 +201,11 @@ KILN_REGISTER_OPS(
     op("aten::stride(Tensor self) -> int[]", [](const Tensor& self) { return DimVector(self.strides()); }),
     op("aten::dim(Tensor self) -> int", [](const Tensor& self) { return self.dim(); }),
     op("aten::numel(Tensor self) -> int", [](const Tensor& self) { return self.numel(); }),
+    op("aten::len.Tensor(Tensor t) -> int",
+       [](const Tensor& t) {
+         KILN_CHECK(t.dim() > 0, "len() of a 0-d tensor");
+         return t.sizes()[0];
+       }),
 
     // Copies.
     op("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",

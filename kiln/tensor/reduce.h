@@ -64,7 +64,8 @@ Tensor stdDev(const Tensor& self, OptionalDims dims = std::nullopt, std::optiona
               bool keepdim = false);
 Tensor& varOut(const Tensor& self, OptionalDims dims, std::optional<int64_t> correction, bool keepdim, Tensor& out);
 Tensor& stdDevOut(const Tensor& self, OptionalDims dims, std::optional<int64_t> correction, bool keepdim, Tensor& out);
-// (var or std, mean).
+// (var or std, mean). The Out forms copy into outs of any dtype, as PyTorch's
+// generated var_mean.correction_out does (varOut/stdDevOut need floating outs).
 std::tuple<Tensor, Tensor> varMean(const Tensor& self, OptionalDims dims = std::nullopt,
                                    std::optional<int64_t> correction = std::nullopt, bool keepdim = false);
 std::tuple<Tensor, Tensor> stdMean(const Tensor& self, OptionalDims dims = std::nullopt,

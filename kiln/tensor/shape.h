@@ -70,7 +70,8 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);
 Tensor permute(const Tensor& self, IntArrayRef dims);
 // All dims reversed (Python's x.T).
 Tensor numpyT(const Tensor& self);
-// The last two dims swapped (x.mT); `op` names the caller in the rank error.
+// The last two dims swapped (x.mT; a 0-dim tensor is returned as is); `op` names
+// the caller in the 1-D error.
 Tensor matrixT(const Tensor& self, const char* op = "tensor.mT");
 // The diagonal of the (dim1, dim2) matrices, appended as the last dim.
 Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);

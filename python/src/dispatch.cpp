@@ -30,6 +30,26 @@ std::optional<IValue> numberToIValue(py::handle obj) {
 }
 
 std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
+                                     bool relaxed);
+
+// A Python sequence for a type variable's list (aten::tensor's `t[] data`),
+// typed as TorchScript types a list literal: by its elements' common type, an
+// empty list being Tensor[].
+std::optional<IValue> inferredList(py::handle obj, const TypePtr& var, bool relaxed) {
+  std::vector<IValue> elems;
+  TypePtr elem_type;
+  for (py::handle item : obj) {
+    auto v = toIValueOfType(item, var, "", relaxed);
+    if (!v) return std::nullopt;
+    auto unified = elem_type ? unifyTypes(elem_type, v->type()) : std::optional<TypePtr>(v->type());
+    if (!unified) return std::nullopt;
+    elem_type = *unified;
+    elems.push_back(std::move(*v));
+  }
+  return IValue::list(elem_type ? elem_type : TensorType::get(), std::move(elems));
+}
+
+std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
                                      bool relaxed) {
   switch (type->kind()) {
     case TypeKind::Tensor:
@@ -79,6 +99,7 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
         return IValue(std::vector<int64_t>{obj.cast<int64_t>()});
       }
       if (!isSequence(obj)) return std::nullopt;
+      if (elem->kind() == TypeKind::Var) return inferredList(obj, elem, relaxed);
       std::vector<IValue> elems;
       for (py::handle item : obj) {
         auto v = toIValueOfType(item, elem, "", relaxed);
@@ -117,6 +138,7 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
       if (auto n = numberToIValue(obj)) return n;
       if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
       if (obj.is_none()) return IValue();
+      if (py::isinstance<py::list>(obj)) return inferredList(obj, type, relaxed);  // nested lists
       return std::nullopt;
     }
     default:

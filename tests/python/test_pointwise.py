@@ -430,7 +430,8 @@ def test_div_in_place_and_out_forms(rng):
     check_both(lambda lib, a, b: a.div_(b, rounding_mode="trunc"), x, x[::-1].copy())
     check_both(lambda lib, a, o: lib.div(a, 3, rounding_mode="floor", out=o), i, np.zeros((3, 4), "int64"))
     check_both(lambda lib, a, o: lib.div(a, 3, out=o), i, np.zeros((3, 4), "float64"))
-    check_both(lambda lib, a, o: lib.div(a, 3, out=o), i, np.zeros((3, 4), "int64"))  # both raise
+    check_both(lambda lib, a, b, o: lib.div(a, b, out=o), i, np.full((3, 4), 3, "int64"),
+               np.zeros((3, 4), "int64"))  # both raise
     for alias in ("divide", "true_divide"):
         check_both(lambda lib, a, b: getattr(lib, alias)(a, b), i, x)
 

@@ -301,8 +301,9 @@ def test_clone_and_contiguous_memory_formats(rng):
     assert k.contiguous()._same_tensor(k)
     with pytest.raises(RuntimeError):
         kiln.clone(k[0], memory_format=2)
+    assert kiln.contiguous(k, memory_format=1)._same_tensor(k)  # preserve: fine when no copy is needed
     with pytest.raises(RuntimeError):
-        kiln.contiguous(k, memory_format=1)
+        kiln.contiguous(k.transpose(0, 3), memory_format=1)
     out = kiln.from_numpy(np.zeros(3, np.float32))
     kiln.clone(k.transpose(0, 3), out=out)
     assert_same(out, torch.from_numpy(a).transpose(0, 3))

@@ -123,13 +123,13 @@ std::tuple<Tensor, Tensor> stdMean(const Tensor& self, OptionalDims dims, std::o
 std::tuple<Tensor&, Tensor&> varMeanOut(const Tensor& self, OptionalDims dims, std::optional<int64_t> correction,
                                         bool keepdim, Tensor& var_out, Tensor& mean_out) {
   auto [v, m] = varMean(self, dims, correction, keepdim);
-  return {momentOut("var_mean", v, var_out), momentOut("var_mean", m, mean_out)};
+  return {detail::assignOut(var_out, v), detail::assignOut(mean_out, m)};
 }
 
 std::tuple<Tensor&, Tensor&> stdMeanOut(const Tensor& self, OptionalDims dims, std::optional<int64_t> correction,
                                         bool keepdim, Tensor& std_out, Tensor& mean_out) {
   auto [s, m] = stdMean(self, dims, correction, keepdim);
-  return {momentOut("std_mean", s, std_out), momentOut("std_mean", m, mean_out)};
+  return {detail::assignOut(std_out, s), detail::assignOut(mean_out, m)};
 }
 
 }  // namespace kiln

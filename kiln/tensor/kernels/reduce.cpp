@@ -672,11 +672,13 @@ Tensor allAnyOutInput(const char* op, const Tensor& self, const Tensor& out) {
 
 Tensor normImpl(const Tensor& self, const std::optional<Scalar>& p, OptionalDims dims, bool keepdim,
                 OptionalDtype dtype) {
-  KILN_CHECK(isFloatingType(self.dtype()), "norm(): input dtype should be either floating point or complex. Got ",
-             scalarTypeShortName(self.dtype()), " instead.");
+  // With a dtype the input is converted first, so integer and bool inputs are fine.
   if (dtype) {
     KILN_CHECK(isFloatingType(*dtype), "norm(): the desired output dtype should be either floating point or ",
                "complex. Got ", scalarTypeShortName(*dtype), " instead.");
+  } else {
+    KILN_CHECK(isFloatingType(self.dtype()), "norm(): input dtype should be either floating point or complex. Got ",
+               scalarTypeShortName(self.dtype()), " instead.");
   }
   DimMask mask = detail::reductionMask(dims, self.dim());
   const Tensor in = dtype ? to(self, *dtype) : self;

@@ -60,6 +60,8 @@ Tensor scan(const char* op, const Tensor& self, int64_t dim, OptionalDtype dtype
   const Tensor in = contiguous(to(self, detail::reductionDtype(dtype, out, natural)));
   Tensor result = empty(in.sizes(), in.dtype());
   if (in.numel() == 0) return result;
+  // PyTorch's CPU scan kernels have no bool version; a 0-dim input is copied, not scanned.
+  KILN_CHECK(in.dtype() != ScalarType::Bool || in.dim() == 0, "\"", op, "_out_cpu\" not implemented for 'Bool'");
   const int64_t n = in.dim() == 0 ? 1 : in.sizes()[d];
   int64_t inner = 1;
   for (int64_t k = d + 1; k < in.dim(); ++k) inner *= in.sizes()[k];

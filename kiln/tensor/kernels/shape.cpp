@@ -322,7 +322,8 @@ bool isNonOverlappingAndDense(const Tensor& t) {
 }
 
 void assertNoInternalOverlap(const Tensor& t) {
-  if (isNonOverlappingAndDense(t)) return;
+  // Nothing is written to an empty tensor, whatever its strides (numpy gives empty arrays zero strides).
+  if (t.numel() == 0 || isNonOverlappingAndDense(t)) return;
   for (int64_t d = 0; d < t.dim(); ++d) {
     KILN_CHECK(!(t.strides()[d] == 0 && t.sizes()[d] > 1),
                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
@@ -459,9 +460,9 @@ Tensor numpyT(const Tensor& self) {
 }
 
 Tensor matrixT(const Tensor& self, const char* op) {
-  KILN_CHECK(self.dim() >= 2, op, " is only supported on matrices or batches of matrices. Got ", self.dim(),
-             "-D tensor.");
-  return transpose(self, -2, -1);
+  KILN_CHECK(self.dim() != 1, op, " is only supported on matrices or batches of matrices. Got 1-D tensor.");
+  // As in PyTorch, a 0-dim tensor is its own transpose.
+  return self.dim() == 0 ? self : transpose(self, -2, -1);
 }
 
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
@@ -788,8 +789,10 @@ Tensor& asStrided_(Tensor& self, IntArrayRef size, IntArrayRef stride, std::opti
 // ---- Copies ----
 
 Tensor contiguous(const Tensor& self, MemoryFormat format) {
+  // PyTorch asks whether a tensor has the Preserve layout as it asks about
+  // Contiguous, and rejects Preserve only when a copy is needed.
+  if (hasLayout(self, format == MemoryFormat::Preserve ? MemoryFormat::Contiguous : format)) return self;
   KILN_CHECK(format != MemoryFormat::Preserve, "preserve memory format is unsupported by the contiguous operator");
-  if (hasLayout(self, format)) return self;
   return clone(self, format);
 }
 
