@@ -22,8 +22,20 @@ namespace math {
 // floating-point rounding mode; kiln never changes it).
 double round(double a) { return std::nearbyint(a); }
 
-int64_t floor(double a) { return number::integralFloatToInt(std::floor(a)); }
-int64_t ceil(double a) { return number::integralFloatToInt(std::ceil(a)); }
+// The int floor and ceiling of a float as PyTorch's compiled code computes
+// them: the truncation, stepped when it lies on the wrong side of `a` (so at
+// a = 2**63, where the truncation wraps to INT64_MIN, ceil is INT64_MIN + 1).
+// An int goes through double unchanged: INT64_MAX becomes INT64_MIN.
+int64_t floor(double a) {
+  int64_t t = number::integralFloatToInt(a);
+  return static_cast<double>(t) > a ? t - 1 : t;
+}
+int64_t ceil(double a) {
+  int64_t t = number::integralFloatToInt(a);
+  return static_cast<double>(t) < a ? t + 1 : t;
+}
+int64_t floor(int64_t a) { return number::integralFloatToInt(static_cast<double>(a)); }
+int64_t ceil(int64_t a) { return floor(a); }
 
 double degrees(double a) { return a * (180.0 / std::numbers::pi); }
 double radians(double a) { return a * (std::numbers::pi / 180.0); }

@@ -43,8 +43,9 @@ inline int64_t truncToInt(double d) {
   return std::numeric_limits<int64_t>::min();
 }
 
-// PyTorch's int result of an integral float (math.floor, math.ceil, the
-// quotient of a mixed divmod): NaN, infinities and values beyond 2**63 raise.
+// PyTorch's checked float -> int conversion (for math.floor, math.ceil and
+// the quotient of a mixed divmod): NaN, infinities and values beyond 2**63
+// raise; others truncate.
 inline int64_t integralFloatToInt(double a) {
   KILN_CHECK(a >= -0x1p63 && a <= 0x1p63, "Cannot convert float ", std::to_string(a), " to integer");
   return truncToInt(a);
