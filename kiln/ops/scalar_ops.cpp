@@ -312,7 +312,11 @@ KILN_REGISTER_OPS(
     op("prim::name(Tensor a) -> str?", [](const Tensor&) { return IValue(); }),
     // The same data without autograd: a view that does not require grad.
     op("prim::data(Tensor(a) a) -> Tensor(a)",
-       [](const Tensor& a) { return makeView(a, a.sizes(), a.strides(), a.storageOffset()); }),
+       [](const Tensor& a) {
+         Tensor data = makeView(a, a.sizes(), a.strides(), a.storageOffset());
+         data.impl()->setRequiresGrad(false);
+         return data;
+       }),
     op("prim::is_cpu(Tensor a) -> bool", [](const Tensor&) { return true; }), KILN_NOT_A_TENSOR_KIND("cuda"),
     KILN_NOT_A_TENSOR_KIND("xpu"), KILN_NOT_A_TENSOR_KIND("sparse"), KILN_NOT_A_TENSOR_KIND("sparse_csr"),
     KILN_NOT_A_TENSOR_KIND("mkldnn"), KILN_NOT_A_TENSOR_KIND("mps"), KILN_NOT_A_TENSOR_KIND("vulkan"),
