@@ -84,33 +84,31 @@ Scalar onNumber(const Scalar& a, Fn fn) {
       KILN_NUMBER_SCALAR_OP(name scalar_overload, scalar_result, int_fn, float_fn)
 
 // `name<int_overload>(int a, int b)` and `name<float_overload>(float a, float b)`.
-#define KILN_NUMBER_INT_FLOAT_OPS(name, int_overload, float_overload, int_result, float_result, int_fn, float_fn) \
-  ::kiln::op(name int_overload "(int a, int b) -> " int_result,                                                  \
-             [](int64_t a, int64_t b) { return int_fn(a, b); }),                                                 \
-      ::kiln::op(name float_overload "(float a, float b) -> " float_result,                                      \
+#define KILN_NUMBER_INT_FLOAT_OPS(name, int_overload, float_overload, int_result, float_result, int_fn, float_fn)   \
+  ::kiln::op(name int_overload "(int a, int b) -> " int_result, [](int64_t a, int64_t b) { return int_fn(a, b); }), \
+      ::kiln::op(name float_overload "(float a, float b) -> " float_result,                                         \
                  [](double a, double b) { return float_fn(a, b); })
 
 // `name.int_float(int a, float b)` and `name.float_int(float a, int b)`.
-#define KILN_NUMBER_MIXED_OPS(name, result, float_fn)                                                   \
-  ::kiln::op(name ".int_float(int a, float b) -> " result,                                               \
-             [](int64_t a, double b) { return float_fn(static_cast<double>(a), b); }),                   \
-      ::kiln::op(name ".float_int(float a, int b) -> " result,                                           \
+#define KILN_NUMBER_MIXED_OPS(name, result, float_fn)                                  \
+  ::kiln::op(name ".int_float(int a, float b) -> " result,                             \
+             [](int64_t a, double b) { return float_fn(static_cast<double>(a), b); }), \
+      ::kiln::op(name ".float_int(float a, int b) -> " result,                         \
                  [](double a, int64_t b) { return float_fn(a, static_cast<double>(b)); })
 
 // `qualified_name(Scalar a, Scalar b)`.
-#define KILN_NUMBER_SCALAR_OP(qualified_name, result, int_fn, float_fn)                              \
-  ::kiln::op(qualified_name "(Scalar a, Scalar b) -> " result, [](const Scalar& a, const Scalar& b) { \
-    return ::kiln::number::onNumbers(                                                                 \
-        a, b, [](int64_t x, int64_t y) { return int_fn(x, y); },                                      \
-        [](double x, double y) { return float_fn(x, y); });                                           \
+#define KILN_NUMBER_SCALAR_OP(qualified_name, result, int_fn, float_fn)                                              \
+  ::kiln::op(qualified_name "(Scalar a, Scalar b) -> " result, [](const Scalar& a, const Scalar& b) {                \
+    return ::kiln::number::onNumbers(                                                                                \
+        a, b, [](int64_t x, int64_t y) { return int_fn(x, y); }, [](double x, double y) { return float_fn(x, y); }); \
   })
 
 // `name.int(int a)`, `name.float(float a)` and `name.Scalar(Scalar a) -> Scalar`
 // of a unary function `fn` (an overload set taking int64_t and double); the
 // Scalar form casts the result to `int_cast` or `float_cast`, as PyTorch does.
-#define KILN_NUMBER_UNARY_OPS(name, int_result, float_result, int_cast, float_cast, fn)                      \
-  ::kiln::op(name ".int(int a) -> " int_result, [](int64_t a) { return fn(a); }),                            \
-      ::kiln::op(name ".float(float a) -> " float_result, [](double a) { return fn(a); }),                   \
-      ::kiln::op(name ".Scalar(Scalar a) -> Scalar", [](const Scalar& a) {                                   \
-        return ::kiln::number::onNumber<int_cast, float_cast>(a, [](auto x) { return fn(x); });              \
+#define KILN_NUMBER_UNARY_OPS(name, int_result, float_result, int_cast, float_cast, fn)         \
+  ::kiln::op(name ".int(int a) -> " int_result, [](int64_t a) { return fn(a); }),               \
+      ::kiln::op(name ".float(float a) -> " float_result, [](double a) { return fn(a); }),      \
+      ::kiln::op(name ".Scalar(Scalar a) -> Scalar", [](const Scalar& a) {                      \
+        return ::kiln::number::onNumber<int_cast, float_cast>(a, [](auto x) { return fn(x); }); \
       })

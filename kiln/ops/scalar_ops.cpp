@@ -78,22 +78,38 @@ double powInts(int64_t a, int64_t b) { return pow(static_cast<double>(a), static
 double powUnchecked(double a, double b) { return std::pow(a, b); }
 
 template <typename T>
-bool eq(T a, T b) { return a == b; }
+bool eq(T a, T b) {
+  return a == b;
+}
 template <typename T>
-bool ne(T a, T b) { return a != b; }
+bool ne(T a, T b) {
+  return a != b;
+}
 template <typename T>
-bool lt(T a, T b) { return a < b; }
+bool lt(T a, T b) {
+  return a < b;
+}
 template <typename T>
-bool le(T a, T b) { return a <= b; }
+bool le(T a, T b) {
+  return a <= b;
+}
 template <typename T>
-bool gt(T a, T b) { return a > b; }
+bool gt(T a, T b) {
+  return a > b;
+}
 template <typename T>
-bool ge(T a, T b) { return a >= b; }
+bool ge(T a, T b) {
+  return a >= b;
+}
 // Python's min/max of two numbers; a NaN first operand loses, as in PyTorch.
 template <typename T>
-T min(T a, T b) { return a < b ? a : b; }
+T min(T a, T b) {
+  return a < b ? a : b;
+}
 template <typename T>
-T max(T a, T b) { return a > b ? a : b; }
+T max(T a, T b) {
+  return a > b ? a : b;
+}
 
 std::tuple<int64_t, int64_t> divmod(int64_t a, int64_t b) {
   checkIntDivisor(b);
@@ -228,157 +244,156 @@ double abs(double a) { return std::fabs(a); }
 KILN_REGISTER_OPS(KILN_NUMBER_UNARY_OPS("aten::neg", "int", "float", int, float, py::neg),
                   KILN_NUMBER_UNARY_OPS("prim::abs", "int", "float", int, float, py::abs), );
 
-KILN_REGISTER_OPS(
-    KILN_NUMBER_BINARY_OPS("aten::eq", "", "bool", "bool", "bool", py::eq, py::eq),
-    KILN_NUMBER_BINARY_OPS("aten::ne", "", "bool", "bool", "bool", py::ne, py::ne),
-    KILN_NUMBER_BINARY_OPS("aten::lt", "", "bool", "bool", "bool", py::lt, py::lt),
-    KILN_NUMBER_BINARY_OPS("aten::le", "", "bool", "bool", "bool", py::le, py::le),
-    KILN_NUMBER_BINARY_OPS("aten::gt", "", "bool", "bool", "bool", py::gt, py::gt),
-    KILN_NUMBER_BINARY_OPS("aten::ge", "", "bool", "bool", "bool", py::ge, py::ge),
-    op("aten::eq.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a == b; }),
-    op("aten::ne.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }),
-    KILN_NUMBER_BINARY_OPS("prim::min", "", "int", "float", "Scalar", py::min, py::min),
-    KILN_NUMBER_BINARY_OPS("prim::max", "", "int", "float", "Scalar", py::max, py::max),
+KILN_REGISTER_OPS(KILN_NUMBER_BINARY_OPS("aten::eq", "", "bool", "bool", "bool", py::eq, py::eq),
+                  KILN_NUMBER_BINARY_OPS("aten::ne", "", "bool", "bool", "bool", py::ne, py::ne),
+                  KILN_NUMBER_BINARY_OPS("aten::lt", "", "bool", "bool", "bool", py::lt, py::lt),
+                  KILN_NUMBER_BINARY_OPS("aten::le", "", "bool", "bool", "bool", py::le, py::le),
+                  KILN_NUMBER_BINARY_OPS("aten::gt", "", "bool", "bool", "bool", py::gt, py::gt),
+                  KILN_NUMBER_BINARY_OPS("aten::ge", "", "bool", "bool", "bool", py::ge, py::ge),
+                  op("aten::eq.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a == b; }),
+                  op("aten::ne.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }),
+                  KILN_NUMBER_BINARY_OPS("prim::min", "", "int", "float", "Scalar", py::min, py::min),
+                  KILN_NUMBER_BINARY_OPS("prim::max", "", "int", "float", "Scalar", py::max, py::max),
 
-    op("aten::__and__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a && b; }),
-    op("aten::__or__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a || b; }),
-    op("aten::__xor__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }),
-    op("aten::__and__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a & b; }),
-    op("aten::__or__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a | b; }),
-    op("aten::__xor__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a ^ b; }),
-    op("aten::__lshift__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return py::lshift(a, b); }),
-    op("aten::__rshift__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return py::rshift(a, b); }),
-    op("aten::__not__(bool self) -> bool", [](bool a) { return !a; }), );
+                  op("aten::__and__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a && b; }),
+                  op("aten::__or__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a || b; }),
+                  op("aten::__xor__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }),
+                  op("aten::__and__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a & b; }),
+                  op("aten::__or__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a | b; }),
+                  op("aten::__xor__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a ^ b; }),
+                  op("aten::__lshift__.int(int a, int b) -> int",
+                     [](int64_t a, int64_t b) { return py::lshift(a, b); }),
+                  op("aten::__rshift__.int(int a, int b) -> int",
+                     [](int64_t a, int64_t b) { return py::rshift(a, b); }),
+                  op("aten::__not__(bool self) -> bool", [](bool a) { return !a; }), );
 
 // Conversions: bool(x), int(x), float(x) and the implicit tensor -> number
 // conversions TorchScript inserts.
-KILN_REGISTER_OPS(
-    op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tensor& a) { return isNonzero(a); }),
-    op("aten::Bool.int(int a) -> bool", [](int64_t a) { return a != 0; }),
-    op("aten::Bool.float(float a) -> bool", [](double a) { return a != 0; }),
+KILN_REGISTER_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tensor& a) { return isNonzero(a); }),
+                  op("aten::Bool.int(int a) -> bool", [](int64_t a) { return a != 0; }),
+                  op("aten::Bool.float(float a) -> bool", [](double a) { return a != 0; }),
 
-    op("aten::Int.Tensor(Tensor a) -> int", [](const Tensor& a) { return tensorToInt(a); }),
-    op("aten::Int.bool(bool a) -> int", [](bool a) { return static_cast<int64_t>(a); }),
-    op("aten::Int.float(float a) -> int", [](double a) { return truncToInt(a); }),
-    // A float Scalar goes through a checked conversion to C++ int (32 bits).
-    op("aten::Int.Scalar(Scalar a) -> int",
-       [](const Scalar& a) {
-         if (!a.isFloatingPoint()) return a.toLong();
-         return checkedToInt(a.toDouble(), std::numeric_limits<int32_t>::min(),
-                             std::numeric_limits<int32_t>::max(), "int");
-       }),
-    op("aten::Int.str(str a) -> int", [](const std::string& a) { return parseInt(a); }),
+                  op("aten::Int.Tensor(Tensor a) -> int", [](const Tensor& a) { return tensorToInt(a); }),
+                  op("aten::Int.bool(bool a) -> int", [](bool a) { return static_cast<int64_t>(a); }),
+                  op("aten::Int.float(float a) -> int", [](double a) { return truncToInt(a); }),
+                  // A float Scalar goes through a checked conversion to C++ int (32 bits).
+                  op("aten::Int.Scalar(Scalar a) -> int",
+                     [](const Scalar& a) {
+                       if (!a.isFloatingPoint()) return a.toLong();
+                       return checkedToInt(a.toDouble(), std::numeric_limits<int32_t>::min(),
+                                           std::numeric_limits<int32_t>::max(), "int");
+                     }),
+                  op("aten::Int.str(str a) -> int", [](const std::string& a) { return parseInt(a); }),
 
-    op("aten::Float.Tensor(Tensor a) -> float", [](const Tensor& a) { return a.item().toDouble(); }),
-    op("aten::Float.Scalar(Scalar a) -> float", [](const Scalar& a) { return a.toDouble(); }),
-    // PyTorch converts through a C++ float here: float32 precision.
-    op("aten::Float.int(int a) -> float", [](int64_t a) { return static_cast<double>(static_cast<float>(a)); }),
-    op("aten::Float.bool(bool a) -> float", [](bool a) { return a ? 1.0 : 0.0; }),
-    op("aten::Float.str(str a) -> float", [](const std::string& a) { return parseFloat(a); }),
+                  op("aten::Float.Tensor(Tensor a) -> float", [](const Tensor& a) { return a.item().toDouble(); }),
+                  op("aten::Float.Scalar(Scalar a) -> float", [](const Scalar& a) { return a.toDouble(); }),
+                  // PyTorch converts through a C++ float here: float32 precision.
+                  op("aten::Float.int(int a) -> float",
+                     [](int64_t a) { return static_cast<double>(static_cast<float>(a)); }),
+                  op("aten::Float.bool(bool a) -> float", [](bool a) { return a ? 1.0 : 0.0; }),
+                  op("aten::Float.str(str a) -> float", [](const std::string& a) { return parseFloat(a); }),
 
-    op("aten::ScalarImplicit(Tensor a) -> Scalar",
-       [](const Tensor& a) {
-         checkImplicitTensorToNumber(a, false);
-         return a.item();
-       }),
-    op("aten::IntImplicit(Tensor a) -> int",
-       [](const Tensor& a) {
-         checkImplicitTensorToNumber(a, true);
-         return a.item().toLong();
-       }),
-    op("aten::FloatImplicit(Tensor a) -> float",
-       [](const Tensor& a) {
-         checkImplicitTensorToNumber(a, false);
-         return a.item().toDouble();
-       }),
-    // A plain 0-dim tensor, not a wrapped number: it promotes as a tensor.
-    op("prim::NumToTensor.Scalar(Scalar a) -> Tensor",
-       [](const Scalar& a) {
-         return a.isFloatingPoint() ? scalarToTensor(a, ScalarType::Double) : scalarToTensor(a.toLong(), ScalarType::Long);
-       }),
-    op("prim::NumToTensor.bool(bool a) -> Tensor", [](bool a) { return scalarToTensor(Scalar(a), ScalarType::Bool); }), );
+                  op("aten::ScalarImplicit(Tensor a) -> Scalar",
+                     [](const Tensor& a) {
+                       checkImplicitTensorToNumber(a, false);
+                       return a.item();
+                     }),
+                  op("aten::IntImplicit(Tensor a) -> int",
+                     [](const Tensor& a) {
+                       checkImplicitTensorToNumber(a, true);
+                       return a.item().toLong();
+                     }),
+                  op("aten::FloatImplicit(Tensor a) -> float",
+                     [](const Tensor& a) {
+                       checkImplicitTensorToNumber(a, false);
+                       return a.item().toDouble();
+                     }),
+                  // A plain 0-dim tensor, not a wrapped number: it promotes as a tensor.
+                  op("prim::NumToTensor.Scalar(Scalar a) -> Tensor",
+                     [](const Scalar& a) {
+                       return a.isFloatingPoint() ? scalarToTensor(a, ScalarType::Double)
+                                                  : scalarToTensor(a.toLong(), ScalarType::Long);
+                     }),
+                  op("prim::NumToTensor.bool(bool a) -> Tensor",
+                     [](bool a) { return scalarToTensor(Scalar(a), ScalarType::Bool); }), );
 
 // Tensor properties. kiln tensors are dense, strided, CPU, unnamed and have
 // no autograd history.
-#define KILN_NOT_A_TENSOR_KIND(kind) \
-  op("prim::is_" kind "(Tensor a) -> bool", [](const Tensor&) { return false; })
+#define KILN_NOT_A_TENSOR_KIND(kind) op("prim::is_" kind "(Tensor a) -> bool", [](const Tensor&) { return false; })
 
-KILN_REGISTER_OPS(
-    op("prim::dtype(Tensor a) -> int", [](const Tensor& a) { return static_cast<int64_t>(a.dtype()); }),
-    op("prim::device(Tensor a) -> Device", [](const Tensor&) { return IValue(Device(DeviceType::CPU)); }),
-    // torch.strided is layout 0.
-    op("prim::layout(Tensor a) -> Layout", [](const Tensor&) { return int64_t{0}; }),
-    op("prim::requires_grad(Tensor a) -> bool", [](const Tensor& a) { return a.requiresGrad(); }),
-    op("prim::name(Tensor a) -> str?", [](const Tensor&) { return IValue(); }),
-    // The same data without autograd: a view that does not require grad.
-    op("prim::data(Tensor(a) a) -> Tensor(a)",
-       [](const Tensor& a) {
-         Tensor data = makeView(a, a.sizes(), a.strides(), a.storageOffset());
-         data.impl()->setRequiresGrad(false);
-         return data;
-       }),
-    op("prim::is_cpu(Tensor a) -> bool", [](const Tensor&) { return true; }), KILN_NOT_A_TENSOR_KIND("cuda"),
-    KILN_NOT_A_TENSOR_KIND("xpu"), KILN_NOT_A_TENSOR_KIND("sparse"), KILN_NOT_A_TENSOR_KIND("sparse_csr"),
-    KILN_NOT_A_TENSOR_KIND("mkldnn"), KILN_NOT_A_TENSOR_KIND("mps"), KILN_NOT_A_TENSOR_KIND("vulkan"),
-    KILN_NOT_A_TENSOR_KIND("ipu"), KILN_NOT_A_TENSOR_KIND("quantized"), KILN_NOT_A_TENSOR_KIND("meta"),
-    KILN_NOT_A_TENSOR_KIND("ort"), KILN_NOT_A_TENSOR_KIND("nested"),
+KILN_REGISTER_OPS(op("prim::dtype(Tensor a) -> int", [](const Tensor& a) { return static_cast<int64_t>(a.dtype()); }),
+                  op("prim::device(Tensor a) -> Device", [](const Tensor&) { return IValue(Device(DeviceType::CPU)); }),
+                  // torch.strided is layout 0.
+                  op("prim::layout(Tensor a) -> Layout", [](const Tensor&) { return int64_t{0}; }),
+                  op("prim::requires_grad(Tensor a) -> bool", [](const Tensor& a) { return a.requiresGrad(); }),
+                  op("prim::name(Tensor a) -> str?", [](const Tensor&) { return IValue(); }),
+                  // The same data without autograd: a view that does not require grad.
+                  op("prim::data(Tensor(a) a) -> Tensor(a)",
+                     [](const Tensor& a) {
+                       Tensor data = makeView(a, a.sizes(), a.strides(), a.storageOffset());
+                       data.impl()->setRequiresGrad(false);
+                       return data;
+                     }),
+                  op("prim::is_cpu(Tensor a) -> bool", [](const Tensor&) { return true; }),
+                  KILN_NOT_A_TENSOR_KIND("cuda"), KILN_NOT_A_TENSOR_KIND("xpu"), KILN_NOT_A_TENSOR_KIND("sparse"),
+                  KILN_NOT_A_TENSOR_KIND("sparse_csr"), KILN_NOT_A_TENSOR_KIND("mkldnn"), KILN_NOT_A_TENSOR_KIND("mps"),
+                  KILN_NOT_A_TENSOR_KIND("vulkan"), KILN_NOT_A_TENSOR_KIND("ipu"), KILN_NOT_A_TENSOR_KIND("quantized"),
+                  KILN_NOT_A_TENSOR_KIND("meta"), KILN_NOT_A_TENSOR_KIND("ort"), KILN_NOT_A_TENSOR_KIND("nested"),
 
-    op("aten::element_size(Tensor self) -> int",
-       [](const Tensor& self) { return static_cast<int64_t>(self.itemsize()); }),
-    op("aten::is_floating_point(Tensor self) -> bool", [](const Tensor& self) { return isFloatingType(self.dtype()); }),
-    op("aten::is_signed(Tensor self) -> bool", [](const Tensor& self) { return isSignedType(self.dtype()); }),
-    op("aten::is_complex(Tensor self) -> bool", [](const Tensor&) { return false; }),
-    op("aten::is_nonzero(Tensor self) -> bool", [](const Tensor& self) { return isNonzero(self); }),
-    // -1: a CPU tensor.
-    op("aten::get_device(Tensor self) -> int", [](const Tensor&) { return int64_t{-1}; }), );
+                  op("aten::element_size(Tensor self) -> int",
+                     [](const Tensor& self) { return static_cast<int64_t>(self.itemsize()); }),
+                  op("aten::is_floating_point(Tensor self) -> bool",
+                     [](const Tensor& self) { return isFloatingType(self.dtype()); }),
+                  op("aten::is_signed(Tensor self) -> bool",
+                     [](const Tensor& self) { return isSignedType(self.dtype()); }),
+                  op("aten::is_complex(Tensor self) -> bool", [](const Tensor&) { return false; }),
+                  op("aten::is_nonzero(Tensor self) -> bool", [](const Tensor& self) { return isNonzero(self); }),
+                  // -1: a CPU tensor.
+                  op("aten::get_device(Tensor self) -> int", [](const Tensor&) { return int64_t{-1}; }), );
 
 #undef KILN_NOT_A_TENSOR_KIND
 
 // dtype arithmetic (dtypes are ints in graphs).
-KILN_REGISTER_OPS(
-    op("aten::promote_types(ScalarType type1, ScalarType type2) -> ScalarType",
-       [](ScalarType a, ScalarType b) { return static_cast<int64_t>(promoteTypes(a, b)); }),
-    op("aten::can_cast(ScalarType from, ScalarType to) -> bool",
-       [](ScalarType from, ScalarType to) { return canCast(from, to); }),
-    // Two Python numbers: int64 unless either is a float (then the default dtype).
-    op("aten::result_type.Scalar_Scalar(Scalar scalar1, Scalar scalar2) -> ScalarType",
-       [](const Scalar& a, const Scalar& b) {
-         return static_cast<int64_t>(a.isFloatingPoint() || b.isFloatingPoint() ? defaultFloatType()
-                                                                                 : ScalarType::Long);
-       }), );
+KILN_REGISTER_OPS(op("aten::promote_types(ScalarType type1, ScalarType type2) -> ScalarType",
+                     [](ScalarType a, ScalarType b) { return static_cast<int64_t>(promoteTypes(a, b)); }),
+                  op("aten::can_cast(ScalarType from, ScalarType to) -> bool",
+                     [](ScalarType from, ScalarType to) { return canCast(from, to); }),
+                  // Two Python numbers: int64 unless either is a float (then the default dtype).
+                  op("aten::result_type.Scalar_Scalar(Scalar scalar1, Scalar scalar2) -> ScalarType",
+                     [](const Scalar& a, const Scalar& b) {
+                       return static_cast<int64_t>(a.isFloatingPoint() || b.isFloatingPoint() ? defaultFloatType()
+                                                                                              : ScalarType::Long);
+                     }), );
 
 // Devices.
-KILN_REGISTER_OPS(
-    op("aten::device(str a) -> Device", [](const std::string& a) { return IValue(Device::parse(a)); }),
-    stackOp("aten::eq.device(Device a, Device b) -> bool",
-            [](Stack& stack) {
-              bool equal = stack[stack.size() - 2].toDevice() == stack.back().toDevice();
-              stack.pop_back();
-              stack.back() = equal;
-            }),
-    stackOp("aten::ne.device(Device a, Device b) -> bool",
-            [](Stack& stack) {
-              bool differ = stack[stack.size() - 2].toDevice() != stack.back().toDevice();
-              stack.pop_back();
-              stack.back() = differ;
-            }),
-    // None for a device without an index ("cpu", "cuda").
-    stackOp("prim::index(Device self) -> int?",
-            [](Stack& stack) {
-              Device d = stack.back().toDevice();
-              stack.back() = d.index < 0 ? IValue() : IValue(static_cast<int64_t>(d.index));
-            }),
-    stackOp("prim::type(Device self) -> str",
-            [](Stack& stack) {
-              Device d = stack.back().toDevice();
-              stack.back() = Device(d.type).str();
-            }), );
+KILN_REGISTER_OPS(op("aten::device(str a) -> Device", [](const std::string& a) { return IValue(Device::parse(a)); }),
+                  stackOp("aten::eq.device(Device a, Device b) -> bool",
+                          [](Stack& stack) {
+                            bool equal = stack[stack.size() - 2].toDevice() == stack.back().toDevice();
+                            stack.pop_back();
+                            stack.back() = equal;
+                          }),
+                  stackOp("aten::ne.device(Device a, Device b) -> bool",
+                          [](Stack& stack) {
+                            bool differ = stack[stack.size() - 2].toDevice() != stack.back().toDevice();
+                            stack.pop_back();
+                            stack.back() = differ;
+                          }),
+                  // None for a device without an index ("cpu", "cuda").
+                  stackOp("prim::index(Device self) -> int?",
+                          [](Stack& stack) {
+                            Device d = stack.back().toDevice();
+                            stack.back() = d.index < 0 ? IValue() : IValue(static_cast<int64_t>(d.index));
+                          }),
+                  stackOp("prim::type(Device self) -> str", [](Stack& stack) {
+                    Device d = stack.back().toDevice();
+                    stack.back() = Device(d.type).str();
+                  }), );
 
 // Identity, optionals, the helpers of for-range loops, and warnings.
 KILN_REGISTER_OPS(
     op("aten::__is__(t1 self, t2 obj) -> bool", [](const IValue& self, const IValue& obj) { return self.is(obj); }),
-    op("aten::__isnot__(t1 self, t2 obj) -> bool",
-       [](const IValue& self, const IValue& obj) { return !self.is(obj); }),
+    op("aten::__isnot__(t1 self, t2 obj) -> bool", [](const IValue& self, const IValue& obj) { return !self.is(obj); }),
     // The compiler proved the value is not None: nothing to do.
     stackOp("prim::unchecked_unwrap_optional(t(a)? optional) -> t(a)", [](Stack&) {}),
     stackOp("aten::_unwrap_optional(t(a)? optional) -> t(a)",

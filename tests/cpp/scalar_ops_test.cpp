@@ -140,7 +140,7 @@ TEST(MathOps, FloorAndCeilAreCheckedInts) {
 TEST(MathOps, IntegerFunctions) {
   EXPECT_EQ(call1("aten::factorial", "int", {int64_t{20}}).toInt(), 2432902008176640000);
   EXPECT_EQ(call1("aten::factorial", "int", {int64_t{21}}).toInt(), -4249290049419214848);  // 21! mod 2**64
-  EXPECT_EQ(call1("aten::factorial", "int", {int64_t{1} << 32}).toInt(), 1);  // narrowed to a C++ int: 0
+  EXPECT_EQ(call1("aten::factorial", "int", {int64_t{1} << 32}).toInt(), 1);                // narrowed to a C++ int: 0
   EXPECT_THROW(call("aten::factorial", "int", {int64_t{-1}}), Error);
   EXPECT_EQ(call1("aten::gcd", "int", {int64_t{-12}, int64_t{18}}).toInt(), 6);
   EXPECT_EQ(call1("aten::gcd", "int", {int64_t{0}, int64_t{0}}).toInt(), 0);
