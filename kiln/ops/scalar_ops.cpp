@@ -348,7 +348,11 @@ KILN_REGISTER_OPS(op("prim::dtype(Tensor a) -> int", [](const Tensor& a) { retur
                      [](const Tensor& self) { return isSignedType(self.dtype()); }),
                   op("aten::is_complex(Tensor self) -> bool", [](const Tensor&) { return false; }),
                   op("aten::is_nonzero(Tensor self) -> bool", [](const Tensor& self) { return isNonzero(self); }),
-                  // -1: a CPU tensor.
+                  op("aten::is_contiguous(Tensor self) -> bool", [](const Tensor& self) { return self.isContiguous(); }),
+    op("aten::storage_offset(Tensor self) -> int", [](const Tensor& self) { return self.storageOffset(); }),
+    op("aten::is_conj(Tensor self) -> bool", [](const Tensor&) { return false; }),
+    op("aten::is_neg(Tensor self) -> bool", [](const Tensor&) { return false; }),
+    // -1: a CPU tensor.
                   op("aten::get_device(Tensor self) -> int", [](const Tensor&) { return int64_t{-1}; }), );
 
 #undef KILN_NOT_A_TENSOR_KIND

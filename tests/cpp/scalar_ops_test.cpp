@@ -240,6 +240,10 @@ TEST(ScalarOps, TensorProperties) {
   EXPECT_TRUE(call1("aten::is_floating_point", "", {t}).toBool());
   EXPECT_FALSE(call1("aten::is_signed", "", {empty({1}, ScalarType::Byte)}).toBool());
   EXPECT_EQ(call1("aten::get_device", "", {t}).toInt(), -1);
+  Tensor transposed = makeView(t, {3, 2}, {1, 3}, 1);
+  EXPECT_TRUE(call1("aten::is_contiguous", "", {t}).toBool());
+  EXPECT_FALSE(call1("aten::is_contiguous", "", {transposed}).toBool());
+  EXPECT_EQ(call1("aten::storage_offset", "", {transposed}).toInt(), 1);
 
   t.impl()->setRequiresGrad(true);
   EXPECT_TRUE(call1("prim::requires_grad", "", {t}).toBool());

@@ -335,15 +335,20 @@ PROPERTIES = ["prim::dtype", "prim::layout", "prim::device", "prim::requires_gra
               "prim::is_xpu", "prim::is_sparse", "prim::is_sparse_csr", "prim::is_mkldnn", "prim::is_mps",
               "prim::is_vulkan", "prim::is_ipu", "prim::is_quantized", "prim::is_meta", "prim::is_ort",
               "prim::is_nested", "aten::element_size", "aten::is_floating_point", "aten::is_signed",
-              "aten::is_complex", "aten::get_device"]
+              "aten::is_complex", "aten::get_device", "aten::is_contiguous", "aten::storage_offset", "aten::is_conj",
+              "aten::is_neg"]
 
 
 @pytest.mark.parametrize("qualified", PROPERTIES)
 def test_tensor_properties(qualified):
     for array in PROPERTY_ARRAYS + [np.array(1.5), np.zeros((0, 4), dtype="float32")]:
         k, t = tensor_pair(array)
-        kr, tr = kiln._C._overload(qualified)(k), torch_overload(qualified)(t)
-        assert same_value(kr, tr), f"{qualified}({array.dtype}): kiln {kr!r}, torch {tr!r}"
+        views = [(k, t)]
+        if t.dim() == 2:  # a transposed view and an offset slice
+            views += [(k.t(), t.t()), (k[1:], t[1:])]
+        for kv, tv in views:
+            kr, tr = kiln._C._overload(qualified)(kv), torch_overload(qualified)(tv)
+            assert same_value(kr, tr), f"{qualified}({array.dtype}, {tuple(tv.shape)}): kiln {kr!r}, torch {tr!r}"
 
 
 def test_prim_data_shares_storage():
@@ -397,11 +402,13 @@ def range_sum(lo: int, hi: int, step: int) -> int:
 def test_is_and_isnot():
     is_ = kiln._C._overload("aten::__is__")
     isnot = kiln._C._overload("aten::__isnot__")
-    for a in (0, 1, -7):
-        for b in (0, 1, -7):
+    for a in (0, 1, -7, INT64_MIN):
+        for b in (0, 1, -7, INT64_MIN):
             assert is_(a, b) == SCRIPTS.is_int(a, b)
-            assert is_(float(a), float(b)) == SCRIPTS.is_float(float(a), float(b))
             assert isnot(a, float(b)) == SCRIPTS.isnot_int_float(a, float(b))
+    for a in (0.0, -0.0, 1.5, NAN, INF):
+        for b in (0.0, -0.0, 1.5, NAN, INF):
+            assert is_(a, b) == SCRIPTS.is_float(a, b), (a, b)
     x, y = kiln.ones(2), kiln.ones(2)
     tx, ty = torch.ones(2), torch.ones(2)
     assert is_(x, x) == SCRIPTS.is_tensor(tx, tx) is True
