@@ -35,7 +35,7 @@ int64_t ceil(double a) {
   return static_cast<double>(t) < a ? t + 1 : t;
 }
 int64_t floor(int64_t a) { return number::integralFloatToInt(static_cast<double>(a)); }
-int64_t ceil(int64_t a) { return floor(a); }
+int64_t ceil(int64_t a) { return number::integralFloatToInt(static_cast<double>(a)); }
 
 double degrees(double a) { return a * (180.0 / std::numbers::pi); }
 double radians(double a) { return a * (std::numbers::pi / 180.0); }

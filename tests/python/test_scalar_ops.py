@@ -78,16 +78,12 @@ def kiln_call(qualified, *args):
     return kiln._C._overload(qualified)(*args)
 
 
-def is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool) or isinstance(v, bool)
-
-
 # torch 1.13 traps (SIGFPE) on these integer divisions instead of raising, so
 # they are checked in kiln alone (test_integer_division_edges).
 def torch_traps(name, a, b):
     if name not in ("floordiv", "remainder", "divmod", "__round_to_zero_floordiv", "gcd"):
         return False
-    if not (is_int(a) and is_int(b)):
+    if not (isinstance(a, int) and isinstance(b, int)):  # bools included
         return False
     if b == 0 and name in ("remainder", "__round_to_zero_floordiv"):
         return True
