@@ -3,6 +3,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "kiln/tensor/half.h"
 #include "kiln/util/small_alloc.h"
 
 namespace kiln {
@@ -61,6 +62,9 @@ int64_t Tensor::stride(int64_t d) const {
 
 Scalar Tensor::item() const {
   KILN_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  // The reduced floats are storage types, outside the dispatch below.
+  if (dtype() == ScalarType::Half) return Scalar(static_cast<float>(*static_cast<const Half*>(rawData())));
+  if (dtype() == ScalarType::BFloat16) return Scalar(static_cast<float>(*static_cast<const BFloat16*>(rawData())));
   return KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype(), "item", [&]() -> Scalar {
     scalar_t v = *static_cast<const scalar_t*>(rawData());
     if constexpr (std::is_floating_point_v<scalar_t>) {
