@@ -293,6 +293,8 @@ KILN_REGISTER_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tensor& a) 
                   op("aten::Float.bool(bool a) -> float", [](bool a) { return a ? 1.0 : 0.0; }),
                   op("aten::Float.str(str a) -> float", [](const std::string& a) { return parseFloat(a); }),
 
+                  // `t.item()`: a Python number of the tensor's kind (bool, int or float).
+                  op("aten::item(Tensor self) -> Scalar", [](const Tensor& self) { return self.item(); }),
                   op("aten::ScalarImplicit(Tensor a) -> Scalar",
                      [](const Tensor& a) {
                        checkImplicitTensorToNumber(a, false);
