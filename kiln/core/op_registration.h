@@ -91,19 +91,30 @@ struct ArgStorage<std::optional<IntArrayRef>> {
   using type = std::optional<DimVector>;
 };
 
-inline void pushResult(Stack& stack, Tensor v) { stack.emplace_back(std::move(v)); }
-inline void pushResult(Stack& stack, const Scalar& v) { stack.emplace_back(v); }
-inline void pushResult(Stack& stack, int64_t v) { stack.emplace_back(v); }
-inline void pushResult(Stack& stack, double v) { stack.emplace_back(v); }
-inline void pushResult(Stack& stack, bool v) { stack.emplace_back(v); }
-inline void pushResult(Stack& stack, std::string v) { stack.emplace_back(std::move(v)); }
-inline void pushResult(Stack& stack, IValue v) { stack.push_back(std::move(v)); }
-inline void pushResult(Stack& stack, const std::vector<Tensor>& v) { stack.emplace_back(v); }
-inline void pushResult(Stack& stack, const DimVector& v) { stack.emplace_back(IntArrayRef(v)); }
+// One result as an IValue.
+inline IValue resultValue(Tensor v) { return IValue(std::move(v)); }
+inline IValue resultValue(const Scalar& v) { return IValue(v); }
+inline IValue resultValue(int64_t v) { return IValue(v); }
+inline IValue resultValue(double v) { return IValue(v); }
+inline IValue resultValue(bool v) { return IValue(v); }
+inline IValue resultValue(std::string v) { return IValue(std::move(v)); }
+inline IValue resultValue(IValue v) { return v; }
+inline IValue resultValue(const std::vector<Tensor>& v) { return IValue(v); }
+inline IValue resultValue(const DimVector& v) { return IValue(IntArrayRef(v)); }
+
+template <typename T>
+void pushResult(Stack& stack, T v) {
+  stack.push_back(resultValue(std::move(v)));
+}
 template <typename... Ts>
 void pushResult(Stack& stack, std::tuple<Ts...> v) {
   std::apply([&](auto&&... elems) { (pushResult(stack, std::move(elems)), ...); }, std::move(v));
 }
+
+template <typename T>
+constexpr bool kIsTuple = false;
+template <typename... Ts>
+constexpr bool kIsTuple<std::tuple<Ts...>> = true;
 
 template <typename F>
 struct FunctionTraits : FunctionTraits<decltype(&F::operator())> {};
@@ -127,11 +138,20 @@ void callBoxed(const F& f, Stack& stack, std::index_sequence<I...>) {
   // Convert every argument first: they all read the stack before it shrinks.
   std::tuple<typename ArgStorage<std::decay_t<std::tuple_element_t<I, Args>>>::type...> args{
       ArgFrom<typename ArgStorage<std::decay_t<std::tuple_element_t<I, Args>>>::type>::get(stack[base + I])...};
-  stack.resize(base);
-  if constexpr (std::is_void_v<Result>) {
-    f(std::get<I>(args)...);
+  if constexpr (n > 0 && !std::is_void_v<Result> && !kIsTuple<Result>) {
+    // One result: it takes the first argument's slot, so the common case
+    // neither shrinks nor grows the vector. The arguments are released
+    // before the kernel runs, as a moved value must be.
+    while (stack.size() > base + 1) stack.pop_back();
+    stack[base] = IValue();
+    stack[base] = resultValue(f(std::get<I>(args)...));
   } else {
-    pushResult(stack, f(std::get<I>(args)...));
+    stack.resize(base);
+    if constexpr (std::is_void_v<Result>) {
+      f(std::get<I>(args)...);
+    } else {
+      pushResult(stack, f(std::get<I>(args)...));
+    }
   }
 }
 
