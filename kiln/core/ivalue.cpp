@@ -81,23 +81,6 @@ void IValue::wrongTag(const char* expected) const {
 
 bool IValue::isListOf(TypeKind kind) const { return isList() && toListRef().element_type->kind() == kind; }
 
-Tensor IValue::toTensor() const {
-  if (tag_ != Tag::Tensor) wrongTag("Tensor");
-  return Tensor(IntrusivePtr<TensorImpl>(static_cast<TensorImpl*>(payload_.p)));
-}
-double IValue::toDouble() const {
-  if (tag_ == Tag::Double) return payload_.d;
-  if (tag_ == Tag::Int || tag_ == Tag::Bool) return static_cast<double>(payload_.i);
-  wrongTag("float");
-}
-int64_t IValue::toInt() const {
-  if (tag_ == Tag::Int || tag_ == Tag::Bool) return payload_.i;
-  wrongTag("int");
-}
-bool IValue::toBool() const {
-  if (tag_ == Tag::Bool) return payload_.i != 0;
-  wrongTag("bool");
-}
 Device IValue::toDevice() const {
   if (tag_ != Tag::Device) wrongTag("Device");
   return Device(static_cast<DeviceType>(payload_.i & 0xff), static_cast<int8_t>(payload_.i >> 8));

@@ -119,10 +119,24 @@ class IValue {
   bool isBoolList() const { return isListOf(TypeKind::Bool); }
   bool isTensorList() const { return isListOf(TypeKind::Tensor); }
 
-  Tensor toTensor() const;
-  double toDouble() const;
-  int64_t toInt() const;
-  bool toBool() const;
+  // Inline: the interpreter's scalar operators are little more than these.
+  Tensor toTensor() const {
+    if (tag_ != Tag::Tensor) wrongTag("Tensor");
+    return Tensor(IntrusivePtr<TensorImpl>(static_cast<TensorImpl*>(payload_.p)));
+  }
+  double toDouble() const {
+    if (tag_ == Tag::Double) return payload_.d;
+    if (tag_ == Tag::Int || tag_ == Tag::Bool) return static_cast<double>(payload_.i);
+    wrongTag("float");
+  }
+  int64_t toInt() const {
+    if (tag_ == Tag::Int || tag_ == Tag::Bool) return payload_.i;
+    wrongTag("int");
+  }
+  bool toBool() const {
+    if (tag_ == Tag::Bool) return payload_.i != 0;
+    wrongTag("bool");
+  }
   Device toDevice() const;
   Scalar toScalar() const;
   const std::string& toStringRef() const;
