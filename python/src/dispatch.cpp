@@ -45,22 +45,46 @@ bool matchesPattern(const TypePtr& actual, const TypePtr& pattern) {
   return true;
 }
 
+// A schema type with its variables bound to Tensor: the type of an empty
+// container, as TorchScript types `[]` and `{}`.
+TypePtr defaultType(const TypePtr& pattern) {
+  if (pattern->kind() == TypeKind::Var) return TensorType::get();
+  std::vector<TypePtr> contained;
+  for (const TypePtr& t : pattern->containedTypes()) contained.push_back(defaultType(t));
+  return contained.empty() ? pattern : pattern->withContained(std::move(contained));
+}
+
+bool isEmptyContainer(const IValue& v) {
+  return (v.isList() && v.toListRef().elements.empty()) || (v.isDict() && v.toDictRef().empty());
+}
+
 // The element type of a container built from Python values for a schema
 // type with variables (`t[]`, `Dict(str, t)`): the values' unified type, as
-// TorchScript types a literal; empty containers take Tensor for the variables
-// (TorchScript's `[]` and `{}`).
-std::optional<TypePtr> inferElementType(const std::vector<IValue>& values, const TypePtr& pattern) {
+// TorchScript types a literal. Empty lists and dicts among the values say
+// nothing about their own element types and take the unified one
+// (`[[1], []]` is a List[List[int]]).
+std::optional<TypePtr> inferElementType(std::vector<IValue>& values, const TypePtr& pattern) {
   if (!pattern->hasFreeVariables()) return pattern;
-  if (values.empty()) {
-    std::vector<TypePtr> contained;
-    for (const TypePtr& t : pattern->containedTypes()) contained.push_back(*inferElementType({}, t));
-    return pattern->kind() == TypeKind::Var ? TensorType::get() : pattern->withContained(std::move(contained));
-  }
-  TypePtr unified = unshapedType(values[0].type());
-  for (size_t i = 1; i < values.size(); ++i) {
-    auto next = unifyTypes(unified, unshapedType(values[i].type()));
+  if (values.empty()) return defaultType(pattern);
+  TypePtr unified;
+  for (const IValue& v : values) {
+    if (isEmptyContainer(v)) continue;
+    TypePtr t = unshapedType(v.type());
+    auto next = unified ? unifyTypes(unified, t) : std::optional<TypePtr>(t);
     if (!next) return std::nullopt;
     unified = *next;
+  }
+  if (!unified) unified = values[0].type();
+  for (IValue& v : values) {
+    if (!isEmptyContainer(v)) continue;
+    if (const auto* list_type = unified->cast<ListType>(); list_type && v.isList()) {
+      v.toListRef().element_type = list_type->elementType();
+    } else if (const auto* dict_type = unified->cast<DictType>(); dict_type && v.isDict()) {
+      v.toDictRef().key_type = dict_type->keyType();
+      v.toDictRef().value_type = dict_type->valueType();
+    } else {
+      return std::nullopt;
+    }
   }
   if (!matchesPattern(unified, pattern)) return std::nullopt;
   return unified;
