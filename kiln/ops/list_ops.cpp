@@ -34,14 +34,20 @@ bool tensorLess(const IValue& a, const IValue& b) {
   return x.toLong() < y.toLong();
 }
 
+// `a < b` for the elements of the specialized lists (int[], str[], ...).
+bool intLess(const IValue& a, const IValue& b) { return a.toInt() < b.toInt(); }
+bool floatLess(const IValue& a, const IValue& b) { return a.toDouble() < b.toDouble(); }
+bool boolLess(const IValue& a, const IValue& b) { return a.toBool() < b.toBool(); }
+bool strLess(const IValue& a, const IValue& b) { return a.toStringRef() < b.toStringRef(); }
+
 // Python's `a < b` for the sortable element types: numbers, strings,
 // one-element tensors, and tuples of those (lexicographic).
 bool lessThan(const IValue& a, const IValue& b) {
   switch (a.tag()) {
-    case IValue::Tag::Int: return a.toInt() < b.toInt();
-    case IValue::Tag::Double: return a.toDouble() < b.toDouble();
-    case IValue::Tag::Bool: return a.toBool() < b.toBool();
-    case IValue::Tag::String: return a.toStringRef() < b.toStringRef();
+    case IValue::Tag::Int: return intLess(a, b);
+    case IValue::Tag::Double: return floatLess(a, b);
+    case IValue::Tag::Bool: return boolLess(a, b);
+    case IValue::Tag::String: return strLess(a, b);
     case IValue::Tag::Tensor: return tensorLess(a, b);
     case IValue::Tag::Tuple: {
       const Elements& x = a.toTupleRef().elements;
@@ -55,12 +61,6 @@ bool lessThan(const IValue& a, const IValue& b) {
     default: KILN_ERROR("sorting values of type ", a.type()->annotationStr(), " is not supported");
   }
 }
-
-// Element comparisons of the specialized overloads: unboxed for numbers.
-bool intLess(const IValue& a, const IValue& b) { return a.toInt() < b.toInt(); }
-bool floatLess(const IValue& a, const IValue& b) { return a.toDouble() < b.toDouble(); }
-bool boolLess(const IValue& a, const IValue& b) { return a.toBool() < b.toBool(); }
-bool strLess(const IValue& a, const IValue& b) { return a.toStringRef() < b.toStringRef(); }
 
 // Stable, so that reverse=True keeps equal elements in order, as Python does.
 template <typename Less>
@@ -332,8 +332,10 @@ KILN_REGISTER_OPS(
          appendAll(elementsOf(self), elementsOf(b));
          return self;
        }),
-    op("aten::mul.left_t(t[] l, int n) -> t[]", [](const IValue& l, int64_t n) { return repeatList(l, n, "aten::mul"); }),
-    op("aten::mul.right_(int n, t[] l) -> t[]", [](int64_t n, const IValue& l) { return repeatList(l, n, "aten::mul"); }),
+    op("aten::mul.left_t(t[] l, int n) -> t[]",
+       [](const IValue& l, int64_t n) { return repeatList(l, n, "aten::mul"); }),
+    op("aten::mul.right_(int n, t[] l) -> t[]",
+       [](int64_t n, const IValue& l) { return repeatList(l, n, "aten::mul"); }),
     op("aten::mul_.t(t[](a!) l, int n) -> t[](a!)",
        [](const IValue& l, int64_t n) {
          Elements& elements = elementsOf(l);
@@ -430,7 +432,8 @@ KILN_REGISTER_OPS(
     op("aten::sum.bool(bool[] self) -> int",
        [](const IValue& self) {
          const Elements& elements = elementsOf(self);
-         return static_cast<int64_t>(std::count_if(elements.begin(), elements.end(), [](const IValue& e) { return e.toBool(); }));
+         return static_cast<int64_t>(
+             std::count_if(elements.begin(), elements.end(), [](const IValue& e) { return e.toBool(); }));
        }),
     op("aten::any.str(str[] self) -> bool", truthOf<false, strTruth>),
     op("aten::any.int(int[] self) -> bool", truthOf<false, intTruth>),

@@ -219,7 +219,7 @@ std::string replace(std::string self, const std::string& old, const std::string&
 }
 
 std::tuple<std::string, std::string, std::string> partition(const std::string& self, const std::string& separator,
-                                                             bool last) {
+                                                            bool last) {
   size_t pos = last ? self.rfind(separator) : self.find(separator);
   if (pos == std::string::npos) {
     if (last) return {"", "", self};
@@ -431,8 +431,7 @@ KILN_REGISTER_OPS(
     nodeOp("aten::percentFormat(str self, ...) -> str", varargOperation<percentFormat>),
 
     // Operators: +, comparisons, len, indexing, slicing, list(s).
-    op("aten::add.str(str a, str b) -> str",
-       [](const IValue& a, const IValue& b) { return strOf(a) + strOf(b); }),
+    op("aten::add.str(str a, str b) -> str", [](const IValue& a, const IValue& b) { return strOf(a) + strOf(b); }),
     op("aten::eq.str(str a, str b) -> bool", [](const IValue& a, const IValue& b) { return strOf(a) == strOf(b); }),
     op("aten::ne.str(str a, str b) -> bool", [](const IValue& a, const IValue& b) { return strOf(a) != strOf(b); }),
     op("aten::lt.str(str a, str b) -> bool", [](const IValue& a, const IValue& b) { return strOf(a) < strOf(b); }),

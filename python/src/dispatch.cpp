@@ -297,7 +297,7 @@ class OpDispatcher {
           noteMutated(param, args[i], *value, mutated);
         }
       } else if (kwargs && kwargs.contains(param.name.c_str())) {
-        py::handle arg = kwargs[param.name.c_str()];
+        py::object arg = kwargs[param.name.c_str()];
         value = toIValueOfType(arg, param.type, param.type_text, relaxed);
         if (!value) return false;
         noteMutated(param, arg, *value, mutated);
