@@ -311,14 +311,6 @@ def test_list_slice(n):
     assert O("aten::slice.t")(l, step=-2) == [5, 3, 1]
 
 
-def test_results_keep_the_element_type():
-    # A list result prints, and compares, as its element type says: str() of an
-    # empty list from add/slice/copy of float lists is still a float list.
-    assert O("aten::str")(O("aten::add.t")([1.0], [])) == "[1.]"
-    assert O("aten::sum.float")(O("aten::slice.t")([1.5, 2.5], 1)) == 2.5
-    assert O("aten::eq.float_list")(O("aten::copy.t")([0.5]), [0.5]) is True
-
-
 def test_element_types_are_inferred_or_rejected():
     with pytest.raises(TypeError):
         O("aten::len.t")([1, 2.0])  # no common element type, as for a TorchScript literal
@@ -379,13 +371,6 @@ def test_float_lists_with_nan():
 def test_sum_int_wraps_like_torch():
     for l in [[2**31 - 1, 1], [2**32 + 5], [-(2**31), -1], list(range(100))]:
         check("aten::sum.int", A.sum.int, l)
-
-
-def test_min_max_of_lists_return_an_argument():
-    l, r = [1, 2], [1, 2]
-    assert O("prim::min.int_list")(l, r) == [1, 2]
-    assert O("prim::max.int_list")([1, 2, 3], [1, 2]) == [1, 2, 3]
-    assert O("prim::min.int_list")([1, 3], [1, 2, 9]) == [1, 2, 9]
 
 
 def test_tensor_list_ops(rng):
