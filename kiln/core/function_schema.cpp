@@ -84,6 +84,21 @@ std::ostream& operator<<(std::ostream& out, const FunctionSchema& schema) {
 
 namespace {
 
+// The character a backslash escape in a string default stands for: C's
+// control escapes (`str chars=" \n\t\f\v"`), else the character itself.
+char unescape(char c) {
+  switch (c) {
+    case 'a': return '\a';
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'v': return '\v';
+    default: return c;
+  }
+}
+
 class SchemaParser {
  public:
   explicit SchemaParser(std::string_view text) : text_(text) {}
@@ -329,8 +344,9 @@ class SchemaParser {
       ++pos_;
       std::string s;
       while (pos_ < text_.size() && text_[pos_] != c) {
-        if (text_[pos_] == '\\' && pos_ + 1 < text_.size()) ++pos_;
-        s += text_[pos_++];
+        char ch = text_[pos_++];
+        if (ch == '\\' && pos_ < text_.size()) ch = unescape(text_[pos_++]);
+        s += ch;
       }
       expect(c);
       return IValue(std::move(s));

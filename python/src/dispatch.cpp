@@ -32,21 +32,84 @@ std::optional<IValue> numberToIValue(py::handle obj) {
 std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
                                      bool relaxed);
 
-// A Python sequence for a type variable's list (aten::tensor's `t[] data`),
-// typed as TorchScript types a list literal: by its elements' common type, an
-// empty list being Tensor[].
-std::optional<IValue> inferredList(py::handle obj, const TypePtr& var, bool relaxed) {
-  std::vector<IValue> elems;
-  TypePtr elem_type;
-  for (py::handle item : obj) {
-    auto v = toIValueOfType(item, var, "", relaxed);
-    if (!v) return std::nullopt;
-    auto unified = elem_type ? unifyTypes(elem_type, v->type()) : std::optional<TypePtr>(v->type());
-    if (!unified) return std::nullopt;
-    elem_type = *unified;
-    elems.push_back(std::move(*v));
+// Whether `actual` fits `pattern`, a schema type whose variables match anything.
+bool matchesPattern(const TypePtr& actual, const TypePtr& pattern) {
+  if (pattern->kind() == TypeKind::Var) return true;
+  if (!pattern->hasFreeVariables()) return actual->isSubtypeOf(*pattern);
+  auto contained = actual->containedTypes();
+  auto pattern_contained = pattern->containedTypes();
+  if (actual->kind() != pattern->kind() || contained.size() != pattern_contained.size()) return false;
+  for (size_t i = 0; i < contained.size(); ++i) {
+    if (!matchesPattern(contained[i], pattern_contained[i])) return false;
   }
-  return IValue::list(elem_type ? elem_type : TensorType::get(), std::move(elems));
+  return true;
+}
+
+// A schema type with its variables bound to Tensor: the type of an empty
+// container, as TorchScript types `[]` and `{}`.
+TypePtr defaultType(const TypePtr& pattern) {
+  if (pattern->kind() == TypeKind::Var) return TensorType::get();
+  std::vector<TypePtr> contained;
+  for (const TypePtr& t : pattern->containedTypes()) contained.push_back(defaultType(t));
+  return contained.empty() ? pattern : pattern->withContained(std::move(contained));
+}
+
+bool isEmptyContainer(const IValue& v) {
+  return (v.isList() && v.toListRef().elements.empty()) || (v.isDict() && v.toDictRef().empty());
+}
+
+// The element type of a container built from Python values for a schema
+// type with variables (`t[]`, `Dict(str, t)`): the values' unified type, as
+// TorchScript types a literal. Empty lists and dicts among the values say
+// nothing about their own element types and take the unified one
+// (`[[1], []]` is a List[List[int]]).
+std::optional<TypePtr> inferElementType(std::vector<IValue>& values, const TypePtr& pattern) {
+  if (!pattern->hasFreeVariables()) return pattern;
+  if (values.empty()) return defaultType(pattern);
+  TypePtr unified;
+  for (const IValue& v : values) {
+    if (isEmptyContainer(v)) continue;
+    TypePtr t = unshapedType(v.type());
+    auto next = unified ? unifyTypes(unified, t) : std::optional<TypePtr>(t);
+    if (!next) return std::nullopt;
+    unified = *next;
+  }
+  if (!unified) unified = values[0].type();
+  for (IValue& v : values) {
+    if (!isEmptyContainer(v)) continue;
+    if (const auto* list_type = unified->cast<ListType>(); list_type && v.isList()) {
+      v.toListRef().element_type = list_type->elementType();
+    } else if (const auto* dict_type = unified->cast<DictType>(); dict_type && v.isDict()) {
+      v.toDictRef().key_type = dict_type->keyType();
+      v.toDictRef().value_type = dict_type->valueType();
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!matchesPattern(unified, pattern)) return std::nullopt;
+  return unified;
+}
+
+// A Python value as the IValue of its own type, for a schema type variable.
+std::optional<IValue> inferIValue(py::handle obj) {
+  if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());
+  if (auto n = numberToIValue(obj)) return n;
+  if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
+  if (obj.is_none()) return IValue();
+  if (py::isinstance<py::list>(obj)) return toIValueOfType(obj, ListType::create(VarType::create("t")), "", false);
+  if (py::isinstance<py::dict>(obj)) {
+    return toIValueOfType(obj, DictType::create(VarType::create("k"), VarType::create("v")), "", false);
+  }
+  if (py::isinstance<py::tuple>(obj)) {
+    std::vector<IValue> elems;
+    for (py::handle item : obj) {
+      auto v = inferIValue(item);
+      if (!v) return std::nullopt;
+      elems.push_back(std::move(*v));
+    }
+    return IValue::tuple(std::move(elems));
+  }
+  return std::nullopt;
 }
 
 std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
@@ -99,14 +162,37 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
         return IValue(std::vector<int64_t>{obj.cast<int64_t>()});
       }
       if (!isSequence(obj)) return std::nullopt;
-      if (elem->kind() == TypeKind::Var) return inferredList(obj, elem, relaxed);
       std::vector<IValue> elems;
       for (py::handle item : obj) {
         auto v = toIValueOfType(item, elem, "", relaxed);
         if (!v) return std::nullopt;
         elems.push_back(std::move(*v));
       }
-      return IValue(makeIntrusive<ListObj>(elem, std::move(elems)));
+      TypePtr elem_type = elem;
+      if (elem->hasFreeVariables()) {
+        auto inferred = inferElementType(elems, elem);
+        if (!inferred) return std::nullopt;
+        elem_type = *inferred;
+      }
+      return IValue(makeIntrusive<ListObj>(std::move(elem_type), std::move(elems)));
+    }
+    case TypeKind::Dict: {
+      if (!py::isinstance<py::dict>(obj)) return std::nullopt;
+      const auto* dict_type = type->cast<DictType>();
+      std::vector<IValue> keys, values;
+      for (auto item : obj.cast<py::dict>()) {
+        auto key = toIValueOfType(item.first, dict_type->keyType(), "", relaxed);
+        auto value = toIValueOfType(item.second, dict_type->valueType(), "", relaxed);
+        if (!key || !value) return std::nullopt;
+        keys.push_back(std::move(*key));
+        values.push_back(std::move(*value));
+      }
+      auto key_type = inferElementType(keys, dict_type->keyType());
+      auto value_type = inferElementType(values, dict_type->valueType());
+      if (!key_type || !value_type) return std::nullopt;
+      auto dict = makeIntrusive<DictObj>(*key_type, *value_type);
+      for (size_t i = 0; i < keys.size(); ++i) dict->insertOrAssign(std::move(keys[i]), std::move(values[i]));
+      return IValue(std::move(dict));
     }
     case TypeKind::Tuple: {
       const auto& elems_t = type->cast<TupleType>()->elements();
@@ -120,27 +206,8 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
       }
       return IValue(makeIntrusive<TupleObj>(std::move(elems)));
     }
-    case TypeKind::Dict: {
-      if (!py::isinstance<py::dict>(obj)) return std::nullopt;
-      auto dict_type = type->cast<DictType>();
-      auto dict = makeIntrusive<DictObj>(dict_type->keyType(), dict_type->valueType());
-      for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
-        auto k = toIValueOfType(key, dict_type->keyType(), "", relaxed);
-        auto v = toIValueOfType(value, dict_type->valueType(), "", relaxed);
-        if (!k || !v) return std::nullopt;
-        dict->insertOrAssign(std::move(*k), std::move(*v));
-      }
-      return IValue(std::move(dict));
-    }
     case TypeKind::Any:
-    case TypeKind::Var: {
-      if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());
-      if (auto n = numberToIValue(obj)) return n;
-      if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
-      if (obj.is_none()) return IValue();
-      if (py::isinstance<py::list>(obj)) return inferredList(obj, type, relaxed);  // nested lists
-      return std::nullopt;
-    }
+    case TypeKind::Var: return inferIValue(obj);
     default:
       return std::nullopt;
   }
@@ -160,10 +227,16 @@ class OpDispatcher {
 
   py::object call(py::args args, py::kwargs kwargs) const {
     Stack stack;
+    Mutated mutated;
     for (bool relaxed : {false, true}) {
       for (const OperatorPtr& op : overloads_) {
         stack.clear();
-        if (bind(op->schema(), args, kwargs, relaxed, stack)) return run(*op, stack);
+        mutated.clear();
+        if (bind(op->schema(), args, kwargs, relaxed, stack, mutated)) {
+          py::object result = run(*op, stack);
+          writeBack(mutated);
+          return result;
+        }
       }
     }
     throw kiln::TypeError(mismatchMessage(args, kwargs));
@@ -177,8 +250,26 @@ class OpDispatcher {
   }
 
  private:
+  // Python lists and dicts passed to a container the operator mutates in place
+  // (`t[](a!) self`), with the IValue the operator saw.
+  using Mutated = std::vector<std::pair<py::handle, IValue>>;
+
+  // The operator mutated copies of the Python containers: show the changes in
+  // the caller's objects, as list.append(x) would.
+  static void writeBack(const Mutated& mutated) {
+    for (const auto& [obj, value] : mutated) {
+      py::object updated = toPython(value);
+      if (py::isinstance<py::list>(obj)) {
+        if (PyList_SetSlice(obj.ptr(), 0, PY_SSIZE_T_MAX, updated.ptr()) != 0) throw py::error_already_set();
+      } else {
+        obj.attr("clear")();
+        obj.attr("update")(updated);
+      }
+    }
+  }
+
   static bool bind(const FunctionSchema& schema, const py::args& args, const py::kwargs& kwargs, bool relaxed,
-                   Stack& stack) {
+                   Stack& stack, Mutated& mutated) {
     const auto& params = schema.arguments();
     size_t npositional = 0;
     for (const Argument& a : params) npositional += a.kwarg_only ? 0 : 1;
@@ -203,10 +294,13 @@ class OpDispatcher {
         } else {
           value = toIValueOfType(args[i], param.type, param.type_text, relaxed);
           if (!value) return false;
+          noteMutated(param, args[i], *value, mutated);
         }
       } else if (kwargs && kwargs.contains(param.name.c_str())) {
-        value = toIValueOfType(kwargs[param.name.c_str()], param.type, param.type_text, relaxed);
+        py::object arg = kwargs[param.name.c_str()];
+        value = toIValueOfType(arg, param.type, param.type_text, relaxed);
         if (!value) return false;
+        noteMutated(param, arg, *value, mutated);
         ++used_kwargs;
       } else if (param.default_value) {
         value = *param.default_value;
@@ -218,6 +312,14 @@ class OpDispatcher {
     if (nargs > npositional) return false;
     if (kwargs && used_kwargs != kwargs.size()) return false;
     return true;
+  }
+
+  static void noteMutated(const Argument& param, py::handle arg, const IValue& value, Mutated& mutated) {
+    TypeKind kind = param.type->kind();
+    bool container = (kind == TypeKind::List && py::isinstance<py::list>(arg)) ||
+                     (kind == TypeKind::Dict && py::isinstance<py::dict>(arg));
+    // `t[](a!)` marks the container written; `Tensor(a!)[]` only its elements.
+    if (container && param.isOutOrInPlace() && param.type_text.ends_with("!)")) mutated.emplace_back(arg, value);
   }
 
   py::object run(const Operator& op, Stack& stack) const {
