@@ -291,35 +291,6 @@ KILN_REGISTER_OPS(KILN_COMPARISON_OPS("eq", eq), KILN_COMPARISON_OPS("ne", ne), 
 
 #undef KILN_COMPARISON_OPS
 
-// Python's bool(a == b), as TorchScript compares the tensors of two lists and
-// list.index looks one up: no identity shortcut, so a NaN never matches.
-bool tensorsMatch(const Tensor& a, const Tensor& b) {
-  Tensor equal = eq(a, b);
-  KILN_CHECK(equal.numel() == 1, "Boolean value of Tensor with ",
-             equal.numel() == 0 ? "no values" : "more than one value", " is ambiguous");
-  return equal.item().toBool();
-}
-
-bool tensorListsEqual(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!tensorsMatch(a[i], b[i])) return false;
-  }
-  return true;
-}
-
-KILN_REGISTER_OPS(
-    op("aten::eq.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
-       [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) { return tensorListsEqual(a, b); }),
-    op("aten::ne.Tensor_list(Tensor[] a, Tensor[] b) -> bool",
-       [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) { return !tensorListsEqual(a, b); }),
-    op("aten::index.list_Tensor(Tensor[] self, Tensor el) -> int",
-       [](const std::vector<Tensor>& self, const Tensor& el) {
-         for (size_t i = 0; i < self.size(); ++i) {
-           if (tensorsMatch(el, self[i])) return static_cast<int64_t>(i);
-         }
-         KILN_ERROR("'", el, "' is not in list");
-       }), );
 
 // bitwise_and/or/xor and shifts: Tensor, Scalar and Scalar-first forms.
 #define KILN_BITWISE_OPS(name, fn, tensor_scalar)                                                                 \

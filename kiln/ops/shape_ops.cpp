@@ -201,11 +201,6 @@ KILN_REGISTER_OPS(
     op("aten::stride(Tensor self) -> int[]", [](const Tensor& self) { return DimVector(self.strides()); }),
     op("aten::dim(Tensor self) -> int", [](const Tensor& self) { return self.dim(); }),
     op("aten::numel(Tensor self) -> int", [](const Tensor& self) { return self.numel(); }),
-    op("aten::len.Tensor(Tensor t) -> int",
-       [](const Tensor& t) {
-         KILN_CHECK(t.dim() > 0, "len() of a 0-d tensor");
-         return t.sizes()[0];
-       }),
 
     // Copies.
     op("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
