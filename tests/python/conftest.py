@@ -173,13 +173,15 @@ def torch_function_for(text, fn, scripted=None):
         return scripted
 
 
-def check_graph(text, fn, args, raises=None, rtol=1e-5, atol=1e-6, scripted=None):
+def check_graph(text, fn, args, raises=None, rtol=1e-5, atol=1e-6, scripted=None, kiln_fn=None, torch_fn=None):
     """Runs graph `text` in torch (torch._C._create_function_from_graph) and
     in kiln (kiln.function_from_graph) on copies of `args`; compares results,
     Python types, the inputs afterwards (mutation), and raising or not.
     Returns kiln's exception when both raised."""
-    torch_fn = torch_function_for(text, fn, scripted)
-    kiln_fn = kiln.function_from_graph(fn, kiln.parse_ir(text))
+    if torch_fn is None:
+        torch_fn = torch_function_for(text, fn, scripted)
+    if kiln_fn is None:
+        kiln_fn = kiln.function_from_graph(fn, kiln.parse_ir(text))
     targs, kargs = convert(args, "torch"), convert(args, "kiln")
     t_error = k_error = None
     try:
@@ -201,6 +203,18 @@ def check_graph(text, fn, args, raises=None, rtol=1e-5, atol=1e-6, scripted=None
 
 
 def check_script(src, fn, *args, raises=None, rtol=1e-5, atol=1e-6):
-    """check_graph on the graph torch compiles from TorchScript source."""
-    scripted = script_function(src, fn)
-    return check_graph(str(scripted.graph), fn, list(args), raises, rtol, atol, scripted)
+    """check_graph on the graphs torch compiles from TorchScript source: every
+    function of the source goes into one kiln.CompilationUnit, so calls
+    between them (prim::CallFunction, fork) resolve as in torch. Graphs with
+    calls run in torch as the scripted function (its IR parser cannot make
+    function constants)."""
+    cu = torch.jit.CompilationUnit(src, _frames_up=0)
+    kiln_cu = kiln.CompilationUnit()
+    for f in cu.get_functions():
+        kiln_cu.create_function(f.name, kiln.parse_ir(str(f.graph)))
+    scripted = getattr(cu, fn)
+    text = str(scripted.graph)
+    if "prim::CallFunction" in text or "prim::fork" in text:
+        return check_graph(text, fn, list(args), raises, rtol, atol, kiln_fn=getattr(kiln_cu, fn),
+                           torch_fn=scripted)
+    return check_graph(text, fn, list(args), raises, rtol, atol, scripted, kiln_fn=getattr(kiln_cu, fn))

@@ -223,6 +223,46 @@ def f(a: int, b: float):
 """, "f", [(1, 1.0), (1, 0.0)]),
 ]
 
+CALL_PROGRAMS = [
+    ("function_calls", """
+def square(x: int) -> int:
+    return x * x
+
+def add_squares(a: int, b: int) -> int:
+    return square(a) + square(b)
+
+def f(n: int) -> int:
+    t = 0
+    for i in range(n):
+        t += add_squares(i, n - i)
+    return t
+""", "f", [(5,), (0,)]),
+    ("fork_wait", """
+def work(x: Tensor, k: int) -> Tensor:
+    y = x
+    for i in range(k):
+        y = torch.tanh(y) + 0.5
+    return y
+
+def f(x: Tensor) -> Tensor:
+    futures = [torch.jit.fork(work, x, k) for k in range(3)]
+    r = torch.zeros_like(x)
+    for fut in futures:
+        r = r + torch.jit.wait(fut)
+    return r
+""", "f", [("x",)]),
+    ("fork_error", """
+def bad(x: int) -> int:
+    if x > 2:
+        raise ValueError("too big")
+    return x
+
+def f(x: int) -> int:
+    fut = torch.jit.fork(bad, x)
+    return torch.jit.wait(fut) + 1
+""", "f", [(1,), (5,)]),
+]
+
 TENSOR_PROGRAMS = [
     ("tensor_properties", """
 def f(x: Tensor):
@@ -290,8 +330,8 @@ def _materialize(args, rng):
     return [rng.standard_normal((3, 4)).astype(np.float32) if a in ("x", "y") else a for a in args]
 
 
-@pytest.mark.parametrize("name,src,fn,calls", SCALAR_PROGRAMS + CONTAINER_PROGRAMS + TENSOR_PROGRAMS,
-                         ids=[p[0] for p in SCALAR_PROGRAMS + CONTAINER_PROGRAMS + TENSOR_PROGRAMS])
+@pytest.mark.parametrize("name,src,fn,calls", SCALAR_PROGRAMS + CONTAINER_PROGRAMS + CALL_PROGRAMS + TENSOR_PROGRAMS,
+                         ids=[p[0] for p in SCALAR_PROGRAMS + CONTAINER_PROGRAMS + CALL_PROGRAMS + TENSOR_PROGRAMS])
 def test_program(name, src, fn, calls):
     import numpy as np
 
