@@ -99,6 +99,12 @@ class IValue {
   // A list with an element type.
   static IValue list(TypePtr element_type, std::vector<IValue> elements);
 
+  // Overwrites an int in place (the interpreter's loop counters).
+  void setInt(int64_t i) {
+    if (tag_ != Tag::Int) *this = IValue(i);
+    payload_.i = i;
+  }
+
   Tag tag() const { return tag_; }
   const char* tagName() const;
   bool isNone() const { return tag_ == Tag::None; }

@@ -340,10 +340,8 @@ class CodeBuilder {
     // Carried values live in the body's parameter registers, unused or not:
     // the loop's outputs are read from there.
     for (size_t i = carried.size(); i-- > 0;) emit(OpCode::STORE, n, registerFor(carried[i]));
-    if (check_max || push_trip) {
-      emit(OpCode::LOADC, n, constantIndex(IValue(int64_t{0})));
-      emit(OpCode::STORE, n, base);
-    }
+    emit(OpCode::LOADC, n, constantIndex(IValue(int64_t{0})));
+    emit(OpCode::STORE, n, base);
 
     size_t head = emit(OpCode::LOOP, n, base, 0, 0,
                        static_cast<uint8_t>((check_max ? kLoopCheckMax : 0) | (check_cond ? kLoopCheckCond : 0) |
@@ -357,8 +355,7 @@ class CodeBuilder {
     }
     emitUses(ret, 1);
     for (size_t i = carried.size(); i-- > 0;) emit(OpCode::STORE, n, registerFor(carried[i]));
-    size_t back = emit(OpCode::JMP, n);
-    patchJump(back, head);
+    patchJump(emit(OpCode::JMP, n), head);
     code_.instructions_[head].y = static_cast<int32_t>(here() - head);
 
     for (size_t i = 0; i < carried.size(); ++i) {

@@ -151,13 +151,13 @@ bool InterpreterStateImpl::run() {
     KILN_DISPATCH();
   LOOP: {
     IValue* loop = registers + inst->x;  // trip count, maximum, condition
-    int64_t trip = loop[0].isInt() ? loop[0].toInt() : 0;
+    int64_t trip = loop[0].toInt();
     if (((inst->flags & kLoopCheckMax) && trip >= loop[1].toInt()) ||
         ((inst->flags & kLoopCheckCond) && !loop[2].toBool())) {
       pc += inst->y;
       KILN_DISPATCH();
     }
-    loop[0] = IValue(trip + 1);
+    loop[0].setInt(trip + 1);
     if (inst->flags & kLoopPushTrip) stack.emplace_back(trip);
     KILN_NEXT();
   }
