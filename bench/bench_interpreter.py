@@ -30,7 +30,7 @@ def f(x, n: int):
         x = x * 0.5 + 1.0
     return x
 ''', lambda lib: (lib.from_numpy(np.ones(16, dtype=np.float32)), 10000)),
-    "call overhead: f() on 2 scalars": ('''
+    "one call from Python: a + b on ints": ('''
 def f(a: int, b: int) -> int:
     return a + b
 ''', lambda lib: (3, 4)),
@@ -52,7 +52,7 @@ def main():
     opts = parser.parse_args()
     torch.set_num_threads(1)
     kiln.set_num_threads(1)
-    print(f"{'program':40s} {'torch ms':>10s} {'kiln ms':>10s} {'kiln/torch':>10s}  (kiln min-max ms)")
+    print(f"{'program':40s} {'torch us':>10s} {'kiln us':>10s} {'kiln/torch':>10s}  (kiln min-max us)")
     for name, (src, make_args) in PROGRAMS.items():
         cu = torch.jit.CompilationUnit(src)
         graph_text = str(cu.f.graph)
@@ -63,7 +63,7 @@ def main():
             kf(*kargs)
         t, _, _ = median_time(cu.f, targs, opts.repeat)
         k, kmin, kmax = median_time(kf, kargs, opts.repeat)
-        print(f"{name:40s} {t * 1e3:10.3f} {k * 1e3:10.3f} {k / t:10.3f}  ({kmin * 1e3:.3f}-{kmax * 1e3:.3f})")
+        print(f"{name:40s} {t * 1e6:10.1f} {k * 1e6:10.1f} {k / t:10.3f}  ({kmin * 1e6:.1f}-{kmax * 1e6:.1f})")
 
 
 if __name__ == "__main__":

@@ -1,56 +1,8 @@
-"""Running graphs: kiln.function_from_graph and the function objects it makes."""
-import numpy as _np
-
+"""Running graphs: kiln.function_from_graph, kiln.CompilationUnit and the
+ScriptFunction objects they make (kiln._C.ScriptFunction)."""
 from . import _C
 
-
-def _to_kiln(value):
-    """numpy arrays (also inside lists, tuples and dicts) become kiln tensors."""
-    if isinstance(value, _np.ndarray):
-        return _C.from_numpy(value)
-    if isinstance(value, (list, tuple)):
-        converted = [_to_kiln(v) for v in value]
-        return converted if isinstance(value, list) else tuple(converted)
-    if isinstance(value, dict):
-        return {_to_kiln(k): _to_kiln(v) for k, v in value.items()}
-    return value
-
-
-class ScriptFunction:
-    """A TorchScript function made of a graph. Calling it specializes the
-    graph to the arguments (dtype, rank, ...), caches the compiled plan per
-    specialization, and runs it on kiln's interpreter."""
-
-    def __init__(self, function):
-        self._function = function
-
-    def __call__(self, *args, **kwargs):
-        args = [_to_kiln(a) for a in args]
-        kwargs = {k: _to_kiln(v) for k, v in kwargs.items()}
-        return self._function(*args, **kwargs)
-
-    @property
-    def name(self):
-        return self._function.name
-
-    @property
-    def graph(self):
-        return self._function.graph
-
-    @property
-    def schema(self):
-        return self._function.schema
-
-    def graph_for(self, *args):
-        """The specialized, optimized graph that these arguments run."""
-        return self._function.graph_for(*[_to_kiln(a) for a in args])
-
-    def code_for(self, *args):
-        """The interpreter instructions that these arguments run, as text."""
-        return self._function.code_for(*[_to_kiln(a) for a in args])
-
-    def __repr__(self):
-        return f"<kiln.ScriptFunction {self.schema}>"
+ScriptFunction = _C.ScriptFunction
 
 
 def function_from_graph(name, graph):
@@ -58,7 +10,7 @@ def function_from_graph(name, graph):
 
     Arguments may be kiln tensors, numpy arrays, Python scalars, lists,
     tuples, dicts and None; tensors come back as kiln.Tensor."""
-    return ScriptFunction(_C.function_from_graph(name, graph))
+    return _C.function_from_graph(name, graph)
 
 
 class CompilationUnit:
@@ -70,14 +22,13 @@ class CompilationUnit:
 
     def create_function(self, name, graph):
         """Adds a function made of `graph` (a kiln.Graph) and returns it."""
-        return ScriptFunction(self._cu.create_function(name, graph))
+        return self._cu.create_function(name, graph)
 
     def find_function(self, name):
-        f = self._cu.find_function(name)
-        return None if f is None else ScriptFunction(f)
+        return self._cu.find_function(name)
 
     def __getattr__(self, name):
         f = self._cu.find_function(name)
         if f is None:
             raise AttributeError(f"the compilation unit has no function '{name}'")
-        return ScriptFunction(f)
+        return f

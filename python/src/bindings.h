@@ -1,5 +1,6 @@
 #pragma once
 // Shared pieces of the kiln._C extension.
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include "kiln/core/operator.h"
@@ -16,6 +17,9 @@ py::object toPython(const IValue& value);
 // The dtype object (kiln.float32, ...) for a ScalarType, and back.
 py::object dtypeObject(ScalarType type);
 std::optional<ScalarType> dtypeFromObject(py::handle obj);
+
+// A tensor sharing memory with a numpy array (kiln.from_numpy).
+Tensor tensorFromNumpy(const pybind11::array& array);
 
 void bindTensor(py::module_& m);
 void bindDispatch(py::module_& m);

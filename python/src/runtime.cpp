@@ -15,8 +15,34 @@ namespace kiln::python {
 
 namespace {
 
-IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle obj) {
+// numpy arrays, also inside lists, tuples and dicts, as kiln tensors
+// (sharing memory); other values as they are.
+py::object withTensorsForArrays(py::handle obj) {
+  if (py::isinstance<py::array>(obj)) return py::cast(tensorFromNumpy(py::reinterpret_borrow<py::array>(obj)));
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+    py::list converted;
+    for (py::handle item : obj) converted.append(withTensorsForArrays(item));
+    if (py::isinstance<py::tuple>(obj)) return py::tuple(converted);
+    return converted;
+  }
+  if (py::isinstance<py::dict>(obj)) {
+    py::dict converted;
+    for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
+      converted[withTensorsForArrays(key)] = withTensorsForArrays(value);
+    }
+    return converted;
+  }
+  return py::reinterpret_borrow<py::object>(obj);
+}
+
+bool isContainer(py::handle obj) {
+  return py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) || py::isinstance<py::dict>(obj);
+}
+
+IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given) {
   const Argument& formal = f.getSchema().arguments()[position];
+  py::object obj = py::isinstance<py::array>(given) || isContainer(given) ? withTensorsForArrays(given)
+                                                                           : py::reinterpret_borrow<py::object>(given);
   if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
   std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
   if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
@@ -59,8 +85,14 @@ Stack stackFor(GraphFunction& f, const py::args& args) {
 }  // namespace
 
 void bindRuntime(py::module_& m) {
-  py::class_<GraphFunction, std::shared_ptr<GraphFunction>>(m, "Function")
+  py::class_<GraphFunction, std::shared_ptr<GraphFunction>>(m, "ScriptFunction",
+                                                            "A TorchScript function made of a graph. Calling it "
+                                                            "specializes the graph to the arguments (dtype, rank, ...), "
+                                                            "caches the compiled plan per specialization and runs it. "
+                                                            "Arguments may be kiln tensors, numpy arrays, Python "
+                                                            "scalars, lists, tuples, dicts and None.")
       .def("__call__", &callFunction)
+      .def("__repr__", [](const GraphFunction& f) { return "<kiln.ScriptFunction " + f.getSchema().str() + ">"; })
       .def_property_readonly("name", &GraphFunction::name)
       .def_property_readonly("graph", &GraphFunction::graph)
       .def_property_readonly("schema", [](const GraphFunction& f) { return f.getSchema().str(); })

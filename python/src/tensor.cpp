@@ -88,6 +88,8 @@ py::array toNumpy(const Tensor& t) {
 
 }  // namespace
 
+Tensor tensorFromNumpy(const py::array& array) { return fromNumpy(array); }
+
 py::object dtypeObject(ScalarType type) {
   auto& objects = dtypeObjects();
   int code = static_cast<int>(type);

@@ -54,9 +54,9 @@ def test_one_plan_per_specialization():
     f = kiln.function_from_graph("scale", kiln.parse_ir(SCALE))
     f(np.ones(2, np.float32), 1)
     f(np.ones(5, np.float32), 1)
-    assert f._function.num_plans == 1
+    assert f.num_plans == 1
     f(np.ones((2, 2), np.float64), 1)
-    assert f._function.num_plans == 2
+    assert f.num_plans == 2
     assert "Double(*, *, requires_grad=0, device=cpu)" in str(f.graph_for(np.ones((2, 2)), 1))
     assert "OP aten::mul" in f.code_for(np.ones(2, np.float32), 1)
 
