@@ -160,7 +160,11 @@ class CodeBuilder {
         case OpCode::DROPR: ++register_refs[in.x]; break;
         case OpCode::JF:
         case OpCode::JMP: is_target[pc + in.x] = true; break;
-        case OpCode::LOOP: is_target[pc + in.y] = true; break;
+        case OpCode::LOOP:
+          is_target[pc + in.y] = true;
+          if (in.flags & kLoopBackEdge) is_target[pc - in.n] = true;
+          if (in.flags & kLoopStoreTrip) ++register_refs[in.z];
+          break;
         default: break;
       }
     }
@@ -189,7 +193,10 @@ class CodeBuilder {
         return static_cast<int32_t>(new_index[pc + offset]) - static_cast<int32_t>(new_index[pc]);
       };
       if (in.op == OpCode::JF || in.op == OpCode::JMP) in.x = relocate(in.x);
-      if (in.op == OpCode::LOOP) in.y = relocate(in.y);
+      if (in.op == OpCode::LOOP) {
+        in.y = relocate(in.y);
+        if (in.flags & kLoopBackEdge) in.n = static_cast<uint16_t>(-relocate(-static_cast<int32_t>(in.n)));
+      }
       kept.push_back(in);
       kept_nodes.push_back(code_.instruction_nodes_[pc]);
     }
@@ -212,8 +219,9 @@ class CodeBuilder {
 
   // --- emission ----------------------------------------------------------------
 
-  size_t emit(OpCode op, const Node* node, int32_t x = 0, uint16_t n = 0, int32_t y = 0, uint8_t flags = 0) {
-    code_.instructions_.push_back({op, flags, n, x, y});
+  size_t emit(OpCode op, const Node* node, int32_t x = 0, uint16_t n = 0, int32_t y = 0, uint8_t flags = 0,
+              int32_t z = 0) {
+    code_.instructions_.push_back({op, flags, n, x, y, z});
     code_.instruction_nodes_.push_back(node);
     return code_.instructions_.size() - 1;
   }
@@ -343,10 +351,10 @@ class CodeBuilder {
     emit(OpCode::LOADC, n, constantIndex(IValue(int64_t{0})));
     emit(OpCode::STORE, n, base);
 
-    size_t head = emit(OpCode::LOOP, n, base, 0, 0,
-                       static_cast<uint8_t>((check_max ? kLoopCheckMax : 0) | (check_cond ? kLoopCheckCond : 0) |
-                                            (push_trip ? kLoopPushTrip : 0)));
-    if (push_trip) emit(OpCode::STORE, n, registerFor(body->inputs()[0]));
+    const auto flags = static_cast<uint8_t>((check_max ? kLoopCheckMax : 0) | (check_cond ? kLoopCheckCond : 0) |
+                                            (push_trip ? kLoopStoreTrip : 0));
+    const int32_t trip_register = push_trip ? registerFor(body->inputs()[0]) : 0;
+    size_t head = emit(OpCode::LOOP, n, base, 0, 0, flags, trip_register);
     emitBlock(body);
     const Node* ret = body->returnNode();
     if (check_cond) {
@@ -355,7 +363,13 @@ class CodeBuilder {
     }
     emitUses(ret, 1);
     for (size_t i = carried.size(); i-- > 0;) emit(OpCode::STORE, n, registerFor(carried[i]));
-    patchJump(emit(OpCode::JMP, n), head);
+    // The back edge repeats the head's test, saving a jump per iteration.
+    size_t back_distance = here() - (head + 1);
+    if (back_distance <= UINT16_MAX) {
+      emit(OpCode::LOOP, n, base, static_cast<uint16_t>(back_distance), 1, flags | kLoopBackEdge, trip_register);
+    } else {
+      patchJump(emit(OpCode::JMP, n), head);
+    }
     code_.instructions_[head].y = static_cast<int32_t>(here() - head);
 
     for (size_t i = 0; i < carried.size(); ++i) {
@@ -456,8 +470,11 @@ void Code::dump(std::ostream& out) const {
       case OpCode::JF:
       case OpCode::JMP: out << " " << static_cast<int64_t>(pc) + inst.x; break;
       case OpCode::LOOP:
-        out << " " << inst.x << " exit " << pc + inst.y << (inst.flags & kLoopCheckMax ? " max" : "")
-            << (inst.flags & kLoopCheckCond ? " cond" : "") << (inst.flags & kLoopPushTrip ? " trip" : "");
+        out << " " << inst.x << " exit " << pc + inst.y;
+        if (inst.flags & kLoopBackEdge) out << " continue " << pc - inst.n;
+        if (inst.flags & kLoopCheckMax) out << " max";
+        if (inst.flags & kLoopCheckCond) out << " cond";
+        if (inst.flags & kLoopStoreTrip) out << " trip->" << inst.z;
         break;
       case OpCode::DROP:
       case OpCode::WAIT:

@@ -1,6 +1,6 @@
 #pragma once
 // Code: a graph linearized into instructions for the interpreter (seed 001,
-// "Interpreter"). Every non-constant value gets a register; an instruction
+// "Interpreter"). Every non-constant value gets a register; an instruction (16 bytes)
 // moves values between registers and the operand stack, runs an operator,
 // or jumps. Code is immutable once built and shared by every execution of
 // its graph.
@@ -35,7 +35,7 @@ enum class OpCode : uint8_t {
   OP,     // run operation x on the stack
   JF,     // pop a bool; when false, jump by x
   JMP,    // jump by x
-  LOOP,   // loop head over registers x (trip count), x+1 (max), x+2 (condition); exits by y
+  LOOP,   // loop test over registers x (trip count), x+1 (max), x+2 (condition); exits by y
   CALL,   // call function x with n arguments (a new frame when it is a graph)
   FORK,   // start function x on n arguments in the background; push its future
   WAIT,   // pop a future; push its value, suspending until it has one
@@ -46,15 +46,17 @@ const char* opCodeName(OpCode op);
 
 struct Instruction {
   OpCode op;
-  uint8_t flags;  // LOOP: which checks the loop head makes (kLoop* below)
-  uint16_t n;
+  uint8_t flags;  // LOOP: what the loop test does (kLoop* below)
+  uint16_t n;     // CALL, FORK: argument count; LOOP at the back edge: distance back to the body
   int32_t x;
   int32_t y;
+  int32_t z;  // LOOP: the register that receives the trip count
 };
 
 constexpr uint8_t kLoopCheckMax = 1;   // `for`: compare the trip count with the maximum
 constexpr uint8_t kLoopCheckCond = 2;  // `while`: test the condition register
-constexpr uint8_t kLoopPushTrip = 4;   // the body reads the trip count
+constexpr uint8_t kLoopStoreTrip = 4;  // the body reads the trip count: store it in register z
+constexpr uint8_t kLoopBackEdge = 8;   // at the body's end: continue `n` instructions back
 
 // Finds the callee of a prim::CallFunction from the node that produced its
 // function value (a prim::Constant of Function type, named by attr::name).

@@ -158,7 +158,11 @@ bool InterpreterStateImpl::run() {
       KILN_DISPATCH();
     }
     loop[0].setInt(trip + 1);
-    if (inst->flags & kLoopPushTrip) stack.emplace_back(trip);
+    if (inst->flags & kLoopStoreTrip) registers[inst->z] = IValue(trip);
+    if (inst->flags & kLoopBackEdge) {
+      pc -= inst->n;
+      KILN_DISPATCH();
+    }
     KILN_NEXT();
   }
   CALL: {
