@@ -108,3 +108,28 @@ graph(%x : Tensor):
         f(np.ones(1, np.float32))
     with pytest.raises(RuntimeError, match="no compilation unit"):
         kiln.function_from_graph("f", kiln.parse_ir(text))(np.ones(1, np.float32))
+
+
+def test_constants_of_every_kind():
+    """Constant propagation in torch folds values into prim::Constant nodes of
+    many kinds (tuple, lists, device, dtype, strings with escapes); kiln reads
+    them from the printed graph and loads them as torch does. (Tensor
+    constants print in ATen's rounded text, which neither torch's nor kiln's
+    IR parser reads back.)"""
+    src = """
+def f(x: Tensor):
+    b = [1, 2, 3]
+    c = (1, 'a', 2.5, None, True)
+    d = torch.device('cpu')
+    e = torch.float64
+    return x + 1, b, c, d, e, 1e-3, -7, 'str\\n"q"', [1.5, 2.0], [True, False], ['a', 'b'], x.dtype
+"""
+    scripted = script_function(src, "f")
+    torch._C._jit_pass_constant_propagation(scripted.graph)
+    text = str(scripted.graph)
+    assert "prim::Constant[value=(1" in text and 'value="str\\n' in text
+    x = np.arange(2, dtype=np.float32)
+    k = kiln.function_from_graph("f", kiln.parse_ir(text))(x)
+    t = scripted(torch.from_numpy(x.copy()))
+    assert k[3] == str(t[3]) == "cpu"  # a Device comes back as its name
+    assert_same_values(k[:3] + k[4:], t[:3] + t[4:])
