@@ -57,6 +57,7 @@ demo: build
 
 bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_tensor.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_interpreter.py
 
 clean:
 	rm -rf $(BUILD_DIR) python/kiln/_C*.so
