@@ -6,7 +6,7 @@
 
 namespace kiln {
 
-RegisterOps::RegisterOps(std::initializer_list<OpDeclaration> declarations) {
+RegisterOps::RegisterOps(std::initializer_list<OpDeclaration> declarations, OpExposure exposure) {
   for (const OpDeclaration& decl : declarations) {
     try {
       if (decl.creator && !std::strchr(decl.schema, '(')) {
@@ -17,9 +17,9 @@ RegisterOps::RegisterOps(std::initializer_list<OpDeclaration> declarations) {
       KILN_CHECK(decl.kernel_arity == static_cast<size_t>(-1) || decl.kernel_arity == schema.arguments().size(),
                  "the kernel takes ", decl.kernel_arity, " arguments but the schema has ", schema.arguments().size());
       if (decl.creator) {
-        registerOperator(std::move(schema), decl.creator);
+        registerOperator(std::move(schema), decl.creator, exposure);
       } else {
-        registerOperator(std::move(schema), decl.operation);
+        registerOperator(std::move(schema), decl.operation, exposure);
       }
     } catch (const std::exception& e) {
       // A bad declaration is a bug in kiln found at load time; say which one.

@@ -191,7 +191,7 @@ inline OpDeclaration nodeOp(const char* schema, OperationCreator creator) {
 // count differs from its kernel's, aborts registration with a message.
 class RegisterOps {
  public:
-  RegisterOps(std::initializer_list<OpDeclaration> declarations);
+  RegisterOps(std::initializer_list<OpDeclaration> declarations, OpExposure exposure = OpExposure::Library);
 };
 
 }  // namespace kiln
@@ -200,3 +200,7 @@ class RegisterOps {
 #define KILN_OPS_CONCAT(a, b) KILN_OPS_CONCAT_INNER(a, b)
 #define KILN_REGISTER_OPS(...) \
   static const ::kiln::RegisterOps KILN_OPS_CONCAT(kiln_register_ops_, __COUNTER__)({__VA_ARGS__})
+// TorchScript builtins that are not part of the Python tensor API (see OpExposure).
+#define KILN_REGISTER_SCRIPT_OPS(...)                                                  \
+  static const ::kiln::RegisterOps KILN_OPS_CONCAT(kiln_register_ops_, __COUNTER__)( \
+      {__VA_ARGS__}, ::kiln::OpExposure::ScriptOnly)

@@ -6,11 +6,13 @@
 
 namespace kiln {
 
-Operator::Operator(FunctionSchema schema, Operation op)
-    : schema_(std::move(schema)), op_(std::move(op)), symbol_(Symbol::fromQualString(schema_.name())) {}
+Operator::Operator(FunctionSchema schema, Operation op, OpExposure exposure)
+    : schema_(std::move(schema)), op_(std::move(op)), symbol_(Symbol::fromQualString(schema_.name())),
+      exposure_(exposure) {}
 
-Operator::Operator(FunctionSchema schema, OperationCreator creator)
-    : schema_(std::move(schema)), creator_(std::move(creator)), symbol_(Symbol::fromQualString(schema_.name())) {}
+Operator::Operator(FunctionSchema schema, OperationCreator creator, OpExposure exposure)
+    : schema_(std::move(schema)), creator_(std::move(creator)), symbol_(Symbol::fromQualString(schema_.name())),
+      exposure_(exposure) {}
 
 const Operation& Operator::operation() const {
   KILN_INTERNAL_ASSERT(!creator_, "operator ", schema_, " needs its node to make an operation");
@@ -52,12 +54,12 @@ OperatorPtr addOperator(OperatorPtr entry) {
 
 }  // namespace
 
-OperatorPtr registerOperator(FunctionSchema schema, Operation op) {
-  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(op)));
+OperatorPtr registerOperator(FunctionSchema schema, Operation op, OpExposure exposure) {
+  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(op), exposure));
 }
 
-OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator) {
-  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(creator)));
+OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator, OpExposure exposure) {
+  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(creator), exposure));
 }
 
 void registerNodeOperation(Symbol kind, OperationCreator creator) {

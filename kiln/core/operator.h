@@ -23,12 +23,19 @@ class Node;
 using Operation = std::function<void(Stack&)>;
 using OperationCreator = std::function<Operation(const Node&)>;
 
+// Who sees an operator: the tensor library's operators are also `kiln.*`
+// functions and Tensor methods; TorchScript's own builtins (list, dict and
+// string methods, number conversions) are reached from graphs only, as in
+// PyTorch.
+enum class OpExposure { Library, ScriptOnly };
+
 class Operator {
  public:
-  Operator(FunctionSchema schema, Operation op);
-  Operator(FunctionSchema schema, OperationCreator creator);
+  Operator(FunctionSchema schema, Operation op, OpExposure exposure = OpExposure::Library);
+  Operator(FunctionSchema schema, OperationCreator creator, OpExposure exposure = OpExposure::Library);
   const FunctionSchema& schema() const { return schema_; }
   Symbol symbol() const { return symbol_; }
+  OpExposure exposure() const { return exposure_; }
   // True when the operation depends on the node (see operationFor).
   bool isNodeDependent() const { return creator_ != nullptr; }
   // The operation of a node-independent operator.
@@ -41,13 +48,15 @@ class Operator {
   Operation op_;
   OperationCreator creator_;
   Symbol symbol_;
+  OpExposure exposure_;
 };
 
 using OperatorPtr = std::shared_ptr<const Operator>;
 
 // Adds an operator; an identical schema registered twice is an error.
-OperatorPtr registerOperator(FunctionSchema schema, Operation op);
-OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator);
+OperatorPtr registerOperator(FunctionSchema schema, Operation op, OpExposure exposure = OpExposure::Library);
+OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator,
+                             OpExposure exposure = OpExposure::Library);
 // All overloads of a symbol, in registration order (empty when unknown).
 std::vector<OperatorPtr> getAllOperatorsFor(Symbol name);
 // A node-dependent operation for a kind that has no schema.

@@ -146,7 +146,7 @@ IValue dictFromPairs(const IValue& inputs) {
       op("aten::dict." K "((" K ", tVal)[] inputs) -> Dict(" K ", tVal)", dictFromPairs),                      \
       op("aten::dict.Dict_" K "(Dict(" K ", t)(a) self) -> Dict(" K ", t)", dictCopy)
 
-KILN_REGISTER_OPS(op("aten::dict() -> Dict(str, Tensor)",
+KILN_REGISTER_SCRIPT_OPS(op("aten::dict() -> Dict(str, Tensor)",
                      [] { return IValue(makeIntrusive<DictObj>(StringType::get(), TensorType::get())); }),
                   KILN_DICT_OPS("str"), KILN_DICT_OPS("int"), KILN_DICT_OPS("bool"), KILN_DICT_OPS("float"),
                   KILN_DICT_OPS("Tensor"), );

@@ -253,7 +253,7 @@ bool boolTruth(const IValue& v) { return v.toBool(); }
 
 }  // namespace
 
-KILN_REGISTER_OPS(
+KILN_REGISTER_SCRIPT_OPS(
     op("aten::len.t(t[] a) -> int", [](const IValue& a) { return static_cast<int64_t>(elementsOf(a).size()); }),
     op("aten::len.any(Any[] a) -> int", [](const IValue& a) { return static_cast<int64_t>(elementsOf(a).size()); }),
     op("aten::len.Tensor(Tensor t) -> int",

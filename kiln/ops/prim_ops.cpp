@@ -55,7 +55,7 @@ bool isInstance(const IValue& value, const std::vector<TypePtr>& types) {
   return false;
 }
 
-KILN_REGISTER_OPS(
+KILN_REGISTER_SCRIPT_OPS(
     nodeOp("prim::TupleConstruct",
            [](const Node& n) -> Operation {
              size_t count = n.inputs().size();

@@ -269,55 +269,55 @@ KILN_REGISTER_OPS(KILN_NUMBER_BINARY_OPS("aten::eq", "", "bool", "bool", "bool",
 
 // Conversions: bool(x), int(x), float(x) and the implicit tensor -> number
 // conversions TorchScript inserts.
-KILN_REGISTER_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tensor& a) { return isNonzero(a); }),
-                  op("aten::Bool.int(int a) -> bool", [](int64_t a) { return a != 0; }),
-                  op("aten::Bool.float(float a) -> bool", [](double a) { return a != 0; }),
+KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tensor& a) { return isNonzero(a); }),
+                         op("aten::Bool.int(int a) -> bool", [](int64_t a) { return a != 0; }),
+                         op("aten::Bool.float(float a) -> bool", [](double a) { return a != 0; }),
 
-                  op("aten::Int.Tensor(Tensor a) -> int", [](const Tensor& a) { return tensorToInt(a); }),
-                  op("aten::Int.bool(bool a) -> int", [](bool a) { return static_cast<int64_t>(a); }),
-                  op("aten::Int.float(float a) -> int", [](double a) { return truncToInt(a); }),
-                  // A float Scalar goes through a checked conversion to C++ int (32 bits).
-                  op("aten::Int.Scalar(Scalar a) -> int",
-                     [](const Scalar& a) {
-                       if (!a.isFloatingPoint()) return a.toLong();
-                       return checkedToInt(a.toDouble(), std::numeric_limits<int32_t>::min(),
-                                           std::numeric_limits<int32_t>::max(), "int");
-                     }),
-                  op("aten::Int.str(str a) -> int", [](const std::string& a) { return parseInt(a); }),
+                         op("aten::Int.Tensor(Tensor a) -> int", [](const Tensor& a) { return tensorToInt(a); }),
+                         op("aten::Int.bool(bool a) -> int", [](bool a) { return static_cast<int64_t>(a); }),
+                         op("aten::Int.float(float a) -> int", [](double a) { return truncToInt(a); }),
+                         // A float Scalar goes through a checked conversion to C++ int (32 bits).
+                         op("aten::Int.Scalar(Scalar a) -> int",
+                            [](const Scalar& a) {
+                              if (!a.isFloatingPoint()) return a.toLong();
+                              return checkedToInt(a.toDouble(), std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max(), "int");
+                            }),
+                         op("aten::Int.str(str a) -> int", [](const std::string& a) { return parseInt(a); }),
 
-                  op("aten::Float.Tensor(Tensor a) -> float", [](const Tensor& a) { return a.item().toDouble(); }),
-                  op("aten::Float.Scalar(Scalar a) -> float", [](const Scalar& a) { return a.toDouble(); }),
-                  // PyTorch converts through a C++ float here: float32 precision.
-                  op("aten::Float.int(int a) -> float",
-                     [](int64_t a) { return static_cast<double>(static_cast<float>(a)); }),
-                  op("aten::Float.bool(bool a) -> float", [](bool a) { return a ? 1.0 : 0.0; }),
-                  op("aten::Float.str(str a) -> float", [](const std::string& a) { return parseFloat(a); }),
+                         op("aten::Float.Tensor(Tensor a) -> float", [](const Tensor& a) { return a.item().toDouble(); }),
+                         op("aten::Float.Scalar(Scalar a) -> float", [](const Scalar& a) { return a.toDouble(); }),
+                         // PyTorch converts through a C++ float here: float32 precision.
+                         op("aten::Float.int(int a) -> float",
+                            [](int64_t a) { return static_cast<double>(static_cast<float>(a)); }),
+                         op("aten::Float.bool(bool a) -> float", [](bool a) { return a ? 1.0 : 0.0; }),
+                         op("aten::Float.str(str a) -> float", [](const std::string& a) { return parseFloat(a); }),
 
-                  // `t.item()`: a Python number of the tensor's kind (bool, int or float).
-                  op("aten::item(Tensor self) -> Scalar", [](const Tensor& self) { return self.item(); }),
-                  op("aten::ScalarImplicit(Tensor a) -> Scalar",
-                     [](const Tensor& a) {
-                       checkImplicitTensorToNumber(a, false);
-                       return a.item();
-                     }),
-                  op("aten::IntImplicit(Tensor a) -> int",
-                     [](const Tensor& a) {
-                       checkImplicitTensorToNumber(a, true);
-                       return a.item().toLong();
-                     }),
-                  op("aten::FloatImplicit(Tensor a) -> float",
-                     [](const Tensor& a) {
-                       checkImplicitTensorToNumber(a, false);
-                       return a.item().toDouble();
-                     }),
-                  // A plain 0-dim tensor, not a wrapped number: it promotes as a tensor.
-                  op("prim::NumToTensor.Scalar(Scalar a) -> Tensor",
-                     [](const Scalar& a) {
-                       return a.isFloatingPoint() ? scalarToTensor(a, ScalarType::Double)
-                                                  : scalarToTensor(a.toLong(), ScalarType::Long);
-                     }),
-                  op("prim::NumToTensor.bool(bool a) -> Tensor",
-                     [](bool a) { return scalarToTensor(Scalar(a), ScalarType::Bool); }), );
+                         // `t.item()`: a Python number of the tensor's kind (bool, int or float).
+                         op("aten::item(Tensor self) -> Scalar", [](const Tensor& self) { return self.item(); }),
+                         op("aten::ScalarImplicit(Tensor a) -> Scalar",
+                            [](const Tensor& a) {
+                              checkImplicitTensorToNumber(a, false);
+                              return a.item();
+                            }),
+                         op("aten::IntImplicit(Tensor a) -> int",
+                            [](const Tensor& a) {
+                              checkImplicitTensorToNumber(a, true);
+                              return a.item().toLong();
+                            }),
+                         op("aten::FloatImplicit(Tensor a) -> float",
+                            [](const Tensor& a) {
+                              checkImplicitTensorToNumber(a, false);
+                              return a.item().toDouble();
+                            }),
+                         // A plain 0-dim tensor, not a wrapped number: it promotes as a tensor.
+                         op("prim::NumToTensor.Scalar(Scalar a) -> Tensor",
+                            [](const Scalar& a) {
+                              return a.isFloatingPoint() ? scalarToTensor(a, ScalarType::Double)
+                                                         : scalarToTensor(a.toLong(), ScalarType::Long);
+                            }),
+                         op("prim::NumToTensor.bool(bool a) -> Tensor",
+                            [](bool a) { return scalarToTensor(Scalar(a), ScalarType::Bool); }), );
 
 // Tensor properties. kiln tensors are dense, strided, CPU, unnamed and have
 // no autograd history.

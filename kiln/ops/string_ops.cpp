@@ -420,7 +420,7 @@ Operation varargOperation(const Node& node) {
 
 }  // namespace
 
-KILN_REGISTER_OPS(
+KILN_REGISTER_SCRIPT_OPS(
     op("aten::str(t elem) -> str",
        [](const IValue& elem) {
          std::ostringstream out;

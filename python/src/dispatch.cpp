@@ -427,7 +427,7 @@ bool mentionsTensor(const TypePtr& type) {
 // scalar, list and string operators (aten::add.int, aten::len.t, ...) and
 // node-dependent prims are reachable from graphs only, as in PyTorch.
 bool exposedToPython(const Operator& op) {
-  if (op.isNodeDependent()) return false;
+  if (op.isNodeDependent() || op.exposure() == OpExposure::ScriptOnly) return false;
   for (const Argument& a : op.schema().arguments()) {
     if (mentionsTensor(a.type)) return true;
   }
