@@ -48,8 +48,6 @@ KILN_SLEEF_OP(Tan, tan, Sleef_tanf8_u10avx2, Sleef_tand4_u10avx2)
 KILN_SLEEF_OP(Asin, asin, Sleef_asinf8_u10avx2, Sleef_asind4_u10avx2)
 KILN_SLEEF_OP(Acos, acos, Sleef_acosf8_u10avx2, Sleef_acosd4_u10avx2)
 KILN_SLEEF_OP(Atan, atan, Sleef_atanf8_u10avx2, Sleef_atand4_u10avx2)
-KILN_SLEEF_OP(Sinh, sinh, Sleef_sinhf8_u10avx2, Sleef_sinhd4_u10avx2)
-KILN_SLEEF_OP(Cosh, cosh, Sleef_coshf8_u10avx2, Sleef_coshd4_u10avx2)
 KILN_SLEEF_OP(Atanh, atanh, Sleef_atanhf8_u10avx2, Sleef_atanhd4_u10avx2)
 // The 3.5-ulp SLEEF tanh is three times faster than the 1-ulp one and still
 // far inside float tolerance.
@@ -60,20 +58,18 @@ KILN_SLEEF_OP(Erfc, erfc, Sleef_erfcf8_u15avx2, Sleef_erfcd4_u15avx2)
 #undef KILN_SLEEF_OP
 
 #if KILN_HAVE_AVX2
-// SLEEF's asinh and acosh overflow to inf above sqrt(max) (1.8e19 in float)
-// and lose digits on subnormals. These masks pick those lanes (with a margin),
-// which are then redone with the scalar form.
-inline int wideOrSubnormalLanes(__m256 x) {
+// The lanes of x with |x| > high or 0 < |x| < low, as a bit mask.
+inline int lanesOutside(__m256 x, float low, float high) {
   const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
-  const __m256 subnormal = _mm256_and_ps(_mm256_cmp_ps(a, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_LT_OQ),
-                                         _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_GT_OQ));
-  return _mm256_movemask_ps(_mm256_or_ps(subnormal, _mm256_cmp_ps(a, _mm256_set1_ps(1e18f), _CMP_GT_OQ)));
+  const __m256 below = _mm256_and_ps(_mm256_cmp_ps(a, _mm256_set1_ps(low), _CMP_LT_OQ),
+                                     _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_GT_OQ));
+  return _mm256_movemask_ps(_mm256_or_ps(below, _mm256_cmp_ps(a, _mm256_set1_ps(high), _CMP_GT_OQ)));
 }
-inline int wideOrSubnormalLanes(__m256d x) {
+inline int lanesOutside(__m256d x, double low, double high) {
   const __m256d a = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
-  const __m256d subnormal = _mm256_and_pd(_mm256_cmp_pd(a, _mm256_set1_pd(std::numeric_limits<double>::min()), _CMP_LT_OQ),
-                                          _mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_GT_OQ));
-  return _mm256_movemask_pd(_mm256_or_pd(subnormal, _mm256_cmp_pd(a, _mm256_set1_pd(1e150), _CMP_GT_OQ)));
+  const __m256d below = _mm256_and_pd(_mm256_cmp_pd(a, _mm256_set1_pd(low), _CMP_LT_OQ),
+                                      _mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_GT_OQ));
+  return _mm256_movemask_pd(_mm256_or_pd(below, _mm256_cmp_pd(a, _mm256_set1_pd(high), _CMP_GT_OQ)));
 }
 
 // result, with the lanes set in `lanes` replaced by f(x[lane]).
@@ -86,32 +82,41 @@ V redoLanes(V result, V x, int lanes, const F& f) {
 }
 #endif
 
-// An op with SLEEF vector forms that need wideOrSubnormalLanes redone.
+// SLEEF functions that are exact only on part of the range: asinh and acosh
+// overflow to inf above sqrt(max) and lose digits on subnormals, sinh and
+// cosh give inf from 88.5 (709 in double) though the result overflows only
+// past 89.4 (710.5). Lanes with |x| outside [low, high] (with a margin) are
+// redone with the scalar form, so contiguous and strided runs agree.
+// (PyTorch's vector path keeps SLEEF's inf for sinh and cosh there.)
 #if KILN_HAVE_AVX2
-#define KILN_SLEEF_OP_WITH_WIDE_LANES(Op, fn, f8, d4)                                                     \
-  struct Op {                                                                                             \
-    template <typename T>                                                                                 \
-    static T apply(T x) { return std::fn(x); }                                                            \
-    static __m256 apply(__m256 x) {                                                                       \
-      const int lanes = wideOrSubnormalLanes(x);                                                          \
-      return lanes ? redoLanes(f8(x), x, lanes, [](float v) { return std::fn(v); }) : f8(x);              \
-    }                                                                                                     \
-    static __m256d apply(__m256d x) {                                                                     \
-      const int lanes = wideOrSubnormalLanes(x);                                                          \
-      return lanes ? redoLanes(d4(x), x, lanes, [](double v) { return std::fn(v); }) : d4(x);             \
-    }                                                                                                     \
+#define KILN_SLEEF_OP_IN_RANGE(Op, fn, f8, d4, float_low, float_high, double_low, double_high)     \
+  struct Op {                                                                                     \
+    template <typename T>                                                                         \
+    static T apply(T x) { return std::fn(x); }                                                    \
+    static __m256 apply(__m256 x) {                                                               \
+      const int lanes = lanesOutside(x, float_low, float_high);                                   \
+      return lanes ? redoLanes(f8(x), x, lanes, [](float v) { return std::fn(v); }) : f8(x);      \
+    }                                                                                             \
+    static __m256d apply(__m256d x) {                                                             \
+      const int lanes = lanesOutside(x, double_low, double_high);                                 \
+      return lanes ? redoLanes(d4(x), x, lanes, [](double v) { return std::fn(v); }) : d4(x);     \
+    }                                                                                             \
   };
 #else
-#define KILN_SLEEF_OP_WITH_WIDE_LANES(Op, fn, f8, d4) \
-  struct Op {                                          \
-    template <typename T>                              \
-    static T apply(T x) { return std::fn(x); }         \
+#define KILN_SLEEF_OP_IN_RANGE(Op, fn, f8, d4, float_low, float_high, double_low, double_high) \
+  struct Op {                                                                                 \
+    template <typename T>                                                                     \
+    static T apply(T x) { return std::fn(x); }                                                \
   };
 #endif
 
-KILN_SLEEF_OP_WITH_WIDE_LANES(Asinh, asinh, Sleef_asinhf8_u10avx2, Sleef_asinhd4_u10avx2)
-KILN_SLEEF_OP_WITH_WIDE_LANES(Acosh, acosh, Sleef_acoshf8_u10avx2, Sleef_acoshd4_u10avx2)
-#undef KILN_SLEEF_OP_WITH_WIDE_LANES
+constexpr float kFloatMin = std::numeric_limits<float>::min();
+constexpr double kDoubleMin = std::numeric_limits<double>::min();
+KILN_SLEEF_OP_IN_RANGE(Asinh, asinh, Sleef_asinhf8_u10avx2, Sleef_asinhd4_u10avx2, kFloatMin, 1e18f, kDoubleMin, 1e150)
+KILN_SLEEF_OP_IN_RANGE(Acosh, acosh, Sleef_acoshf8_u10avx2, Sleef_acoshd4_u10avx2, kFloatMin, 1e18f, kDoubleMin, 1e150)
+KILN_SLEEF_OP_IN_RANGE(Sinh, sinh, Sleef_sinhf8_u10avx2, Sleef_sinhd4_u10avx2, 0.0f, 88.0f, 0.0, 708.0)
+KILN_SLEEF_OP_IN_RANGE(Cosh, cosh, Sleef_coshf8_u10avx2, Sleef_coshd4_u10avx2, 0.0f, 88.0f, 0.0, 708.0)
+#undef KILN_SLEEF_OP_IN_RANGE
 
 // std::lgamma sets the global `signgam`, a data race in parallel loops; the
 // reentrant forms keep the sign to themselves.
