@@ -14,12 +14,14 @@
 namespace kiln {
 namespace {
 
-// `name`, `name_` and `name.out` of a unary op.
-#define KILN_UNARY_OPS(name, fn)                                                                       \
+// `name` and `name.out` of a unary op; KILN_UNARY_OPS adds `name_`.
+#define KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn)                                                    \
   op("aten::" name "(Tensor self) -> Tensor", [](const Tensor& self) { return fn(self); }),           \
-      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return fn##_(self); }),  \
       op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",                          \
          [](const Tensor& self, Tensor out) { return fn##Out(self, out); })
+#define KILN_UNARY_OPS(name, fn)                                                                       \
+  KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn),                                                         \
+      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return fn##_(self); })
 
 KILN_REGISTER_OPS(
     KILN_UNARY_OPS("neg", neg), KILN_UNARY_OPS("negative", neg), KILN_UNARY_OPS("abs", abs),
@@ -31,6 +33,22 @@ KILN_REGISTER_OPS(
     KILN_UNARY_OPS("ceil", ceil), KILN_UNARY_OPS("round", round), KILN_UNARY_OPS("trunc", trunc),
     KILN_UNARY_OPS("fix", trunc), KILN_UNARY_OPS("sign", sign), KILN_UNARY_OPS("reciprocal", reciprocal),
     KILN_UNARY_OPS("logical_not", logicalNot), KILN_UNARY_OPS("bitwise_not", bitwiseNot),
+    KILN_UNARY_OPS("log10", log10), KILN_UNARY_OPS("erfc", erfc), KILN_UNARY_OPS("lgamma", lgamma),
+    KILN_UNARY_OPS("asin", asin), KILN_UNARY_OPS("arcsin", asin), KILN_UNARY_OPS("acos", acos),
+    KILN_UNARY_OPS("arccos", acos), KILN_UNARY_OPS("atan", atan), KILN_UNARY_OPS("arctan", atan),
+    KILN_UNARY_OPS("sinh", sinh), KILN_UNARY_OPS("cosh", cosh), KILN_UNARY_OPS("asinh", asinh),
+    KILN_UNARY_OPS("arcsinh", asinh), KILN_UNARY_OPS("acosh", acosh), KILN_UNARY_OPS("arccosh", acosh),
+    KILN_UNARY_OPS("atanh", atanh), KILN_UNARY_OPS("arctanh", atanh),
+    KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("angle", angle), KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isnan", isnan),
+    KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isinf", isinf), KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isposinf", isposinf),
+    KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isneginf", isneginf),
+    op("aten::isfinite(Tensor self) -> Tensor", [](const Tensor& self) { return isfinite(self); }),
+
+    op("aten::frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
+       [](const Tensor& self) { return frexp(self); }),
+    op("aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> "
+       "(Tensor(a!) mantissa, Tensor(b!) exponent)",
+       [](const Tensor& self, Tensor mantissa, Tensor exponent) { return frexpOut(self, mantissa, exponent); }),
 
     op("aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
        [](const Tensor& self, int64_t decimals) { return round(self, decimals); }),
@@ -49,6 +67,7 @@ KILN_REGISTER_OPS(
        }), );
 
 #undef KILN_UNARY_OPS
+#undef KILN_UNARY_FUNCTIONAL_AND_OUT_OPS
 
 // The five shared forms of sub and its alias subtract.
 #define KILN_SUB_OPS(name)                                                                                         \
@@ -256,6 +275,28 @@ KILN_REGISTER_OPS(
        [](Tensor self, const Scalar& exponent) { return pow_(self, exponent); }),
 
     KILN_TENSOR_BINARY_OPS("atan2", atan2), KILN_TENSOR_BINARY_INPLACE_OP("atan2", atan2),
+    KILN_TENSOR_BINARY_OPS("gcd", gcd), KILN_TENSOR_BINARY_INPLACE_OP("gcd", gcd),
+    KILN_TENSOR_BINARY_INPLACE_OP("ldexp", ldexp),
+    op("aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor",
+       [](const Tensor& self, const Tensor& other) { return ldexp(self, other); }),
+    op("aten::ldexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& other, Tensor out) { return ldexpOut(self, other, out); }),
+
+    op("aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor",
+       [](const Tensor& self, const Tensor& other) { return copysign(self, other); }),
+    op("aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor",
+       [](const Tensor& self, const Scalar& other) { return copysign(self, scalarToTensor(other)); }),
+    op("aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& other, Tensor out) { return copysignOut(self, other, out); }),
+    op("aten::copysign.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Scalar& other, Tensor out) {
+         return copysignOut(self, scalarToTensor(other), out);
+       }),
+    op("aten::copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+       [](Tensor self, const Tensor& other) { return copysign_(self, other); }),
+    op("aten::copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+       [](Tensor self, const Scalar& other) { return copysign_(self, scalarToTensor(other)); }),
+
     KILN_TENSOR_BINARY_OPS("arctan2", atan2), KILN_TENSOR_BINARY_INPLACE_OP("arctan2", atan2),
     KILN_TENSOR_BINARY_OPS("maximum", maximum), KILN_TENSOR_BINARY_OPS("minimum", minimum),
     KILN_TENSOR_BINARY_OPS("logical_and", logicalAnd), KILN_TENSOR_BINARY_INPLACE_OP("logical_and", logicalAnd),

@@ -16,6 +16,7 @@
 
 #include "kiln/ops/number_ops.h"
 #include "kiln/tensor/iterator.h"
+#include "kiln/tensor/shape.h"
 
 namespace kiln {
 namespace {
@@ -351,6 +352,10 @@ KILN_REGISTER_OPS(op("prim::dtype(Tensor a) -> int", [](const Tensor& a) { retur
                   op("aten::is_complex(Tensor self) -> bool", [](const Tensor&) { return false; }),
                   op("aten::is_nonzero(Tensor self) -> bool", [](const Tensor& self) { return isNonzero(self); }),
                   op("aten::is_contiguous(Tensor self) -> bool", [](const Tensor& self) { return self.isContiguous(); }),
+                  op("aten::is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool",
+                     [](const Tensor& self, int64_t memory_format) {
+                       return isContiguous(self, memoryFormatFromInt(memory_format));
+                     }),
     op("aten::storage_offset(Tensor self) -> int", [](const Tensor& self) { return self.storageOffset(); }),
     op("aten::is_conj(Tensor self) -> bool", [](const Tensor&) { return false; }),
     op("aten::is_neg(Tensor self) -> bool", [](const Tensor&) { return false; }),
@@ -364,6 +369,19 @@ KILN_REGISTER_OPS(op("aten::promote_types(ScalarType type1, ScalarType type2) ->
                      [](ScalarType a, ScalarType b) { return static_cast<int64_t>(promoteTypes(a, b)); }),
                   op("aten::can_cast(ScalarType from, ScalarType to) -> bool",
                      [](ScalarType from, ScalarType to) { return canCast(from, to); }),
+                  // Python numbers take part as wrapped numbers, which promote only by category.
+                  op("aten::result_type.Tensor(Tensor tensor, Tensor other) -> ScalarType",
+                     [](const Tensor& tensor, const Tensor& other) {
+                       return static_cast<int64_t>(resultType(tensor, other));
+                     }),
+                  op("aten::result_type.Scalar(Tensor tensor, Scalar other) -> ScalarType",
+                     [](const Tensor& tensor, const Scalar& other) {
+                       return static_cast<int64_t>(resultType(tensor, other));
+                     }),
+                  op("aten::result_type.Scalar_Tensor(Scalar scalar, Tensor tensor) -> ScalarType",
+                     [](const Scalar& scalar, const Tensor& tensor) {
+                       return static_cast<int64_t>(resultType(tensor, scalar));
+                     }),
                   // Two Python numbers: int64 unless either is a float (then the default dtype).
                   op("aten::result_type.Scalar_Scalar(Scalar scalar1, Scalar scalar2) -> ScalarType",
                      [](const Scalar& a, const Scalar& b) {

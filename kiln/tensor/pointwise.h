@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "kiln/tensor/tensor.h"
@@ -31,6 +32,17 @@ KILN_DECLARE_UNARY(tan)
 KILN_DECLARE_UNARY(tanh)
 KILN_DECLARE_UNARY(sigmoid)
 KILN_DECLARE_UNARY(erf)
+KILN_DECLARE_UNARY(erfc)
+KILN_DECLARE_UNARY(lgamma)
+KILN_DECLARE_UNARY(log10)
+KILN_DECLARE_UNARY(asin)
+KILN_DECLARE_UNARY(acos)
+KILN_DECLARE_UNARY(atan)
+KILN_DECLARE_UNARY(sinh)
+KILN_DECLARE_UNARY(cosh)
+KILN_DECLARE_UNARY(asinh)
+KILN_DECLARE_UNARY(acosh)
+KILN_DECLARE_UNARY(atanh)
 KILN_DECLARE_UNARY(reciprocal)
 // The result keeps the input dtype.
 KILN_DECLARE_UNARY(neg)
@@ -45,6 +57,29 @@ KILN_DECLARE_UNARY(bitwiseNot)
 // The result is bool.
 KILN_DECLARE_UNARY(logicalNot)
 #undef KILN_DECLARE_UNARY
+
+// The argument of a real number: pi for x < 0, else 0; NaN stays NaN.
+// Integer and bool inputs give float32 results.
+Tensor angle(const Tensor& self);
+Tensor& angleOut(const Tensor& self, Tensor& out);
+
+// Class tests with bool results; integers and bool are never NaN or infinite.
+// isnan and isinf write any out= dtype, isposinf and isneginf only bool.
+Tensor isnan(const Tensor& self);
+Tensor& isnanOut(const Tensor& self, Tensor& out);
+Tensor isinf(const Tensor& self);
+Tensor& isinfOut(const Tensor& self, Tensor& out);
+Tensor isposinf(const Tensor& self);
+Tensor& isposinfOut(const Tensor& self, Tensor& out);
+Tensor isneginf(const Tensor& self);
+Tensor& isneginfOut(const Tensor& self, Tensor& out);
+Tensor isfinite(const Tensor& self);
+
+// self = mantissa * 2^exponent with 0.5 <= |mantissa| < 1 (float self only;
+// the mantissa has self's dtype, the exponent is int32; inf and NaN give
+// exponent 0). The out= tensors must have exactly those dtypes.
+std::tuple<Tensor, Tensor> frexp(const Tensor& self);
+std::tuple<Tensor, Tensor> frexpOut(const Tensor& self, Tensor& mantissa, Tensor& exponent);
 
 // Rounds to `decimals` decimal places (negative: to tens, hundreds, ...), float only.
 Tensor round(const Tensor& self, int64_t decimals);
@@ -88,6 +123,13 @@ KILN_DECLARE_BINARY(fmod)
 // Integers follow Python (negative exponents give 0 except for bases 1 and -1).
 KILN_DECLARE_BINARY(pow)
 KILN_DECLARE_BINARY(atan2)
+// |self| with the sign (bit) of other; integer and bool inputs give float32.
+KILN_DECLARE_BINARY(copysign)
+// Greatest common divisor of |self| and |other|, integers only.
+KILN_DECLARE_BINARY(gcd)
+// self * 2 ** other, computed as those two ops (so 2 ** other may overflow
+// where the product would not, as in PyTorch).
+KILN_DECLARE_BINARY(ldexp)
 // NaN-propagating elementwise max/min.
 KILN_DECLARE_BINARY(maximum)
 KILN_DECLARE_BINARY(minimum)

@@ -16,6 +16,10 @@ namespace kiln {
 // PyTorch's MemoryFormat enum values (what TorchScript passes as an int).
 enum class MemoryFormat : int64_t { Contiguous = 0, Preserve = 1, ChannelsLast = 2, ChannelsLast3d = 3 };
 MemoryFormat memoryFormatFromInt(int64_t value);
+// PyTorch's is_contiguous(memory_format): whether `self` has the layout a
+// fresh tensor of that format would (size-1 dims may have any stride). The
+// channels-last formats hold only at rank 4 / 5; Preserve asks for plain contiguity.
+bool isContiguous(const Tensor& self, MemoryFormat format);
 
 // Calls f(T{}) with an unsigned integer type T of `itemsize` bytes: kernels
 // that only move elements need no per-dtype instantiation.

@@ -4,12 +4,14 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numbers>
 #include <vector>
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/pointwise.h"
+#include "kiln/tensor/shape.h"
 
 using namespace kiln;
 
@@ -93,7 +95,9 @@ TEST(Pointwise, VectorPathsMatchScalarPaths) {
       {"exp", exp},   {"log", log},   {"log1p", log1p},   {"expm1", expm1}, {"sqrt", sqrt},
       {"rsqrt", rsqrt}, {"sin", sin}, {"cos", cos},       {"tan", tan},     {"tanh", tanh},
       {"sigmoid", sigmoid}, {"erf", erf}, {"reciprocal", reciprocal}, {"floor", floor}, {"ceil", ceil},
-      {"round", round}, {"trunc", trunc}};
+      {"round", round}, {"trunc", trunc}, {"asin", asin}, {"acos", acos}, {"atan", atan},
+      {"sinh", sinh}, {"cosh", cosh}, {"asinh", asinh}, {"acosh", acosh}, {"atanh", atanh},
+      {"log10", log10}, {"erfc", erfc}, {"lgamma", lgamma}, {"angle", angle}};
   for (const auto& [name, fn] : ops) {
     auto op = [fn](const Tensor& t) { return fn(t); };
     checkVectorMatchesScalar<float>(op, name, 4);
@@ -126,7 +130,8 @@ void checkBinaryVectorMatchesScalar() {
   for (const auto& [name, fn] : exact_ops) {
     expectClose(valuesOf<T>(fn(a_dense, b_dense)), valuesOf<T>(fn(a_strided, b_strided)), lhs, 0, name, false);
   }
-  const std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)> ops[] = {{"atan2", atan2}, {"pow", pow}};
+  const std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)> ops[] = {
+      {"atan2", atan2}, {"pow", pow}, {"copysign", copysign}};
   for (const auto& [name, fn] : ops) {
     expectClose(valuesOf<T>(fn(a_dense, b_dense)), valuesOf<T>(fn(a_strided, b_strided)), lhs, 4, name, false);
   }
@@ -292,4 +297,119 @@ TEST(Pointwise, ParallelSplitMatchesOneThread) {
   setNumThreads(threads);
   EXPECT_EQ(serial_tanh, parallel_tanh);
   EXPECT_EQ(serial_sum, parallel_sum);
+}
+
+TEST(Pointwise, AsinhAndAcoshStayFiniteForHugeInputs) {
+  // SLEEF's vector forms overflow beyond sqrt(max); those lanes are redone.
+  const float huge = 1e30f, tiny = 1e-40f;  // tiny is subnormal
+  const std::vector<float> inputs = {huge, -huge, 3e38f, 2.0f, tiny, -tiny, 0.0f, 1e19f, 5.0f};
+  const auto asinh_values = valuesOf<float>(asinh(tensorOf(inputs)));
+  const auto acosh_values = valuesOf<float>(acosh(tensorOf(inputs)));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_FLOAT_EQ(asinh_values[i], std::asinh(inputs[i])) << inputs[i];
+    if (inputs[i] >= 1) {
+      EXPECT_FLOAT_EQ(acosh_values[i], std::acosh(inputs[i])) << inputs[i];
+    }
+  }
+  EXPECT_EQ(asinh_values[4], tiny);
+  const std::vector<double> doubles = {1e300, -1e200, 7.0, 1e-310};
+  const auto asinh_doubles = valuesOf<double>(asinh(tensorOf(doubles)));
+  for (size_t i = 0; i < doubles.size(); ++i) EXPECT_DOUBLE_EQ(asinh_doubles[i], std::asinh(doubles[i]));
+}
+
+TEST(Pointwise, FloatFunctionsOfIntegersGiveFloat32) {
+  Tensor ints = tensorOf<int32_t>({-2, 0, 1, 3});
+  const Tensor result = lgamma(ints);
+  EXPECT_EQ(result.dtype(), ScalarType::Float);
+  const auto values = valuesOf<float>(result);
+  EXPECT_TRUE(std::isinf(values[0]));
+  EXPECT_EQ(values[2], 0.0f);
+  EXPECT_FLOAT_EQ(values[3], std::log(2.0f));
+  EXPECT_EQ(valuesOf<float>(angle(ints)), (std::vector<float>{std::numbers::pi_v<float>, 0, 0, 0}));
+  EXPECT_THROW(asin_(ints), Error);  // float32 can't go back into int32
+  Tensor out = empty({4}, ScalarType::Long);
+  EXPECT_THROW(log10Out(ints, out), Error);
+}
+
+TEST(Pointwise, ClassTests) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = tensorOf<float>({1.0f, NAN, inf, -inf, -0.0f});
+  EXPECT_EQ(valuesOf<bool>(isnan(x)), (std::vector<bool>{false, true, false, false, false}));
+  EXPECT_EQ(valuesOf<bool>(isinf(x)), (std::vector<bool>{false, false, true, true, false}));
+  EXPECT_EQ(valuesOf<bool>(isfinite(x)), (std::vector<bool>{true, false, false, false, true}));
+  EXPECT_EQ(valuesOf<bool>(isposinf(x)), (std::vector<bool>{false, false, true, false, false}));
+  EXPECT_EQ(valuesOf<bool>(isneginf(x)), (std::vector<bool>{false, false, false, true, false}));
+  const Tensor ints = tensorOf<int64_t>({std::numeric_limits<int64_t>::max(), 0});
+  EXPECT_EQ(valuesOf<bool>(isfinite(ints)), (std::vector<bool>{true, true}));
+  EXPECT_EQ(valuesOf<bool>(isnan(ints)), (std::vector<bool>{false, false}));
+  // isnan casts into any out= dtype; isposinf takes only bool.
+  Tensor float_out = empty({5}, ScalarType::Float);
+  isnanOut(x, float_out);
+  EXPECT_EQ(valuesOf<float>(float_out), (std::vector<float>{0, 1, 0, 0, 0}));
+  EXPECT_THROW(isposinfOut(x, float_out), Error);
+}
+
+TEST(Pointwise, FrexpSplitsMantissaAndExponent) {
+  const Tensor x = tensorOf<double>({8.0, -0.375, 0.0, 1e-310, std::numeric_limits<double>::infinity()});
+  const auto [mantissa, exponent] = frexp(x);
+  EXPECT_EQ(mantissa.dtype(), ScalarType::Double);
+  EXPECT_EQ(exponent.dtype(), ScalarType::Int);
+  const auto m = valuesOf<double>(mantissa);
+  const auto e = valuesOf<int32_t>(exponent);
+  EXPECT_EQ(m[0], 0.5);
+  EXPECT_EQ(e[0], 4);
+  EXPECT_EQ(m[1], -0.75);
+  EXPECT_EQ(e[1], -1);
+  EXPECT_EQ(e[2], 0);
+  EXPECT_EQ(std::ldexp(m[3], e[3]), 1e-310);
+  EXPECT_TRUE(std::isinf(m[4]));
+  EXPECT_THROW(frexp(tensorOf<int32_t>({1})), Error);
+  Tensor wrong_mantissa = empty({5}, ScalarType::Float), exponent_out = empty({5}, ScalarType::Int);
+  EXPECT_THROW(frexpOut(x, wrong_mantissa, exponent_out), Error);
+  Tensor mantissa_out = empty({5}, ScalarType::Double), wrong_exponent = empty({5}, ScalarType::Long);
+  EXPECT_THROW(frexpOut(x, mantissa_out, wrong_exponent), Error);
+  frexpOut(x, mantissa_out, exponent_out);
+  EXPECT_EQ(valuesOf<int32_t>(exponent_out), e);
+}
+
+TEST(Pointwise, GcdOfNegativesAndExtremes) {
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  const Tensor a = tensorOf<int64_t>({-12, 0, min, min, 7, 0});
+  const Tensor b = tensorOf<int64_t>({18, -5, 0, -1, 0, 0});
+  EXPECT_EQ(valuesOf<int64_t>(gcd(a, b)), (std::vector<int64_t>{6, 5, min, 1, 7, 0}));
+  EXPECT_EQ(valuesOf<uint8_t>(gcd(tensorOf<uint8_t>({255, 128}), tensorOf<uint8_t>({85, 96}))),
+            (std::vector<uint8_t>{85, 32}));
+  EXPECT_THROW(gcd(tensorOf<float>({1}), tensorOf<float>({2})), Error);
+  const Tensor bools = to(tensorOf<uint8_t>({1}), ScalarType::Bool);
+  EXPECT_THROW(gcd(bools, bools), Error);
+}
+
+TEST(Pointwise, CopysignAndLdexpPromoteIntegers) {
+  const Tensor ints = tensorOf<int32_t>({3, -4, 0});
+  const Tensor signs = tensorOf<float>({-0.0f, 1.0f, -NAN});
+  const Tensor result = copysign(ints, signs);
+  EXPECT_EQ(result.dtype(), ScalarType::Float);
+  const auto values = valuesOf<float>(result);
+  EXPECT_EQ(values[0], -3.0f);
+  EXPECT_EQ(values[1], 4.0f);
+  EXPECT_TRUE(std::signbit(values[2]));  // the sign bit of a NaN counts
+  const Tensor scaled = ldexp(ints, tensorOf<int64_t>({2, -2, 5}));
+  EXPECT_EQ(scaled.dtype(), ScalarType::Float);
+  EXPECT_EQ(valuesOf<float>(scaled), (std::vector<float>{12.0f, -1.0f, 0.0f}));
+  // As PyTorch computes it (x * 2 ** e), 2 ** 130 overflows float first.
+  EXPECT_TRUE(std::isinf(valuesOf<float>(ldexp(tensorOf<float>({1e-30f}), tensorOf<int32_t>({130})))[0]));
+}
+
+TEST(Pointwise, ContiguityPerMemoryFormat) {
+  const Tensor plain = empty({2, 3, 4, 5});
+  const Tensor channels_last = makeView(empty({2, 4, 5, 3}), DimVector{2, 3, 4, 5}, DimVector{60, 1, 15, 3}, 0);
+  EXPECT_TRUE(isContiguous(plain, MemoryFormat::Contiguous));
+  EXPECT_FALSE(isContiguous(plain, MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(isContiguous(channels_last, MemoryFormat::ChannelsLast));
+  EXPECT_FALSE(isContiguous(channels_last, MemoryFormat::Contiguous));
+  EXPECT_FALSE(isContiguous(channels_last, MemoryFormat::ChannelsLast3d));
+  EXPECT_TRUE(isContiguous(plain, MemoryFormat::Preserve));
+  // Other ranks are never channels-last.
+  EXPECT_FALSE(isContiguous(empty({2, 3}), MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(isContiguous(empty({2, 1, 1, 1}), MemoryFormat::ChannelsLast));
 }

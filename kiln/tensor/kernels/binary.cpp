@@ -261,6 +261,22 @@ struct Atan2 {
 #endif
 };
 
+// The sign bit of b on the magnitude of a (NaN signs included).
+struct Copysign {
+  template <typename T>
+  static T apply(T a, T b) { return std::copysign(a, b); }
+#if KILN_HAVE_AVX2
+  static __m256 apply(__m256 a, __m256 b) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    return _mm256_or_ps(_mm256_andnot_ps(sign, a), _mm256_and_ps(sign, b));
+  }
+  static __m256d apply(__m256d a, __m256d b) {
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    return _mm256_or_pd(_mm256_andnot_pd(sign, a), _mm256_and_pd(sign, b));
+  }
+#endif
+};
+
 #undef KILN_VECTOR_FORMS
 
 // float/double through FloatOp (vectorized on contiguous runs), integers
@@ -305,9 +321,34 @@ void powKernel(TensorIter& iter) {
   floatOrIntKernel<Pow>(iter, "pow", [](auto a, auto b) { return powValue(a, b); });
 }
 
-void atan2Kernel(TensorIter& iter) {
-  KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "atan2", [&] {
-    kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return Atan2::apply(a, b); });
+// A float-only op through FloatOp (vectorized on contiguous runs).
+template <typename FloatOp>
+void floatBinaryKernel(TensorIter& iter, const char* name) {
+  KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), name, [&] {
+    kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return FloatOp::apply(a, b); });
+  });
+}
+
+// Euclid's algorithm on |a| and |b|, as PyTorch runs it: |INT_MIN| stays
+// INT_MIN, so gcd(INT_MIN, 0) is INT_MIN.
+template <typename T>
+T gcdValue(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    a = a < 0 ? wrappingNeg(a) : a;
+    b = b < 0 ? wrappingNeg(b) : b;
+  }
+  while (a != 0) {
+    const T divisor = a;
+    // Every remainder by -1 is 0 (INT_MIN % -1 traps in hardware).
+    a = (std::is_signed_v<T> && a == T(-1)) ? T(0) : static_cast<T>(b % a);
+    b = divisor;
+  }
+  return b;
+}
+
+void gcdKernel(TensorIter& iter) {
+  KILN_DISPATCH_INTEGRAL_TYPES(iter.computeDtype(), "gcd", [&] {
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return gcdValue(a, b); });
   });
 }
 
@@ -463,7 +504,10 @@ KILN_BINARY_FORMS(floorDivide, "floor_divide", kArithmetic,
 KILN_BINARY_FORMS(remainder, "remainder", kArithmetic, remainderKernel)
 KILN_BINARY_FORMS(fmod, "fmod", kArithmetic, fmodKernel)
 KILN_BINARY_FORMS(pow, "pow", kArithmetic, powKernel)
-KILN_BINARY_FORMS(atan2, "atan2", kTrueDivision, atan2Kernel)
+KILN_BINARY_FORMS(atan2, "atan2", kTrueDivision, [](TensorIter& iter) { floatBinaryKernel<Atan2>(iter, "atan2"); })
+KILN_BINARY_FORMS(copysign, "copysign", kTrueDivision,
+                  [](TensorIter& iter) { floatBinaryKernel<Copysign>(iter, "copysign"); })
+KILN_BINARY_FORMS(gcd, "gcd", kArithmetic, gcdKernel)
 KILN_BINARY_FORMS(maximum, "maximum", kArithmetic, extremumKernel<true>)
 KILN_BINARY_FORMS(minimum, "minimum", kArithmetic, extremumKernel<false>)
 KILN_PREDICATE_FORMS(eq, "eq", a == b)
@@ -510,6 +554,16 @@ Tensor pow(const Scalar& self, const Tensor& exponent) { return powScalarBaseOp(
 Tensor& powOut(const Scalar& self, const Tensor& exponent, Tensor& out) {
   powScalarBaseOp(self, exponent, out);
   return out;
+}
+
+// PyTorch's definition, two ops: the power's dtype (float32 for integer
+// exponents) takes part in the product's promotion.
+Tensor ldexp(const Tensor& self, const Tensor& other) { return mul(self, pow(Scalar(2.0), other)); }
+
+Tensor& ldexp_(Tensor& self, const Tensor& other) { return mul_(self, pow(Scalar(2.0), other)); }
+
+Tensor& ldexpOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  return mulOut(self, pow(Scalar(2.0), other), out);
 }
 
 }  // namespace kiln

@@ -237,6 +237,14 @@ MemoryFormat memoryFormatFromInt(int64_t value) {
   return static_cast<MemoryFormat>(value);
 }
 
+bool isContiguous(const Tensor& self, MemoryFormat format) {
+  switch (format) {
+    case MemoryFormat::ChannelsLast: return self.dim() == 4 && hasLayout(self, format);
+    case MemoryFormat::ChannelsLast3d: return self.dim() == 5 && hasLayout(self, format);
+    default: return self.isContiguous();
+  }
+}
+
 DimVector inferSize(IntArrayRef shape, int64_t numel) {
   DimVector result(shape);
   int64_t known = 1;

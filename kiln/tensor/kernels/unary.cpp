@@ -3,6 +3,7 @@
 // code where a SLEEF call would dominate); strided runs and the other ops use
 // scalar lambdas, which the compiler vectorizes where it can.
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <type_traits>
 
@@ -20,39 +21,134 @@ using kernels::negate;
 using kernels::mapKernel;
 
 // Each op: a scalar form for any floating T and, with AVX2, the vector forms.
-struct Exp {
-  template <typename T>
-  static T apply(T x) { return std::exp(x); }
 #if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_expf8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_expd4_u10avx2(x); }
+#define KILN_VECTOR_FORMS(f8, d4)                            \
+  static __m256 apply(__m256 x) { return f8(x); }            \
+  static __m256d apply(__m256d x) { return d4(x); }
+#else
+#define KILN_VECTOR_FORMS(f8, d4)
 #endif
+
+// An op whose scalar form is std::fn and whose vector forms are SLEEF's.
+#define KILN_SLEEF_OP(Op, fn, f8, d4)                      \
+  struct Op {                                              \
+    template <typename T>                                  \
+    static T apply(T x) { return std::fn(x); }             \
+    KILN_VECTOR_FORMS(f8, d4)                              \
+  };
+
+KILN_SLEEF_OP(Exp, exp, Sleef_expf8_u10avx2, Sleef_expd4_u10avx2)
+KILN_SLEEF_OP(Log, log, Sleef_logf8_u10avx2, Sleef_logd4_u10avx2)
+KILN_SLEEF_OP(Log10, log10, Sleef_log10f8_u10avx2, Sleef_log10d4_u10avx2)
+KILN_SLEEF_OP(Log1p, log1p, Sleef_log1pf8_u10avx2, Sleef_log1pd4_u10avx2)
+KILN_SLEEF_OP(Expm1, expm1, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2)
+KILN_SLEEF_OP(Sin, sin, Sleef_sinf8_u10avx2, Sleef_sind4_u10avx2)
+KILN_SLEEF_OP(Cos, cos, Sleef_cosf8_u10avx2, Sleef_cosd4_u10avx2)
+KILN_SLEEF_OP(Tan, tan, Sleef_tanf8_u10avx2, Sleef_tand4_u10avx2)
+KILN_SLEEF_OP(Asin, asin, Sleef_asinf8_u10avx2, Sleef_asind4_u10avx2)
+KILN_SLEEF_OP(Acos, acos, Sleef_acosf8_u10avx2, Sleef_acosd4_u10avx2)
+KILN_SLEEF_OP(Atan, atan, Sleef_atanf8_u10avx2, Sleef_atand4_u10avx2)
+KILN_SLEEF_OP(Atanh, atanh, Sleef_atanhf8_u10avx2, Sleef_atanhd4_u10avx2)
+// The 3.5-ulp SLEEF tanh is three times faster than the 1-ulp one and still
+// far inside float tolerance.
+KILN_SLEEF_OP(Tanh, tanh, Sleef_tanhf8_u35avx2, Sleef_tanhd4_u35avx2)
+KILN_SLEEF_OP(Erf, erf, Sleef_erff8_u10avx2, Sleef_erfd4_u10avx2)
+KILN_SLEEF_OP(Erfc, erfc, Sleef_erfcf8_u15avx2, Sleef_erfcd4_u15avx2)
+
+#undef KILN_SLEEF_OP
+
+#if KILN_HAVE_AVX2
+// The lanes of x with |x| > high or 0 < |x| < low, as a bit mask.
+inline int lanesOutside(__m256 x, float low, float high) {
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  const __m256 below = _mm256_and_ps(_mm256_cmp_ps(a, _mm256_set1_ps(low), _CMP_LT_OQ),
+                                     _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_GT_OQ));
+  return _mm256_movemask_ps(_mm256_or_ps(below, _mm256_cmp_ps(a, _mm256_set1_ps(high), _CMP_GT_OQ)));
+}
+inline int lanesOutside(__m256d x, double low, double high) {
+  const __m256d a = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
+  const __m256d below = _mm256_and_pd(_mm256_cmp_pd(a, _mm256_set1_pd(low), _CMP_LT_OQ),
+                                      _mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_GT_OQ));
+  return _mm256_movemask_pd(_mm256_or_pd(below, _mm256_cmp_pd(a, _mm256_set1_pd(high), _CMP_GT_OQ)));
+}
+
+// result, with the lanes set in `lanes` replaced by f(x[lane]).
+template <typename V, typename F>
+V redoLanes(V result, V x, int lanes, const F& f) {
+  for (int i = 0; lanes != 0; ++i, lanes >>= 1) {
+    if (lanes & 1) result[i] = f(x[i]);
+  }
+  return result;
+}
+#endif
+
+// SLEEF functions that are exact only on part of the range: asinh and acosh
+// overflow to inf above sqrt(max) and lose digits on subnormals, sinh and
+// cosh give inf from 88.5 (709 in double) though the result overflows only
+// past 89.4 (710.5). Lanes with |x| outside [low, high] (with a margin) are
+// redone with the scalar form, so contiguous and strided runs agree.
+// (PyTorch's vector path keeps SLEEF's inf for sinh and cosh there.)
+#if KILN_HAVE_AVX2
+#define KILN_SLEEF_OP_IN_RANGE(Op, fn, f8, d4, float_low, float_high, double_low, double_high)     \
+  struct Op {                                                                                     \
+    template <typename T>                                                                         \
+    static T apply(T x) { return std::fn(x); }                                                    \
+    static __m256 apply(__m256 x) {                                                               \
+      const int lanes = lanesOutside(x, float_low, float_high);                                   \
+      return lanes ? redoLanes(f8(x), x, lanes, [](float v) { return std::fn(v); }) : f8(x);      \
+    }                                                                                             \
+    static __m256d apply(__m256d x) {                                                             \
+      const int lanes = lanesOutside(x, double_low, double_high);                                 \
+      return lanes ? redoLanes(d4(x), x, lanes, [](double v) { return std::fn(v); }) : d4(x);     \
+    }                                                                                             \
+  };
+#else
+#define KILN_SLEEF_OP_IN_RANGE(Op, fn, f8, d4, float_low, float_high, double_low, double_high) \
+  struct Op {                                                                                 \
+    template <typename T>                                                                     \
+    static T apply(T x) { return std::fn(x); }                                                \
+  };
+#endif
+
+constexpr float kFloatMin = std::numeric_limits<float>::min();
+constexpr double kDoubleMin = std::numeric_limits<double>::min();
+KILN_SLEEF_OP_IN_RANGE(Asinh, asinh, Sleef_asinhf8_u10avx2, Sleef_asinhd4_u10avx2, kFloatMin, 1e18f, kDoubleMin, 1e150)
+KILN_SLEEF_OP_IN_RANGE(Acosh, acosh, Sleef_acoshf8_u10avx2, Sleef_acoshd4_u10avx2, kFloatMin, 1e18f, kDoubleMin, 1e150)
+KILN_SLEEF_OP_IN_RANGE(Sinh, sinh, Sleef_sinhf8_u10avx2, Sleef_sinhd4_u10avx2, 0.0f, 88.0f, 0.0, 708.0)
+KILN_SLEEF_OP_IN_RANGE(Cosh, cosh, Sleef_coshf8_u10avx2, Sleef_coshd4_u10avx2, 0.0f, 88.0f, 0.0, 708.0)
+#undef KILN_SLEEF_OP_IN_RANGE
+
+// std::lgamma sets the global `signgam`, a data race in parallel loops; the
+// reentrant forms keep the sign to themselves.
+struct Lgamma {
+  static float apply(float x) {
+    int sign;
+    return ::lgammaf_r(x, &sign);
+  }
+  static double apply(double x) {
+    int sign;
+    return ::lgamma_r(x, &sign);
+  }
+  KILN_VECTOR_FORMS(Sleef_lgammaf8_u10avx2, Sleef_lgammad4_u10avx2)
 };
 
-struct Log {
-  template <typename T>
-  static T apply(T x) { return std::log(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_logf8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_logd4_u10avx2(x); }
-#endif
-};
+#undef KILN_VECTOR_FORMS
 
-struct Log1p {
+// The argument of a real number: pi for x < 0, else 0 (-0 included); NaN stays NaN.
+struct Angle {
   template <typename T>
-  static T apply(T x) { return std::log1p(x); }
+  static T apply(T x) { return x != x ? x : (x < T(0) ? std::numbers::pi_v<T> : T(0)); }
 #if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_log1pf8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_log1pd4_u10avx2(x); }
-#endif
-};
-
-struct Expm1 {
-  template <typename T>
-  static T apply(T x) { return std::expm1(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_expm1f8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_expm1d4_u10avx2(x); }
+  static __m256 apply(__m256 x) {
+    const __m256 angle = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ),
+                                       _mm256_set1_ps(std::numbers::pi_v<float>));
+    return _mm256_blendv_ps(angle, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+  static __m256d apply(__m256d x) {
+    const __m256d angle = _mm256_and_pd(_mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_LT_OQ),
+                                        _mm256_set1_pd(std::numbers::pi));
+    return _mm256_blendv_pd(angle, x, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+  }
 #endif
 };
 
@@ -83,44 +179,6 @@ struct Reciprocal {
 #endif
 };
 
-struct Sin {
-  template <typename T>
-  static T apply(T x) { return std::sin(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_sinf8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_sind4_u10avx2(x); }
-#endif
-};
-
-struct Cos {
-  template <typename T>
-  static T apply(T x) { return std::cos(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_cosf8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_cosd4_u10avx2(x); }
-#endif
-};
-
-struct Tan {
-  template <typename T>
-  static T apply(T x) { return std::tan(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_tanf8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_tand4_u10avx2(x); }
-#endif
-};
-
-// The 3.5-ulp SLEEF tanh is three times faster than the 1-ulp one and still
-// far inside float tolerance.
-struct Tanh {
-  template <typename T>
-  static T apply(T x) { return std::tanh(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_tanhf8_u35avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_tanhd4_u35avx2(x); }
-#endif
-};
-
 struct Sigmoid {
   template <typename T>
   static T apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
@@ -133,15 +191,6 @@ struct Sigmoid {
     const __m256d one = _mm256_set1_pd(1.0);
     return _mm256_div_pd(one, _mm256_add_pd(one, Sleef_expd4_u10avx2(negate(x))));
   }
-#endif
-};
-
-struct Erf {
-  template <typename T>
-  static T apply(T x) { return std::erf(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return Sleef_erff8_u10avx2(x); }
-  static __m256d apply(__m256d x) { return Sleef_erfd4_u10avx2(x); }
 #endif
 };
 
@@ -319,6 +368,22 @@ void logicalNotKernel(TensorIter& iter) {
   });
 }
 
+template <typename T>
+constexpr T kInf = std::numeric_limits<T>::infinity();
+
+// A floating-point class test (isnan, isinf, ...). Integers and bool are
+// never NaN or infinite: they give `integral_value` without a look.
+template <typename Pred>
+void classifyKernel(TensorIter& iter, const char* name, bool integral_value, const Pred& pred) {
+  KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), name, [&] {
+    if constexpr (std::is_floating_point_v<scalar_t>) {
+      kernels::cpuKernel<bool, scalar_t>(iter, [&](scalar_t x) -> bool { return pred(x); });
+    } else {
+      kernels::cpuKernel<bool, scalar_t>(iter, [integral_value](scalar_t) { return integral_value; });
+    }
+  });
+}
+
 void roundDecimalsKernel(TensorIter& iter, int64_t decimals) {
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "round", [&] {
     // PyTorch's arithmetic: scale by 10^|decimals| in the element type, round, scale back.
@@ -336,6 +401,7 @@ enum class UnaryKind {
   Same,        // the result has self's dtype; out= must have exactly that dtype
   SameAnyOut,  // like Same, but out= takes any dtype
   Bool,        // the result is bool; out= takes any dtype
+  BoolOnly,    // the result is bool; out= must be bool
 };
 
 template <typename Kernel>
@@ -348,6 +414,10 @@ Tensor unaryOp(const char* name, const Tensor& self, const Tensor& out, UnaryKin
     case UnaryKind::Same: kernels::checkExactOutDtype(out, self.dtype(), name); break;
     case UnaryKind::SameAnyOut: iter.checkOutputCast(false); break;
     case UnaryKind::Bool: iter.outputDtype(ScalarType::Bool); break;
+    case UnaryKind::BoolOnly:
+      kernels::checkExactOutDtype(out, ScalarType::Bool, name);
+      iter.outputDtype(ScalarType::Bool);
+      break;
   }
   iter.build();
   kernel(iter);
@@ -365,21 +435,24 @@ constexpr const char* kNegBool =
 
 }  // namespace
 
-// Defines fn, fn_ and fnOut; `prologue` runs first with `self` in scope.
-#define KILN_UNARY_FORMS(fn, name, kind, prologue, kernel)  \
-  Tensor fn(const Tensor& self) {                          \
-    prologue;                                              \
-    return unaryOp(name, self, Tensor(), kind, kernel);    \
-  }                                                        \
-  Tensor& fn##_(Tensor& self) {                            \
-    prologue;                                              \
-    unaryOp(name "_", self, self, kind, kernel);           \
-    return self;                                           \
-  }                                                        \
-  Tensor& fn##Out(const Tensor& self, Tensor& out) {       \
-    prologue;                                              \
-    unaryOp(name, self, out, kind, kernel);                \
-    return out;                                            \
+// Defines fn and fnOut; `prologue` runs first with `self` in scope.
+#define KILN_UNARY_FUNCTIONAL_AND_OUT(fn, name, kind, prologue, kernel) \
+  Tensor fn(const Tensor& self) {                                      \
+    prologue;                                                          \
+    return unaryOp(name, self, Tensor(), kind, kernel);                \
+  }                                                                    \
+  Tensor& fn##Out(const Tensor& self, Tensor& out) {                   \
+    prologue;                                                          \
+    unaryOp(name, self, out, kind, kernel);                            \
+    return out;                                                        \
+  }
+// Defines fn, fn_ and fnOut.
+#define KILN_UNARY_FORMS(fn, name, kind, prologue, kernel)             \
+  KILN_UNARY_FUNCTIONAL_AND_OUT(fn, name, kind, prologue, kernel)      \
+  Tensor& fn##_(Tensor& self) {                                        \
+    prologue;                                                          \
+    unaryOp(name "_", self, self, kind, kernel);                       \
+    return self;                                                       \
   }
 
 #define KILN_FLOAT_UNARY(fn, name, Op) \
@@ -401,6 +474,19 @@ KILN_FLOAT_UNARY(tanh, "tanh", Tanh)
 KILN_FLOAT_UNARY(sigmoid, "sigmoid", Sigmoid)
 KILN_FLOAT_UNARY(erf, "erf", Erf)
 KILN_FLOAT_UNARY(reciprocal, "reciprocal", Reciprocal)
+KILN_FLOAT_UNARY(log10, "log10", Log10)
+KILN_FLOAT_UNARY(asin, "asin", Asin)
+KILN_FLOAT_UNARY(acos, "acos", Acos)
+KILN_FLOAT_UNARY(atan, "atan", Atan)
+KILN_FLOAT_UNARY(sinh, "sinh", Sinh)
+KILN_FLOAT_UNARY(cosh, "cosh", Cosh)
+KILN_FLOAT_UNARY(asinh, "asinh", Asinh)
+KILN_FLOAT_UNARY(acosh, "acosh", Acosh)
+KILN_FLOAT_UNARY(atanh, "atanh", Atanh)
+KILN_FLOAT_UNARY(erfc, "erfc", Erfc)
+KILN_FLOAT_UNARY(lgamma, "lgamma", Lgamma)
+KILN_UNARY_FUNCTIONAL_AND_OUT(angle, "angle", UnaryKind::Float, (void)0,
+                              [](TensorIter& iter) { floatKernel<Angle>(iter, "angle"); })
 
 KILN_ROUNDING_UNARY(floor, "floor", Rounding::Floor)
 KILN_ROUNDING_UNARY(ceil, "ceil", Rounding::Ceil)
@@ -415,9 +501,28 @@ KILN_UNARY_FORMS(relu, "relu", UnaryKind::SameAnyOut, checkNotBool(self, "Boolea
 KILN_UNARY_FORMS(bitwiseNot, "bitwise_not", UnaryKind::Same, (void)0, bitwiseNotKernel)
 KILN_UNARY_FORMS(logicalNot, "logical_not", UnaryKind::Bool, (void)0, logicalNotKernel)
 
+// The class tests. Comparisons with inf vectorize where std::isinf would not.
+#define KILN_CLASSIFY(name, kind, integral_value, expr)                                  \
+  KILN_UNARY_FUNCTIONAL_AND_OUT(name, #name, kind, (void)0, [](TensorIter& iter) {       \
+    classifyKernel(iter, #name, integral_value, []<typename T>(T x) { return expr; });   \
+  })
+KILN_CLASSIFY(isnan, UnaryKind::Bool, false, x != x)
+KILN_CLASSIFY(isinf, UnaryKind::Bool, false, std::abs(x) == kInf<T>)
+KILN_CLASSIFY(isposinf, UnaryKind::BoolOnly, false, x == kInf<T>)
+KILN_CLASSIFY(isneginf, UnaryKind::BoolOnly, false, x == -kInf<T>)
+#undef KILN_CLASSIFY
+
+// torch has no out= form of isfinite.
+Tensor isfinite(const Tensor& self) {
+  return unaryOp("isfinite", self, Tensor(), UnaryKind::Bool, [](TensorIter& iter) {
+    classifyKernel(iter, "isfinite", true, []<typename T>(T x) { return std::abs(x) < kInf<T>; });
+  });
+}
+
 #undef KILN_ROUNDING_UNARY
 #undef KILN_FLOAT_UNARY
 #undef KILN_UNARY_FORMS
+#undef KILN_UNARY_FUNCTIONAL_AND_OUT
 
 namespace {
 
@@ -545,6 +650,51 @@ Tensor& pow_(Tensor& self, const Scalar& exponent) {
 Tensor& powOut(const Tensor& self, const Scalar& exponent, Tensor& out) {
   powScalarOp("pow", self, exponent, out);
   return out;
+}
+
+namespace {
+
+void checkFrexpInput(const Tensor& self) {
+  KILN_CHECK(self.defined(), "frexp: expected a defined tensor");
+  KILN_CHECK(isFloatingType(self.dtype()), "torch.frexp() only supports floating-point dtypes, got ", self.dtype());
+}
+
+// Both outputs have their dtypes already (mantissa: self's, exponent: int32).
+void frexpInto(const Tensor& self, const Tensor& mantissa, const Tensor& exponent) {
+  TensorIter iter("frexp");
+  iter.addOutput(mantissa).addOutput(exponent).addInput(self).promoteInputs(false).build();
+  KILN_DISPATCH_FLOATING_TYPES(self.dtype(), "frexp", [&] {
+    iter.forEach([](char** data, const int64_t* strides, int64_t n) {
+      char *m = data[0], *e = data[1];
+      const char* x = data[2];
+      for (int64_t i = 0; i < n; ++i, m += strides[0], e += strides[1], x += strides[2]) {
+        int exp = 0;
+        *reinterpret_cast<scalar_t*>(m) = std::frexp(*reinterpret_cast<const scalar_t*>(x), &exp);
+        *reinterpret_cast<int32_t*>(e) = exp;
+      }
+    });
+  });
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> frexp(const Tensor& self) {
+  checkFrexpInput(self);
+  Tensor mantissa = empty(self.sizes(), self.dtype());
+  Tensor exponent = empty(self.sizes(), ScalarType::Int);
+  frexpInto(self, mantissa, exponent);
+  return {mantissa, exponent};
+}
+
+std::tuple<Tensor, Tensor> frexpOut(const Tensor& self, Tensor& mantissa, Tensor& exponent) {
+  checkFrexpInput(self);
+  KILN_CHECK(mantissa.defined() && exponent.defined(), "frexp: expected defined out= tensors");
+  KILN_CHECK(mantissa.dtype() == self.dtype(), "torch.frexp() expects mantissa to have dtype ", self.dtype(),
+             " but got ", mantissa.dtype());
+  KILN_CHECK(exponent.dtype() == ScalarType::Int, "torch.frexp() expects exponent to have int dtype but got ",
+             exponent.dtype());
+  frexpInto(self, mantissa, exponent);
+  return {mantissa, exponent};
 }
 
 }  // namespace kiln
