@@ -274,6 +274,50 @@ graph(%a : int, %b : int):
   EXPECT_TRUE(out[1].isIntList());
 }
 
+TEST(Interpreter, ConstantChunkAndTupleSliceAndDicts) {
+  auto g = parseIR(R"IR(
+graph(%x : Tensor, %t : (int, int, int, int)):
+  %a : Tensor, %b : Tensor, %c : Tensor = prim::ConstantChunk[chunks=3, dim=0](%x)
+  %s : (int, int) = prim::TupleSlice[beg=1, end=3](%t)
+  %k : str = prim::Constant[value="k"]()
+  %d : Dict(str, Tensor) = prim::DictConstruct(%k, %c)
+  %r : (Tensor, Tensor, (int, int), Dict(str, Tensor)) = prim::TupleConstruct(%a, %b, %s, %d)
+  return (%r))IR");
+  Stack inputs;
+  inputs.emplace_back(arange(Scalar(int64_t{0}), Scalar(int64_t{6}), Scalar(int64_t{1}), ScalarType::Long));
+  inputs.emplace_back(IValue::tuple({IValue(int64_t{1}), IValue(int64_t{2}), IValue(int64_t{3}), IValue(int64_t{4})}));
+  IValue result = run(g, std::move(inputs))[0];
+  const auto& out = result.toTupleRef().elements;
+  // Rows [0, 1], [2, 3], [4, 5].
+  EXPECT_EQ(out[0].toTensor().numel(), 2);
+  EXPECT_EQ(sum(out[1].toTensor()).item().toLong(), 5);
+  const auto& slice = out[2].toTupleRef().elements;
+  ASSERT_EQ(slice.size(), 2u);
+  EXPECT_EQ(slice[0].toInt(), 2);
+  EXPECT_EQ(slice[1].toInt(), 3);
+  const DictObj& d = out[3].toDictRef();
+  EXPECT_EQ(d.size(), 1u);
+  EXPECT_EQ(sum(d.at(IValue("k")).toTensor()).item().toLong(), 9);
+}
+
+TEST(Interpreter, ConstantChunkWithFewerPiecesThanOutputs) {
+  // chunk(4) of 3 rows gives 3 pieces: fine while the fourth is unused.
+  auto unused = parseIR(R"IR(
+graph(%x : Tensor):
+  %a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor = prim::ConstantChunk[chunks=4, dim=0](%x)
+  return (%c))IR");
+  Stack inputs;
+  inputs.emplace_back(ones({3}));
+  EXPECT_EQ(run(unused, std::move(inputs))[0].toTensor().numel(), 1);
+  auto used = parseIR(R"IR(
+graph(%x : Tensor):
+  %a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor = prim::ConstantChunk[chunks=4, dim=0](%x)
+  return (%d))IR");
+  Stack again;
+  again.emplace_back(ones({3}));
+  EXPECT_THROW(run(used, std::move(again)), Error);
+}
+
 TEST(Interpreter, ListUnpackOfWrongLengthRaises) {
   auto g = parseIR(R"IR(
 graph(%l : int[]):
