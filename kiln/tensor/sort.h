@@ -15,6 +15,7 @@ std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool desce
 std::tuple<Tensor&, Tensor&> sortOut(const Tensor& self, int64_t dim, bool descending, bool stable, Tensor& values,
                                      Tensor& indices);
 Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false, bool stable = false);
+// `out` may have any dtype.
 Tensor& argsortOut(const Tensor& self, int64_t dim, bool descending, bool stable, Tensor& out);
 // Sorted along dim 0 (unstable, ascending).
 Tensor msort(const Tensor& self);

@@ -168,8 +168,8 @@ Tensor argsort(const Tensor& self, int64_t dim, bool descending, bool stable) {
   return std::get<1>(sort(self, dim, descending, stable));
 }
 
+// Like PyTorch's generated argsort.stable_out, converts to `out`'s dtype, whatever it is.
 Tensor& argsortOut(const Tensor& self, int64_t dim, bool descending, bool stable, Tensor& out) {
-  detail::checkOutDtype(out, ScalarType::Long);
   return detail::assignOut(out, argsort(self, dim, descending, stable));
 }
 
