@@ -10,8 +10,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <type_traits>
-#include <vector>
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/reduce_utils.h"
@@ -42,6 +42,23 @@ KeyOf<T> sortKey(T x) {
     return static_cast<K>(static_cast<K>(x) ^ kSign);
   } else {
     return static_cast<K>(x);
+  }
+}
+
+// The value whose key is `key`, for keys that name one value: every key but
+// a float's NaN and zero (which stand for any NaN, and for both zeros).
+template <typename T>
+T fromKey(KeyOf<T> key) {
+  using K = KeyOf<T>;
+  constexpr K kSign = K(1) << (sizeof(K) * 8 - 1);
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::bit_cast<T>((key & kSign) ? K(key ^ kSign) : K(~key));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return key != 0;
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<T>(static_cast<K>(key ^ kSign));
+  } else {
+    return static_cast<T>(key);
   }
 }
 
@@ -93,12 +110,10 @@ Item* radixSort(Item* items, Item* scratch, int64_t n) {
 }
 
 template <typename Items, typename T>
-void sortLine(const T* x, int64_t stride, int64_t n, bool descending, bool stable, std::vector<typename Items::Item>& buffer,
+void sortLine(const T* x, int64_t stride, int64_t n, bool descending, bool stable, typename Items::Item* items,
               T* values, int64_t* indices) {
   using Item = typename Items::Item;
   using K = KeyOf<T>;
-  buffer.resize(2 * static_cast<size_t>(n));
-  Item* items = buffer.data();
   const K flip = descending ? std::numeric_limits<K>::max() : K(0);
   for (int64_t i = 0; i < n; ++i) items[i] = Items::make(static_cast<K>(sortKey(x[i * stride]) ^ flip), i);
   Item* sorted = items;
@@ -109,9 +124,18 @@ void sortLine(const T* x, int64_t stride, int64_t n, bool descending, bool stabl
   } else {
     sorted = radixSort<Items, sizeof(K)>(items, items + n, n);
   }
+  // Values come back from the keys, which is sequential, rather than from x
+  // by position, which is not; NaNs and zeros keep their exact bits from x.
+  const K nan_key = static_cast<K>(sortKey(std::numeric_limits<T>::quiet_NaN()) ^ flip);
+  const K zero_key = static_cast<K>(sortKey(T(0)) ^ flip);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t pos = Items::pos(sorted[i]);
-    values[i * stride] = x[pos * stride];
+    const K key = static_cast<K>(Items::key(sorted[i]));
+    if (std::is_floating_point_v<T> && (key == nan_key || key == zero_key)) {
+      values[i * stride] = x[pos * stride];
+    } else {
+      values[i * stride] = fromKey<T>(static_cast<K>(key ^ flip));
+    }
     indices[i * stride] = pos;
   }
 }
@@ -130,10 +154,13 @@ void sortInto(const Tensor& in, int64_t d, bool descending, bool stable, Tensor&
     int64_t* idx = indices.data<int64_t>();
     auto run = [&]<typename Items>(Items) {
       parallelFor(0, lines, std::max<int64_t>(1, kGrainSize / n), [&](int64_t lo, int64_t hi) {
-        std::vector<typename Items::Item> buffer;
+        // Items, and scratch for the radix passes; left uninitialized (every line writes before
+        // it reads), as fresh pages are costly.
+        const size_t size = static_cast<size_t>(stable && n >= kRadixMinLength ? 2 * n : n);
+        const auto buffer = std::make_unique_for_overwrite<typename Items::Item[]>(size);
         for (int64_t line = lo; line < hi; ++line) {
           const int64_t start = line / inner * n * inner + line % inner;
-          sortLine<Items>(x + start, inner, n, descending, stable, buffer, v + start, idx + start);
+          sortLine<Items>(x + start, inner, n, descending, stable, buffer.get(), v + start, idx + start);
         }
       });
     };
