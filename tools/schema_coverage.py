@@ -6,7 +6,9 @@ names in EXTRA_NAMES), lists torch's overloads of that name that kiln does
 not register, leaving out the ones kiln has no use for:
 
 - named-tensor (Dimname) overloads: kiln has no named tensors;
-- complex, quantized and sparse overloads: kiln has none of these;
+- complex, quantized and sparse overloads: kiln has none of these (a
+  sparse overload is one named so, or one of SPARSE_ONLY, the tensor
+  overloads that only sparse layouts implement);
 - TorchScript's scalar, list and string overloads, which mention no Tensor
   (aten::add.int, aten::len.t, ...), and its dict overloads
   (aten::len.Dict_Tensor): the scalar/list/dict/string operator files own
@@ -28,6 +30,15 @@ import kiln
 # Names kiln must provide although it may not register any overload yet.
 EXTRA_NAMES = ("aten::tensor", "aten::as_tensor", "aten::len")
 
+# Tensor overloads whose names do not say sparse but that only sparse
+# tensors implement (a dense tensor raises).
+SPARSE_ONLY = frozenset({
+    "aten::values", "aten::indices", "aten::_values", "aten::_indices",
+    "aten::crow_indices", "aten::col_indices", "aten::ccol_indices", "aten::row_indices",
+    "aten::coalesce", "aten::is_coalesced", "aten::_coalesced_", "aten::_nnz",
+    "aten::sparse_dim", "aten::dense_dim",
+})
+
 _TENSOR_TYPE = re.compile(r"\bTensor\b")
 
 
@@ -38,6 +49,11 @@ def _name(schema_text):
 
 def _base(full_name):
     return full_name.split(".", 1)[0]
+
+
+def _full_name(schema):
+    """'aten::add.Tensor' of a torch schema object."""
+    return schema.name + ("." + schema.overload_name if schema.overload_name else "")
 
 
 def _mentions_tensor(schema):
@@ -55,7 +71,7 @@ def exclusion_reason(schema):
         return "complex"
     if "quantized" in overload or "quantized" in schema.name:
         return "quantized"
-    if "sparse" in overload:
+    if "sparse" in overload or _full_name(schema) in SPARSE_ONLY:
         return "sparse"
     if not _mentions_tensor(schema):
         return "TorchScript scalar/list/str op (no Tensor)"
@@ -68,8 +84,7 @@ def torch_schemas():
     """{'aten::add.Tensor': schema} for every torch operator."""
     out = {}
     for schema in torch._C._jit_get_all_schemas():
-        full = schema.name + ("." + schema.overload_name if schema.overload_name else "")
-        out.setdefault(full, schema)
+        out.setdefault(_full_name(schema), schema)
     return out
 
 

@@ -6,6 +6,7 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/tensor/reduce.h"
 #include "kiln/tensor/shape.h"
+#include "kiln/tensor/sort.h"
 
 namespace kiln {
 namespace {
@@ -19,6 +20,12 @@ Correction fromUnbiased(bool unbiased) { return unbiased ? 1 : 0; }
 // PyTorch's CPU softmax has no half-to-float mode either.
 void checkNoHalfToFloat(bool half_to_float) {
   KILN_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
+}
+
+// sort.stable takes `bool? stable` but, like PyTorch, refuses None.
+bool requireStable(std::optional<bool> stable) {
+  KILN_CHECK(stable.has_value(), "sort(): c10::optional<bool> for stable has to have value.");
+  return *stable;
 }
 
 KILN_REGISTER_OPS(
@@ -276,7 +283,43 @@ KILN_REGISTER_OPS(
     op("aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, int64_t dim, Dtype dtype) { return cumprod(self, dim, dtype); }),
     op("aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return cumprodOut(self, dim, dtype, out); }), );
+       [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return cumprodOut(self, dim, dtype, out); }),
+
+    // sort, argsort, msort
+    op("aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+       [](const Tensor& self, int64_t dim, bool descending) { return sort(self, dim, descending); }),
+    op("aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+       "(Tensor values, Tensor indices)",
+       [](const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending) {
+         return sort(self, dim, descending, requireStable(stable));
+       }),
+    op("aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) "
+       "-> (Tensor(a!) values, Tensor(b!) indices)",
+       [](const Tensor& self, int64_t dim, bool descending, Tensor values, Tensor indices) {
+         sortOut(self, dim, descending, false, values, indices);
+         return std::make_tuple(values, indices);
+       }),
+    op("aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, "
+       "Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+       [](const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending, Tensor values,
+          Tensor indices) {
+         sortOut(self, dim, descending, requireStable(stable), values, indices);
+         return std::make_tuple(values, indices);
+       }),
+    op("aten::argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
+       [](const Tensor& self, int64_t dim, bool descending) { return argsort(self, dim, descending); }),
+    op("aten::argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor",
+       [](const Tensor& self, bool stable, int64_t dim, bool descending) {
+         return argsort(self, dim, descending, stable);
+       }),
+    op("aten::argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, bool stable, int64_t dim, bool descending, Tensor out) {
+         return argsortOut(self, dim, descending, stable, out);
+       }),
+    op("aten::msort(Tensor self) -> Tensor", [](const Tensor& self) { return msort(self); }),
+    op("aten::msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, Tensor out) { return msortOut(self, out); }), );
 
 }  // namespace
 }  // namespace kiln

@@ -30,6 +30,12 @@ Tensor cloneWith(const Tensor& self, std::optional<int64_t> format) {
   return clone(self, format ? memoryFormatFromInt(*format) : MemoryFormat::Preserve);
 }
 
+// aten::copy, the functional copy_: self's shape, dtype and layout, src's values.
+Tensor copied(const Tensor& self, const Tensor& src) {
+  Tensor result = clone(self, MemoryFormat::Preserve);
+  return checkedCopy_(result, src);
+}
+
 Tensor fillFrom(Tensor self, const Scalar& value) { return fillWith_(self, scalarToTensor(value)); }
 
 // size.int/stride.int: a 0-dim tensor has no dims to ask about.
@@ -213,6 +219,12 @@ KILN_REGISTER_OPS(
        }),
     op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
        [](Tensor self, const Tensor& src, bool) { return checkedCopy_(self, src); }),
+    op("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+       [](const Tensor& self, const Tensor& src, bool) { return copied(self, src); }),
+    op("aten::copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& src, bool, Tensor out) {
+         return writeOut(out, copied(self, src), "copy", OutDtype::Any);
+       }),
     op("aten::copy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
        [](Tensor self, const Tensor& other) { return checkedCopy_(self, other); }),
     op("aten::copy_.int(Tensor(a!) self, int other) -> Tensor(a!)",

@@ -5,6 +5,7 @@
 
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/reduce.h"
+#include "kiln/tensor/sort.h"
 
 using namespace kiln;
 
@@ -197,4 +198,41 @@ TEST(ReduceParallel, ThreadsAgreeWithOneThread) {
   setNumThreads(before);
   EXPECT_NEAR(one, two, 1e-6 * std::abs(one));
   for (int j = 0; j < 1024; ++j) EXPECT_NEAR(at<float>(cols_one, j), at<float>(cols_two, j), 1e-3);
+}
+
+TEST(ReduceSort, NanLastZerosEqualAndStableTies) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float in[] = {1.0f, nan, -0.0f, 0.0f, -inf, nan, inf, -0.0f};
+  Tensor x = empty({8});
+  for (int i = 0; i < 8; ++i) x.data<float>()[i] = in[i];
+  auto [up, up_idx] = sort(x, 0, false, true);
+  const int64_t expect_up[] = {4, 2, 3, 7, 0, 6, 1, 5};  // -0.0 == 0.0, NaNs last, ties in input order
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(at<int64_t>(up_idx, i), expect_up[i]);
+  EXPECT_TRUE(std::signbit(at<float>(up, 1)));
+  EXPECT_FALSE(std::signbit(at<float>(up, 2)));
+  Tensor down_idx = argsort(x, -1, true, true);
+  const int64_t expect_down[] = {1, 5, 6, 0, 2, 3, 7, 4};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(at<int64_t>(down_idx, i), expect_down[i]);
+}
+
+TEST(ReduceSort, RadixAlongOuterDimKeepsTiesInOrder) {
+  // 600 rows (above the radix threshold), sorted along dim 0 of a [600, 3] tensor.
+  Tensor x = iota({600, 3}, ScalarType::Long);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<int64_t>()[i] = (i * 7919) % 5 - 2;
+  auto [values, indices] = sort(x, 0, true, true);
+  for (int64_t col = 0; col < 3; ++col) {
+    for (int64_t row = 1; row < 600; ++row) {
+      const int64_t prev = at<int64_t>(values, (row - 1) * 3 + col), cur = at<int64_t>(values, row * 3 + col);
+      ASSERT_GE(prev, cur);
+      if (prev == cur) {
+        ASSERT_LT(at<int64_t>(indices, (row - 1) * 3 + col), at<int64_t>(indices, row * 3 + col));
+      }
+      ASSERT_EQ(at<int64_t>(x, at<int64_t>(indices, row * 3 + col) * 3 + col), cur);
+    }
+  }
+  EXPECT_THROW(sort(x, 2), IndexError);
+  auto [scalar, scalar_idx] = sort(iota({}), -1);
+  EXPECT_EQ(scalar.dim(), 0);
+  EXPECT_EQ(at<int64_t>(scalar_idx, 0), 0);
 }
