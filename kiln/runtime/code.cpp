@@ -311,6 +311,11 @@ class CodeBuilder {
   }
 
   void emitIf(const Node* n) {
+    KILN_CHECK(n->inputs().size() == 1 && n->blocks().size() == 2, "prim::If takes one condition and two blocks");
+    for (const Block* b : n->blocks()) {
+      KILN_CHECK(b->outputs().size() == n->outputs().size(), "prim::If: a block returns ", b->outputs().size(),
+                 " values for ", n->outputs().size(), " outputs");
+    }
     emitUse(n, 0);
     size_t jump_to_else = emit(OpCode::JF, n);
     emitBranch(n, n->blocks()[0]);
@@ -327,7 +332,14 @@ class CodeBuilder {
   }
 
   void emitLoop(const Node* n) {
+    KILN_CHECK(n->inputs().size() >= 2 && n->blocks().size() == 1,
+               "prim::Loop takes a trip count, a condition, the carried values and one block");
     const Block* body = n->blocks()[0];
+    const size_t carried_count = n->inputs().size() - 2;
+    KILN_CHECK(body->inputs().size() == carried_count + 1 && body->outputs().size() == carried_count + 1 &&
+                   n->outputs().size() == carried_count,
+               "prim::Loop with ", carried_count, " carried values needs ", carried_count + 1,
+               " block inputs and outputs and ", carried_count, " node outputs");
     const bool check_max = !isConstantMaxInt(n->input(0));
     const bool check_cond = !(isConstantTrue(n->input(1)) && isConstantTrue(body->outputs()[0]));
     const bool push_trip = !unused_.count(body->inputs()[0]);

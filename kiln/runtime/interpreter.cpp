@@ -79,6 +79,8 @@ class InterpreterStateImpl : public std::enable_shared_from_this<InterpreterStat
     frames_.push_back({std::move(code), 0, base});
   }
   void suspendOn(const IntrusivePtr<FutureObj>& future);
+  // The future on top of the stack becomes its value; false while it has none.
+  bool replaceFutureByValue();
   [[noreturn]] void rethrowWithTraceback();
   void fork(const Code& code, const Instruction& inst, size_t pc);
 
@@ -179,18 +181,15 @@ bool InterpreterStateImpl::run() {
   FORK:
     fork(*code, *inst, pc);
     KILN_NEXT();
-  WAIT: {
-    IntrusivePtr<FutureObj> future = stack.back().toFuture();
-    if (!future->completed()) {
+  WAIT:
+    // (No locals with destructors here: a computed goto leaves the scope
+    // without running them.)
+    if (!replaceFutureByValue()) {
       frame->pc = pc;  // the wait runs again on resumption
-      suspendOn(future);
+      suspendOn(stack.back().toFuture());
       return false;
     }
-    stack.pop_back();
-    KILN_CHECK(!future->hasError(), future->errorMessage());
-    stack.push_back(future->value());
     KILN_NEXT();
-  }
   RET:
     registers_.resize(frame->base);
     frames_.pop_back();
@@ -203,6 +202,14 @@ bool InterpreterStateImpl::run() {
   }
 #undef KILN_NEXT
 #undef KILN_DISPATCH
+}
+
+bool InterpreterStateImpl::replaceFutureByValue() {
+  IntrusivePtr<FutureObj> future = stack.back().toFuture();
+  if (!future->completed()) return false;
+  KILN_CHECK(!future->hasError(), future->errorMessage());
+  stack.back() = future->value();
+  return true;
 }
 
 void InterpreterStateImpl::rethrowWithTraceback() {
