@@ -381,6 +381,21 @@ TEST(Interpreter, ManyForksCannotDeadlockThePool) {
   for (int i = 0; i < 32; ++i) EXPECT_EQ(results[i]->wait().toInt(), 2 * i + 1);
 }
 
+TEST(Interpreter, WaitReleasesTheFuture) {
+  // The WAIT handler once held the future in a local across a computed goto,
+  // which skips destructors: the future leaked.
+  auto g = parseIR(R"IR(
+graph(%f : Future[int]):
+  %v : int = aten::wait(%f)
+  return (%v))IR");
+  auto future = makeIntrusive<FutureObj>(IntType::get());
+  future->markCompleted(IValue(int64_t{5}));
+  Stack inputs;
+  inputs.emplace_back(future);
+  EXPECT_EQ(run(g, std::move(inputs))[0].toInt(), 5);
+  EXPECT_EQ(future->useCount(), 1u);
+}
+
 TEST(Interpreter, ErrorInForkedTaskReachesTheWaiter) {
   auto body = parseIR(R"IR(
 graph(%v : int):
