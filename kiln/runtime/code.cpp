@@ -91,9 +91,14 @@ class CodeBuilder {
     }
   }
 
-  // The node of `block` that is `n` or contains it.
-  static const Node* ancestorIn(const Node* n, const Block* block) {
-    while (n->owningBlock() != block) n = n->owningBlock()->owningNode();
+  // The node of `block` that is `n` or contains it. A use outside the block
+  // that defines the value is bad input (the IR parser does not lint).
+  static const Node* ancestorIn(const Node* n, const Block* block, const Value* v) {
+    const Node* user = n;
+    while (n->owningBlock() != block) {
+      n = n->owningBlock()->owningNode();
+      KILN_CHECK(n, "%", v->debugName(), " is used by ", user->kind(), " outside the block that defines it");
+    }
     return n;
   }
 
@@ -113,7 +118,7 @@ class CodeBuilder {
     }
     const Node* last = nullptr;
     for (const Use& u : uses) {
-      const Node* a = ancestorIn(u.user, block);
+      const Node* a = ancestorIn(u.user, block, v);
       if (!last || order_.at(a) > order_.at(last)) last = a;
     }
     std::vector<Use> nested;
@@ -121,7 +126,7 @@ class CodeBuilder {
     for (const Use& u : uses) {
       if (u.user == last) {
         if (!last_direct || u.offset > last_direct->offset) last_direct = &u;
-      } else if (ancestorIn(u.user, block) == last) {
+      } else if (ancestorIn(u.user, block, v) == last) {
         nested.push_back(u);
       }
     }

@@ -55,6 +55,9 @@ GraphFunction::GraphFunction(std::string name, std::shared_ptr<Graph> graph, Fun
     : name_(std::move(name)), graph_(std::move(graph)),
       schema_(schema ? std::move(schema) : schemaFromGraph(name_, *graph_)),
       executor_(graph_, name_, std::move(resolver)) {
+  // Graphs may come from IR text, which is not linted when parsed: a broken
+  // graph is an error here, before anything runs.
+  graph_->lint();
   KILN_CHECK(schema_->arguments().size() == graph_->inputs().size(), "function ", name_, ": the schema has ",
              schema_->arguments().size(), " arguments but the graph has ", graph_->inputs().size(), " inputs");
 }

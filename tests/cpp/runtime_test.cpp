@@ -607,6 +607,27 @@ graph(%x : Tensor, %n : int):
   EXPECT_EQ(exec.numPlans(), 2u);
 }
 
+TEST(Code, UseOutsideTheDefiningBlockIsAnError) {
+  // IR text is not linted on the way in: a value of one branch used after
+  // the `if` must be an error, not a crash.
+  auto g = parseIR(R"IR(
+graph(%x : Tensor, %c : bool):
+  %r : Tensor = prim::If(%c)
+    block0():
+      %inner : Tensor = aten::neg(%x)
+      -> (%inner)
+    block1():
+      -> (%x)
+  %bad : Tensor = aten::neg(%inner)
+  return (%bad))IR");
+  try {
+    Code code(g, "bad");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the block that defines it"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Code, BuildErrorsNameTheNode) {
   auto g = parseIR(R"IR(
 graph(%x : Tensor):

@@ -133,3 +133,19 @@ def f(x: Tensor):
     t = scripted(torch.from_numpy(x.copy()))
     assert k[3] == str(t[3]) == "cpu"  # a Device comes back as its name
     assert_same_values(k[:3] + k[4:], t[:3] + t[4:])
+
+
+def test_broken_graph_is_an_error_not_a_crash():
+    text = """
+graph(%x : Tensor, %c : bool):
+  %r : Tensor = prim::If(%c)
+    block0():
+      %inner : Tensor = aten::neg(%x)
+      -> (%inner)
+    block1():
+      -> (%x)
+  %bad : Tensor = aten::neg(%inner)
+  return (%bad)
+"""
+    with pytest.raises(RuntimeError, match="lint"):
+        kiln.function_from_graph("f", kiln.parse_ir(text))
