@@ -355,10 +355,7 @@ TreeRef Parser::parseSubscriptItem() {
   };
   const SourceRange start_range = lexer_.cur().range;
   TreeRef start = lexer_.cur().kind == ':' ? nullptr : parseExpOrStarred();
-  if (lexer_.cur().kind != ':') {
-    if (!start) lexer_.reportUnexpected("a subscript");
-    return start;
-  }
+  if (lexer_.cur().kind != ':') return start;
   Token colon = lexer_.next();
   TreeRef end = atItemEnd() ? nullptr : parseExp();
   TreeRef step;
