@@ -26,5 +26,6 @@ void bindDispatch(py::module_& m);
 void bindIndexing(py::module_& m);
 void bindIR(py::module_& m);
 void bindRuntime(py::module_& m);
+void bindFrontend(py::module_& m);
 
 }  // namespace kiln::python

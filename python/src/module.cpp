@@ -17,6 +17,7 @@ PYBIND11_MODULE(_C, m) {
   bindIndexing(m);
   bindIR(m);
   bindRuntime(m);
+  bindFrontend(m);
 }
 
 }  // namespace kiln::python
