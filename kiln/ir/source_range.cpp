@@ -30,6 +30,23 @@ std::string SourceRange::highlight() const {
   return highlightSource(source_->text(), start_, end_);
 }
 
+std::string SourceRange::underlinedLine() const {
+  if (!source_) return "";
+  const std::string& text = source_->text();
+  size_t start = std::min(start_, text.size());
+  size_t end = std::clamp(end_, start, text.size());
+  size_t line_start = source_->offsetForLine(source_->lineForOffset(start));
+  size_t line_end = text.find('\n', line_start);
+  if (line_end == std::string::npos) line_end = text.size();
+  std::string out(text, line_start, line_end - line_start);
+  out += '\n';
+  // Tabs stay tabs so the underline lines up in a terminal.
+  for (size_t i = line_start; i < start; ++i) out += text[i] == '\t' ? '\t' : ' ';
+  out.append(std::max<size_t>(1, std::min(end, line_end) - start), '~');
+  out += " <--- HERE";
+  return out;
+}
+
 std::string SourceRange::errorMessage(const std::string& message) const {
   if (!source_) return message;
   size_t offset = std::min(start_, source_->text().size());

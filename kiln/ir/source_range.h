@@ -10,6 +10,9 @@
 
 namespace kiln {
 
+// Program text always has a file name ("<string>" for text given as a
+// string), IR text has none; the interpreter shows TorchScript tracebacks
+// only for the former.
 class Source {
  public:
   // `starting_line` is the file line of the text's first line (1-based), for
@@ -44,6 +47,9 @@ class SourceRange {
   std::optional<std::tuple<std::string, size_t, size_t>> fileLineCol() const;
   // The line holding the range with `^~~~` under it.
   std::string highlight() const;
+  // TorchScript's layout for program errors: the line holding the range,
+  // then `~~~~ <--- HERE` under the range.
+  std::string underlinedLine() const;
   // "line L, column C: <message>\n<highlight>" (with the file name when known).
   std::string errorMessage(const std::string& message) const;
 

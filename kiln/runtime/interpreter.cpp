@@ -39,7 +39,7 @@ std::string traceback(const std::vector<Frame>& frames) {
     if (!where) continue;
     out << "  File \"" << std::get<0>(*where) << "\", line " << std::get<1>(*where) << ", in " << f.code->name()
         << "\n"
-        << node->sourceRange().highlight() << "\n";
+        << node->sourceRange().underlinedLine() << "\n";
     any = true;
   }
   return any ? out.str() : std::string();
