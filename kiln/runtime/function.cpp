@@ -73,11 +73,29 @@ void GraphFunction::checkInputs(const Stack& stack) const {
     if (!fitsType(stack[i], args[i].type)) {
       std::ostringstream value;
       value << stack[i];
-      KILN_ERROR(name_, "() Expected a value of type '", args[i].type->str(), "' for argument '", args[i].name,
-                 "' but instead found type '", stack[i].type()->str(), "'.\nPosition: ", i,
-                 "\nValue: ", value.str(), "\nDeclaration: ", *schema_);
+      throwTypeMismatch(i, stack[i].type()->str(), value.str());
     }
   }
+}
+
+void GraphFunction::checkPositionalCount(size_t count) const {
+  size_t n = schema_->arguments().size();
+  KILN_CHECK(count <= n, name_, "() expected at most ", n, " argument", n == 1 ? "" : "s", " but received ", count,
+             " argument", count == 1 ? "" : "s", ".\nDeclaration: ", *schema_);
+}
+
+size_t GraphFunction::keywordIndex(std::string_view name) const {
+  auto index = schema_->argumentIndex(name);
+  KILN_CHECK(index, name_, "() got an unexpected keyword argument '", name, "'.\nDeclaration: ", *schema_);
+  return *index;
+}
+
+void GraphFunction::throwTypeMismatch(size_t position, const std::string& actual_type,
+                                      const std::string& value) const {
+  const Argument& formal = schema_->arguments()[position];
+  KILN_ERROR(name_, "() Expected a value of type '", formal.type->str(), "' for argument '", formal.name,
+             "' but instead found type '", actual_type, "'.\nPosition: ", position, "\nValue: ", value,
+             "\nDeclaration: ", *schema_);
 }
 
 void GraphFunction::run(Stack& stack) {
@@ -92,18 +110,15 @@ IntrusivePtr<FutureObj> GraphFunction::runAsync(Stack& stack) {
 
 IValue GraphFunction::operator()(Stack args, const Kwargs& kwargs) {
   const auto& formals = schema_->arguments();
-  KILN_CHECK(args.size() <= formals.size(), name_, "() expected at most ", formals.size(), " argument",
-             formals.size() == 1 ? "" : "s", " but received ", args.size(), " argument",
-             args.size() == 1 ? "" : "s", ".\nDeclaration: ", *schema_);
+  checkPositionalCount(args.size());
   std::vector<bool> given(formals.size(), false);
   for (size_t i = 0; i < args.size(); ++i) given[i] = true;
   args.resize(formals.size());
   for (const auto& [key, value] : kwargs) {
-    auto index = schema_->argumentIndex(key);
-    KILN_CHECK(index, name_, "() got an unexpected keyword argument '", key, "'.\nDeclaration: ", *schema_);
-    KILN_CHECK(!given[*index], name_, "() got multiple values for argument '", key, "'.\nDeclaration: ", *schema_);
-    args[*index] = value;
-    given[*index] = true;
+    size_t index = keywordIndex(key);
+    KILN_CHECK(!given[index], name_, "() got multiple values for argument '", key, "'.\nDeclaration: ", *schema_);
+    args[index] = value;
+    given[index] = true;
   }
   for (size_t i = 0; i < formals.size(); ++i) {
     if (given[i]) continue;

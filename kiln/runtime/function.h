@@ -40,6 +40,13 @@ class GraphFunction : public Function {
 
   // Raises kiln::Error naming the argument when `stack` does not fit the schema.
   void checkInputs(const Stack& stack) const;
+  // The checks and messages of binding arguments, shared with the bindings
+  // that convert arguments themselves: too many positional arguments, an
+  // unknown keyword (else its position), a value of the wrong type.
+  void checkPositionalCount(size_t count) const;
+  size_t keywordIndex(std::string_view name) const;
+  [[noreturn]] void throwTypeMismatch(size_t position, const std::string& actual_type,
+                                      const std::string& value) const;
 
  private:
   std::string name_;

@@ -12,7 +12,7 @@ namespace {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(size_t threads) : size_(threads) {
+  explicit ThreadPool(size_t threads) {
     for (size_t i = 0; i < threads; ++i) std::thread([this] { work(); }).detach();
   }
 
@@ -23,8 +23,6 @@ class ThreadPool {
     }
     ready_.notify_one();
   }
-
-  size_t size() const { return size_; }
 
  private:
   void work() {
@@ -40,7 +38,6 @@ class ThreadPool {
     }
   }
 
-  size_t size_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> tasks_;
@@ -64,7 +61,5 @@ ThreadPool& pool() {
 }  // namespace
 
 void launchTask(std::function<void()> task) { pool().launch(std::move(task)); }
-
-size_t interopThreads() { return pool().size(); }
 
 }  // namespace kiln

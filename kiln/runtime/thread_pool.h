@@ -7,9 +7,8 @@
 namespace kiln {
 
 // Runs `task` on a pool thread. Exceptions escaping a task are a bug in the
-// caller; tasks report failures through their futures.
+// caller; tasks report failures through their futures. The pool has
+// max(2, hardware threads) workers; KILN_NUM_INTEROP_THREADS overrides.
 void launchTask(std::function<void()> task);
-// Worker count (at least 2; KILN_NUM_INTEROP_THREADS overrides).
-size_t interopThreads();
 
 }  // namespace kiln

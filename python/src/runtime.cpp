@@ -46,24 +46,17 @@ IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle give
   if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
   std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
   if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
-  KILN_ERROR(f.name(), "() Expected a value of type '", formal.type->str(), "' for argument '", formal.name,
-             "' but instead found type '", type_name, "'.\nPosition: ", position,
-             "\nValue: ", std::string(py::repr(obj)), "\nDeclaration: ", f.getSchema());
+  f.throwTypeMismatch(position, type_name, py::repr(obj));
 }
 
 py::object callFunction(GraphFunction& f, const py::args& args, const py::kwargs& kwargs) {
-  const auto& formals = f.getSchema().arguments();
-  KILN_CHECK(args.size() <= formals.size(), f.name(), "() expected at most ", formals.size(), " argument",
-             formals.size() == 1 ? "" : "s", " but received ", args.size(), " argument",
-             args.size() == 1 ? "" : "s", ".\nDeclaration: ", f.getSchema());
+  f.checkPositionalCount(args.size());
   Stack positional;
   for (size_t i = 0; i < args.size(); ++i) positional.push_back(argumentToIValue(f, i, args[i]));
   Kwargs named;
   for (auto [key, value] : kwargs) {
     std::string name = py::str(key);
-    auto index = f.getSchema().argumentIndex(name);
-    KILN_CHECK(index, f.name(), "() got an unexpected keyword argument '", name, "'.\nDeclaration: ", f.getSchema());
-    named.emplace_back(name, argumentToIValue(f, *index, value));
+    named.emplace_back(name, argumentToIValue(f, f.keywordIndex(name), value));
   }
   IValue result;
   {
