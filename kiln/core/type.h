@@ -382,22 +382,26 @@ class ClassType : public Type {
 };
 
 // A TorchScript function used as a value (prim::Constant of a callee for
-// prim::CallFunction). The runtime keeps the function itself; the type only
-// says "a function", optionally which one by name.
+// prim::CallFunction). Graphs compiled from source hold the callee itself,
+// so calls across compilation units resolve; graphs parsed from IR text only
+// name it, and the runtime finds it by name.
 class FunctionType : public Type {
  public:
   static constexpr TypeKind Kind = TypeKind::Function;
-  explicit FunctionType(std::string qualified_name = "") : Type(Kind), name_(std::move(qualified_name)) {}
+  explicit FunctionType(std::string qualified_name = "", std::shared_ptr<Function> function = nullptr)
+      : Type(Kind), name_(std::move(qualified_name)), function_(std::move(function)) {}
   static const TypePtr& get();
-  static TypePtr create(std::string qualified_name) {
-    return std::make_shared<FunctionType>(std::move(qualified_name));
+  static TypePtr create(std::string qualified_name, std::shared_ptr<Function> function = nullptr) {
+    return std::make_shared<FunctionType>(std::move(qualified_name), std::move(function));
   }
   const std::string& name() const { return name_; }
+  const std::shared_ptr<Function>& function() const { return function_; }
   std::string str() const override { return "Function"; }
   bool equals(const Type& other) const override;
 
  private:
   std::string name_;
+  std::shared_ptr<Function> function_;
 };
 
 // A schema's type variable: `t` in `aten::append.t(t[](a!) self, t(c -> *) el)`.

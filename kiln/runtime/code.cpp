@@ -415,9 +415,14 @@ class CodeBuilder {
     const Node* constant = n->input(0)->node();
     KILN_CHECK(isConstantNode(constant) && constant->hasAttribute(attr::name),
                "prim::CallFunction: the callee must be a prim::Constant[name=...] of Function type");
-    KILN_CHECK(resolver_, "prim::CallFunction of '", constant->s(attr::name),
-               "' in a graph that has no compilation unit to find it in");
-    Function* callee = resolver_(*constant);
+    Function* callee = nullptr;
+    if (auto type = constant->output()->type()->cast<FunctionType>(); type && type->function()) {
+      callee = type->function().get();
+    } else {
+      KILN_CHECK(resolver_, "prim::CallFunction of '", constant->s(attr::name),
+                 "' in a graph that has no compilation unit to find it in");
+      callee = resolver_(*constant);
+    }
     KILN_CHECK(callee, "prim::CallFunction: no function named '", constant->s(attr::name), "'");
     emitCall(n, callee, 1);
   }

@@ -1,0 +1,30 @@
+#include "kiln/api/kiln.h"
+
+#include "kiln/frontend/ir_emitter.h"
+#include "kiln/frontend/parser.h"
+#include "kiln/passes/cleanup.h"
+
+namespace kiln {
+
+void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver,
+                 const std::string& filename) {
+  std::vector<TreeRef> definitions = parseSource(source, filename);
+  CompilationTarget target;
+  target.find = [&](const std::string& name) -> std::shared_ptr<Function> { return unit.findFunctionShared(name); };
+  target.define = [&](const std::string& name, std::shared_ptr<Graph> graph,
+                      FunctionSchema schema) -> std::shared_ptr<Function> {
+    runCleanupPasses(graph);
+    unit.createFunction(name, std::move(graph), std::move(schema));
+    return unit.findFunctionShared(name);
+  };
+  defineFunctions(definitions, resolver, target);
+}
+
+std::shared_ptr<CompilationUnit> compile(const std::string& source, const ResolverPtr& resolver,
+                                         const std::string& filename) {
+  auto unit = std::make_shared<CompilationUnit>();
+  compileInto(*unit, source, resolver, filename);
+  return unit;
+}
+
+}  // namespace kiln

@@ -1,0 +1,26 @@
+#pragma once
+// kiln's public C++ API: compile TorchScript source into a compilation unit
+// whose functions run on IValues.
+//
+//   auto cu = kiln::compile("def f(x: Tensor) -> Tensor:\n    return x * 2\n");
+//   kiln::IValue y = cu->getFunction("f")({kiln::IValue(x)});
+#include <memory>
+#include <string>
+
+#include "kiln/frontend/resolver.h"
+#include "kiln/runtime/function.h"
+
+namespace kiln {
+
+// Compiles every function in `source` (a TorchScript program: defs, with
+// `import` lines accepted). `filename` names the source in errors and
+// tracebacks. Names the source does not define go to `resolver`, then to
+// the builtins. Raises kiln::Error for invalid programs.
+std::shared_ptr<CompilationUnit> compile(const std::string& source, const ResolverPtr& resolver = nullptr,
+                                         const std::string& filename = "<string>");
+
+// As compile(), adding the functions to an existing unit (their names must be new).
+void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver = nullptr,
+                 const std::string& filename = "<string>");
+
+}  // namespace kiln

@@ -1,0 +1,39 @@
+#pragma once
+// How the IR emitter learns what a name means when the source does not
+// define it (seed 001 "Resolver"). The Python bindings resolve names through
+// a function's globals and closure; C++ callers may supply their own.
+// Builtins (`len`, `range`, `print`, `torch`, `math`, `kiln`, ...) need no
+// resolver: the emitter knows them when no resolver claims the name.
+#include <memory>
+#include <string>
+
+#include "kiln/core/function.h"
+#include "kiln/core/ivalue.h"
+#include "kiln/ir/source_range.h"
+
+namespace kiln {
+
+class Graph;
+class SugaredValue;
+using SugaredValuePtr = std::shared_ptr<SugaredValue>;
+
+class Resolver {
+ public:
+  virtual ~Resolver() = default;
+  // What `name` stands for, or null when the resolver does not know it.
+  virtual SugaredValuePtr resolveValue(const std::string& name, Graph& graph, const SourceRange& loc) = 0;
+};
+using ResolverPtr = std::shared_ptr<Resolver>;
+
+// The sugared values a resolver hands back.
+// A Python constant (None, bool, int, float, str, or a tuple of these): a
+// prim::Constant wherever it is used.
+SugaredValuePtr makeConstantValue(IValue value);
+// A compiled function: calls become prim::CallFunction.
+SugaredValuePtr makeFunctionValue(std::shared_ptr<Function> function);
+// A module of builtins by its Python name: "torch", "math", "kiln",
+// "torch.nn.functional" (also "F" style aliases map here), "torch.jit".
+// Null for a module the emitter knows nothing about.
+SugaredValuePtr makeBuiltinModule(const std::string& python_name);
+
+}  // namespace kiln
