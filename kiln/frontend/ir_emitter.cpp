@@ -362,14 +362,7 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
       fail(loc, "Variable '" + name + "' is annotated with type " + annotated->annotationStr() +
                     " but is being assigned to a value of type " + simple->type()->annotationStr());
     }
-    // A variable keeps the declared type of an outer definition (Optional[int] stays Optional).
     TypePtr store_type = annotated ? annotated : simple->type();
-    if (!annotated) {
-      if (TypePtr parent_type = findTypeInParentFrames(name)) store_type = unshapedType(parent_type);
-      if (TypePtr own = env_->findTypeInFrame(name); own && !findTypeInParentFrames(name)) {
-        store_type = simple->type();
-      }
-    }
     env_->value_table.erase(name);
     insertStore(name, loc, simple, store_type);
   } else {
@@ -688,10 +681,9 @@ void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscr
       Value* target = sliced;
       Value* dtype = g_.insert(prim::dtype, {target}, {}, range);
       Value* device = g_.insert(prim::device, {target}, {}, range);
-      value = emitBuiltinCall(range, g_, aten::tensor,
-                              {NamedValue(range, value), NamedValue(range, dtype), NamedValue(range, device),
-                               NamedValue(range, g_.insertConstant(false, range))},
-                              {});
+      value = emitBuiltinCall(range, g_, aten::tensor, {NamedValue(range, value)},
+                              {NamedValue(range, "dtype", dtype), NamedValue(range, "device", device),
+                               NamedValue(range, "requires_grad", g_.insertConstant(false, range))});
     }
     if (tensor_indices.empty()) {
       emitBuiltinCall(range, g_, aten::copy_, {NamedValue(range, sliced), NamedValue(range, value)}, {});
@@ -871,12 +863,9 @@ void FunctionEmitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& 
       std::string message = formatSourceError(loc, "Type mismatch: " + x + " is set to type " + tt->annotationStr() +
                                                        " in the true branch and type " + ft->annotationStr() +
                                                        " in the false branch");
-      if (findTypeInParentFrames(x) || env_->findTypeInFrame(x)) {
-        // Already in scope: the mismatch is an error now.
-        bool outer = false;
-        for (auto e = env_; e; e = e->next) outer = outer || e->findTypeInFrame(x);
-        if (outer) throw Error(message);
-      }
+      // Already in scope before the if: the mismatch is an error now;
+      // otherwise only a later use is.
+      if (type_in(env_, x)) throw Error(message);
       env_->error_messages[x] = message;
       continue;
     }
@@ -1025,42 +1014,17 @@ void FunctionEmitter::emitRaise(const Raise& stmt) {
 }
 
 void FunctionEmitter::emitAssert(const Assert& stmt) {
+  // `assert c, msg` is `if c: pass` / `else: raise AssertionError(msg)`, so
+  // that c's refinements hold afterwards through the if's outputs.
+  const SourceRange& r = stmt.range();
+  TreeRef message = stmt.msg().present() ? stmt.msg().get().tree()
+                                         : Tree::create(TK_STRINGLITERAL, r, {Tree::atom("", r)});
+  TreeRef callee = Tree::create(TK_VAR, r, {Tree::create(TK_IDENT, r, {Tree::atom("AssertionError", r)})});
+  TreeRef apply = Tree::create(TK_APPLY, r,
+                               {callee, Tree::create(TK_LIST, r, {message}), Tree::create(TK_LIST, r, {})});
+  TreeRef raise = Tree::create(TK_RAISE, r, {Tree::create(TK_OPTION, r, {apply}), Tree::create(TK_OPTION, r, {})});
   CondValue cond = emitCondExpr(stmt.test());
-  auto emit_failure = [&] {
-    Value* message;
-    if (stmt.msg().present()) {
-      Value* text = emitExpr(stmt.msg().get());
-      if (text->type()->kind() != TypeKind::String) text = call(stmt.range(), aten::str, {text});
-      message = call(stmt.range(), aten::add, {g_.insertConstant(std::string("AssertionError: "), stmt.range()), text});
-    } else {
-      message = g_.insertConstant(std::string("AssertionError: "), stmt.range());
-    }
-    Value* none = g_.insertNode(g_.createNone())->output();
-    g_.insertNode(g_.create(prim::RaiseException, {message, none}, 0))->setSourceRange(stmt.range());
-    exit_blocks_.insert(currentBlock());
-  };
-  if (cond.static_if) {
-    if (!*cond.static_if) emit_failure();
-    return;
-  }
-  Node* n = g_.insertNode(g_.create(prim::If, {cond.value}, 0));
-  n->setSourceRange(stmt.range());
-  Block* true_block = n->addBlock();
-  Block* false_block = n->addBlock();
-  pushFrame(true_block);
-  {
-    WithInsertPoint guard(true_block);
-    insertRefinements(stmt.range(), cond.refinements);
-  }
-  popFrame();
-  pushFrame(false_block);
-  {
-    WithInsertPoint guard(false_block);
-    emit_failure();
-  }
-  popFrame();
-  // After a passing assert its refinements hold (`assert x is not None`).
-  insertRefinements(stmt.range(), cond.refinements);
+  emitIfElseBlocks(r, cond, List<Stmt>(Tree::create(TK_LIST, r, {})), List<Stmt>(Tree::create(TK_LIST, r, {raise})));
 }
 
 void FunctionEmitter::emitWith(const With& stmt) {
