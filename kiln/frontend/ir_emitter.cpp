@@ -1450,8 +1450,20 @@ Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs
     case TK_GE: return call(loc, aten::ge, {lhs, rhs});
     case TK_IS: return call(loc, aten::__is__, {lhs, rhs});
     case TK_ISNOT: return call(loc, aten::__isnot__, {lhs, rhs});
-    case TK_IN: return call(loc, aten::__contains__, {rhs, lhs});
-    case TK_NOTIN: return call(loc, aten::__not__, {call(loc, aten::__contains__, {rhs, lhs})});
+    case TK_IN:
+    case TK_NOTIN: {
+      Value* contains;
+      if (rhs->type()->kind() == TypeKind::String) {
+        // TorchScript's str.__contains__: s.find(item, 0, len(s)) != -1.
+        Value* length = call(loc, aten::len, {rhs});
+        Value* found = call(loc, Symbol::fromQualString("aten::find"),
+                            {rhs, lhs, g_.insertConstant(int64_t(0), loc), length});
+        contains = call(loc, aten::ne, {found, g_.insertConstant(int64_t(-1), loc)});
+      } else {
+        contains = call(loc, aten::__contains__, {rhs, lhs});
+      }
+      return kind == TK_IN ? contains : call(loc, aten::__not__, {contains});
+    }
     default: fail(loc, "unknown comparison " + kindToString(kind));
   }
 }

@@ -61,11 +61,21 @@ Value* tryMatchArgument(const Argument& arg, Graph& graph, const SourceRange& lo
       value = graph.insertNode(graph.createList(list->elementType(), {}))->output();
     }
   }
+  // A tuple passed for a `t[]` binds t to the tuple's unified element type
+  // (it is converted to a list below).
+  bool bound_from_tuple = false;
+  if (auto list = unwrapOptional(arg.type)->cast<ListType>(); list && list->hasFreeVariables()) {
+    if (auto tuple = value->type()->cast<TupleType>(); tuple && !tuple->elements().empty()) {
+      std::optional<TypePtr> unified = tuple->elements()[0];
+      for (const TypePtr& e : tuple->elements()) unified = unified ? unifyTypes(*unified, e) : unified;
+      bound_from_tuple = unified && !matchTypeVariables(list->elementType(), *unified, env);
+    }
+  }
   if (isIntOrFloatUsedAsList(value, arg)) {
     std::vector<Value*> repeated(static_cast<size_t>(*arg.fixed_size), value);
     value = graph.insertNode(graph.createList(value->type(), repeated))->output();
   }
-  if (auto why = matchTypeVariables(arg.type, value->type(), env)) {
+  if (auto why = bound_from_tuple ? std::nullopt : matchTypeVariables(arg.type, value->type(), env)) {
     if (failures) {
       err() << "Could not match type " << value->type()->annotationStr() << " to " << arg.type->annotationStr()
             << " in argument '" << arg.name << "': " << *why << ".\n";
