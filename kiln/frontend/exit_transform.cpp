@@ -175,8 +175,38 @@ class ExitTransformer {
       guard->addOutput()->setType(block->outputs()[i]->type());
     }
     replaceBlockOutputs(block, toVector(guard->outputs()));
+    exportEscapingValues(guard);
     exit_block->appendNode(graph_->create(exit_kind_, pair.values, 0));
     return transformIf(guard);
+  }
+
+  static bool isInside(const Node* n, const Block* block) {
+    for (const Block* b = n->owningBlock(); b; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr) {
+      if (b == block) return true;
+    }
+    return false;
+  }
+
+  // Values the guarded nodes define and nodes outside the guard read leave
+  // the guard as outputs (uninitialized when the exit was hit). Only a
+  // prim::With body has such readers: it is no scope, so what it defines is
+  // read after the with-statement. (1.13 leaves them inside and fails.)
+  void exportEscapingValues(Node* guard) {
+    Block* exit_block = guard->blocks()[0];
+    Block* rest_block = guard->blocks()[1];
+    for (Node* n : rest_block->nodes()) {
+      for (Value* v : n->outputs()) {
+        std::vector<Use> outside;
+        for (const Use& use : v->uses()) {
+          if (!isInside(use.user, rest_block)) outside.push_back(use);
+        }
+        if (outside.empty()) continue;
+        exit_block->registerOutput(unitValue(v->type()));
+        rest_block->registerOutput(v);
+        Value* exported = guard->addOutput()->copyMetadata(v);
+        for (const Use& use : outside) use.user->replaceInput(use.offset, exported);
+      }
+    }
   }
 
   // Nodes after an exit never run; their outputs may still feed block
