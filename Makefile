@@ -52,7 +52,7 @@ fuzz:
 	build-fuzz/fuzz_ir_parser tests/fuzz_corpus/ir -dict=fuzz/ir.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/ir-
 	build-fuzz/fuzz_schema_parser tests/fuzz_corpus/schema -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/schema-
 	build-fuzz/fuzz_script_parser tests/fuzz_corpus/script -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/script-
-	build-fuzz/fuzz_script_compile tests/fuzz_corpus/script -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -artifact_prefix=build-fuzz/compile-
+	build-fuzz/fuzz_script_compile tests/fuzz_corpus/script -dict=fuzz/script.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -artifact_prefix=build-fuzz/compile-
 
 demo: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) examples/demo.py
