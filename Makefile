@@ -43,7 +43,7 @@ py-test: build
 
 test: cpp-test lit-test py-test
 
-# libFuzzer on the IR and schema parsers (clang-14, ASan, UBSan), each for
+# libFuzzer on the IR, schema and script parsers and the script compiler (clang-14, ASan, UBSan), each for
 # FUZZ_SECONDS, growing the corpora in tests/fuzz_corpus; crashes land in build-fuzz/.
 FUZZ_SECONDS ?= 120
 fuzz:
@@ -52,6 +52,7 @@ fuzz:
 	build-fuzz/fuzz_ir_parser tests/fuzz_corpus/ir -dict=fuzz/ir.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/ir-
 	build-fuzz/fuzz_schema_parser tests/fuzz_corpus/schema -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/schema-
 	build-fuzz/fuzz_script_parser tests/fuzz_corpus/script -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/script-
+	build-fuzz/fuzz_script_compile tests/fuzz_corpus/script -dict=fuzz/script.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -artifact_prefix=build-fuzz/compile-
 
 demo: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) examples/demo.py
@@ -59,6 +60,7 @@ demo: build
 bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_tensor.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_interpreter.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_compile.py
 
 clean:
 	rm -rf $(BUILD_DIR) python/kiln/_C*.so

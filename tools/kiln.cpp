@@ -1,12 +1,20 @@
-// The kiln command line. Subcommands grow with the compiler: `run` and `opt`
-// arrive with the frontend.
+// The kiln command line: inspect operators, print graphs of IR text and of
+// TorchScript source, and run a function of a TorchScript file.
+#include <charconv>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "kiln/api/kiln.h"
+#include "kiln/api/literal.h"
+#include "kiln/api/npy.h"
 #include "kiln/core/operator.h"
+#include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
 
 namespace {
@@ -14,10 +22,31 @@ namespace {
 int usage(std::ostream& out, int code) {
   out << "usage: kiln <command> [args]\n"
          "commands:\n"
-         "  ops [PREFIX]   list the registered operator schemas (optionally those starting with PREFIX)\n"
-         "  graph FILE.ir  parse IR text (`-` reads stdin), check it, and print it back canonically\n"
-         "  --help         this text\n";
+         "  ops [PREFIX]            list the registered operator schemas (optionally those starting with PREFIX)\n"
+         "  graph FILE.ir           parse IR text (`-` reads stdin), check it, and print it back canonically\n"
+         "  graph FILE.py [FN]      compile a TorchScript source file and print the graphs of its functions\n"
+         "                          (or of FN) as compiled, before optimization\n"
+         "  run FILE.py FN ARG...   compile FILE.py, run FN and print its result; each ARG is a Python literal\n"
+         "      [--out DIR]         (3, -1.5, True, None, 'text', [1, 2], (1, 'a'), {'k': 2.0}) or a .npy file\n"
+         "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
+         "  --help                  this text\n";
   return code;
+}
+
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string readText(const std::string& path) {
+  std::ostringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    KILN_CHECK(in, "cannot read ", path);
+    text << in.rdbuf();
+  }
+  return text.str();
 }
 
 int listOps(const char* prefix) {
@@ -28,39 +57,217 @@ int listOps(const char* prefix) {
   return 0;
 }
 
-int printGraph(const char* path) {
-  std::ostringstream text;
-  if (std::strcmp(path, "-") == 0) {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::cerr << "kiln: cannot read " << path << "\n";
-      return 1;
-    }
-    text << in.rdbuf();
-  }
-  auto graph = kiln::parseIR(text.str());
+int printIRGraph(const std::string& path) {
+  auto graph = kiln::parseIR(readText(path));
   graph->lint();
   std::cout << *graph;
   return 0;
+}
+
+std::shared_ptr<kiln::CompilationUnit> compileFile(const std::string& path) {
+  return kiln::compile(readText(path), nullptr, path);
+}
+
+kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::string& name,
+                                  const std::string& path) {
+  if (kiln::GraphFunction* f = unit.findFunction(name)) return *f;
+  std::string names;
+  for (kiln::GraphFunction* f : unit.functions()) names += (names.empty() ? "" : ", ") + f->name();
+  KILN_ERROR(path, " has no function '", name, "' (it has: ", names.empty() ? "none" : names, ")");
+}
+
+// Every function's graph, each under a `# NAME` line; or FN's graph alone.
+int printScriptGraphs(const std::string& path, const char* name) {
+  auto unit = compileFile(path);
+  if (name) {
+    std::cout << *findFunction(*unit, name, path).graph();
+    return 0;
+  }
+  bool first = true;
+  for (kiln::GraphFunction* f : unit->functions()) {
+    std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *f->graph();
+    first = false;
+  }
+  return 0;
+}
+
+// A string as Python's repr writes it.
+void printPythonString(std::ostream& out, const std::string& s) {
+  char quote = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  out << quote;
+  for (unsigned char c : s) {
+    if (c == quote || c == '\\') {
+      out << '\\' << c;
+    } else if (c == '\n') {
+      out << "\\n";
+    } else if (c == '\t') {
+      out << "\\t";
+    } else if (c == '\r') {
+      out << "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char* kHex = "0123456789abcdef";
+      out << "\\x" << kHex[c >> 4] << kHex[c & 15];
+    } else {
+      out << c;
+    }
+  }
+  out << quote;
+}
+
+// A float as Python's repr writes it: the shortest text that reads back.
+void printPythonFloat(std::ostream& out, double d) {
+  if (std::isnan(d)) {
+    out << "nan";
+    return;
+  }
+  if (std::isinf(d)) {
+    out << (d > 0 ? "inf" : "-inf");
+    return;
+  }
+  char buffer[64];
+  double magnitude = std::fabs(d);
+  bool scientific = magnitude != 0 && (magnitude >= 1e16 || magnitude < 1e-4);
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), d,
+                              scientific ? std::chars_format::scientific : std::chars_format::fixed);
+  std::string text(buffer, result.ptr);
+  if (scientific) {
+    // Python writes 1e-05 and 1e+16: a sign and at least two exponent digits.
+    size_t e = text.find('e');
+    std::string mantissa = text.substr(0, e), exponent = text.substr(e + 1);
+    char sign = exponent[0] == '-' ? '-' : '+';
+    if (exponent[0] == '-' || exponent[0] == '+') exponent.erase(0, 1);
+    if (exponent.size() < 2) exponent.insert(0, "0");
+    text = mantissa + "e" + sign + exponent;
+  } else if (text.find('.') == std::string::npos) {
+    text += ".0";
+  }
+  out << text;
+}
+
+// A result as Python would print the value torch returns.
+void printPythonValue(std::ostream& out, const kiln::IValue& v) {
+  if (v.isNone()) {
+    out << "None";
+  } else if (v.isBool()) {
+    out << (v.toBool() ? "True" : "False");
+  } else if (v.isInt()) {
+    out << v.toInt();
+  } else if (v.isDouble()) {
+    printPythonFloat(out, v.toDouble());
+  } else if (v.isString()) {
+    printPythonString(out, v.toStringRef());
+  } else if (v.isTensor()) {
+    out << v.toTensor();
+  } else if (v.isList() || v.isTuple()) {
+    const auto& elements = v.isList() ? v.toListRef().elements : v.toTupleRef().elements;
+    out << (v.isList() ? "[" : "(");
+    for (size_t i = 0; i < elements.size(); ++i) {
+      if (i) out << ", ";
+      printPythonValue(out, elements[i]);
+    }
+    out << (v.isList() ? "]" : elements.size() == 1 ? ",)" : ")");
+  } else if (v.isDict()) {
+    out << "{";
+    bool first = true;
+    for (const auto& [key, value] : v.toDictRef().items()) {
+      out << (first ? "" : ", ");
+      printPythonValue(out, key);
+      out << ": ";
+      printPythonValue(out, value);
+      first = false;
+    }
+    out << "}";
+  } else {
+    out << v;
+  }
+}
+
+// The tensors in `v`, depth first (container elements in order, dict values).
+void collectTensors(const kiln::IValue& v, std::vector<kiln::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isList() || v.isTuple()) {
+    for (const kiln::IValue& e : v.isList() ? v.toListRef().elements : v.toTupleRef().elements) collectTensors(e, out);
+  } else if (v.isDict()) {
+    for (const auto& item : v.toDictRef().items()) collectTensors(item.second, out);
+  }
+}
+
+kiln::IValue argumentValue(const kiln::GraphFunction& f, size_t position, const std::string& text) {
+  const auto& formals = f.getSchema().arguments();
+  f.checkPositionalCount(position + 1);
+  const kiln::Argument& formal = formals[position];
+  try {
+    if (endsWith(text, ".npy")) return kiln::IValue(kiln::loadNpy(text));
+    return kiln::parseLiteral(text, formal.type);
+  } catch (const kiln::Error& e) {
+    KILN_ERROR("argument ", position + 1, " ('", formal.name, "' of ", f.name(), "): ", e.what());
+  }
+}
+
+int runFunction(const std::vector<std::string>& args, const std::optional<std::string>& out_dir) {
+  const std::string& path = args[0];
+  auto unit = compileFile(path);
+  kiln::GraphFunction& f = findFunction(*unit, args[1], path);
+  kiln::Stack stack;
+  for (size_t i = 2; i < args.size(); ++i) stack.push_back(argumentValue(f, i - 2, args[i]));
+  kiln::IValue result = f(std::move(stack));
+  printPythonValue(std::cout, result);
+  std::cout << "\n";
+  if (out_dir) {
+    std::vector<kiln::Tensor> tensors;
+    collectTensors(result, tensors);
+    std::error_code error;
+    std::filesystem::create_directories(*out_dir, error);
+    KILN_CHECK(!error, "cannot create ", *out_dir, ": ", error.message());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      kiln::saveNpy((std::filesystem::path(*out_dir) / ("out" + std::to_string(i) + ".npy")).string(), tensors[i]);
+    }
+  }
+  return 0;
+}
+
+int run(const std::vector<std::string>& args) {
+  const std::string& command = args[0];
+  if (command == "--help" || command == "-h" || command == "help") return usage(std::cout, 0);
+  if (command == "ops") {
+    if (args.size() > 2) return usage(std::cerr, 2);
+    return listOps(args.size() == 2 ? args[1].c_str() : nullptr);
+  }
+  if (command == "graph") {
+    if (args.size() < 2 || args.size() > 3) return usage(std::cerr, 2);
+    if (endsWith(args[1], ".ir") || args[1] == "-") {
+      if (args.size() != 2) return usage(std::cerr, 2);
+      return printIRGraph(args[1]);
+    }
+    return printScriptGraphs(args[1], args.size() == 3 ? args[2].c_str() : nullptr);
+  }
+  if (command == "run") {
+    std::vector<std::string> positional;
+    std::optional<std::string> out_dir;
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "--out") {
+        if (i + 1 == args.size()) return usage(std::cerr, 2);
+        out_dir = args[++i];
+      } else {
+        positional.push_back(args[i]);
+      }
+    }
+    if (positional.size() < 2) return usage(std::cerr, 2);
+    return runFunction(positional, out_dir);
+  }
+  std::cerr << "kiln: unknown command '" << command << "'\n";
+  return usage(std::cerr, 2);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) return usage(std::cerr, 2);
-  std::string command = argv[1];
   try {
-    if (command == "--help" || command == "-h" || command == "help") return usage(std::cout, 0);
-    if (command == "ops") return listOps(argc > 2 ? argv[2] : nullptr);
-    if (command == "graph") {
-      if (argc != 3) return usage(std::cerr, 2);
-      return printGraph(argv[2]);
-    }
-    std::cerr << "kiln: unknown command '" << command << "'\n";
-    return usage(std::cerr, 2);
+    return run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const std::exception& e) {
+    std::cout.flush();
     std::cerr << "kiln: error: " << e.what() << "\n";
     return 1;
   }

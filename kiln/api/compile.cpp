@@ -7,8 +7,9 @@
 namespace kiln {
 
 void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver,
-                 const std::string& filename) {
-  std::vector<TreeRef> definitions = parseSource(source, filename);
+                 const std::string& filename, size_t starting_line) {
+  Parser parser(std::make_shared<const Source>(source, filename, starting_line));
+  std::vector<TreeRef> definitions = parser.parseFile();
   CompilationTarget target;
   target.find = [&](const std::string& name) -> std::shared_ptr<Function> { return unit.findFunctionShared(name); };
   target.define = [&](const std::string& name, std::shared_ptr<Graph> graph,
@@ -20,11 +21,21 @@ void compileInto(CompilationUnit& unit, const std::string& source, const Resolve
   defineFunctions(definitions, resolver, target);
 }
 
+void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver,
+                 const std::string& filename) {
+  compileInto(unit, source, resolver, filename, 1);
+}
+
+std::shared_ptr<CompilationUnit> compile(const std::string& source, const ResolverPtr& resolver,
+                                         const std::string& filename, size_t starting_line) {
+  auto unit = std::make_shared<CompilationUnit>();
+  compileInto(*unit, source, resolver, filename, starting_line);
+  return unit;
+}
+
 std::shared_ptr<CompilationUnit> compile(const std::string& source, const ResolverPtr& resolver,
                                          const std::string& filename) {
-  auto unit = std::make_shared<CompilationUnit>();
-  compileInto(*unit, source, resolver, filename);
-  return unit;
+  return compile(source, resolver, filename, 1);
 }
 
 }  // namespace kiln

@@ -23,4 +23,12 @@ std::shared_ptr<CompilationUnit> compile(const std::string& source, const Resolv
 void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver = nullptr,
                  const std::string& filename = "<string>");
 
+// As compile(), for text cut out of a larger file (a Python function's
+// source): `starting_line` is the file line of the text's first line, so
+// errors and tracebacks name the line in the file.
+std::shared_ptr<CompilationUnit> compile(const std::string& source, const ResolverPtr& resolver,
+                                         const std::string& filename, size_t starting_line);
+void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver,
+                 const std::string& filename, size_t starting_line);
+
 }  // namespace kiln

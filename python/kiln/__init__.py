@@ -12,11 +12,11 @@ from ._dtype import (dtype, uint8, int8, int16, int32, int64, float16, float32, 
 from . import _tensor  # noqa: F401  (installs Tensor methods and operators)
 from ._functions import install as _install_functions
 from ._factories import tensor, as_tensor, manual_seed
-from ._jit import function_from_graph, ScriptFunction, CompilationUnit
+from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile, script
 
 _install_functions(globals())
 
 from . import nn  # noqa: E402
 
 __all__ = ["Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "dtype", "parse_ir",
-           "function_from_graph", "ScriptFunction", "CompilationUnit"]
+           "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script"]

@@ -1,8 +1,96 @@
-// Script frontend bindings: parsing only, for tests and tools.
+// Script frontend bindings: parsing (for tests and tools) and compiling
+// TorchScript source, with names the source does not define looked up in
+// Python (kiln.script resolves them through a function's closure and globals).
+#include <pybind11/stl.h>
+
 #include "bindings.h"
+#include "kiln/api/kiln.h"
+#include "kiln/frontend/error_report.h"
 #include "kiln/frontend/parser.h"
 
 namespace kiln::python {
+
+namespace {
+
+// None, bool, int, float, str and tuples of these: the Python values
+// TorchScript takes as constants.
+std::optional<IValue> constantFromPython(py::handle obj) {
+  if (obj.is_none()) return IValue();
+  if (PyBool_Check(obj.ptr())) return IValue(obj.ptr() == Py_True);
+  if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (overflow) return std::nullopt;
+    return IValue(static_cast<int64_t>(value));
+  }
+  if (PyFloat_Check(obj.ptr())) return IValue(PyFloat_AsDouble(obj.ptr()));
+  if (PyUnicode_Check(obj.ptr())) return IValue(obj.cast<std::string>());
+  if (PyTuple_Check(obj.ptr())) {
+    std::vector<IValue> elements;
+    for (py::handle item : obj) {
+      auto v = constantFromPython(item);
+      if (!v) return std::nullopt;
+      elements.push_back(std::move(*v));
+    }
+    return IValue::tuple(std::move(elements));
+  }
+  return std::nullopt;
+}
+
+// Resolves names through a Python callable: `lookup(name)` returns `(value,)`
+// for a name it knows, None otherwise, and `()` for a function whose
+// compilation is under way (a recursive call). Compiled functions become calls,
+// modules the builtin modules of their name, Python constants constants;
+// anything else is left to the emitter (its builtins, or an undefined-name
+// error). An error compiling a callee (lookup scripts Python functions on
+// demand) is reported with the call that led to it, as TorchScript does.
+class PythonResolver : public Resolver {
+ public:
+  PythonResolver(py::object lookup, std::string caller) : lookup_(std::move(lookup)), caller_(std::move(caller)) {}
+  ~PythonResolver() override {
+    py::gil_scoped_acquire gil;
+    lookup_ = py::object();
+  }
+
+  SugaredValuePtr resolveValue(const std::string& name, Graph&, const SourceRange& loc) override {
+    py::gil_scoped_acquire gil;
+    py::object found;
+    try {
+      found = lookup_(name);
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_RuntimeError)) throw;
+      std::string message = py::str(e.value());
+      throw Error(message + "\n" + calledFrom(name, loc));
+    }
+    if (found.is_none()) return nullptr;
+    py::tuple found_tuple = found.cast<py::tuple>();
+    if (found_tuple.empty()) {
+      throwSourceError(loc, "function '" + name + "' is called recursively. Recursive calls are not supported");
+    }
+    py::object value = found_tuple[0];
+    if (py::isinstance<GraphFunction>(value)) return makeFunctionValue(value.cast<std::shared_ptr<GraphFunction>>());
+    if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
+      return makeBuiltinModule(value.attr("__name__").cast<std::string>());
+    }
+    if (auto constant = constantFromPython(value)) return makeConstantValue(std::move(*constant));
+    return nullptr;
+  }
+
+ private:
+  std::string calledFrom(const std::string& name, const SourceRange& loc) const {
+    std::string out = "'" + name + "' is being compiled since it was called from '" + caller_ + "'";
+    if (auto where = loc.fileLineCol()) {
+      out += "\n  File \"" + std::get<0>(*where) + "\", line " + std::to_string(std::get<1>(*where)) + "\n" +
+             loc.underlinedLine();
+    }
+    return out;
+  }
+
+  py::object lookup_;
+  std::string caller_;
+};
+
+}  // namespace
 
 void bindFrontend(py::module_& m) {
   // One s-expression line per top-level statement.
@@ -14,6 +102,18 @@ void bindFrontend(py::module_& m) {
         return out;
       },
       py::arg("text"));
+  m.def(
+      "_compile",
+      [](const std::string& source, const std::string& filename, size_t starting_line, const py::object& lookup,
+         const std::string& caller) {
+        ResolverPtr resolver;
+        if (!lookup.is_none()) resolver = std::make_shared<PythonResolver>(lookup, caller);
+        return compile(source, resolver, filename, starting_line);
+      },
+      py::arg("source"), py::arg("filename") = "<string>", py::arg("starting_line") = 1,
+      py::arg("lookup") = py::none(), py::arg("caller") = "",
+      "Compiles TorchScript source into a new compilation unit. `lookup(name)` (optional) returns (value,) for "
+      "names the source does not define, None for names it does not know, () for a function being compiled.");
 }
 
 }  // namespace kiln::python

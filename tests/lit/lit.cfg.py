@@ -7,7 +7,9 @@ import lit.formats
 
 config.name = "kiln"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".ir", ".test"]
+config.suffixes = [".ir", ".py", ".test"]
+# Script tests are .py files; this configuration is not one of them.
+config.excludes = ["lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 
 repo_root = os.path.dirname(os.path.dirname(config.test_source_root))

@@ -1,0 +1,90 @@
+"""Compile speed, side by side with TorchScript (torch 1.13) in one process:
+seed 001's LSTM cell compiled from source, N times each way, medians.
+
+  kiln.compile(src)                vs torch.jit.CompilationUnit(src)
+  kiln.script(fn)                  vs torch.jit.script(fn)   (fn from a temp file)
+
+Target (issue 5): kiln at most 0.1x torch's time.
+
+  PYTHONPATH=python /usr/bin/python3 bench/bench_compile.py [--repeat N]
+"""
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+import types
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import kiln  # noqa: E402
+import torch  # noqa: E402
+
+LSTM_CELL = '''import torch
+
+
+def LSTMCell(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
+    gates = x.mm(w_ih.t()) + hx.mm(w_hh.t()) + b_ih + b_hh
+    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+    ingate = torch.sigmoid(ingate)
+    forgetgate = torch.sigmoid(forgetgate)
+    cellgate = torch.tanh(cellgate)
+    outgate = torch.sigmoid(outgate)
+    cy = (forgetgate * cx) + (ingate * cellgate)
+    hy = outgate * torch.tanh(cy)
+    return hy, cy
+'''
+
+
+def median_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def load_module(path):
+    spec = importlib.util.spec_from_file_location("lstm_cell_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fresh(fn):
+    """A new function object with fn's code: both torch.jit.script and
+    kiln.script cache their result on (or by) the function object."""
+    return types.FunctionType(fn.__code__, fn.__globals__, fn.__name__)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=51)
+    opts = parser.parse_args()
+    torch.set_num_threads(1)
+    kiln.set_num_threads(1)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "lstm_cell.py")
+        with open(path, "w") as f:
+            f.write(LSTM_CELL)
+        fn = load_module(path).LSTMCell
+        cases = [
+            ("LSTMCell from source", lambda: kiln.compile(LSTM_CELL),
+             lambda: torch.jit.CompilationUnit(LSTM_CELL, _frames_up=0)),
+            ("LSTMCell via script(fn)", lambda: kiln.script(fresh(fn)), lambda: torch.jit.script(fresh(fn))),
+        ]
+        print(f"{'compile':28s} {'torch us':>10s} {'kiln us':>10s} {'kiln/torch':>10s}  (target <= 0.1)")
+        for name, kiln_compile, torch_compile in cases:
+            for _ in range(3):
+                kiln_compile()
+                torch_compile()
+            t = median_time(torch_compile, opts.repeat)
+            k = median_time(kiln_compile, opts.repeat)
+            print(f"{name:28s} {t * 1e6:10.1f} {k * 1e6:10.1f} {k / t:10.3f}")
+
+
+if __name__ == "__main__":
+    main()
