@@ -16,6 +16,7 @@ a call raises is decided by torch (the tests compare raised-or-not), so
 argument tuples that make torch raise are part of the data on purpose.
 """
 import os
+import re
 import sys
 
 import numpy as np
@@ -132,6 +133,13 @@ def f(x: Tensor, n: int) -> Tensor:
         x = y * 2
     return x + y
 """, "f", [(f32(3), 3), (f32(3), 0)])
+
+program("assign_rebind_other_type", """
+def f(x: int):
+    y = x
+    y = "a" + str(y)
+    return y
+""", "f", [(3,)])
 
 program("assign_unpack_tensor_loop", """
 def f(x: Tensor) -> Tensor:
@@ -1900,3 +1908,32 @@ def _corpus_entries():
 
 PROGRAMS = OWN + _corpus_entries()
 assert len({p["name"] for p in PROGRAMS}) == len(PROGRAMS), "duplicate program names"
+
+
+# ------------------------------------------------------ graph fidelity helpers
+
+_KIND = re.compile(r"(?:^|\s)=\s+([A-Za-z_]\w*::[A-Za-z_][\w.]*)")
+
+
+def node_kinds(graph_text):
+    """The node kinds of a printed graph in order, recursively: each block
+    opens with "{" and closes with "}" (its `-> (...)` line). Value names,
+    types and attributes are left out."""
+    kinds = []
+    for line in graph_text.splitlines():
+        s = line.strip()
+        if re.match(r"block\d+\(", s):
+            kinds.append("{")
+        elif s.startswith("->"):
+            kinds.append("}")
+        else:
+            m = _KIND.search(s)
+            if m and not s.startswith("graph(") and not s.startswith("return"):
+                kinds.append(m.group(1))
+    return kinds
+
+
+def kinds_diff(kiln_kinds, torch_kinds, context=2):
+    """A short unified diff of two node-kind sequences."""
+    import difflib
+    return "\n".join(difflib.unified_diff(torch_kinds, kiln_kinds, "torch", "kiln", n=context, lineterm=""))
