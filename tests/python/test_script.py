@@ -128,3 +128,12 @@ def test_program_list_is_large_and_includes_the_corpus():
     names = [p["name"] for p in PROGRAMS]
     assert len(names) >= 150 + 17
     assert sum(n.startswith("corpus_") for n in names) == 17
+
+
+def test_import_lines_are_accepted():
+    """1.13's CompilationUnit refuses import lines; kiln accepts the ones issue 5 names."""
+    body = "def f(x: Tensor, n: int) -> List[Tensor]:\n    return [x * math.pi for _ in range(n)]\n"
+    header = "import torch\nimport math\nfrom torch import Tensor\nfrom typing import List, Optional\n\n"
+    expected = torch.jit.CompilationUnit(body, _frames_up=0).f(torch.ones(2), 2)
+    got = kiln.compile(header + body).f(kiln.ones(2), 2)
+    assert_same_values(got, expected)
