@@ -1,0 +1,312 @@
+#include "kiln/frontend/schema_matching.h"
+
+#include <sstream>
+
+#include "kiln/core/operator.h"
+#include "kiln/frontend/error_report.h"
+#include "kiln/ir/schema_match.h"
+
+namespace kiln {
+
+namespace {
+
+const TypePtr& unwrapOptional(const TypePtr& t) {
+  if (auto opt = t->cast<OptionalType>()) return opt->elementType();
+  return t;
+}
+
+// `int[2] stride` given one int: the int is repeated.
+bool isIntOrFloatUsedAsList(const Value* value, const Argument& arg) {
+  auto list = unwrapOptional(arg.type)->cast<ListType>();
+  if (!list || !arg.fixed_size) return false;
+  TypeKind elem = list->elementType()->kind();
+  TypeKind actual = value->type()->kind();
+  return (elem == TypeKind::Int || elem == TypeKind::Float) && actual == elem;
+}
+
+// A tuple whose elements all fit the list's element type.
+bool convertibleToList(const TypePtr& type, const TypePtr& list_type) {
+  auto list = list_type->cast<ListType>();
+  if (!list) return false;
+  if (type->isSubtypeOf(*list_type)) return true;
+  if (auto tuple = type->cast<TupleType>()) {
+    for (const TypePtr& e : tuple->elements()) {
+      if (!e->isSubtypeOf(*list->elementType())) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// The last positional argument is a list, so `f(1, 2)` may stand for `f([1, 2])`
+// (not for `int[2]`, which takes one int, nor for lists of type variables).
+bool varargsCanBeUsedAsList(const FunctionSchema& schema, size_t index, const Argument& arg) {
+  bool is_last_positional = index + 1 == schema.arguments().size() || schema.arguments()[index + 1].kwarg_only;
+  auto list = arg.type->cast<ListType>();
+  return is_last_positional && list && !list->elementType()->cast<VarType>() && !arg.fixed_size;
+}
+
+std::string typeMismatch(const Argument& arg, const TypePtr& actual) {
+  return "Expected a value of type '" + arg.type->annotationStr() + "' for argument '" + arg.name +
+         "' but instead found type '" + actual->annotationStr() + "'.\n";
+}
+
+Value* tryMatchArgument(const Argument& arg, Graph& graph, const SourceRange& loc, const NamedValue& named,
+                        std::ostream* failures, const std::function<std::ostream&()>& err, bool allow_conversions,
+                        TypeEnv& env) {
+  Value* value = named.value;
+  // A bare `[]` passed to a list argument is a list of what the argument wants.
+  if (value->node()->kind() == prim::EmptyListLiteral) {
+    if (auto list = unwrapOptional(arg.type)->cast<ListType>(); list && !list->hasFreeVariables()) {
+      value = graph.insertNode(graph.createList(list->elementType(), {}))->output();
+    }
+  }
+  // A tuple passed for a `t[]` binds t to the tuple's unified element type
+  // (it is converted to a list below).
+  bool bound_from_tuple = false;
+  if (auto list = unwrapOptional(arg.type)->cast<ListType>(); list && list->hasFreeVariables()) {
+    if (auto tuple = value->type()->cast<TupleType>(); tuple && !tuple->elements().empty()) {
+      std::optional<TypePtr> unified = tuple->elements()[0];
+      for (const TypePtr& e : tuple->elements()) unified = unified ? unifyTypes(*unified, e) : unified;
+      bound_from_tuple = unified && !matchTypeVariables(list->elementType(), *unified, env);
+    }
+  }
+  if (isIntOrFloatUsedAsList(value, arg)) {
+    std::vector<Value*> repeated(static_cast<size_t>(*arg.fixed_size), value);
+    value = graph.insertNode(graph.createList(value->type(), repeated))->output();
+  }
+  if (auto why = bound_from_tuple ? std::nullopt : matchTypeVariables(arg.type, value->type(), env)) {
+    if (failures) {
+      err() << "Could not match type " << value->type()->annotationStr() << " to " << arg.type->annotationStr()
+            << " in argument '" << arg.name << "': " << *why << ".\n";
+    }
+    return nullptr;
+  }
+  TypePtr concrete = evalTypeVariables(arg.type, env);
+  if (!concrete) {
+    // A variable bound by nothing (None for Optional[t]): the value's own type decides.
+    concrete = arg.type;
+  }
+  value = tryConvertToType(loc, graph, concrete, value, allow_conversions);
+  if (!value->type()->isSubtypeOf(*concrete)) {
+    if (failures) {
+      std::ostream& out = err() << typeMismatch(arg, value->type());
+      if (auto list = value->type()->cast<ListType>();
+          list && list->elementType()->kind() == TypeKind::Tensor && value->node()->kind() == prim::ListConstruct &&
+          value->node()->inputs().empty()) {
+        out << "Empty lists default to List[Tensor]. Add a variable annotation to the assignment to create an empty "
+               "list of another type (torch.jit.annotate(List[T, []]) where T is the type of elements in the list "
+               "for Python 2)\n";
+      }
+    }
+    return nullptr;
+  }
+  return value;
+}
+
+// Packs `args` into a list of `element_type` for a varargs call.
+Value* tryCreateList(const TypePtr& element_type, Graph& graph, const SourceRange& loc,
+                     const std::vector<NamedValue>& args, size_t first, std::ostream* failures,
+                     const std::function<std::ostream&()>& err, bool allow_conversions, TypeEnv& env) {
+  Argument elem_arg;
+  elem_arg.name = "<varargs>";
+  elem_arg.type = element_type;
+  std::vector<Value*> values;
+  for (size_t i = first; i < args.size(); ++i) {
+    Value* v = tryMatchArgument(elem_arg, graph, loc, args[i], failures, err, allow_conversions, env);
+    if (!v) return nullptr;
+    values.push_back(v);
+  }
+  return graph.insertNode(graph.createList(element_type, values))->output();
+}
+
+}  // namespace
+
+Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& concrete_type, Value* value,
+                        bool allow_conversions) {
+  // Tuples of the right element types become lists (always allowed).
+  if (auto list = unwrapOptional(concrete_type)->cast<ListType>()) {
+    if (value->type()->kind() == TypeKind::Tuple) {
+      if (convertibleToList(value->type(), unwrapOptional(concrete_type))) {
+        Node* unpack = graph.insertNode(graph.createTupleUnpack(value));
+        std::vector<Value*> elements(unpack->outputs().begin(), unpack->outputs().end());
+        return graph.insertNode(graph.createList(list->elementType(), elements))->output();
+      }
+    }
+  }
+  if (!allow_conversions) return value;
+  const Type& actual = *value->type();
+  TypeKind target = concrete_type->kind();
+  auto insert = [&](Symbol op) { return graph.insert(op, {value}, {}, loc); };
+  if (actual.isSubtypeOf(*TensorType::get())) {
+    if (target == TypeKind::Float) return insert(aten::FloatImplicit);
+    if (target == TypeKind::Int) return insert(aten::IntImplicit);
+    if (target == TypeKind::Number) return insert(aten::ScalarImplicit);
+  } else if (actual.kind() == TypeKind::Number) {
+    if (target == TypeKind::Float) return insert(aten::Float);
+    if (target == TypeKind::Int) return insert(aten::Int);
+  } else if (actual.kind() == TypeKind::Bool) {
+    if (target == TypeKind::Float) return insert(aten::Float);
+    if (target == TypeKind::Int || target == TypeKind::Number) return insert(aten::Int);
+  }
+  if (actual.kind() == TypeKind::String && target == TypeKind::Device) return insert(Symbol::fromQualString("aten::device"));
+  return value;
+}
+
+Value* packOutputs(Graph& graph, ArrayRef<Value*> values) {
+  if (values.size() == 1) return values[0];
+  if (values.empty()) return graph.insertNode(graph.createNone())->output();
+  return graph.insertNode(graph.createTuple(values))->output();
+}
+
+std::optional<MatchedSchema> tryMatchSchema(const FunctionSchema& schema, const SourceRange& loc, Graph& graph,
+                                            const std::vector<NamedValue>& args, const std::vector<NamedValue>& kwargs,
+                                            std::optional<NamedValue> self, std::ostream* failures,
+                                            bool allow_conversions) {
+  auto err = [&]() -> std::ostream& {
+    *failures << "\n" << schema.str() << ":\n";
+    return *failures;
+  };
+  TypeEnv env;
+  std::vector<Value*> inputs;
+  std::vector<bool> used_kwarg(kwargs.size(), false);
+  size_t used_args = 0;
+  const auto& formals = schema.arguments();
+  for (size_t i = 0; i < formals.size(); ++i) {
+    const Argument& arg = formals[i];
+    std::optional<NamedValue> actual;
+    if (arg.name == "self" && self) {
+      actual = self;
+      self = std::nullopt;
+    } else if (!arg.kwarg_only && used_args < args.size()) {
+      if (allow_conversions && varargsCanBeUsedAsList(schema, i, arg)) {
+        const TypePtr& actual_type = args[used_args].value->type();
+        if (actual_type->kind() != TypeKind::List && !convertibleToList(actual_type, unwrapOptional(arg.type))) {
+          const TypePtr& element = arg.type->cast<ListType>()->elementType();
+          Value* list = tryCreateList(element, graph, loc, args, used_args, failures, err, allow_conversions, env);
+          if (!list) return std::nullopt;
+          used_args = args.size();
+          inputs.push_back(list);
+          continue;
+        }
+      }
+      actual = args[used_args++];
+    } else if (auto index = [&]() -> std::optional<size_t> {
+                 for (size_t k = 0; k < kwargs.size(); ++k) {
+                   if (kwargs[k].name == arg.name) return k;
+                 }
+                 return std::nullopt;
+               }()) {
+      if (used_kwarg[*index]) {
+        if (failures) err() << "Argument " << arg.name << " specified twice in schema, submit a bug report!\n";
+        return std::nullopt;
+      }
+      used_kwarg[*index] = true;
+      actual = kwargs[*index];
+    } else if (arg.default_value) {
+      actual = NamedValue(loc, graph.insertConstant(*arg.default_value, loc));
+    } else {
+      if (failures) err() << "Argument " << arg.name << " not provided.\n";
+      return std::nullopt;
+    }
+    Value* matched = tryMatchArgument(arg, graph, loc, *actual, failures, err, allow_conversions, env);
+    if (!matched) return std::nullopt;
+    inputs.push_back(matched);
+  }
+  if (self) {
+    if (failures) err() << "Provided self argument not used in schema.\n";
+    return std::nullopt;
+  }
+  if (schema.isVararg()) {
+    for (; used_args < args.size(); ++used_args) inputs.push_back(args[used_args].value);
+  }
+  if (used_args < args.size()) {
+    if (failures) {
+      err() << "Expected at most " << used_args << " arguments but found " << args.size()
+            << " positional arguments.\n";
+    }
+    return std::nullopt;
+  }
+  for (size_t k = 0; k < kwargs.size(); ++k) {
+    if (used_kwarg[k]) continue;
+    if (failures) {
+      if (!schema.argumentIndex(*kwargs[k].name)) {
+        err() << "Keyword argument " << *kwargs[k].name << " unknown.\n";
+      } else {
+        err() << "Keyword argument " << *kwargs[k].name << " specified twice.\n";
+      }
+    }
+    return std::nullopt;
+  }
+  MatchedSchema result;
+  result.inputs = std::move(inputs);
+  for (const Argument& r : schema.returns()) {
+    TypePtr t = evalTypeVariables(r.type, env);
+    if (!t) {
+      if (failures) err() << "Could not infer the result type " << r.type->annotationStr() << ".\n";
+      return std::nullopt;
+    }
+    result.return_types.push_back(std::move(t));
+  }
+  return result;
+}
+
+namespace {
+
+std::string prefixLines(const std::string& text, const std::string& prefix) {
+  std::string out;
+  bool at_line_start = true;
+  for (char c : text) {
+    if (at_line_start) out += prefix;
+    out += c;
+    at_line_start = c == '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::pair<size_t, MatchedSchema> matchSchemas(const std::vector<const FunctionSchema*>& schemas, const SourceRange& loc,
+                                              Graph& graph, const std::vector<NamedValue>& args,
+                                              const std::vector<NamedValue>& kwargs,
+                                              const std::optional<NamedValue>& self) {
+  KILN_INTERNAL_ASSERT(!schemas.empty(), "matchSchemas without schemas");
+  if (schemas.size() == 1) {
+    std::ostringstream failures;
+    if (auto m = tryMatchSchema(*schemas[0], loc, graph, args, kwargs, self, &failures, true)) return {0, *m};
+    throwSourceError(loc, failures.str());
+  }
+  // Exact matches first, so that conversions never shadow a better overload.
+  for (bool allow_conversions : {false, true}) {
+    for (size_t i = 0; i < schemas.size(); ++i) {
+      if (auto m = tryMatchSchema(*schemas[i], loc, graph, args, kwargs, self, nullptr, allow_conversions)) {
+        return {i, *m};
+      }
+    }
+  }
+  std::ostringstream failures;
+  for (const FunctionSchema* schema : schemas) {
+    tryMatchSchema(*schema, loc, graph, args, kwargs, self, &failures, true);
+  }
+  throwSourceError(loc, "Arguments for call are not valid.\nThe following variants are available:\n" +
+                            prefixLines(failures.str(), "  ") + "\nThe original call is");
+}
+
+Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, const std::optional<NamedValue>& self) {
+  auto operators = getAllOperatorsFor(name);
+  if (operators.empty()) {
+    throwSourceError(loc, "Unknown builtin op: " + name.toQualString() +
+                              ".\nCould not find any similar ops to " + name.toQualString() +
+                              ". This op may not exist or may not be currently supported in TorchScript.\n");
+  }
+  std::vector<const FunctionSchema*> schemas;
+  for (const auto& op : operators) schemas.push_back(&op->schema());
+  auto [index, matched] = matchSchemas(schemas, loc, graph, args, kwargs, self);
+  Node* n = graph.insertNode(graph.create(name, matched.inputs, 0));
+  n->setSourceRange(loc);
+  for (const TypePtr& t : matched.return_types) n->addOutput()->setType(t);
+  return packOutputs(graph, n->outputs());
+}
+
+}  // namespace kiln

@@ -1,0 +1,475 @@
+#include "kiln/frontend/sugared_value.h"
+
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "kiln/core/operator.h"
+#include "kiln/frontend/error_report.h"
+#include "kiln/tensor/scalar_type.h"
+
+namespace kiln {
+
+namespace {
+
+[[noreturn]] void fail(const SourceRange& loc, const std::string& message) { throwSourceError(loc, message); }
+
+Value* insertCall(const SourceRange& loc, Graph& graph, Symbol op, std::vector<Value*> inputs) {
+  std::vector<NamedValue> args;
+  for (Value* v : inputs) args.emplace_back(loc, v);
+  return emitBuiltinCall(loc, graph, op, args, {});
+}
+
+}  // namespace
+
+// --- SugaredValue defaults: "this value cannot be used that way" -------------------------
+
+Value* SugaredValue::asValue(const SourceRange& loc, Graph&) { fail(loc, kind() + " cannot be used as a value"); }
+
+SugaredValuePtr SugaredValue::attr(const SourceRange& loc, Graph&, const std::string& field) {
+  fail(loc, "attribute lookup is not defined on " + kind());
+}
+
+SugaredValuePtr SugaredValue::call(const SourceRange& loc, Graph&, const std::vector<NamedValue>&,
+                                   const std::vector<NamedValue>&, size_t) {
+  fail(loc, "cannot call a " + kind());
+}
+
+SugaredValuePtr SugaredValue::iter(const SourceRange& loc, Graph&) { fail(loc, kind() + " object is not iterable"); }
+
+Value* SugaredValue::len(const SourceRange& loc, Graph&) { fail(loc, kind() + " object has no len()"); }
+
+SugaredValuePtr SugaredValue::getitem(const SourceRange& loc, Graph&, Value*) {
+  fail(loc, kind() + " object is not subscriptable");
+}
+
+std::vector<SugaredValuePtr> SugaredValue::asTuple(const SourceRange& loc, Graph&, std::optional<size_t>) {
+  fail(loc, kind() + " cannot be used as a tuple");
+}
+
+Value* asSimple(const SugaredValuePtr& v) {
+  if (auto simple = std::dynamic_pointer_cast<SimpleValue>(v)) return simple->value();
+  return nullptr;
+}
+
+// --- SimpleValue --------------------------------------------------------------------------
+
+namespace {
+
+// `x.long()`, `x.float()`, ...: TorchScript's builtin methods that are `x.to(dtype)`.
+class TensorCastMethod : public SugaredValue {
+ public:
+  TensorCastMethod(Value* self, ScalarType dtype) : self_(self), dtype_(dtype) {}
+  std::string kind() const override { return "builtin method"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    if (!args.empty() || !kwargs.empty()) fail(loc, "casting methods such as .float() take no arguments");
+    std::vector<NamedValue> to_args = {NamedValue(loc, self_),
+                                       NamedValue(loc, graph.insertConstant(static_cast<int64_t>(dtype_), loc))};
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::to, to_args, {}));
+  }
+
+ private:
+  Value* self_;
+  ScalarType dtype_;
+};
+
+}  // namespace
+
+std::string SimpleValue::kind() const { return "value of type '" + value_->type()->annotationStr() + "'"; }
+
+SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
+  const TypePtr& type = value_->type();
+  if (type->isSubtypeOf(*TensorType::get())) {
+    // Tensor properties TorchScript answers with an operator of the same meaning.
+    static const std::unordered_map<std::string, Symbol> properties = {
+        {"dtype", prim::dtype},
+        {"device", prim::device},
+        {"requires_grad", prim::requires_grad},
+        {"is_cuda", prim::is_cuda},
+        {"data", prim::data},
+        {"layout", prim::layout},
+        {"shape", aten::size},
+        {"ndim", aten::dim},
+        {"T", Symbol::fromQualString("aten::numpy_T")},
+        {"is_leaf", Symbol::fromQualString("aten::is_leaf")},
+        {"grad", Symbol::fromQualString("prim::grad")},
+    };
+    if (auto it = properties.find(field); it != properties.end()) {
+      return std::make_shared<SimpleValue>(insertCall(loc, graph, it->second, {value_}));
+    }
+    static const std::unordered_map<std::string, ScalarType> casts = {
+        {"float", ScalarType::Float}, {"double", ScalarType::Double}, {"half", ScalarType::Half},
+        {"bfloat16", ScalarType::BFloat16}, {"long", ScalarType::Long}, {"int", ScalarType::Int},
+        {"short", ScalarType::Short}, {"char", ScalarType::Char}, {"byte", ScalarType::Byte},
+        {"bool", ScalarType::Bool},
+    };
+    if (auto it = casts.find(field); it != casts.end()) return std::make_shared<TensorCastMethod>(value_, it->second);
+  }
+  Symbol method = Symbol::fromQualString("aten::" + field);
+  if (!getAllOperatorsFor(method).empty()) {
+    return std::make_shared<BuiltinFunction>(method, NamedValue(loc, "self", value_));
+  }
+  fail(loc, "'" + type->annotationStr() + "' object has no attribute or method '" + field + "'.");
+}
+
+SugaredValuePtr SimpleValue::iter(const SourceRange& loc, Graph& graph) {
+  const TypePtr& type = value_->type();
+  if (type->cast<ListType>() || type->kind() == TypeKind::String || type->isSubtypeOf(*TensorType::get())) {
+    return shared_from_this();
+  }
+  if (type->cast<DictType>()) return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::keys, {value_}));
+  if (type->cast<TupleType>()) return std::make_shared<SugaredTupleValue>(asTuple(loc, graph, std::nullopt));
+  fail(loc, "'" + type->annotationStr() + "' object is not iterable");
+}
+
+Value* SimpleValue::len(const SourceRange& loc, Graph& graph) {
+  const TypePtr& type = value_->type();
+  if (type->cast<ListType>() || type->kind() == TypeKind::String || type->cast<DictType>() ||
+      type->isSubtypeOf(*TensorType::get())) {
+    return insertCall(loc, graph, aten::len, {value_});
+  }
+  fail(loc, "'" + type->annotationStr() + "' object is not iterable");
+}
+
+SugaredValuePtr SimpleValue::getitem(const SourceRange& loc, Graph& graph, Value* index) {
+  const TypePtr& type = value_->type();
+  if (type->cast<ListType>() || type->kind() == TypeKind::String || type->cast<DictType>()) {
+    return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::__getitem__, {value_, index}));
+  }
+  if (type->isSubtypeOf(*TensorType::get())) {
+    return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::select, {value_, graph.insertConstant(int64_t(0), loc), index}));
+  }
+  fail(loc, "'" + type->annotationStr() + "' object is not subscriptable");
+}
+
+std::vector<SugaredValuePtr> SimpleValue::asTuple(const SourceRange& loc, Graph& graph,
+                                                  std::optional<size_t> size_hint) {
+  std::vector<SugaredValuePtr> out;
+  const TypePtr& type = value_->type();
+  if (type->cast<TupleType>()) {
+    Node* unpack = value_->node()->kind() == prim::TupleConstruct ? nullptr : graph.insertNode(graph.createTupleUnpack(value_));
+    if (unpack) {
+      for (Value* v : unpack->outputs()) out.push_back(std::make_shared<SimpleValue>(v));
+    } else {
+      for (Value* v : value_->node()->inputs()) out.push_back(std::make_shared<SimpleValue>(v));
+    }
+    return out;
+  }
+  if (type->cast<ListType>()) {
+    if (!size_hint) fail(loc, "cannot statically infer the expected size of a list in this context");
+    Node* unpack = graph.insertNode(graph.createListUnpack(value_, *size_hint));
+    unpack->setSourceRange(loc);
+    for (Value* v : unpack->outputs()) out.push_back(std::make_shared<SimpleValue>(v));
+    return out;
+  }
+  fail(loc, kind() + " cannot be used as a tuple");
+}
+
+// --- builtins -----------------------------------------------------------------------------
+
+SugaredValuePtr BuiltinFunction::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                      const std::vector<NamedValue>& kwargs, size_t) {
+  return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, symbol_, args, kwargs, self_));
+}
+
+namespace {
+
+std::optional<IValue> moduleConstant(const std::string& module, const std::string& field) {
+  if (module == "math") {
+    static const std::unordered_map<std::string, double> constants = {
+        {"pi", M_PI},
+        {"e", M_E},
+        {"tau", 2 * M_PI},
+        {"inf", std::numeric_limits<double>::infinity()},
+        {"nan", std::numeric_limits<double>::quiet_NaN()},
+    };
+    if (auto it = constants.find(field); it != constants.end()) return IValue(it->second);
+  }
+  if (module == "torch" || module == "kiln") {
+    // dtypes are ints to TorchScript.
+    static const std::unordered_map<std::string, ScalarType> dtypes = {
+        {"uint8", ScalarType::Byte},     {"int8", ScalarType::Char},      {"int16", ScalarType::Short},
+        {"short", ScalarType::Short},    {"int32", ScalarType::Int},      {"int", ScalarType::Int},
+        {"int64", ScalarType::Long},     {"long", ScalarType::Long},      {"float16", ScalarType::Half},
+        {"half", ScalarType::Half},      {"float32", ScalarType::Float},  {"float", ScalarType::Float},
+        {"float64", ScalarType::Double}, {"double", ScalarType::Double},  {"bool", ScalarType::Bool},
+        {"bfloat16", ScalarType::BFloat16},
+    };
+    if (auto it = dtypes.find(field); it != dtypes.end()) return IValue(static_cast<int64_t>(it->second));
+    if (field == "strided") return IValue(int64_t(0));
+    if (field == "contiguous_format") return IValue(int64_t(0));
+    if (field == "preserve_format") return IValue(int64_t(1));
+    if (field == "channels_last") return IValue(int64_t(2));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
+  if (auto constant = moduleConstant(name_, field)) {
+    return std::make_shared<SimpleValue>(graph.insertConstant(*constant, loc));
+  }
+  std::string qualified = name_ + "." + field;
+  if (SugaredValuePtr module = makeBuiltinModule(qualified)) return module;
+  if (name_ == "torch.jit" || name_ == "kiln.jit") {
+    if (field == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));
+    if (field == "is_scripting") return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
+  }
+  Symbol op = Symbol::fromQualString("aten::" + field);
+  if (getAllOperatorsFor(op).empty()) {
+    fail(loc, "Python builtin <built-in function " + field + "> is currently not supported in Torchscript");
+  }
+  return std::make_shared<BuiltinFunction>(op, std::nullopt);
+}
+
+SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
+  static const char* const known[] = {"torch",         "math",      "kiln",   "torch.jit", "kiln.jit",
+                                      "torch.nn",      "kiln.nn",   "torch.nn.functional", "kiln.nn.functional",
+                                      "torch.functional"};
+  for (const char* name : known) {
+    if (python_name == name) return std::make_shared<BuiltinModule>(python_name);
+  }
+  return nullptr;
+}
+
+SugaredValuePtr makeConstantValue(IValue value) { return std::make_shared<ConstantValue>(std::move(value)); }
+
+SugaredValuePtr makeFunctionValue(std::shared_ptr<Function> function) {
+  return std::make_shared<FunctionValue>(std::move(function));
+}
+
+// --- functions and constants --------------------------------------------------------------
+
+SugaredValuePtr FunctionValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                    const std::vector<NamedValue>& kwargs, size_t) {
+  const FunctionSchema& schema = function_->getSchema();
+  auto [index, matched] = matchSchemas({&schema}, loc, graph, args, kwargs);
+  (void)index;
+  Node* constant = graph.insertNode(graph.create(prim::Constant));
+  constant->s_(attr::name, function_->name());
+  constant->output()->setType(FunctionType::create(function_->name(), function_));
+  std::vector<Value*> inputs = {constant->output()};
+  inputs.insert(inputs.end(), matched.inputs.begin(), matched.inputs.end());
+  Node* call = graph.insertNode(graph.create(prim::CallFunction, inputs));
+  call->setSourceRange(loc);
+  call->output()->setType(matched.return_types.empty() ? NoneType::get() : matched.return_types[0]);
+  return std::make_shared<SimpleValue>(call->output());
+}
+
+Value* ConstantValue::asValue(const SourceRange& loc, Graph& graph) { return graph.insertConstant(value_, loc); }
+
+SugaredValuePtr ConstantValue::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
+  return SimpleValue(asValue(loc, graph)).attr(loc, graph, field);
+}
+
+std::vector<SugaredValuePtr> ConstantValue::asTuple(const SourceRange& loc, Graph& graph,
+                                                    std::optional<size_t> size_hint) {
+  if (value_.isTuple()) {
+    std::vector<SugaredValuePtr> out;
+    for (const IValue& e : value_.toTupleRef().elements) out.push_back(std::make_shared<ConstantValue>(e));
+    return out;
+  }
+  return SimpleValue(asValue(loc, graph)).asTuple(loc, graph, size_hint);
+}
+
+// --- iteration ----------------------------------------------------------------------------
+
+RangeValue::RangeValue(const SourceRange& loc, Graph& graph, std::vector<Value*> inputs,
+                       std::optional<int64_t> static_len)
+    : static_len_(static_len) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->type()->kind() != TypeKind::Int) {
+      fail(loc, "all inputs of range must be ints, found " + inputs[i]->type()->annotationStr() + " in argument " +
+                    std::to_string(i));
+    }
+  }
+  if (inputs.empty()) fail(loc, "range expected at least 1 arguments, got 0");
+  if (inputs.size() > 3) fail(loc, "range expected at most 3 arguments, got " + std::to_string(inputs.size()));
+  if (inputs.size() == 1) {
+    end_ = inputs[0];
+    start_ = graph.insertConstant(int64_t(0), loc);
+    step_ = graph.insertConstant(int64_t(1), loc);
+    has_only_end_ = true;
+  } else {
+    start_ = inputs[0];
+    end_ = inputs[1];
+    step_ = inputs.size() == 3 ? inputs[2] : graph.insertConstant(int64_t(1), loc);
+  }
+}
+
+Value* RangeValue::len(const SourceRange& loc, Graph& graph) {
+  if (static_len_) return graph.insertConstant(*static_len_, loc);
+  if (has_only_end_) return end_;
+  return insertCall(loc, graph, Symbol::fromQualString("aten::__range_length"), {start_, end_, step_});
+}
+
+SugaredValuePtr RangeValue::getitem(const SourceRange& loc, Graph& graph, Value* index) {
+  if (has_only_end_) return std::make_shared<SimpleValue>(index);
+  return std::make_shared<SimpleValue>(
+      insertCall(loc, graph, Symbol::fromQualString("aten::__derive_index"), {index, start_, step_}));
+}
+
+Value* SugaredTupleValue::asValue(const SourceRange& loc, Graph& graph) {
+  std::vector<Value*> values;
+  for (const auto& e : elements_) values.push_back(e->asValue(loc, graph));
+  return graph.insertNode(graph.createTuple(values))->output();
+}
+
+SugaredValuePtr SugaredTupleValue::getitem(const SourceRange& loc, Graph&, Value* index) {
+  auto i = toIValue(index);
+  if (!i || !i->isInt()) fail(loc, "Expected integer literal for index into a tuple being iterated");
+  int64_t n = static_cast<int64_t>(elements_.size());
+  int64_t k = i->toInt() < 0 ? i->toInt() + n : i->toInt();
+  if (k < 0 || k >= n) fail(loc, "Index " + std::to_string(i->toInt()) + " out of range of length " + std::to_string(n));
+  return elements_[static_cast<size_t>(k)];
+}
+
+void IterableTree::addChild(const SourceRange& loc, Graph&, const SugaredValuePtr& child) {
+  std::optional<int64_t> child_len = child->staticLen();
+  if (children_.empty()) {
+    unroll_length_ = child->shouldEmitUnrolled() ? child_len : std::nullopt;
+  } else if (unroll_length_.has_value() != child->shouldEmitUnrolled() && !(child_len && !child->shouldEmitUnrolled())) {
+    if (unroll_length_ || child->shouldEmitUnrolled()) {
+      fail(loc, "Can not iterate over a module list or tuple with a value that does not have a statically "
+                "determinable length\n");
+    }
+  } else if (unroll_length_ && child_len) {
+    unroll_length_ = std::min(*unroll_length_, *child_len);
+  }
+  children_.push_back(child);
+}
+
+std::vector<SugaredValuePtr> IterableTree::baseIterables() const {
+  std::vector<SugaredValuePtr> out;
+  for (const auto& child : children_) {
+    if (auto tree = std::dynamic_pointer_cast<IterableTree>(child)) {
+      auto sub = tree->baseIterables();
+      out.insert(out.end(), sub.begin(), sub.end());
+    } else {
+      out.push_back(child);
+    }
+  }
+  return out;
+}
+
+Value* IterableTree::len(const SourceRange& loc, Graph& graph) {
+  std::vector<Value*> lengths;
+  for (const auto& base : baseIterables()) lengths.push_back(base->len(loc, graph));
+  Value* list = graph.insertNode(graph.createList(IntType::get(), lengths))->output();
+  return insertCall(loc, graph, prim::min, {list});
+}
+
+SugaredValuePtr IterableTree::getitem(const SourceRange& loc, Graph& graph, Value* index) {
+  std::vector<SugaredValuePtr> items;
+  for (const auto& child : children_) items.push_back(child->getitem(loc, graph, index));
+  return std::make_shared<SugaredTupleValue>(std::move(items));
+}
+
+// --- print, exceptions, casts ---------------------------------------------------------------
+
+SugaredValuePtr PrintValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                 const std::vector<NamedValue>& kwargs, size_t) {
+  if (!kwargs.empty()) fail(loc, "print doesn't accept any keyword arguments");
+  std::vector<Value*> values;
+  for (const auto& a : args) values.push_back(a.value);
+  Node* n = graph.insertNode(graph.create(prim::Print, values, 0));
+  n->setSourceRange(loc);
+  return std::make_shared<SimpleValue>(graph.insertNode(graph.createNone())->output());
+}
+
+SugaredValuePtr ExceptionValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                     const std::vector<NamedValue>&, size_t) {
+  Value* message = nullptr;
+  if (builtin_) {
+    message = graph.insertConstant(name_ + ": ", loc);
+    for (const auto& a : args) {
+      Value* text = a.value;
+      if (text->type()->kind() != TypeKind::String) text = insertCall(loc, graph, aten::str, {text});
+      message = insertCall(loc, graph, aten::add, {message, text});
+    }
+    return std::make_shared<ExceptionMessageValue>(message, graph.insertNode(graph.createNone())->output());
+  }
+  if (args.empty()) {
+    message = graph.insertConstant(std::string(), loc);
+  } else if (args.size() == 1) {
+    message = args[0].value;
+  } else {
+    std::vector<Value*> values;
+    for (const auto& a : args) values.push_back(a.value);
+    message = graph.insertNode(graph.createTuple(values))->output();
+  }
+  if (message->type()->kind() != TypeKind::String) message = insertCall(loc, graph, aten::str, {message});
+  Value* name = graph.insertConstant(std::string("builtins.") + name_, loc);
+  return std::make_shared<ExceptionMessageValue>(message, name);
+}
+
+SugaredValuePtr CastValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                const std::vector<NamedValue>& kwargs, size_t n_binders) {
+  if (args.size() == 1 && kwargs.empty()) {
+    Value* v = args[0].value;
+    if (v->type()->isSubtypeOf(*type_)) return std::make_shared<SimpleValue>(v);
+    const TypePtr& t = v->type();
+    if (type_->kind() == TypeKind::Bool &&
+        (t->cast<ListType>() || t->kind() == TypeKind::String || t->cast<DictType>())) {
+      Value* zero = graph.insertConstant(int64_t(0), loc);
+      Value* length = insertCall(loc, graph, aten::len, {v});
+      return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::gt, {length, zero}));
+    }
+  }
+  return BuiltinFunction::call(loc, graph, args, kwargs, n_binders);
+}
+
+SugaredValuePtr builtinGlobal(const std::string& name) {
+  static const std::unordered_map<std::string, SugaredValuePtr> globals = [] {
+    std::unordered_map<std::string, SugaredValuePtr> g;
+    auto builtin = [](const char* qualified) {
+      return std::make_shared<BuiltinFunction>(Symbol::fromQualString(qualified), std::nullopt);
+    };
+    auto special = [](const char* qualified) {
+      return std::make_shared<SpecialFormValue>(Symbol::fromQualString(qualified));
+    };
+    g["print"] = std::make_shared<PrintValue>();
+    g["float"] = std::make_shared<CastValue>(FloatType::get(), aten::Float);
+    g["int"] = std::make_shared<CastValue>(IntType::get(), aten::Int);
+    g["bool"] = std::make_shared<CastValue>(BoolType::get(), aten::Bool);
+    g["str"] = std::make_shared<CastValue>(StringType::get(), aten::str);
+    g["len"] = builtin("aten::len");
+    g["hex"] = builtin("aten::hex");
+    g["oct"] = builtin("aten::oct");
+    g["bin"] = builtin("aten::bin");
+    g["round"] = builtin("aten::round");
+    g["hash"] = builtin("aten::hash");
+    g["id"] = builtin("prim::id");
+    g["min"] = builtin("prim::min");
+    g["max"] = builtin("prim::max");
+    g["abs"] = builtin("prim::abs");
+    g["all"] = builtin("aten::all");
+    g["any"] = builtin("aten::any");
+    g["divmod"] = builtin("aten::divmod");
+    g["sum"] = builtin("aten::sum");
+    g["ord"] = builtin("aten::ord");
+    g["chr"] = builtin("aten::chr");
+    g["pow"] = builtin("aten::pow");
+    g["sorted"] = builtin("aten::sorted");
+    g["tuple"] = special("prim::TupleConstruct");
+    g["list"] = special("prim::list");
+    g["isinstance"] = special("prim::isinstance");
+    g["range"] = special("prim::range");
+    g["zip"] = special("prim::zip");
+    g["enumerate"] = special("prim::enumerate");
+    g["AssertionError"] = std::make_shared<ExceptionValue>("AssertionError", /*builtin=*/true);
+    for (const char* e : {"Exception", "ValueError", "RuntimeError", "TypeError", "KeyError",
+                          "IndexError", "NotImplementedError", "ZeroDivisionError", "StopIteration",
+                          "AttributeError", "ArithmeticError", "OverflowError", "LookupError"}) {
+      g[e] = std::make_shared<ExceptionValue>(e);
+    }
+    for (const char* m : {"torch", "math", "kiln"}) g[m] = makeBuiltinModule(m);
+    return g;
+  }();
+  auto it = globals.find(name);
+  return it == globals.end() ? nullptr : it->second;
+}
+
+}  // namespace kiln
