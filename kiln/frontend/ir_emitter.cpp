@@ -1211,7 +1211,18 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       return std::make_shared<SimpleValue>(g_.insertNode(g_.createList(*unified, values))->output());
     }
     if (v && v->type()->kind() == TypeKind::String) return std::make_shared<SimpleValue>(call(loc, aten::list, {v}));
-    fail(loc, "list() of a " + arg->kind() + " is not supported");
+    // list(range(n)) and the like: [e for e in iterable], the iterable
+    // already emitted and held by a compiler-made name.
+    const SourceRange& r = apply.inputs()[0].range();
+    auto var = [&](const std::string& name) {
+      return Tree::create(TK_VAR, r, {Tree::create(TK_IDENT, r, {Tree::atom(name, r)})});
+    };
+    std::string iterable_name = "$list_iterable_" + std::to_string(temp_counter_++);
+    setSugaredVar(r, iterable_name, arg, nullptr);
+    TreeRef element = var("$list_element");
+    TreeRef comprehension =
+        Tree::create(TK_LIST_COMP, loc, {element, element, var(iterable_name), Tree::create(TK_OPTION, loc, {})});
+    return std::make_shared<SimpleValue>(emitListComprehension(ListComp(comprehension), type_hint));
   }
   if (kind == "TupleConstruct") {
     if (apply.inputs().size() != 1) fail(loc, "tuple() expects exactly one argument");
@@ -1471,6 +1482,16 @@ Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs
 Value* FunctionEmitter::emitBinaryOp(const BinOp& op) {
   Value* lhs = emitExpr(op.lhs());
   Value* rhs = emitExpr(op.rhs());
+  // Tuples concatenate here: no operator schema can say their lengths.
+  if (op.kind() == '+' && lhs->type()->kind() == TypeKind::Tuple && rhs->type()->kind() == TypeKind::Tuple) {
+    std::vector<Value*> elements;
+    for (Value* t : {lhs, rhs}) {
+      for (const SugaredValuePtr& e : SimpleValue(t).asTuple(op.range(), g_, std::nullopt)) {
+        elements.push_back(e->asValue(op.range(), g_));
+      }
+    }
+    return g_.insertNode(g_.createTuple(elements))->output();
+  }
   auto s = [](const char* q) { return Symbol::fromQualString(q); };
   Symbol kind;
   switch (op.kind()) {

@@ -86,7 +86,7 @@ TreeRef Parser::parseExp(int precedence) {
   const Token& t = lexer_.cur();
   TreeRef left;
   if (t.kind == TK_NOT) {
-    if (precedence >= kNotPrec) throwSourceError(t.range, "'not' must be parenthesized here");
+    if (precedence > kNotPrec) throwSourceError(t.range, "'not' must be parenthesized here");
     Token op = lexer_.next();
     TreeRef operand = parseExp(kNotPrec);
     left = Tree::create(TK_NOT, span(op.range, operand->range()), {operand});
