@@ -159,7 +159,7 @@ KILN_REGISTER_SCRIPT_OPS(
               IValue cls = std::move(stack.back());
               std::string message = stack[stack.size() - 2].toStringRef();
               stack.resize(stack.size() - 2);
-              std::string name = cls.isNone() ? "Exception" : cls.toStringRef();
+              std::string name = cls.isNone() ? "RuntimeError" : cls.toStringRef();
               throw ScriptException(name, message);
             }),
     stackOp("prim::Uninitialized() -> Any", [](Stack& stack) { stack.emplace_back(); }),
