@@ -13,7 +13,7 @@ namespace kiln {
 
 namespace {
 
-// Numbers every aten::warn (inner blocks first) with a process-wide id, so
+// Numbers every aten::warn in program order with a process-wide id, so
 // the runtime can warn once per call site as Python does.
 void annotateWarns(Block* block) {
   static std::atomic<int64_t> next_id{0};

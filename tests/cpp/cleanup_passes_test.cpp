@@ -12,6 +12,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
+#include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
@@ -905,4 +906,106 @@ graph(%x.1 : int):
   %x.5 : int = aten::add(%x.1, %2)
   return (%x.5))IR"));
   expectSameResults(runCleanupPasses, ir, {{IValue(int64_t{41})}});
+}
+
+TEST(CleanupPasses, NumbersWarningsInOrder) {
+  auto g = parseIR(R"IR(
+graph(%c : bool):
+  %msg : str = prim::Constant[value="careful"]()
+  %2 : int = prim::Constant[value=2]()
+   = aten::warn(%msg, %2)
+   = prim::If(%c)
+    block0():
+       = aten::warn(%msg, %2)
+      -> ()
+    block1():
+      -> ()
+  return (%c))IR");
+  runCleanupPasses(g);
+  Symbol warn_id = Symbol::attr("warn_id");
+  const Node* outer = nullptr;
+  const Node* inner = nullptr;
+  for (const Node* n : g->nodes()) {
+    if (n->kind() == aten::warn) outer = n;
+    if (n->kind() == prim::If) inner = n->blocks()[0]->nodes().front();
+  }
+  ASSERT_TRUE(outer && inner && outer->hasAttribute(warn_id) && inner->hasAttribute(warn_id));
+  EXPECT_EQ(inner->i(warn_id), outer->i(warn_id) + 1);
+}
+
+// --- output canonicalization -----------------------------------------------------
+
+TEST(CanonicalizeOutputs, OrdersIfOutputsByFirstUse) {
+  const char* ir = R"IR(
+graph(%c : bool, %x : int):
+  %1 : int = prim::Constant[value=1]()
+  %a : int, %b : int = prim::If(%c)
+    block0():
+      %p : int = aten::add(%x, %1)
+      -> (%p, %x)
+    block1():
+      -> (%x, %1)
+  %r : int = aten::sub(%b, %a)
+  return (%r))IR";
+  EXPECT_EQ(afterPass(canonicalizeOutputs, ir), canonical(R"IR(
+graph(%c : bool, %x : int):
+  %1 : int = prim::Constant[value=1]()
+  %b : int, %a : int = prim::If(%c)
+    block0():
+      %p : int = aten::add(%x, %1)
+      -> (%x, %p)
+    block1():
+      -> (%1, %x)
+  %r : int = aten::sub(%b, %a)
+  return (%r))IR"));
+  expectSameResults(canonicalizeOutputs, ir, {{IValue(true), IValue(int64_t{5})}, {IValue(false), IValue(int64_t{5})}});
+}
+
+TEST(CanonicalizeOutputs, OrdersLoopCarriedValuesByFirstUse) {
+  const char* ir = R"IR(
+graph(%x : int, %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %y : int, %z : int = prim::Loop(%n, %t, %x, %n)
+    block0(%i : int, %a : int, %b : int):
+      %a2 : int = aten::add(%a, %i)
+      %b2 : int = aten::mul(%b, %i)
+      -> (%t, %a2, %b2)
+  %r : int = aten::sub(%z, %y)
+  return (%r))IR";
+  auto g = parseIR(ir);
+  canonicalizeOutputs(g);
+  g->lint();
+  EXPECT_EQ(printed(g), canonical(R"IR(
+graph(%x : int, %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %z : int, %y : int = prim::Loop(%n, %t, %n, %x)
+    block0(%i : int, %b : int, %a : int):
+      %a2 : int = aten::add(%a, %i)
+      %b2 : int = aten::mul(%b, %i)
+      -> (%t, %b2, %a2)
+  %r : int = aten::sub(%z, %y)
+  return (%r))IR"));
+  expectSameResults(canonicalizeOutputs, ir, {{IValue(int64_t{2}), IValue(int64_t{3})}});
+}
+
+TEST(CanonicalizeOutputs, KeepsUnusedOutputsLastInOrder) {
+  const char* ir = R"IR(
+graph(%c : bool, %x : int):
+  %a : int, %b : int, %d : int = prim::If(%c)
+    block0():
+      -> (%x, %x, %x)
+    block1():
+      -> (%x, %x, %x)
+  return (%d))IR";
+  auto g = parseIR(ir);
+  Node* n = g->outputs()[0]->node();
+  n->output(0)->setDebugName("a");
+  n->output(1)->setDebugName("b");
+  n->output(2)->setDebugName("d");
+  canonicalizeOutputs(g);
+  n = g->outputs()[0]->node();
+  ASSERT_EQ(n->outputs().size(), 3u);
+  EXPECT_EQ(n->output(0)->debugName(), "d");
+  EXPECT_EQ(n->output(1)->debugName(), "a");
+  EXPECT_EQ(n->output(2)->debugName(), "b");
 }
