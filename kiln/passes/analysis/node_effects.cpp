@@ -120,6 +120,11 @@ bool contains(const std::vector<std::string>& sets, const std::string& name) {
 bool sameConstant(const Value* a, const Value* b) {
   if (a->node()->kind() != prim::Constant || b->node()->kind() != prim::Constant) return false;
   if (*a->type() != *b->type()) return false;
+  // Function constants name their callee.
+  if (a->type()->kind() == TypeKind::Function) {
+    return a->node()->hasAttribute(attr::name) && b->node()->hasAttribute(attr::name) &&
+           a->node()->s(attr::name) == b->node()->s(attr::name);
+  }
   auto x = toIValue(a);
   auto y = toIValue(b);
   return x && y && sameIValue(*x, *y);
