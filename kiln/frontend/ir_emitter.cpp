@@ -1114,6 +1114,10 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
   if (auto special = std::dynamic_pointer_cast<SpecialFormValue>(callee)) {
     return emitApplySpecialForm(special->form(), apply, type_hint);
   }
+  if (auto tolist = std::dynamic_pointer_cast<TensorToListValue>(callee)) {
+    if (!apply.inputs().empty() || !apply.attributes().empty()) fail(apply.range(), "tolist() takes no arguments");
+    return std::make_shared<SimpleValue>(tolist->callWithTypeHint(apply.range(), g_, type_hint));
+  }
   std::vector<NamedValue> args = getNamedValues(apply.inputs());
   std::vector<NamedValue> kwargs = emitAttributes(apply.attributes());
   return callee->call(apply.callee().range(), g_, args, kwargs, n_binders);
@@ -1542,11 +1546,7 @@ Value* FunctionEmitter::emitSimpleExpr(const TreeRef& tree, const TypePtr& type_
     case TK_STRINGLITERAL: return g_.insertConstant(StringLiteral(tree).text(), loc);
     case TK_TRUE: return g_.insertConstant(true, loc);
     case TK_FALSE: return g_.insertConstant(false, loc);
-    case TK_NONE: {
-      Node* none = g_.insertNode(g_.createNone());
-      if (type_hint && type_hint->kind() == TypeKind::Optional) none->output()->setType(type_hint);
-      return none->output();
-    }
+    case TK_NONE: return g_.insertNode(g_.createNone())->output();
     case TK_AND:
     case TK_OR:
     case TK_NOT:
