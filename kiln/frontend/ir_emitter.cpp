@@ -1,5 +1,6 @@
 #include "kiln/frontend/ir_emitter.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -10,6 +11,7 @@
 #include "kiln/core/operator.h"
 #include "kiln/frontend/convert_to_ssa.h"
 #include "kiln/frontend/error_report.h"
+#include "kiln/frontend/parser.h"
 #include "kiln/frontend/sugared_value.h"
 #include "kiln/frontend/tree_views.h"
 #include "kiln/ir/graph.h"
@@ -164,7 +166,9 @@ class FunctionEmitter {
   // The variable in the innermost frame that has it, or null.
   SugaredValuePtr findInAnyFrame(const std::string& name, const SourceRange& loc) {
     for (auto e = env_; e; e = e->next) {
-      if (auto it = e->error_messages.find(name); it != e->error_messages.end()) fail(loc, it->second);
+      if (auto it = e->error_messages.find(name); it != e->error_messages.end()) {
+        fail(loc, it->second + "\nand was used here");
+      }
       if (auto it = e->value_table.find(name); it != e->value_table.end()) return it->second;
       if (auto t = e->findTypeInFrame(name)) return std::make_shared<SimpleValue>(insertLoad(name, t));
     }
@@ -283,7 +287,8 @@ class DefinitionCompiler {
     auto it = pending_.find(name);
     if (it == pending_.end()) return nullptr;
     if (in_progress_.count(name)) {
-      fail(use ? *use : it->second.range(), "Recursive calls are not supported: '" + name + "' calls itself");
+      fail(use ? *use : it->second.range(),
+           "function '" + name + "' is called recursively. Recursive calls are not supported");
     }
     in_progress_.insert(name);
     auto graph = std::make_shared<Graph>();
@@ -371,17 +376,111 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
   }
 }
 
-TypePtr FunctionEmitter::parseType(const Expr& e) {
-  std::string text = sourceText(e.range());
-  // A string annotation ('List[int]') is the same type written in quotes.
-  if (e.kind() == TK_STRINGLITERAL) text = StringLiteral(e.tree()).text();
-  try {
-    return parseTypeAnnotation(text);
-  } catch (const Error& err) {
-    std::string what = err.what();
-    fail(e.range(), "Unknown type annotation: '" + text + "'\n" + what.substr(0, what.find('\n')));
+// A type written as an expression (`List[int]`, `torch.Tensor`, 'Optional[str]'),
+// with TorchScript's messages for what is not a type.
+TypePtr typeFromExpr(const Expr& e) {
+  auto name_of = [](const Expr& x) -> std::optional<std::string> {
+    if (x.kind() == TK_VAR) return Var(x.tree()).name().name();
+    if (x.kind() == '.') {
+      std::string text = sourceText(x.range());
+      text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return isspace(static_cast<unsigned char>(c)); }),
+                 text.end());
+      return text;
+    }
+    return std::nullopt;
+  };
+  auto strip_module = [](std::string name) {
+    for (const char* prefix : {"typing.", "torch.", "kiln.", "t."}) {
+      if (name.rfind(prefix, 0) == 0) name = name.substr(std::string(prefix).size());
+    }
+    return name;
+  };
+  switch (e.kind()) {
+    case TK_NONE: return NoneType::get();
+    case TK_STRINGLITERAL: {
+      // A quoted annotation is the type it spells.
+      TreeRef inner;
+      try {
+        inner = parseExpression(StringLiteral(e.tree()).text());
+      } catch (const Error&) {
+        fail(e.range(), "Unknown type name '" + StringLiteral(e.tree()).text() + "'");
+      }
+      try {
+        return typeFromExpr(Expr(inner));
+      } catch (const Error& err) {
+        std::string what = err.what();
+        fail(e.range(), what.substr(0, what.find(":\n")));
+      }
+    }
+    case TK_VAR:
+    case '.': {
+      std::string full = *name_of(e);
+      std::string name = strip_module(full);
+      static const std::unordered_map<std::string, TypePtr> simple = {
+          {"Tensor", TensorType::get()}, {"int", IntType::get()},         {"float", FloatType::get()},
+          {"bool", BoolType::get()},     {"str", StringType::get()},      {"Any", AnyType::get()},
+          {"device", DeviceObjType::get()}, {"Device", DeviceObjType::get()}, {"number", NumberType::get()},
+          {"NoneType", NoneType::get()}, {"complex", ComplexType::get()},
+      };
+      if (auto it = simple.find(name); it != simple.end()) return it->second;
+      for (const char* generic : {"List", "Dict", "Tuple", "Optional", "Union", "Future"}) {
+        if (name == generic) fail(e.range(), std::string("Attempted to use ") + generic + " without a contained type");
+      }
+      if (name == "list" || name == "dict" || name == "tuple") {
+        fail(e.range(), "Attempted to use " + name + " without a contained type");
+      }
+      fail(e.range(), "Unknown type name '" + full + "'");
+    }
+    case TK_SUBSCRIPT: {
+      Subscript sub(e.tree());
+      auto constructor = name_of(sub.value());
+      if (!constructor) fail(sub.value().range(), "Unknown type constructor " + sourceText(sub.value().range()));
+      std::string name = strip_module(*constructor);
+      std::vector<Expr> items;
+      for (Expr item : sub.subscriptExprs()) items.push_back(item);
+      auto exactly = [&](size_t n, const char* what) {
+        if (items.size() != n) {
+          fail(e.range(), std::string("expected exactly ") + what + " but found " + std::to_string(items.size()));
+        }
+      };
+      if (name == "List" || name == "list") {
+        exactly(1, "one element type");
+        return ListType::create(typeFromExpr(items[0]));
+      }
+      if (name == "Optional") {
+        exactly(1, "one element type");
+        return OptionalType::create(typeFromExpr(items[0]));
+      }
+      if (name == "Future") {
+        exactly(1, "one element type");
+        return FutureType::create(typeFromExpr(items[0]));
+      }
+      if (name == "Dict" || name == "dict") {
+        exactly(2, "2 element types");
+        return DictType::create(typeFromExpr(items[0]), typeFromExpr(items[1]));
+      }
+      if (name == "Tuple" || name == "tuple") {
+        // Tuple[()] is the empty tuple.
+        if (items.size() == 1 && items[0].kind() == TK_TUPLE_LITERAL && TupleLiteral(items[0].tree()).inputs().empty()) {
+          return TupleType::create({});
+        }
+        std::vector<TypePtr> elements;
+        for (const Expr& item : items) elements.push_back(typeFromExpr(item));
+        return TupleType::create(std::move(elements));
+      }
+      if (name == "Union") {
+        std::vector<TypePtr> members;
+        for (const Expr& item : items) members.push_back(typeFromExpr(item));
+        return UnionType::create(std::move(members));
+      }
+      fail(e.range(), "Unknown type constructor " + *constructor);
+    }
+    default:
+      fail(e.range(), "Expression of type " + kindToString(e.kind()) + " cannot be used in a type expression");
   }
 }
+
+TypePtr FunctionEmitter::parseType(const Expr& e) { return typeFromExpr(e); }
 
 // --- the function -----------------------------------------------------------------------------
 
@@ -436,7 +535,9 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
   emitStatements(body);
   if (!exit_blocks_.count(g_.block())) {
     if (declared_return_type_ && declared_return_type_->kind() != TypeKind::None) {
-      fail(def.range(), "Function was not annotated as having type None, but does not return along all paths");
+      // TorchScript's range for a def starts at its name.
+      SourceRange from_name(def.range().source(), def.name().range().start(), def.range().end());
+      fail(from_name, "Function was not annotated as having type None, but does not return along all paths");
     }
     Value* none = g_.insertNode(g_.createNone())->output();
     if (!merged_return_type_) merged_return_type_ = declared_return_type_ ? declared_return_type_ : NoneType::get();
@@ -690,9 +791,13 @@ void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscr
   }
   List<Expr> subscripts = lhs.subscriptExprs();
   if (subscripts.size() != 1 || subscripts[0].kind() == TK_SLICE_EXPR) {
-    fail(lhs.range(), "Sliced expression not yet supported for subscripted assignment. File a bug if you want this");
+    // TorchScript points at the brackets.
+    SourceRange brackets(lhs.range().source(), lhs.value().range().end(), lhs.range().end());
+    fail(brackets, "Sliced expression not yet supported for subscripted assignment. File a bug if you want this");
   }
-  if (sliceable->type()->cast<TupleType>()) fail(lhs.range(), "'tuple' object does not support item assignment");
+  if (sliceable->type()->cast<TupleType>()) {
+    fail(lhs.range(), sliceable->type()->annotationStr() + " does not support subscripted assignment");
+  }
   Value* index = emitExpr(subscripts[0]);
   emitBuiltinCall(range, g_, aten::_set_item,
                   {NamedValue(range, sliceable), NamedValue(range, index), NamedValue(range, rhs)}, {});
@@ -1788,7 +1893,8 @@ Value* FunctionEmitter::emitTupleIndex(const SourceRange& loc, Value* tuple, Val
     int64_t n = static_cast<int64_t>(elements.size());
     int64_t i = constant->toInt() < 0 ? constant->toInt() + n : constant->toInt();
     if (i < 0 || i >= n) {
-      fail(loc, "Index " + std::to_string(constant->toInt()) + " out of range of tuple of length " + std::to_string(n));
+      fail(loc, "Tuple index out of range. Tuple is length " + std::to_string(n) + " and index is " +
+                    std::to_string(constant->toInt()));
     }
     output = elements[static_cast<size_t>(i)];
   }

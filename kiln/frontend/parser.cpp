@@ -551,7 +551,7 @@ void Parser::checkTarget(const TreeRef& target, bool allow_starred) const {
       return;
     }
     default:
-      throwSourceError(target->range(), "cannot assign to this expression (" + kindToString(target->kind()) + ")");
+      throwSourceError(target->range(), "unexpected expression on left-hand side of assignment");
   }
 }
 
@@ -724,9 +724,9 @@ TreeRef Parser::applyTypeComment(const Token& comment, TreeRef params, TreeRef r
   // Methods leave `self` out of the comment.
   size_t skip = ps.size() == types.size() + 1 && Param(ps[0]).ident().name() == "self" ? 1 : 0;
   if (ps.size() != types.size() + skip) {
-    throwSourceError(comment.range, "number of type annotations (" + std::to_string(types.size()) +
-                                        ") did not match the number of function parameters (" +
-                                        std::to_string(ps.size()) + ")");
+    throwSourceError(params->range(), "Number of type annotations (" + std::to_string(types.size()) +
+                                          ") did not match the number of function parameters (" +
+                                          std::to_string(ps.size()) + ")");
   }
   TreeList typed;
   for (size_t i = 0; i < ps.size(); ++i) {

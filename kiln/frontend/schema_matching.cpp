@@ -173,9 +173,6 @@ Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& con
   } else if (actual.kind() == TypeKind::Number) {
     if (target == TypeKind::Float) return insert(aten::Float);
     if (target == TypeKind::Int) return insert(aten::Int);
-  } else if (actual.kind() == TypeKind::Bool) {
-    if (target == TypeKind::Float) return insert(aten::Float);
-    if (target == TypeKind::Int || target == TypeKind::Number) return insert(aten::Int);
   }
   if (actual.kind() == TypeKind::String && target == TypeKind::Device) return insert(Symbol::fromQualString("aten::device"));
   return value;

@@ -164,7 +164,7 @@ std::vector<SugaredValuePtr> SimpleValue::asTuple(const SourceRange& loc, Graph&
     for (Value* v : unpack->outputs()) out.push_back(std::make_shared<SimpleValue>(v));
     return out;
   }
-  fail(loc, kind() + " cannot be used as a tuple");
+  fail(loc, type->annotationStr() + " cannot be used as a tuple");
 }
 
 // --- builtins -----------------------------------------------------------------------------
@@ -243,7 +243,15 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   }
   Symbol op = Symbol::fromQualString("aten::" + field);
   if (getAllOperatorsFor(op).empty()) {
-    fail(loc, "Python builtin <built-in function " + field + "> is currently not supported in Torchscript");
+    // Functions Python's math module has but TorchScript does not.
+    static const char* const python_math[] = {"hypot", "fsum",  "isqrt", "prod", "perm", "comb", "nextafter",
+                                              "ulp",   "dist",  "modf",  "cbrt", "exp2", "isclose"};
+    for (const char* f : python_math) {
+      if (name_ == "math" && field == f) {
+        fail(loc, "Python builtin <built-in function " + field + "> is currently not supported in Torchscript");
+      }
+    }
+    fail(loc, "object has no attribute " + field);
   }
   return std::make_shared<BuiltinFunction>(op, std::nullopt);
 }

@@ -19,8 +19,8 @@ std::optional<std::string> matchTypeVariables(const TypePtr& formal, const TypeP
       it->second = *unified;
       return std::nullopt;
     }
-    return "type variable '" + var->name() + "' previously matched to " + irStr(*it->second) + " is matched to " +
-           irStr(*actual);
+    return "Type variable '" + var->name() + "' previously matched to type " + it->second->annotationStr() +
+           " is matched to type " + actual->annotationStr();
   }
   if (auto list = formal->cast<ListType>()) {
     if (auto actual_list = actual->cast<ListType>()) {

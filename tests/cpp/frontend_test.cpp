@@ -321,7 +321,7 @@ TEST(FrontendParser, TypeCommentSignatures) {
   Def m(parseSource("def forward(self, x):  # type: (List[int]) -> int\n    return 1\n").at(0));
   EXPECT_FALSE(m.decl().params()[0].type().present());
   EXPECT_EQ(m.decl().params()[1].type().get().toString(), "(subscript (variable (ident List)) (list (variable (ident int))))");
-  EXPECT_NE(errorOf("def f(x, y):\n    # type: (int) -> int\n    pass\n").find("number of type annotations (1)"), std::string::npos);
+  EXPECT_NE(errorOf("def f(x, y):\n    # type: (int) -> int\n    pass\n").find("Number of type annotations (1)"), std::string::npos);
   EXPECT_NE(errorOf("def f(x: int):\n    # type: (int) -> int\n    pass\n").find("both type annotations"), std::string::npos);
   // Errors inside the comment point into the comment.
   EXPECT_EQ(errorOf("def f(x):\n    # type: (int) int\n    pass\n"),
