@@ -341,7 +341,7 @@ TEST(FrontendParser, RejectsWithPositions) {
             "lambda expressions are not supported:\n  File \"<string>\", line 2\n    return lambda x: x\n           ~~~~~~ <--- HERE");
   EXPECT_EQ(errorOf("x = {1, 2}\n"), "set literals are not supported:\n  File \"<string>\", line 1\nx = {1, 2}\n    ~~ <--- HERE");
   EXPECT_EQ(errorOf("f(x) = 1\n"),
-            "cannot assign to this expression (apply):\n  File \"<string>\", line 1\nf(x) = 1\n~~~~ <--- HERE");
+            "unexpected expression on left-hand side of assignment:\n  File \"<string>\", line 1\nf(x) = 1\n~~~~ <--- HERE");
   struct Case {
     const char* source;
     const char* message;

@@ -273,7 +273,7 @@ TEST(IREmitterErrors, AnnotatedAssignmentMismatch) {
 
 TEST(IREmitterErrors, UnknownTypeAnnotation) {
   std::string e = errorOf("def f(x: Foo):\n    return x\n");
-  EXPECT_NE(e.find("Unknown type annotation"), std::string::npos) << e;
+  EXPECT_NE(e.find("Unknown type name 'Foo'"), std::string::npos) << e;
   EXPECT_EQ(caretColumn(e), 9u) << e;
 }
 
