@@ -25,6 +25,17 @@ from script_programs import PROGRAMS, kinds_diff, node_kinds  # noqa: E402
 KNOWN_GRAPH_DIFFS = {
 }
 
+# Programs kiln cannot compile yet, with the reason: every test of such a
+# program is a strict xfail.
+KNOWN_UNSUPPORTED = {
+    "with_no_grad": "torch.no_grad() is a TorchScript class object; classes arrive with issue 8",
+}
+
+
+def _marks(name, known=None):
+    reason = KNOWN_UNSUPPORTED.get(name) or (known or {}).get(name)
+    return [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+
 _torch_units = {}
 _kiln_units = {}
 
@@ -66,7 +77,8 @@ def _call(fn, args, capsys):
     return result, error, capsys.readouterr().out
 
 
-CALLS = [pytest.param(p, i, id=f"{p['name']}-{i}") for p in PROGRAMS for i in range(len(p["args"]))]
+CALLS = [pytest.param(p, i, id=f"{p['name']}-{i}", marks=_marks(p["name"]))
+         for p in PROGRAMS for i in range(len(p["args"]))]
 
 
 @pytest.mark.parametrize("prog, index", CALLS)
@@ -91,13 +103,7 @@ def test_run(prog, index, capsys):
 
 
 def _graph_params():
-    params = []
-    for p in PROGRAMS:
-        marks = []
-        if p["name"] in KNOWN_GRAPH_DIFFS:
-            marks = [pytest.mark.xfail(strict=True, reason=KNOWN_GRAPH_DIFFS[p["name"]])]
-        params.append(pytest.param(p, id=p["name"], marks=marks))
-    return params
+    return [pytest.param(p, id=p["name"], marks=_marks(p["name"], KNOWN_GRAPH_DIFFS)) for p in PROGRAMS]
 
 
 @pytest.mark.parametrize("prog", _graph_params())
@@ -110,7 +116,7 @@ def test_graph_node_kinds(prog):
         assert kiln_kinds == torch_kinds, f"function {f.name}:\n{kinds_diff(kiln_kinds, torch_kinds)}"
 
 
-@pytest.mark.parametrize("prog", [pytest.param(p, id=p["name"]) for p in PROGRAMS])
+@pytest.mark.parametrize("prog", [pytest.param(p, id=p["name"], marks=_marks(p["name"])) for p in PROGRAMS])
 def test_schema(prog):
     kiln_cu = kiln_unit(prog)
     for f in torch_unit(prog).get_functions():
