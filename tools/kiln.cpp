@@ -135,9 +135,8 @@ void printPythonFloat(std::ostream& out, double d) {
     size_t e = text.find('e');
     std::string mantissa = text.substr(0, e), exponent = text.substr(e + 1);
     char sign = exponent[0] == '-' ? '-' : '+';
-    if (exponent[0] == '-' || exponent[0] == '+') exponent.erase(0, 1);
-    if (exponent.size() < 2) exponent.insert(0, "0");
-    text = mantissa + "e" + sign + exponent;
+    size_t digits = exponent.find_first_not_of("+-");
+    text = mantissa + "e" + sign + (exponent.size() - digits < 2 ? "0" : "") + exponent.substr(digits);
   } else if (text.find('.') == std::string::npos) {
     text += ".0";
   }
