@@ -264,11 +264,29 @@ def test_script_error_in_helper_names_the_caller():
     assert f'File "{__file__}", line {first_line_of(calls_broken) + 1}' in message
 
 
+def mutual_a(n: int) -> int:
+    return mutual_b(n)
+
+
+def mutual_b(n: int) -> int:
+    return mutual_a(n)
+
+
 def test_script_recursion_is_an_error():
-    with pytest.raises(RuntimeError, match="function 'recursive' is called recursively"):
+    with pytest.raises(RuntimeError, match="Recursive calls are not supported"):
         kiln.script(recursive)
     with pytest.raises(RuntimeError):
         torch.jit.script(recursive)
+    with pytest.raises(RuntimeError) as info:
+        kiln.script(mutual_a)
+    message = str(info.value)
+    assert "function 'mutual_a' is called recursively. Recursive calls are not supported" in message
+    assert f'File "{__file__}", line {first_line_of(mutual_b) + 1}' in message
+    assert "'mutual_b' is being compiled since it was called from 'mutual_a'" in message
+    # Nothing half-compiled is left behind: the next attempt fails the same way.
+    assert not hasattr(mutual_a, "__kiln_script__") and not hasattr(mutual_b, "__kiln_script__")
+    with pytest.raises(RuntimeError, match="Recursive calls"):
+        kiln.script(mutual_b)
 
 
 def test_script_rejects_what_is_not_a_function():
