@@ -362,14 +362,7 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
       fail(loc, "Variable '" + name + "' is annotated with type " + annotated->annotationStr() +
                     " but is being assigned to a value of type " + simple->type()->annotationStr());
     }
-    // A variable keeps the declared type of an outer definition (Optional[int] stays Optional).
     TypePtr store_type = annotated ? annotated : simple->type();
-    if (!annotated) {
-      if (TypePtr parent_type = findTypeInParentFrames(name)) store_type = unshapedType(parent_type);
-      if (TypePtr own = env_->findTypeInFrame(name); own && !findTypeInParentFrames(name)) {
-        store_type = simple->type();
-      }
-    }
     env_->value_table.erase(name);
     insertStore(name, loc, simple, store_type);
   } else {
@@ -688,10 +681,9 @@ void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscr
       Value* target = sliced;
       Value* dtype = g_.insert(prim::dtype, {target}, {}, range);
       Value* device = g_.insert(prim::device, {target}, {}, range);
-      value = emitBuiltinCall(range, g_, aten::tensor,
-                              {NamedValue(range, value), NamedValue(range, dtype), NamedValue(range, device),
-                               NamedValue(range, g_.insertConstant(false, range))},
-                              {});
+      value = emitBuiltinCall(range, g_, aten::tensor, {NamedValue(range, value)},
+                              {NamedValue(range, "dtype", dtype), NamedValue(range, "device", device),
+                               NamedValue(range, "requires_grad", g_.insertConstant(false, range))});
     }
     if (tensor_indices.empty()) {
       emitBuiltinCall(range, g_, aten::copy_, {NamedValue(range, sliced), NamedValue(range, value)}, {});
@@ -871,12 +863,9 @@ void FunctionEmitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& 
       std::string message = formatSourceError(loc, "Type mismatch: " + x + " is set to type " + tt->annotationStr() +
                                                        " in the true branch and type " + ft->annotationStr() +
                                                        " in the false branch");
-      if (findTypeInParentFrames(x) || env_->findTypeInFrame(x)) {
-        // Already in scope: the mismatch is an error now.
-        bool outer = false;
-        for (auto e = env_; e; e = e->next) outer = outer || e->findTypeInFrame(x);
-        if (outer) throw Error(message);
-      }
+      // Already in scope before the if: the mismatch is an error now;
+      // otherwise only a later use is.
+      if (type_in(env_, x)) throw Error(message);
       env_->error_messages[x] = message;
       continue;
     }
@@ -1025,42 +1014,17 @@ void FunctionEmitter::emitRaise(const Raise& stmt) {
 }
 
 void FunctionEmitter::emitAssert(const Assert& stmt) {
+  // `assert c, msg` is `if c: pass` / `else: raise AssertionError(msg)`, so
+  // that c's refinements hold afterwards through the if's outputs.
+  const SourceRange& r = stmt.range();
+  TreeRef message = stmt.msg().present() ? stmt.msg().get().tree()
+                                         : Tree::create(TK_STRINGLITERAL, r, {Tree::atom("", r)});
+  TreeRef callee = Tree::create(TK_VAR, r, {Tree::create(TK_IDENT, r, {Tree::atom("AssertionError", r)})});
+  TreeRef apply = Tree::create(TK_APPLY, r,
+                               {callee, Tree::create(TK_LIST, r, {message}), Tree::create(TK_LIST, r, {})});
+  TreeRef raise = Tree::create(TK_RAISE, r, {Tree::create(TK_OPTION, r, {apply}), Tree::create(TK_OPTION, r, {})});
   CondValue cond = emitCondExpr(stmt.test());
-  auto emit_failure = [&] {
-    Value* message;
-    if (stmt.msg().present()) {
-      Value* text = emitExpr(stmt.msg().get());
-      if (text->type()->kind() != TypeKind::String) text = call(stmt.range(), aten::str, {text});
-      message = call(stmt.range(), aten::add, {g_.insertConstant(std::string("AssertionError: "), stmt.range()), text});
-    } else {
-      message = g_.insertConstant(std::string("AssertionError: "), stmt.range());
-    }
-    Value* none = g_.insertNode(g_.createNone())->output();
-    g_.insertNode(g_.create(prim::RaiseException, {message, none}, 0))->setSourceRange(stmt.range());
-    exit_blocks_.insert(currentBlock());
-  };
-  if (cond.static_if) {
-    if (!*cond.static_if) emit_failure();
-    return;
-  }
-  Node* n = g_.insertNode(g_.create(prim::If, {cond.value}, 0));
-  n->setSourceRange(stmt.range());
-  Block* true_block = n->addBlock();
-  Block* false_block = n->addBlock();
-  pushFrame(true_block);
-  {
-    WithInsertPoint guard(true_block);
-    insertRefinements(stmt.range(), cond.refinements);
-  }
-  popFrame();
-  pushFrame(false_block);
-  {
-    WithInsertPoint guard(false_block);
-    emit_failure();
-  }
-  popFrame();
-  // After a passing assert its refinements hold (`assert x is not None`).
-  insertRefinements(stmt.range(), cond.refinements);
+  emitIfElseBlocks(r, cond, List<Stmt>(Tree::create(TK_LIST, r, {})), List<Stmt>(Tree::create(TK_LIST, r, {raise})));
 }
 
 void FunctionEmitter::emitWith(const With& stmt) {
@@ -1247,7 +1211,18 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       return std::make_shared<SimpleValue>(g_.insertNode(g_.createList(*unified, values))->output());
     }
     if (v && v->type()->kind() == TypeKind::String) return std::make_shared<SimpleValue>(call(loc, aten::list, {v}));
-    fail(loc, "list() of a " + arg->kind() + " is not supported");
+    // list(range(n)) and the like: [e for e in iterable], the iterable
+    // already emitted and held by a compiler-made name.
+    const SourceRange& r = apply.inputs()[0].range();
+    auto var = [&](const std::string& name) {
+      return Tree::create(TK_VAR, r, {Tree::create(TK_IDENT, r, {Tree::atom(name, r)})});
+    };
+    std::string iterable_name = "$list_iterable_" + std::to_string(temp_counter_++);
+    setSugaredVar(r, iterable_name, arg, nullptr);
+    TreeRef element = var("$list_element");
+    TreeRef comprehension =
+        Tree::create(TK_LIST_COMP, loc, {element, element, var(iterable_name), Tree::create(TK_OPTION, loc, {})});
+    return std::make_shared<SimpleValue>(emitListComprehension(ListComp(comprehension), type_hint));
   }
   if (kind == "TupleConstruct") {
     if (apply.inputs().size() != 1) fail(loc, "tuple() expects exactly one argument");
@@ -1486,8 +1461,20 @@ Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs
     case TK_GE: return call(loc, aten::ge, {lhs, rhs});
     case TK_IS: return call(loc, aten::__is__, {lhs, rhs});
     case TK_ISNOT: return call(loc, aten::__isnot__, {lhs, rhs});
-    case TK_IN: return call(loc, aten::__contains__, {rhs, lhs});
-    case TK_NOTIN: return call(loc, aten::__not__, {call(loc, aten::__contains__, {rhs, lhs})});
+    case TK_IN:
+    case TK_NOTIN: {
+      Value* contains;
+      if (rhs->type()->kind() == TypeKind::String) {
+        // TorchScript's str.__contains__: s.find(item, 0, len(s)) != -1.
+        Value* length = call(loc, aten::len, {rhs});
+        Value* found = call(loc, Symbol::fromQualString("aten::find"),
+                            {rhs, lhs, g_.insertConstant(int64_t(0), loc), length});
+        contains = call(loc, aten::ne, {found, g_.insertConstant(int64_t(-1), loc)});
+      } else {
+        contains = call(loc, aten::__contains__, {rhs, lhs});
+      }
+      return kind == TK_IN ? contains : call(loc, aten::__not__, {contains});
+    }
     default: fail(loc, "unknown comparison " + kindToString(kind));
   }
 }
@@ -1495,6 +1482,16 @@ Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs
 Value* FunctionEmitter::emitBinaryOp(const BinOp& op) {
   Value* lhs = emitExpr(op.lhs());
   Value* rhs = emitExpr(op.rhs());
+  // Tuples concatenate here: no operator schema can say their lengths.
+  if (op.kind() == '+' && lhs->type()->kind() == TypeKind::Tuple && rhs->type()->kind() == TypeKind::Tuple) {
+    std::vector<Value*> elements;
+    for (Value* t : {lhs, rhs}) {
+      for (const SugaredValuePtr& e : SimpleValue(t).asTuple(op.range(), g_, std::nullopt)) {
+        elements.push_back(e->asValue(op.range(), g_));
+      }
+    }
+    return g_.insertNode(g_.createTuple(elements))->output();
+  }
   auto s = [](const char* q) { return Symbol::fromQualString(q); };
   Symbol kind;
   switch (op.kind()) {

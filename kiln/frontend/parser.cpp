@@ -86,7 +86,7 @@ TreeRef Parser::parseExp(int precedence) {
   const Token& t = lexer_.cur();
   TreeRef left;
   if (t.kind == TK_NOT) {
-    if (precedence >= kNotPrec) throwSourceError(t.range, "'not' must be parenthesized here");
+    if (precedence > kNotPrec) throwSourceError(t.range, "'not' must be parenthesized here");
     Token op = lexer_.next();
     TreeRef operand = parseExp(kNotPrec);
     left = Tree::create(TK_NOT, span(op.range, operand->range()), {operand});
@@ -583,7 +583,18 @@ TreeRef Parser::parseAssignOrExpr() {
     targets.pop_back();
     for (const TreeRef& target : targets) checkTarget(target, false);
     SourceRange range = span(lhs->range(), rhs->range());
-    return Tree::create(TK_ASSIGN, range, {list(rangeOf(targets, range), targets), option(range, rhs), option(range, nullptr)});
+    // `x = []  # type: List[int]` annotates like `x: List[int] = []`.
+    TreeRef type;
+    if (lexer_.cur().kind == TK_TYPE_COMMENT && targets.size() == 1 && lhs->kind() == TK_VAR &&
+        lexer_.cur().text.find_first_not_of(" \t") != std::string::npos &&
+        lexer_.cur().text.rfind("ignore", 0) != 0) {
+      const Token& comment = lexer_.cur();
+      Parser sub(Lexer(lexer_.source(), comment.range.start(), comment.range.end()));
+      type = sub.parseExp();
+      sub.lexer_.nextIf(TK_NEWLINE);
+      if (sub.lexer_.cur().kind != TK_EOF) sub.lexer_.reportUnexpected("the end of the type comment");
+    }
+    return Tree::create(TK_ASSIGN, range, {list(rangeOf(targets, range), targets), option(range, rhs), option(range, type)});
   }
   if (lhs->kind() == TK_STARRED) throwSourceError(lhs->range(), "a starred expression is not allowed here");
   return Tree::create(TK_EXPR_STMT, lhs->range(), {lhs});

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "kiln/core/operator.h"
+#include "kiln/frontend/builtin_functions.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/ir/schema_match.h"
 
@@ -61,11 +62,21 @@ Value* tryMatchArgument(const Argument& arg, Graph& graph, const SourceRange& lo
       value = graph.insertNode(graph.createList(list->elementType(), {}))->output();
     }
   }
+  // A tuple passed for a `t[]` binds t to the tuple's unified element type
+  // (it is converted to a list below).
+  bool bound_from_tuple = false;
+  if (auto list = unwrapOptional(arg.type)->cast<ListType>(); list && list->hasFreeVariables()) {
+    if (auto tuple = value->type()->cast<TupleType>(); tuple && !tuple->elements().empty()) {
+      std::optional<TypePtr> unified = tuple->elements()[0];
+      for (const TypePtr& e : tuple->elements()) unified = unified ? unifyTypes(*unified, e) : unified;
+      bound_from_tuple = unified && !matchTypeVariables(list->elementType(), *unified, env);
+    }
+  }
   if (isIntOrFloatUsedAsList(value, arg)) {
     std::vector<Value*> repeated(static_cast<size_t>(*arg.fixed_size), value);
     value = graph.insertNode(graph.createList(value->type(), repeated))->output();
   }
-  if (auto why = matchTypeVariables(arg.type, value->type(), env)) {
+  if (auto why = bound_from_tuple ? std::nullopt : matchTypeVariables(arg.type, value->type(), env)) {
     if (failures) {
       err() << "Could not match type " << value->type()->annotationStr() << " to " << arg.type->annotationStr()
             << " in argument '" << arg.name << "': " << *why << ".\n";
@@ -112,16 +123,39 @@ Value* tryCreateList(const TypePtr& element_type, Graph& graph, const SourceRang
 
 }  // namespace
 
+namespace {
+
+std::vector<Value*> tupleElements(Graph& graph, Value* tuple) {
+  if (tuple->node()->kind() == prim::TupleConstruct) {
+    return std::vector<Value*>(tuple->node()->inputs().begin(), tuple->node()->inputs().end());
+  }
+  Node* unpack = graph.insertNode(graph.createTupleUnpack(tuple));
+  return std::vector<Value*>(unpack->outputs().begin(), unpack->outputs().end());
+}
+
+}  // namespace
+
 Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& concrete_type, Value* value,
                         bool allow_conversions) {
-  // Tuples of the right element types become lists (always allowed).
-  if (auto list = unwrapOptional(concrete_type)->cast<ListType>()) {
-    if (value->type()->kind() == TypeKind::Tuple) {
-      if (convertibleToList(value->type(), unwrapOptional(concrete_type))) {
-        Node* unpack = graph.insertNode(graph.createTupleUnpack(value));
-        std::vector<Value*> elements(unpack->outputs().begin(), unpack->outputs().end());
-        return graph.insertNode(graph.createList(list->elementType(), elements))->output();
+  // Converting to Optional[T] is converting to T.
+  if (auto opt = concrete_type->cast<OptionalType>()) {
+    if (value->type()->kind() != TypeKind::Optional && value->type()->kind() != TypeKind::None) {
+      return tryConvertToType(loc, graph, opt->elementType(), value, allow_conversions);
+    }
+  }
+  if (auto tuple = value->type()->cast<TupleType>()) {
+    // Tuples of the right element types become lists (always allowed).
+    if (auto list = concrete_type->cast<ListType>(); list && convertibleToList(value->type(), concrete_type)) {
+      return graph.insertNode(graph.createList(list->elementType(), tupleElements(graph, value)))->output();
+    }
+    // A tuple converts element by element.
+    if (auto target = concrete_type->cast<TupleType>();
+        target && !value->type()->isSubtypeOf(*target) && target->elements().size() == tuple->elements().size()) {
+      std::vector<Value*> elements = tupleElements(graph, value);
+      for (size_t i = 0; i < elements.size(); ++i) {
+        elements[i] = tryConvertToType(loc, graph, target->elements()[i], elements[i], allow_conversions);
       }
+      return graph.insertNode(graph.createTuple(elements))->output();
     }
   }
   if (!allow_conversions) return value;
@@ -285,14 +319,20 @@ std::pair<size_t, MatchedSchema> matchSchemas(const std::vector<const FunctionSc
 Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, const std::optional<NamedValue>& self) {
   auto operators = getAllOperatorsFor(name);
-  if (operators.empty()) {
+  const std::vector<ScriptBuiltin>& builtins = scriptBuiltinsFor(name);
+  if (operators.empty() && builtins.empty()) {
     throwSourceError(loc, "Unknown builtin op: " + name.toQualString() +
                               ".\nCould not find any similar ops to " + name.toQualString() +
                               ". This op may not exist or may not be currently supported in TorchScript.\n");
   }
   std::vector<const FunctionSchema*> schemas;
   for (const auto& op : operators) schemas.push_back(&op->schema());
+  for (const ScriptBuiltin& b : builtins) schemas.push_back(&b.schema);
   auto [index, matched] = matchSchemas(schemas, loc, graph, args, kwargs, self);
+  if (index >= operators.size()) {
+    // Builtins written in TorchScript are small: inlined, not called.
+    return graph.insertGraph(*builtins[index - operators.size()].graph, matched.inputs).at(0);
+  }
   Node* n = graph.insertNode(graph.create(name, matched.inputs, 0));
   n->setSourceRange(loc);
   for (const TypePtr& t : matched.return_types) n->addOutput()->setType(t);

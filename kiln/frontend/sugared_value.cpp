@@ -54,6 +54,28 @@ Value* asSimple(const SugaredValuePtr& v) {
 
 // --- SimpleValue --------------------------------------------------------------------------
 
+namespace {
+
+// `x.long()`, `x.float()`, ...: TorchScript's builtin methods that are `x.to(dtype)`.
+class TensorCastMethod : public SugaredValue {
+ public:
+  TensorCastMethod(Value* self, ScalarType dtype) : self_(self), dtype_(dtype) {}
+  std::string kind() const override { return "builtin method"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    if (!args.empty() || !kwargs.empty()) fail(loc, "casting methods such as .float() take no arguments");
+    std::vector<NamedValue> to_args = {NamedValue(loc, self_),
+                                       NamedValue(loc, graph.insertConstant(static_cast<int64_t>(dtype_), loc))};
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::to, to_args, {}));
+  }
+
+ private:
+  Value* self_;
+  ScalarType dtype_;
+};
+
+}  // namespace
+
 std::string SimpleValue::kind() const { return "value of type '" + value_->type()->annotationStr() + "'"; }
 
 SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
@@ -73,7 +95,16 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
         {"is_leaf", Symbol::fromQualString("aten::is_leaf")},
         {"grad", Symbol::fromQualString("prim::grad")},
     };
-    if (auto it = properties.find(field); it != properties.end()) return std::make_shared<SimpleValue>(insertCall(loc, graph, it->second, {value_}));
+    if (auto it = properties.find(field); it != properties.end()) {
+      return std::make_shared<SimpleValue>(insertCall(loc, graph, it->second, {value_}));
+    }
+    static const std::unordered_map<std::string, ScalarType> casts = {
+        {"float", ScalarType::Float}, {"double", ScalarType::Double}, {"half", ScalarType::Half},
+        {"bfloat16", ScalarType::BFloat16}, {"long", ScalarType::Long}, {"int", ScalarType::Int},
+        {"short", ScalarType::Short}, {"char", ScalarType::Char}, {"byte", ScalarType::Byte},
+        {"bool", ScalarType::Bool},
+    };
+    if (auto it = casts.find(field); it != casts.end()) return std::make_shared<TensorCastMethod>(value_, it->second);
   }
   Symbol method = Symbol::fromQualString("aten::" + field);
   if (!getAllOperatorsFor(method).empty()) {
@@ -351,6 +382,15 @@ SugaredValuePtr PrintValue::call(const SourceRange& loc, Graph& graph, const std
 SugaredValuePtr ExceptionValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                                      const std::vector<NamedValue>&, size_t) {
   Value* message = nullptr;
+  if (builtin_) {
+    message = graph.insertConstant(name_ + ": ", loc);
+    for (const auto& a : args) {
+      Value* text = a.value;
+      if (text->type()->kind() != TypeKind::String) text = insertCall(loc, graph, aten::str, {text});
+      message = insertCall(loc, graph, aten::add, {message, text});
+    }
+    return std::make_shared<ExceptionMessageValue>(message, graph.insertNode(graph.createNone())->output());
+  }
   if (args.empty()) {
     message = graph.insertConstant(std::string(), loc);
   } else if (args.size() == 1) {
@@ -419,7 +459,8 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
     g["range"] = special("prim::range");
     g["zip"] = special("prim::zip");
     g["enumerate"] = special("prim::enumerate");
-    for (const char* e : {"Exception", "AssertionError", "ValueError", "RuntimeError", "TypeError", "KeyError",
+    g["AssertionError"] = std::make_shared<ExceptionValue>("AssertionError", /*builtin=*/true);
+    for (const char* e : {"Exception", "ValueError", "RuntimeError", "TypeError", "KeyError",
                           "IndexError", "NotImplementedError", "ZeroDivisionError", "StopIteration",
                           "AttributeError", "ArithmeticError", "OverflowError", "LookupError"}) {
       g[e] = std::make_shared<ExceptionValue>(e);

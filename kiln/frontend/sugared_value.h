@@ -164,10 +164,13 @@ class IterableTree : public SugaredValue {
   std::optional<int64_t> unroll_length_;
 };
 
-// `Exception`, `ValueError`, ...: calling one makes the message `raise` uses.
+// `Exception`, `ValueError`, ...: calling one makes the message `raise` uses:
+// the argument (a tuple of several, as a string) and the class's qualified
+// name. The AssertionError that `assert` raises is builtin instead: its
+// message is "AssertionError: " + the arguments, and it has no class name.
 class ExceptionValue : public SugaredValue {
  public:
-  explicit ExceptionValue(std::string name) : name_(std::move(name)) {}
+  explicit ExceptionValue(std::string name, bool builtin = false) : name_(std::move(name)), builtin_(builtin) {}
   std::string kind() const override { return "exception"; }
   SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, size_t n_binders) override;
@@ -175,6 +178,7 @@ class ExceptionValue : public SugaredValue {
 
  private:
   std::string name_;
+  bool builtin_;
 };
 
 class ExceptionMessageValue : public SugaredValue {

@@ -24,6 +24,8 @@ namespace {
       op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return fn##_(self); })
 
 KILN_REGISTER_OPS(
+    // The builtin `abs(x)` of TorchScript on a tensor.
+    op("prim::abs(Tensor x) -> Tensor", [](const Tensor& x) { return abs(x); }),
     KILN_UNARY_OPS("neg", neg), KILN_UNARY_OPS("negative", neg), KILN_UNARY_OPS("abs", abs),
     KILN_UNARY_OPS("absolute", abs), KILN_UNARY_OPS("exp", exp), KILN_UNARY_OPS("log", log),
     KILN_UNARY_OPS("log1p", log1p), KILN_UNARY_OPS("expm1", expm1), KILN_UNARY_OPS("sqrt", sqrt),

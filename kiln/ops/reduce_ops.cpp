@@ -285,6 +285,19 @@ KILN_REGISTER_OPS(
     op("aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return cumprodOut(self, dim, dtype, out); }),
 
+    // topk: the first k of a stable sort (ties keep input order).
+    op("aten::topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> "
+       "(Tensor values, Tensor indices)",
+       [](const Tensor& self, int64_t k, int64_t dim, bool largest, bool) {
+         int64_t d = wrapDim(dim, std::max<int64_t>(self.dim(), 1));
+         int64_t n = self.dim() == 0 ? 1 : self.size(d);
+         KILN_CHECK_INDEX(k >= 0 && k <= n, "topk: k (", k, ") is out of range for a dimension of size ", n);
+         auto [values, indices] = sort(self, d, largest, true);
+         if (self.dim() == 0) return std::make_tuple(values, indices);
+         return std::make_tuple(contiguous(narrow(values, d, 0, k), MemoryFormat::Contiguous),
+                                contiguous(narrow(indices, d, 0, k), MemoryFormat::Contiguous));
+       }),
+
     // sort, argsort, msort
     op("aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
        [](const Tensor& self, int64_t dim, bool descending) { return sort(self, dim, descending); }),

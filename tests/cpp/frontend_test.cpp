@@ -326,8 +326,12 @@ TEST(FrontendParser, TypeCommentSignatures) {
   // Errors inside the comment point into the comment.
   EXPECT_EQ(errorOf("def f(x):\n    # type: (int) int\n    pass\n"),
             "expected '->' but found 'int' here:\n  File \"<string>\", line 2\n    # type: (int) int\n                  ~~~ <--- HERE");
-  // Other type comments are ignored.
-  EXPECT_EQ(stmt("x = []  # type: List[int]"), "(assign (list (variable (ident x))) (option (list_literal (list))) (option))");
+  // An assignment's type comment is its annotation; `# type: ignore` is not.
+  EXPECT_EQ(stmt("x = []  # type: List[int]"),
+            "(assign (list (variable (ident x))) (option (list_literal (list))) (option (subscript (variable (ident List)) "
+            "(list (variable (ident int))))))");
+  EXPECT_EQ(stmt("x = []  # type: ignore"), "(assign (list (variable (ident x))) (option (list_literal (list))) (option))");
+  EXPECT_EQ(stmt("x = not not y"), "(assign (list (variable (ident x))) (option (not (not (variable (ident y))))) (option))");
 }
 
 TEST(FrontendParser, RejectsWithPositions) {

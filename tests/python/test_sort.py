@@ -196,3 +196,15 @@ def test_copy_functional(rng):
 
     for out in (np.zeros(0, dtype=np.float32), np.zeros(6, dtype=np.int64), np.zeros((5, 5), dtype=np.float64)):
         check_both(copy_out, a, f, out)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_topk(rng, dtype):
+    # Distinct values, so the order of ties (unspecified in torch) never matters.
+    x = rng.permutation(60).reshape(5, 12).astype(dtype)
+    check_both(lambda lib, t: lib.topk(t, 3), x)
+    check_both(lambda lib, t: lib.topk(t, 2, 0, False), x)
+    check_both(lambda lib, t: t.topk(12, dim=-1, largest=False), x)
+    check_both(lambda lib, t: lib.topk(t, 0), x)
+    check_both(lambda lib, t: lib.topk(t, 13), x)  # raises: k too large
+    check_both(lambda lib, t: lib.topk(t, 1), np.array(2.5, dtype=dtype))

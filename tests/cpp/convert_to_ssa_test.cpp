@@ -1,0 +1,1357 @@
+// Conversion to SSA and the exit transform. Each test starts from the graph
+// TorchScript 1.13's IR emitter writes for a Python function (shown above
+// it: loads, stores, exit statements, the loop condition in its own block)
+// and checks that convertToSSA gives a graph that lints, has the node kinds
+// 1.13's `fn.graph` has for that function (prim::Constant aside, and the
+// prim::Uninitialized values that 1.13's dead code elimination drops), and
+// computes what Python computes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/frontend/convert_to_ssa.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ir/ir_parser.h"
+#include "kiln/runtime/function.h"
+#include "kiln/util/error.h"
+
+namespace kiln {
+namespace {
+
+std::shared_ptr<Graph> toSSA(const std::string& ir) {
+  auto graph = parseIR(ir);
+  convertToSSA(graph);
+  graph->lint();
+  return graph;
+}
+
+// Whether 1.13's dead code elimination keeps `v`: it drops if outputs and
+// loop-carried values nobody reads, and with them the uses they made.
+bool isLive(const Value* v, std::vector<const Value*>& visiting) {
+  if (std::find(visiting.begin(), visiting.end(), v) != visiting.end()) return false;
+  visiting.push_back(v);
+  bool live = false;
+  for (const Use& use : v->uses()) {
+    const Node* user = use.user;
+    const Node* owner = user->owningBlock()->owningNode();
+    if (user->kind() != prim::Return || !owner) {
+      live = true;
+    } else if (owner->kind() == prim::If) {
+      live = isLive(owner->output(use.offset), visiting);
+    } else if (owner->kind() == prim::Loop) {
+      live = use.offset == 0 || isLive(owner->output(use.offset - 1), visiting) ||
+             isLive(user->owningBlock()->inputs()[use.offset], visiting);
+    } else {
+      live = true;
+    }
+    if (live) break;
+  }
+  visiting.pop_back();
+  return live;
+}
+
+void appendKinds(const Block* block, std::string& out) {
+  for (const Node* n : block->nodes()) {
+    if (n->kind() == prim::Constant) continue;
+    std::vector<const Value*> visiting;
+    if (n->kind() == prim::Uninitialized && !isLive(n->output(), visiting)) continue;
+    if (!out.empty() && out.back() != '[') out += ' ';
+    out += n->kind().toQualString();
+    for (const Block* b : n->blocks()) {
+      out += " [";
+      appendKinds(b, out);
+      out += "]";
+    }
+  }
+}
+
+// The node kinds in program order, each block's in brackets.
+std::string kinds(const Graph& graph) {
+  std::string out;
+  appendKinds(graph.block(), out);
+  return out;
+}
+
+bool hasKind(const Block* block, Symbol kind) {
+  for (const Node* n : block->nodes()) {
+    if (n->kind() == kind) return true;
+    for (const Block* b : n->blocks()) {
+      if (hasKind(b, kind)) return true;
+    }
+  }
+  return false;
+}
+
+constexpr int64_t kRaises = INT64_MIN;
+
+// Runs a copy of the graph (the executor may optimize what it runs) on one
+// int; kRaises when it raises.
+int64_t call(const Graph& graph, int64_t x) {
+  GraphFunction f("f", graph.copy());
+  try {
+    return f({IValue(x)}).toInt();
+  } catch (const Error&) {
+    return kRaises;
+  }
+}
+
+// Python's results for x in -1, 0, 1, 2, 3, 5, 7.
+void expectResults(const Graph& graph, const std::vector<int64_t>& expected) {
+  const std::vector<int64_t> inputs{-1, 0, 1, 2, 3, 5, 7};
+  ASSERT_EQ(inputs.size(), expected.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ(call(graph, inputs[i]), expected[i]) << "x = " << inputs[i] << "\n" << graph;
+  }
+}
+
+void expectNoFrontendNodes(const Graph& graph) {
+  for (Symbol kind : {prim::Store, prim::Load, prim::BreakStmt, prim::ContinueStmt, prim::ReturnStmt,
+                      prim::LoopContinuation, prim::With}) {
+    EXPECT_FALSE(hasKind(graph.block(), kind)) << kind << " left in\n" << graph;
+  }
+}
+
+// def f(x: int) -> int:
+//     if x > 2:
+//         y = x + 1
+//     else:
+//         y = x * 2
+//     return y
+TEST(ConvertToSSA, IfAssigningInBothBranches) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %cond : bool = aten::gt(%x.2, %c2)
+  prim::If(%cond)
+    block0():
+      %x.3 : int = prim::Load[name="x"]()
+      %c1 : int = prim::Constant[value=1]()
+      %y.1 : int = aten::add(%x.3, %c1)
+      prim::Store[name="y"](%y.1)
+      %yt : int = prim::Load[name="y"]()
+      -> ()
+    block1():
+      %x.4 : int = prim::Load[name="x"]()
+      %c2b : int = prim::Constant[value=2]()
+      %y.2 : int = aten::mul(%x.4, %c2b)
+      prim::Store[name="y"](%y.2)
+      %yf : int = prim::Load[name="y"]()
+      -> ()
+  %y.3 : int = prim::Load[name="y"]()
+  prim::ReturnStmt(%y.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::add] [aten::mul]");
+  expectNoFrontendNodes(*g);
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->outputs().size(), 1u);
+  EXPECT_EQ(n->output()->debugName(), "y");
+  EXPECT_EQ(n->blocks()[0]->outputs()[0]->node()->kind(), aten::add);
+  EXPECT_EQ(n->blocks()[1]->outputs()[0]->node()->kind(), aten::mul);
+  expectResults(*g, {-2, 0, 2, 4, 4, 6, 8});
+}
+
+// def f(x: int) -> int:
+//     y = x
+//     if x > 2:
+//         y = x + 1
+//     return y
+TEST(ConvertToSSA, IfAssigningInOneBranchKeepsTheOuterValue) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  prim::Store[name="y"](%x.2)
+  %x.3 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %cond : bool = aten::gt(%x.3, %c2)
+  prim::If(%cond)
+    block0():
+      %x.4 : int = prim::Load[name="x"]()
+      %c1 : int = prim::Constant[value=1]()
+      %y.1 : int = aten::add(%x.4, %c1)
+      prim::Store[name="y"](%y.1)
+      %yt : int = prim::Load[name="y"]()
+      -> ()
+    block1():
+      %yf : int = prim::Load[name="y"]()
+      -> ()
+  %y.3 : int = prim::Load[name="y"]()
+  prim::ReturnStmt(%y.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::add] []");
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->blocks()[1]->outputs()[0], g->inputs()[0]);
+  expectResults(*g, {-1, 0, 1, 2, 4, 6, 8});
+}
+
+// def f(x: int) -> int:
+//     if x < 0:
+//         y = 0 - x
+//     elif x == 0:
+//         y = 7
+//     else:
+//         y = x * 3
+//     return y
+TEST(ConvertToSSA, ElifChainNestsIfs) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c0 : int = prim::Constant[value=0]()
+  %cond : bool = aten::lt(%x.2, %c0)
+  prim::If(%cond)
+    block0():
+      %c0b : int = prim::Constant[value=0]()
+      %x.3 : int = prim::Load[name="x"]()
+      %y.1 : int = aten::sub(%c0b, %x.3)
+      prim::Store[name="y"](%y.1)
+      %yt : int = prim::Load[name="y"]()
+      -> ()
+    block1():
+      %x.4 : int = prim::Load[name="x"]()
+      %c0c : int = prim::Constant[value=0]()
+      %cond2 : bool = aten::eq(%x.4, %c0c)
+      prim::If(%cond2)
+        block0():
+          %c7 : int = prim::Constant[value=7]()
+          prim::Store[name="y"](%c7)
+          %yt2 : int = prim::Load[name="y"]()
+          -> ()
+        block1():
+          %x.5 : int = prim::Load[name="x"]()
+          %c3 : int = prim::Constant[value=3]()
+          %y.2 : int = aten::mul(%x.5, %c3)
+          prim::Store[name="y"](%y.2)
+          %yf2 : int = prim::Load[name="y"]()
+          -> ()
+      %yf : int = prim::Load[name="y"]()
+      -> ()
+  %y.3 : int = prim::Load[name="y"]()
+  prim::ReturnStmt(%y.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::lt prim::If [aten::sub] [aten::eq prim::If [] [aten::mul]]");
+  Node* outer = g->outputs()[0]->node();
+  ASSERT_EQ(outer->kind(), prim::If);
+  EXPECT_EQ(outer->blocks()[1]->outputs()[0]->node()->kind(), prim::If);
+  expectResults(*g, {1, 7, 3, 6, 9, 15, 21});
+}
+
+// def f(x: int) -> int:
+//     if x > 2:
+//         z = x * 5
+//         x = z + 1
+//     return x
+TEST(ConvertToSSA, VariableOfOneBranchStaysLocal) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %cond : bool = aten::gt(%x.2, %c2)
+  prim::If(%cond)
+    block0():
+      %x.3 : int = prim::Load[name="x"]()
+      %c5 : int = prim::Constant[value=5]()
+      %z.1 : int = aten::mul(%x.3, %c5)
+      prim::Store[name="z"](%z.1)
+      %z.2 : int = prim::Load[name="z"]()
+      %c1 : int = prim::Constant[value=1]()
+      %x.4 : int = aten::add(%z.2, %c1)
+      prim::Store[name="x"](%x.4)
+      %xt : int = prim::Load[name="x"]()
+      -> ()
+    block1():
+      %xf : int = prim::Load[name="x"]()
+      -> ()
+  %x.5 : int = prim::Load[name="x"]()
+  prim::ReturnStmt(%x.5)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::mul aten::add] []");
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->outputs().size(), 1u);  // x only, not z
+  expectResults(*g, {-1, 0, 1, 2, 16, 26, 36});
+}
+
+// def f(c: bool) -> Union[int, str]:
+//     z: Union[int, str] = 1
+//     if c:
+//         z = 2
+//     else:
+//         z = "a"
+//     return z
+// 1.13 unifies if outputs to a Union when nothing narrower fits.
+TEST(ConvertToSSA, IfOutputTypesUnifyToUnion) {
+  auto g = toSSA(R"IR(graph(%c.1 : bool):
+  prim::Store[name="c"](%c.1)
+  %one : int = prim::Constant[value=1]()
+  prim::Store[name="z"](%one)
+  %c.2 : bool = prim::Load[name="c"]()
+  prim::If(%c.2)
+    block0():
+      %two : int = prim::Constant[value=2]()
+      prim::Store[name="z"](%two)
+      -> ()
+    block1():
+      %a : str = prim::Constant[value="a"]()
+      prim::Store[name="z"](%a)
+      -> ()
+  %z.1 : Union(int, str) = prim::Load[name="z"]()
+  prim::ReturnStmt(%z.1)
+  %ret : Union(int, str) = prim::Uninitialized()
+  return (%ret))IR");
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->output()->type()->str(), "Union(int, str)");
+  GraphFunction f("f", g->copy());
+  EXPECT_EQ(f({IValue(true)}).toInt(), 2);
+  EXPECT_EQ(f({IValue(false)}).toStringRef(), "a");
+}
+
+// def f(x: int) -> int:
+//     i = 0
+//     s = 0
+//     while i < x:
+//         s = s + i
+//         i = i + 1
+//     return s
+TEST(ConvertToSSA, WhileLoopCarriesItsVariables) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="i"](%c0)
+  %c0b : int = prim::Constant[value=0]()
+  prim::Store[name="s"](%c0b)
+  %max : int = prim::Constant[value=9223372036854775807]()
+  prim::Loop(%max)
+    block0(%it : int):
+      %s.1 : int = prim::Load[name="s"]()
+      %i.1 : int = prim::Load[name="i"]()
+      %s.2 : int = aten::add(%s.1, %i.1)
+      prim::Store[name="s"](%s.2)
+      %i.2 : int = prim::Load[name="i"]()
+      %c1 : int = prim::Constant[value=1]()
+      %i.3 : int = aten::add(%i.2, %c1)
+      prim::Store[name="i"](%i.3)
+      -> ()
+    block1():
+      %i.4 : int = prim::Load[name="i"]()
+      %x.2 : int = prim::Load[name="x"]()
+      %lt : bool = aten::lt(%i.4, %x.2)
+      -> (%lt)
+  %s.3 : int = prim::Load[name="s"]()
+  prim::ReturnStmt(%s.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::lt prim::Loop [aten::add aten::add aten::lt]");
+  expectNoFrontendNodes(*g);
+  Node* loop = g->outputs()[0]->node();
+  ASSERT_EQ(loop->kind(), prim::Loop);
+  // (max, cond, i, s): carried in name order, as 1.13 does.
+  ASSERT_EQ(loop->inputs().size(), 4u);
+  EXPECT_EQ(loop->input(1)->node()->kind(), aten::lt);
+  EXPECT_EQ(loop->outputs().size(), 2u);
+  EXPECT_EQ(loop->output(0)->debugName(), "i");
+  EXPECT_EQ(g->outputs()[0], loop->output(1));
+  Block* body = loop->blocks()[0];
+  EXPECT_EQ(body->inputs().size(), 3u);
+  EXPECT_EQ(body->outputs()[0]->node()->kind(), aten::lt);
+  expectResults(*g, {0, 0, 0, 1, 3, 10, 21});
+}
+
+// def f(x: int) -> int:
+//     s = 1
+//     for i in range(x):
+//         s = s * 2 + i
+//     return s
+TEST(ConvertToSSA, ForRangeLoop) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c1 : int = prim::Constant[value=1]()
+  prim::Store[name="s"](%c1)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %s.1 : int = prim::Load[name="s"]()
+      %c2 : int = prim::Constant[value=2]()
+      %m : int = aten::mul(%s.1, %c2)
+      %i.2 : int = prim::Load[name="i"]()
+      %s.2 : int = aten::add(%m, %i.2)
+      prim::Store[name="s"](%s.2)
+      -> ()
+    block1():
+      -> (%true)
+  %s.3 : int = prim::Load[name="s"]()
+  prim::ReturnStmt(%s.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "prim::Loop [aten::mul aten::add]");
+  Node* loop = g->outputs()[0]->node();
+  ASSERT_EQ(loop->kind(), prim::Loop);
+  // A plain `for` keeps its trip count and the constant condition.
+  EXPECT_EQ(loop->input(0), g->inputs()[0]);
+  EXPECT_EQ(loop->input(1), loop->blocks()[0]->outputs()[0]);
+  EXPECT_EQ(loop->outputs().size(), 1u);  // s; i is local to the body
+  expectResults(*g, {1, 1, 2, 5, 12, 58, 248});
+}
+
+const char* kForBreak = R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %i.2 : int = prim::Load[name="i"]()
+      %c2 : int = prim::Constant[value=2]()
+      %eq : bool = aten::eq(%i.2, %c2)
+      prim::If(%eq)
+        block0():
+          prim::BreakStmt()
+          -> ()
+        block1():
+          -> ()
+      %x.3 : int = prim::Load[name="x"]()
+      %i.3 : int = prim::Load[name="i"]()
+      %x.4 : int = aten::add(%x.3, %i.3)
+      prim::Store[name="x"](%x.4)
+      -> ()
+    block1():
+      -> (%true)
+  %x.5 : int = prim::Load[name="x"]()
+  prim::ReturnStmt(%x.5)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR";
+
+// def f(x: int) -> int:
+//     for i in range(x):
+//         if i == 2:
+//             break
+//         x += i
+//     return x
+TEST(ConvertToSSA, ForBreakIsCanonicalized) {
+  auto g = toSSA(kForBreak);
+  EXPECT_EQ(kinds(*g), "aten::gt prim::Loop [aten::eq prim::If [] [aten::add] aten::add aten::lt aten::__and__]");
+  expectNoFrontendNodes(*g);
+  Node* loop = g->outputs()[0]->node();
+  ASSERT_EQ(loop->kind(), prim::Loop);
+  EXPECT_EQ(toIValue(loop->input(0))->toInt(), INT64_MAX);
+  // (max, cond, x, counter): the counter is carried last, starting at 0.
+  ASSERT_EQ(loop->inputs().size(), 4u);
+  EXPECT_EQ(toIValue(loop->input(3))->toInt(), 0);
+  Block* body = loop->blocks()[0];
+  EXPECT_EQ(body->outputs()[0]->node()->kind(), aten::__and__);
+  EXPECT_EQ(body->outputs()[2]->node()->kind(), aten::add);
+  // The old counter is unused; the body reads the carried one.
+  EXPECT_FALSE(body->inputs()[0]->hasUses());
+  expectResults(*g, {-1, 0, 1, 3, 4, 6, 8});
+}
+
+// def f(x: int) -> int:
+//     s = 0
+//     for i in range(x):
+//         if i % 2 == 0:
+//             continue
+//         s += i
+//     return s
+TEST(ConvertToSSA, ForContinue) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="s"](%c0)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %i.2 : int = prim::Load[name="i"]()
+      %c2 : int = prim::Constant[value=2]()
+      %r : int = aten::remainder(%i.2, %c2)
+      %c0b : int = prim::Constant[value=0]()
+      %eq : bool = aten::eq(%r, %c0b)
+      prim::If(%eq)
+        block0():
+          prim::ContinueStmt()
+          -> ()
+        block1():
+          -> ()
+      %s.1 : int = prim::Load[name="s"]()
+      %i.3 : int = prim::Load[name="i"]()
+      %s.2 : int = aten::add(%s.1, %i.3)
+      prim::Store[name="s"](%s.2)
+      -> ()
+    block1():
+      -> (%true)
+  %s.3 : int = prim::Load[name="s"]()
+  prim::ReturnStmt(%s.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g),
+            "aten::gt prim::Loop [aten::remainder aten::eq prim::If [] [aten::add] aten::add aten::lt aten::__and__]");
+  expectNoFrontendNodes(*g);
+  expectResults(*g, {0, 0, 0, 1, 1, 4, 9});
+}
+
+// def f(x: int) -> int:
+//     i = 0
+//     s = 0
+//     while i < x:
+//         i = i + 1
+//         if i == 3:
+//             continue
+//         s = s + i
+//     return s
+TEST(ConvertToSSA, WhileContinueInlinesTheCondition) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="i"](%c0)
+  %c0b : int = prim::Constant[value=0]()
+  prim::Store[name="s"](%c0b)
+  %max : int = prim::Constant[value=9223372036854775807]()
+  prim::Loop(%max)
+    block0(%it : int):
+      %i.1 : int = prim::Load[name="i"]()
+      %c1 : int = prim::Constant[value=1]()
+      %i.2 : int = aten::add(%i.1, %c1)
+      prim::Store[name="i"](%i.2)
+      %i.3 : int = prim::Load[name="i"]()
+      %c3 : int = prim::Constant[value=3]()
+      %eq : bool = aten::eq(%i.3, %c3)
+      prim::If(%eq)
+        block0():
+          prim::ContinueStmt()
+          -> ()
+        block1():
+          -> ()
+      %s.1 : int = prim::Load[name="s"]()
+      %i.4 : int = prim::Load[name="i"]()
+      %s.2 : int = aten::add(%s.1, %i.4)
+      prim::Store[name="s"](%s.2)
+      -> ()
+    block1():
+      %i.5 : int = prim::Load[name="i"]()
+      %x.2 : int = prim::Load[name="x"]()
+      %lt : bool = aten::lt(%i.5, %x.2)
+      -> (%lt)
+  %s.3 : int = prim::Load[name="s"]()
+  prim::ReturnStmt(%s.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  // The guard after the continue merges into the if that continues.
+  EXPECT_EQ(kinds(*g), "aten::lt prim::Loop [aten::add aten::eq prim::If [aten::lt] [aten::add aten::lt]]");
+  expectNoFrontendNodes(*g);
+  expectResults(*g, {0, 0, 1, 3, 3, 12, 25});
+}
+
+// def f(x: int) -> int:
+//     s = 0
+//     for i in range(x):
+//         for j in range(x):
+//             if j > i:
+//                 break
+//             s = s + j
+//     return s
+TEST(ConvertToSSA, BreakLeavesOnlyTheInnerLoop) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="s"](%c0)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %x.3 : int = prim::Load[name="x"]()
+      %true2 : bool = prim::Constant[value=1]()
+      prim::Loop(%x.3)
+        block0(%j.1 : int):
+          prim::Store[name="j"](%j.1)
+          %j.2 : int = prim::Load[name="j"]()
+          %i.2 : int = prim::Load[name="i"]()
+          %gt : bool = aten::gt(%j.2, %i.2)
+          prim::If(%gt)
+            block0():
+              prim::BreakStmt()
+              -> ()
+            block1():
+              -> ()
+          %s.1 : int = prim::Load[name="s"]()
+          %j.3 : int = prim::Load[name="j"]()
+          %s.2 : int = aten::add(%s.1, %j.3)
+          prim::Store[name="s"](%s.2)
+          -> ()
+        block1():
+          -> (%true2)
+      -> ()
+    block1():
+      -> (%true)
+  %s.3 : int = prim::Load[name="s"]()
+  prim::ReturnStmt(%s.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g),
+            "prim::Loop [aten::gt prim::Loop [aten::gt prim::If [] [aten::add] aten::add aten::lt aten::__and__]]");
+  Node* outer = g->outputs()[0]->node();
+  ASSERT_EQ(outer->kind(), prim::Loop);
+  // Only the inner loop has a changing condition; the outer stays a `for`.
+  EXPECT_EQ(outer->input(0), g->inputs()[0]);
+  EXPECT_EQ(outer->outputs().size(), 1u);
+  expectResults(*g, {0, 0, 0, 1, 4, 20, 56});
+}
+
+// def f(x: int) -> int:
+//     s = 0
+//     for i in range(x):
+//         if i == 1:
+//             continue
+//         for j in range(i):
+//             s = s + j
+//     return s
+TEST(ConvertToSSA, ContinueAroundAnInnerLoop) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="s"](%c0)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %i.2 : int = prim::Load[name="i"]()
+      %c1 : int = prim::Constant[value=1]()
+      %eq : bool = aten::eq(%i.2, %c1)
+      prim::If(%eq)
+        block0():
+          prim::ContinueStmt()
+          -> ()
+        block1():
+          -> ()
+      %i.3 : int = prim::Load[name="i"]()
+      %true2 : bool = prim::Constant[value=1]()
+      prim::Loop(%i.3)
+        block0(%j.1 : int):
+          prim::Store[name="j"](%j.1)
+          %s.1 : int = prim::Load[name="s"]()
+          %j.2 : int = prim::Load[name="j"]()
+          %s.2 : int = aten::add(%s.1, %j.2)
+          prim::Store[name="s"](%s.2)
+          -> ()
+        block1():
+          -> (%true2)
+      -> ()
+    block1():
+      -> (%true)
+  %s.3 : int = prim::Load[name="s"]()
+  prim::ReturnStmt(%s.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::gt prim::Loop [aten::eq prim::If [] [prim::Loop [aten::add]] aten::add aten::lt aten::__and__]");
+  expectResults(*g, {0, 0, 0, 0, 1, 10, 35});
+}
+
+// def f(x: int) -> int:
+//     i = 0
+//     s = 0
+//     while i < x:
+//         i = i + 1
+//         if i == 2:
+//             continue
+//         if i == 5:
+//             break
+//         s = s + i
+//     return s
+TEST(ConvertToSSA, BreakAndContinueInOneLoop) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="s"](%c0)
+  %c0b : int = prim::Constant[value=0]()
+  prim::Store[name="i"](%c0b)
+  %max : int = prim::Constant[value=9223372036854775807]()
+  prim::Loop(%max)
+    block0(%it : int):
+      %i.1 : int = prim::Load[name="i"]()
+      %c1 : int = prim::Constant[value=1]()
+      %i.2 : int = aten::add(%i.1, %c1)
+      prim::Store[name="i"](%i.2)
+      %i.3 : int = prim::Load[name="i"]()
+      %c2 : int = prim::Constant[value=2]()
+      %eq : bool = aten::eq(%i.3, %c2)
+      prim::If(%eq)
+        block0():
+          prim::ContinueStmt()
+          -> ()
+        block1():
+          -> ()
+      %i.4 : int = prim::Load[name="i"]()
+      %c5 : int = prim::Constant[value=5]()
+      %eq5 : bool = aten::eq(%i.4, %c5)
+      prim::If(%eq5)
+        block0():
+          prim::BreakStmt()
+          -> ()
+        block1():
+          -> ()
+      %s.1 : int = prim::Load[name="s"]()
+      %i.5 : int = prim::Load[name="i"]()
+      %s.2 : int = aten::add(%s.1, %i.5)
+      prim::Store[name="s"](%s.2)
+      -> ()
+    block1():
+      %i.6 : int = prim::Load[name="i"]()
+      %x.2 : int = prim::Load[name="x"]()
+      %lt : bool = aten::lt(%i.6, %x.2)
+      -> (%lt)
+  %s.3 : int = prim::Load[name="s"]()
+  prim::ReturnStmt(%s.3)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g),
+            "prim::Uninitialized prim::Uninitialized aten::lt prim::Loop [aten::add aten::eq prim::If [aten::lt] "
+            "[aten::eq prim::If [] [aten::add aten::lt]] prim::If [] []]");
+  expectNoFrontendNodes(*g);
+  expectResults(*g, {0, 0, 1, 1, 4, 8, 8});
+}
+
+// def f(x: int) -> int:
+//     if x > 2:
+//         return x * 10
+//     return x - 1
+TEST(ExitTransform, ReturnInsideIfGuardsTheRest) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %cond : bool = aten::gt(%x.2, %c2)
+  prim::If(%cond)
+    block0():
+      %x.3 : int = prim::Load[name="x"]()
+      %c10 : int = prim::Constant[value=10]()
+      %m : int = aten::mul(%x.3, %c10)
+      prim::ReturnStmt(%m)
+      -> ()
+    block1():
+      -> ()
+  %x.4 : int = prim::Load[name="x"]()
+  %c1 : int = prim::Constant[value=1]()
+  %d : int = aten::sub(%x.4, %c1)
+  prim::ReturnStmt(%d)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  // The guard `if not returned` merges into the first if.
+  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::mul] [aten::sub]");
+  expectNoFrontendNodes(*g);
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->blocks()[0]->outputs().back()->node()->kind(), aten::mul);
+  expectResults(*g, {-2, -1, 0, 1, 30, 50, 70});
+}
+
+// def f(x: int) -> int:
+//     if x > 2:
+//         return 1
+//     else:
+//         return x
+TEST(ExitTransform, ReturnInBothBranches) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %cond : bool = aten::gt(%x.2, %c2)
+  prim::If(%cond)
+    block0():
+      %c1 : int = prim::Constant[value=1]()
+      prim::ReturnStmt(%c1)
+      -> ()
+    block1():
+      %x.3 : int = prim::Load[name="x"]()
+      prim::ReturnStmt(%x.3)
+      -> ()
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::gt prim::If [] []");
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  // Both branches return: no did-return flag is needed.
+  EXPECT_EQ(n->outputs().size(), 1u);
+  EXPECT_EQ(n->blocks()[1]->outputs()[0], g->inputs()[0]);
+  expectResults(*g, {-1, 0, 1, 2, 1, 1, 1});
+}
+
+// def f(x: int) -> int:
+//     y = x * 2
+//     if x > 5:
+//         return y
+//     y = y + 3
+//     z = y * x
+//     return z
+TEST(ExitTransform, EarlyReturnFollowedByCode) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %y.1 : int = aten::mul(%x.2, %c2)
+  prim::Store[name="y"](%y.1)
+  %x.3 : int = prim::Load[name="x"]()
+  %c5 : int = prim::Constant[value=5]()
+  %cond : bool = aten::gt(%x.3, %c5)
+  prim::If(%cond)
+    block0():
+      %y.2 : int = prim::Load[name="y"]()
+      prim::ReturnStmt(%y.2)
+      -> ()
+    block1():
+      -> ()
+  %y.3 : int = prim::Load[name="y"]()
+  %c3 : int = prim::Constant[value=3]()
+  %y.4 : int = aten::add(%y.3, %c3)
+  prim::Store[name="y"](%y.4)
+  %y.5 : int = prim::Load[name="y"]()
+  %x.4 : int = prim::Load[name="x"]()
+  %z.1 : int = aten::mul(%y.5, %x.4)
+  prim::Store[name="z"](%z.1)
+  %z.2 : int = prim::Load[name="z"]()
+  prim::ReturnStmt(%z.2)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::mul aten::gt prim::If [] [aten::add aten::mul]");
+  expectResults(*g, {-1, 0, 5, 14, 27, 65, 14});
+}
+
+// def f(x: int) -> int:
+//     if x > 5:
+//         return 0
+//     else:
+//         y = x * 3
+//     return y + 1
+// The emitter stores an uninitialized y in the returning branch.
+TEST(ExitTransform, VariableDefinedWhereTheOtherBranchReturns) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c5 : int = prim::Constant[value=5]()
+  %cond : bool = aten::gt(%x.2, %c5)
+  prim::If(%cond)
+    block0():
+      %c0 : int = prim::Constant[value=0]()
+      prim::ReturnStmt(%c0)
+      %u : int = prim::Uninitialized()
+      prim::Store[name="y"](%u)
+      -> ()
+    block1():
+      %x.3 : int = prim::Load[name="x"]()
+      %c3 : int = prim::Constant[value=3]()
+      %y.1 : int = aten::mul(%x.3, %c3)
+      prim::Store[name="y"](%y.1)
+      %yf : int = prim::Load[name="y"]()
+      -> ()
+  %y.2 : int = prim::Load[name="y"]()
+  %c1 : int = prim::Constant[value=1]()
+  %r : int = aten::add(%y.2, %c1)
+  prim::ReturnStmt(%r)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::gt prim::If [] [aten::mul aten::add]");
+  expectResults(*g, {-2, 1, 4, 7, 10, 16, 0});
+}
+
+// def f(x: int) -> int:
+//     for i in range(x):
+//         if i * i > x:
+//             return i
+//     return x + 100
+TEST(ExitTransform, ReturnInsideLoop) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %i.2 : int = prim::Load[name="i"]()
+      %i.3 : int = prim::Load[name="i"]()
+      %sq : int = aten::mul(%i.2, %i.3)
+      %x.3 : int = prim::Load[name="x"]()
+      %gt : bool = aten::gt(%sq, %x.3)
+      prim::If(%gt)
+        block0():
+          %i.4 : int = prim::Load[name="i"]()
+          prim::ReturnStmt(%i.4)
+          -> ()
+        block1():
+          -> ()
+      -> ()
+    block1():
+      -> (%true)
+  %x.4 : int = prim::Load[name="x"]()
+  %c100 : int = prim::Constant[value=100]()
+  %r : int = aten::add(%x.4, %c100)
+  prim::ReturnStmt(%r)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g),
+            "prim::Uninitialized aten::gt prim::Loop [aten::mul aten::gt prim::If [] [] aten::add aten::lt "
+            "aten::__and__] prim::If [] [aten::add]");
+  expectNoFrontendNodes(*g);
+  Node* loop = g->outputs()[0]->node()->prev();
+  ASSERT_EQ(loop->kind(), prim::Loop);
+  // (max, cond, did_return, return value, counter)
+  EXPECT_EQ(loop->inputs().size(), 5u);
+  EXPECT_EQ(loop->input(3)->node()->kind(), prim::Uninitialized);
+  expectResults(*g, {99, 100, 101, 102, 2, 3, 3});
+}
+
+// def f(x: int) -> int:
+//     i = 0
+//     while i < x:
+//         if i * i >= 10:
+//             return i
+//         i = i + 1
+//     return x + 100
+TEST(ExitTransform, ReturnInsideWhileLoop) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="i"](%c0)
+  %max : int = prim::Constant[value=9223372036854775807]()
+  prim::Loop(%max)
+    block0(%it : int):
+      %i.1 : int = prim::Load[name="i"]()
+      %i.2 : int = prim::Load[name="i"]()
+      %sq : int = aten::mul(%i.1, %i.2)
+      %c10 : int = prim::Constant[value=10]()
+      %ge : bool = aten::ge(%sq, %c10)
+      prim::If(%ge)
+        block0():
+          %i.3 : int = prim::Load[name="i"]()
+          prim::ReturnStmt(%i.3)
+          -> ()
+        block1():
+          -> ()
+      %i.4 : int = prim::Load[name="i"]()
+      %c1 : int = prim::Constant[value=1]()
+      %i.5 : int = aten::add(%i.4, %c1)
+      prim::Store[name="i"](%i.5)
+      -> ()
+    block1():
+      %i.6 : int = prim::Load[name="i"]()
+      %x.2 : int = prim::Load[name="x"]()
+      %lt : bool = aten::lt(%i.6, %x.2)
+      -> (%lt)
+  %x.3 : int = prim::Load[name="x"]()
+  %c100 : int = prim::Constant[value=100]()
+  %r : int = aten::add(%x.3, %c100)
+  prim::ReturnStmt(%r)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g),
+            "prim::Uninitialized aten::lt prim::Loop [aten::mul aten::ge prim::If [] [aten::add aten::lt]] "
+            "prim::If [] [aten::add]");
+  expectResults(*g, {99, 100, 101, 102, 103, 4, 4});
+}
+
+// def f(x: int) -> int:
+//     for i in range(x):
+//         for j in range(x):
+//             if i * j == 6:
+//                 return i + j
+//     return 0
+TEST(ExitTransform, ReturnFromNestedLoops) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %x.3 : int = prim::Load[name="x"]()
+      %true2 : bool = prim::Constant[value=1]()
+      prim::Loop(%x.3)
+        block0(%j.1 : int):
+          prim::Store[name="j"](%j.1)
+          %i.2 : int = prim::Load[name="i"]()
+          %j.2 : int = prim::Load[name="j"]()
+          %m : int = aten::mul(%i.2, %j.2)
+          %c6 : int = prim::Constant[value=6]()
+          %eq : bool = aten::eq(%m, %c6)
+          prim::If(%eq)
+            block0():
+              %i.3 : int = prim::Load[name="i"]()
+              %j.3 : int = prim::Load[name="j"]()
+              %s : int = aten::add(%i.3, %j.3)
+              prim::ReturnStmt(%s)
+              -> ()
+            block1():
+              -> ()
+          -> ()
+        block1():
+          -> (%true2)
+      -> ()
+    block1():
+      -> (%true)
+  %c0 : int = prim::Constant[value=0]()
+  prim::ReturnStmt(%c0)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g),
+            "prim::Uninitialized aten::gt prim::Loop [aten::gt prim::Loop [aten::mul aten::eq prim::If [aten::add] [] "
+            "aten::add aten::lt aten::__and__] prim::If [] [] aten::add aten::lt aten::__and__] prim::If [] []");
+  expectResults(*g, {0, 0, 0, 0, 0, 5, 7});
+}
+
+// def f(x: int) -> int:
+//     if x < 0:
+//         raise ValueError("neg")
+//     else:
+//         y = x + 1
+//     return y * 2
+TEST(ExitTransform, RaisingBranchNeedsNoGuard) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c0 : int = prim::Constant[value=0]()
+  %cond : bool = aten::lt(%x.2, %c0)
+  prim::If(%cond)
+    block0():
+      %msg : str = prim::Constant[value="ValueError: neg"]()
+      %cls : str = prim::Constant[value="builtins.ValueError"]()
+      prim::RaiseException(%msg, %cls)
+      %u : int = prim::Uninitialized()
+      prim::Store[name="y"](%u)
+      -> ()
+    block1():
+      %x.3 : int = prim::Load[name="x"]()
+      %c1 : int = prim::Constant[value=1]()
+      %y.1 : int = aten::add(%x.3, %c1)
+      prim::Store[name="y"](%y.1)
+      %yf : int = prim::Load[name="y"]()
+      -> ()
+  %y.2 : int = prim::Load[name="y"]()
+  %c2 : int = prim::Constant[value=2]()
+  %r : int = aten::mul(%y.2, %c2)
+  prim::ReturnStmt(%r)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "prim::Uninitialized aten::lt prim::If [prim::RaiseException] [aten::add] aten::mul");
+  // No did-exit flag: the if has only y.
+  Node* mul = g->outputs()[0]->node();
+  ASSERT_EQ(mul->kind(), aten::mul);
+  Node* n = mul->input(0)->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->outputs().size(), 1u);
+  expectResults(*g, {kRaises, 2, 4, 6, 8, 12, 16});
+}
+
+// def f(x: int) -> int:
+//     if x < 0:
+//         raise ValueError("neg")
+//     else:
+//         return x + 1
+// One branch raises, the other returns: the if counts as returning.
+TEST(ExitTransform, RaiseOrReturn) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c0 : int = prim::Constant[value=0]()
+  %cond : bool = aten::lt(%x.2, %c0)
+  prim::If(%cond)
+    block0():
+      %msg : str = prim::Constant[value="ValueError: neg"]()
+      %cls : str = prim::Constant[value="builtins.ValueError"]()
+      prim::RaiseException(%msg, %cls)
+      -> ()
+    block1():
+      %x.3 : int = prim::Load[name="x"]()
+      %c1 : int = prim::Constant[value=1]()
+      %r : int = aten::add(%x.3, %c1)
+      prim::ReturnStmt(%r)
+      -> ()
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "prim::Uninitialized aten::lt prim::If [prim::RaiseException] [aten::add]");
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->outputs().size(), 1u);
+  EXPECT_EQ(n->blocks()[0]->outputs()[0]->node()->kind(), prim::Uninitialized);
+  expectResults(*g, {kRaises, 1, 2, 3, 4, 6, 8});
+}
+
+// def f(x: int) -> int:
+//     r: Optional[int] = None
+//     for i in range(x):
+//         if i > 1:
+//             r = i
+//     if r is None:
+//         return x + 100
+//     return r
+TEST(ConvertToSSA, LoopCarriedOptionalIsRefinedAfter) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %none : NoneType = prim::Constant()
+  prim::Store[name="r"](%none)
+  %x.2 : int = prim::Load[name="x"]()
+  %true : bool = prim::Constant[value=1]()
+  prim::Loop(%x.2)
+    block0(%i.1 : int):
+      prim::Store[name="i"](%i.1)
+      %i.2 : int = prim::Load[name="i"]()
+      %c1 : int = prim::Constant[value=1]()
+      %gt : bool = aten::gt(%i.2, %c1)
+      prim::If(%gt)
+        block0():
+          %i.3 : int = prim::Load[name="i"]()
+          prim::Store[name="r"](%i.3)
+          %rt : int = prim::Load[name="r"]()
+          -> ()
+        block1():
+          %rf : int? = prim::Load[name="r"]()
+          -> ()
+      -> ()
+    block1():
+      -> (%true)
+  %r.1 : int? = prim::Load[name="r"]()
+  %none2 : NoneType = prim::Constant()
+  %is : bool = aten::__is__(%r.1, %none2)
+  prim::If(%is)
+    block0():
+      %x.3 : int = prim::Load[name="x"]()
+      %c100 : int = prim::Constant[value=100]()
+      %a : int = aten::add(%x.3, %c100)
+      prim::ReturnStmt(%a)
+      -> ()
+    block1():
+      -> ()
+  %r.2 : int? = prim::Load[name="r"]()
+  %r.3 : int = prim::unchecked_cast(%r.2)
+  prim::Store[name="r"](%r.3)
+  %r.4 : int = prim::Load[name="r"]()
+  prim::ReturnStmt(%r.4)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g),
+            "prim::Loop [aten::gt prim::If [] []] aten::__is__ prim::If [aten::add] [prim::unchecked_cast]");
+  Node* loop = g->block()->nodes().front();
+  while (loop->kind() != prim::Loop) loop = loop->next();
+  // r enters as None and leaves the body as Optional[int].
+  EXPECT_EQ(loop->input(2)->type()->str(), "NoneType");
+  EXPECT_EQ(loop->blocks()[0]->inputs()[1]->type()->str(), "int?");
+  EXPECT_EQ(loop->output(0)->type()->str(), "int?");
+  expectResults(*g, {99, 100, 101, 102, 2, 4, 6});
+}
+
+// def f(c: Ctx, x: int) -> int:
+//     if x > 3:
+//         with c as m:
+//             y = x + m
+//             return y
+//     return x * 2
+// A return inside a with-statement still runs its prim::Exit.
+TEST(ExitTransform, ReturnInsideWithKeepsTheExit) {
+  auto g = toSSA(R"IR(graph(%c.1 : __torch__.Ctx, %x.1 : int):
+  prim::Store[name="c"](%c.1)
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %c3 : int = prim::Constant[value=3]()
+  %cond : bool = aten::gt(%x.2, %c3)
+  prim::If(%cond)
+    block0():
+      %c.2 : __torch__.Ctx = prim::Load[name="c"]()
+      %m.1 : int = prim::Enter(%c.2)
+      prim::Store[name="m"](%m.1)
+      %x.3 : int = prim::Load[name="x"]()
+      %m.2 : int = prim::Load[name="m"]()
+      %y.1 : int = aten::add(%x.3, %m.2)
+      prim::Store[name="y"](%y.1)
+      %y.2 : int = prim::Load[name="y"]()
+      prim::ReturnStmt(%y.2)
+      %e : Tensor = prim::Exit(%c.2)
+      -> ()
+    block1():
+      -> ()
+  %x.4 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %r : int = aten::mul(%x.4, %c2)
+  prim::ReturnStmt(%r)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "aten::gt prim::If [prim::Enter aten::add prim::Exit] [aten::mul]");
+  expectNoFrontendNodes(*g);
+  Node* n = g->outputs()[0]->node();
+  ASSERT_EQ(n->kind(), prim::If);
+  EXPECT_EQ(n->blocks()[0]->outputs()[g->outputs()[0]->offset()]->node()->kind(), aten::add);
+}
+
+// def f(c: Ctx, x: int) -> int:
+//     with c as m:
+//         if x > m:
+//             return x
+//         x = x + m
+//     return x * 2
+// The guard after the early return moves `x + m` into an if, yet it is read
+// after the with-statement: it leaves the guard as an output. (1.13 fails
+// on this function with an internal assert.)
+TEST(ExitTransform, ValueOfAGuardedWithBodyIsReadAfterIt) {
+  auto g = toSSA(R"IR(graph(%c.1 : __torch__.Ctx, %x.1 : int):
+  prim::Store[name="c"](%c.1)
+  prim::Store[name="x"](%x.1)
+  %c.2 : __torch__.Ctx = prim::Load[name="c"]()
+  %m.1 : int = prim::Enter(%c.2)
+  prim::Store[name="m"](%m.1)
+  %x.2 : int = prim::Load[name="x"]()
+  %m.2 : int = prim::Load[name="m"]()
+  %cond : bool = aten::gt(%x.2, %m.2)
+  prim::If(%cond)
+    block0():
+      %x.3 : int = prim::Load[name="x"]()
+      prim::ReturnStmt(%x.3)
+      -> ()
+    block1():
+      -> ()
+  %x.4 : int = prim::Load[name="x"]()
+  %m.3 : int = prim::Load[name="m"]()
+  %x.5 : int = aten::add(%x.4, %m.3)
+  prim::Store[name="x"](%x.5)
+  %e : Tensor = prim::Exit(%c.2)
+  %x.6 : int = prim::Load[name="x"]()
+  %c2 : int = prim::Constant[value=2]()
+  %r : int = aten::mul(%x.6, %c2)
+  prim::ReturnStmt(%r)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  expectNoFrontendNodes(*g);
+  // x is uninitialized on the returning path.
+  EXPECT_EQ(kinds(*g),
+            "prim::Uninitialized prim::Enter aten::gt prim::If [] [aten::add] prim::Exit prim::If [] [aten::mul]");
+  // The exit runs on both paths, before the returned value is chosen.
+  Node* select = g->outputs()[0]->node();
+  ASSERT_EQ(select->kind(), prim::If);
+  EXPECT_EQ(select->prev()->kind(), prim::Exit);
+  Node* mul = select->blocks()[1]->outputs()[g->outputs()[0]->offset()]->node();
+  ASSERT_EQ(mul->kind(), aten::mul);
+  Node* guarded = mul->input(0)->node();
+  EXPECT_EQ(guarded->kind(), prim::If);
+  EXPECT_EQ(guarded->blocks()[1]->outputs()[mul->input(0)->offset()]->node()->kind(), aten::add);
+}
+
+// def f(x: int) -> int:
+//     return x
+//     x = x + 1  (unreachable)
+TEST(ExitTransform, CodeAfterReturnIsRemoved) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %x.2 : int = prim::Load[name="x"]()
+  prim::ReturnStmt(%x.2)
+  %x.3 : int = prim::Load[name="x"]()
+  %c1 : int = prim::Constant[value=1]()
+  %x.4 : int = aten::add(%x.3, %c1)
+  prim::Store[name="x"](%x.4)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "");
+  EXPECT_EQ(g->outputs()[0], g->inputs()[0]);
+  expectResults(*g, {-1, 0, 1, 2, 3, 5, 7});
+}
+
+// def f(x: int) -> int:
+//     i = 0
+//     while True:
+//         i = i + 1
+//         if i > x:
+//             break
+//     return i
+// A while loop whose counter is unused stays as it is.
+TEST(ConvertToSSA, WhileTrueWithBreakIsNotCanonicalized) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c0 : int = prim::Constant[value=0]()
+  prim::Store[name="i"](%c0)
+  %max : int = prim::Constant[value=9223372036854775807]()
+  prim::Loop(%max)
+    block0(%it : int):
+      %i.1 : int = prim::Load[name="i"]()
+      %c1 : int = prim::Constant[value=1]()
+      %i.2 : int = aten::add(%i.1, %c1)
+      prim::Store[name="i"](%i.2)
+      %i.3 : int = prim::Load[name="i"]()
+      %x.2 : int = prim::Load[name="x"]()
+      %gt : bool = aten::gt(%i.3, %x.2)
+      prim::If(%gt)
+        block0():
+          prim::BreakStmt()
+          -> ()
+        block1():
+          -> ()
+      -> ()
+    block1():
+      %t : bool = prim::Constant[value=1]()
+      -> (%t)
+  %i.4 : int = prim::Load[name="i"]()
+  prim::ReturnStmt(%i.4)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "prim::Loop [aten::add aten::gt prim::If [] []]");
+  Node* loop = g->outputs()[0]->node();
+  ASSERT_EQ(loop->kind(), prim::Loop);
+  EXPECT_EQ(toIValue(loop->input(0))->toInt(), INT64_MAX);
+  EXPECT_EQ(loop->inputs().size(), 3u);  // no counter added
+  EXPECT_EQ(loop->blocks()[0]->outputs()[0]->node()->kind(), prim::If);
+  expectResults(*g, {1, 1, 2, 3, 4, 6, 8});
+}
+
+// def f(x: int) -> int:
+//     i = 5
+//     l = [i * 2 for i in range(x)]
+//     return len(l) * 100 + i
+// The comprehension's `i` does not leak out of its prim::ComprehensionScope.
+TEST(ConvertToSSA, ComprehensionScopeKeepsItsVariables) {
+  auto g = toSSA(R"IR(graph(%x.1 : int):
+  prim::Store[name="x"](%x.1)
+  %c5 : int = prim::Constant[value=5]()
+  prim::Store[name="i"](%c5)
+  %l.1 : int[] = prim::ListConstruct()
+  prim::ComprehensionScope()
+    block0():
+      %x.2 : int = prim::Load[name="x"]()
+      %true : bool = prim::Constant[value=1]()
+      prim::Loop(%x.2)
+        block0(%i.1 : int):
+          prim::Store[name="i"](%i.1)
+          %i.2 : int = prim::Load[name="i"]()
+          %c2 : int = prim::Constant[value=2]()
+          %m : int = aten::mul(%i.2, %c2)
+          %a : int[] = aten::append(%l.1, %m)
+          -> ()
+        block1():
+          -> (%true)
+      -> ()
+  prim::Store[name="l"](%l.1)
+  %l.2 : int[] = prim::Load[name="l"]()
+  %n : int = aten::len(%l.2)
+  %c100 : int = prim::Constant[value=100]()
+  %h : int = aten::mul(%n, %c100)
+  %i.3 : int = prim::Load[name="i"]()
+  %r : int = aten::add(%h, %i.3)
+  prim::ReturnStmt(%r)
+  %ret : int = prim::Uninitialized()
+  return (%ret))IR");
+  EXPECT_EQ(kinds(*g), "prim::ListConstruct prim::Loop [aten::mul aten::append] aten::len aten::mul aten::add");
+  EXPECT_FALSE(hasKind(g->block(), prim::ComprehensionScope));
+  // The `i` added after the scope is the constant 5, not the loop's.
+  Node* add = g->outputs()[0]->node();
+  ASSERT_EQ(add->kind(), aten::add);
+  EXPECT_EQ(toIValue(add->input(1))->toInt(), 5);
+  expectResults(*g, {5, 5, 105, 205, 305, 505, 705});
+}
+
+}  // namespace
+}  // namespace kiln
