@@ -211,6 +211,27 @@ def test_script_nested_function_is_dedented():
     assert kiln.script(Holder.method_like)(5, 3) == 2
 
 
+def passthrough(*args):
+    return lambda fn: fn
+
+
+@passthrough(1,
+             2)
+def spans_lines(a: int,
+                b: int) -> int:
+    c = (a +
+         b)
+    # The last line belongs to a comprehension (a code object of its own).
+    return [x * 2
+            for x in [c]][0]
+
+
+def test_script_source_spans_lines_and_decorators():
+    sf = kiln.script(spans_lines)
+    assert sf(1, 2) == 6
+    assert f"{__file__}:{first_line_of(spans_lines) + 4}:" in str(sf.graph)  # c = (a + b)
+
+
 def test_script_graph_and_schema_match_torch():
     for fn in (uses_helper, uses_functional):
         ours, theirs = kiln.script(fn), torch.jit.script(fn)
