@@ -593,12 +593,6 @@ void FunctionEmitter::emitSingleAssignment(const SourceRange& range, const Expr&
       if (type) {
         if (Value* v = asSimple(value)) {
           v = tryConvertToType(rhs.range(), g_, type, v, true);
-          // `x: Optional[int] = None` remembers the annotated type.
-          if (v->type()->kind() == TypeKind::None && type->kind() == TypeKind::Optional) {
-            Node* none = g_.insertNode(g_.createNone());
-            none->output()->setType(type);
-            v = none->output();
-          }
           value = std::make_shared<SimpleValue>(v);
         }
       }
@@ -1120,6 +1114,10 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
   if (auto special = std::dynamic_pointer_cast<SpecialFormValue>(callee)) {
     return emitApplySpecialForm(special->form(), apply, type_hint);
   }
+  if (auto tolist = std::dynamic_pointer_cast<TensorToListValue>(callee)) {
+    if (!apply.inputs().empty() || !apply.attributes().empty()) fail(apply.range(), "tolist() takes no arguments");
+    return std::make_shared<SimpleValue>(tolist->callWithTypeHint(apply.range(), g_, type_hint));
+  }
   std::vector<NamedValue> args = getNamedValues(apply.inputs());
   std::vector<NamedValue> kwargs = emitAttributes(apply.attributes());
   return callee->call(apply.callee().range(), g_, args, kwargs, n_binders);
@@ -1282,12 +1280,17 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
     }
   }
   if (result) return constantCond(obj.range(), *result);
-  // Only an Optional can be undecided: it is an instance unless it is None.
-  Value* none = g_.insertNode(g_.createNone())->output();
-  Value* is_not_none = call(obj.range(), aten::__isnot__, {v, none});
+  // Only an Optional can be undecided: prim::isinstance checks at run time.
+  std::vector<TypePtr> checked;
+  for (const TypePtr& t : types) {
+    if (t) checked.push_back(t);
+  }
+  Node* check = g_.insertNode(g_.create(prim::isinstance, {v}));
+  check->tys_(attr::types, checked);
+  check->output()->setType(BoolType::get());
   RefinementSet refs;
   if (obj.kind() == TK_VAR) refs.true_refinements.push_back({Var(obj.tree()).name().name(), refined});
-  return {is_not_none, refs, std::nullopt};
+  return {check->output(), refs, std::nullopt};
 }
 
 Value* FunctionEmitter::emitToBool(const SourceRange& loc, Value* v) {
@@ -1543,11 +1546,7 @@ Value* FunctionEmitter::emitSimpleExpr(const TreeRef& tree, const TypePtr& type_
     case TK_STRINGLITERAL: return g_.insertConstant(StringLiteral(tree).text(), loc);
     case TK_TRUE: return g_.insertConstant(true, loc);
     case TK_FALSE: return g_.insertConstant(false, loc);
-    case TK_NONE: {
-      Node* none = g_.insertNode(g_.createNone());
-      if (type_hint && type_hint->kind() == TypeKind::Optional) none->output()->setType(type_hint);
-      return none->output();
-    }
+    case TK_NONE: return g_.insertNode(g_.createNone())->output();
     case TK_AND:
     case TK_OR:
     case TK_NOT:
@@ -1792,7 +1791,6 @@ Value* FunctionEmitter::emitTupleIndex(const SourceRange& loc, Value* tuple, Val
       fail(loc, "Index " + std::to_string(constant->toInt()) + " out of range of tuple of length " + std::to_string(n));
     }
     output = elements[static_cast<size_t>(i)];
-    index = g_.insertConstant(i, loc);
   }
   return g_.insertNode(g_.createTupleIndex(tuple, index, output))->output();
 }
@@ -1817,10 +1815,11 @@ Value* FunctionEmitter::emitTupleSlice(const SourceRange& loc, Value* tuple, con
   };
   start = clamp(start, false);
   end = clamp(end, true);
-  auto elements = SimpleValue(tuple).asTuple(loc, g_, std::nullopt);
+  const auto& types = tuple->type()->cast<TupleType>()->elements();
   std::vector<Value*> values;
   for (int64_t i = start; step > 0 ? i < end : i > end; i += step) {
-    values.push_back(elements[static_cast<size_t>(i)]->asValue(loc, g_));
+    Value* index = g_.insertConstant(i, loc);
+    values.push_back(g_.insertNode(g_.createTupleIndex(tuple, index, types[static_cast<size_t>(i)]))->output());
   }
   return g_.insertNode(g_.createTuple(values))->output();
 }
@@ -1888,11 +1887,7 @@ std::pair<Value*, std::vector<Value*>> FunctionEmitter::emitIntAndSliceIndexing(
     }
   }
   for (Value*& index : tensor_indices) {
-    if (!index) {
-      Node* none = g_.insertNode(g_.createNone());
-      none->output()->setType(OptionalType::create(TensorType::get()));
-      index = none->output();
-    }
+    if (!index) index = g_.insertNode(g_.createNone())->output();
   }
   return {sliceable, tensor_indices};
 }

@@ -1,6 +1,10 @@
 #include "kiln/frontend/schema_matching.h"
 
+#include <algorithm>
+#include <iterator>
+#include <limits>
 #include <sstream>
+#include <unordered_map>
 
 #include "kiln/core/operator.h"
 #include "kiln/frontend/builtin_functions.h"
@@ -203,7 +207,7 @@ std::optional<MatchedSchema> tryMatchSchema(const FunctionSchema& schema, const 
       actual = self;
       self = std::nullopt;
     } else if (!arg.kwarg_only && used_args < args.size()) {
-      if (allow_conversions && varargsCanBeUsedAsList(schema, i, arg)) {
+      if (varargsCanBeUsedAsList(schema, i, arg)) {
         const TypePtr& actual_type = args[used_args].value->type();
         if (actual_type->kind() != TypeKind::List && !convertibleToList(actual_type, unwrapOptional(arg.type))) {
           const TypePtr& element = arg.type->cast<ListType>()->elementType();
@@ -316,9 +320,37 @@ std::pair<size_t, MatchedSchema> matchSchemas(const std::vector<const FunctionSc
                             prefixLines(failures.str(), "  ") + "\nThe original call is");
 }
 
+namespace {
+
+// Where torch 1.13 lists an overload among those of its operator; unknown
+// overloads come after the known ones.
+size_t torchOverloadRank(const FunctionSchema& schema) {
+  static const std::unordered_map<std::string, size_t> ranks = [] {
+    static const char* const order[] = {
+#include "kiln/frontend/torch_overload_order.inc"
+    };
+    std::unordered_map<std::string, size_t> out;
+    for (size_t i = 0; i < std::size(order); ++i) out.emplace(order[i], i);
+    return out;
+  }();
+  auto it = ranks.find(schema.name() + "." + schema.overloadName());
+  return it == ranks.end() ? std::numeric_limits<size_t>::max() : it->second;
+}
+
+// The overloads of `name` in the order TorchScript tries them.
+std::vector<OperatorPtr> overloadsInTorchOrder(Symbol name) {
+  std::vector<OperatorPtr> operators = getAllOperatorsFor(name);
+  std::stable_sort(operators.begin(), operators.end(), [](const OperatorPtr& a, const OperatorPtr& b) {
+    return torchOverloadRank(a->schema()) < torchOverloadRank(b->schema());
+  });
+  return operators;
+}
+
+}  // namespace
+
 Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, const std::optional<NamedValue>& self) {
-  auto operators = getAllOperatorsFor(name);
+  auto operators = overloadsInTorchOrder(name);
   const std::vector<ScriptBuiltin>& builtins = scriptBuiltinsFor(name);
   if (operators.empty() && builtins.empty()) {
     throwSourceError(loc, "Unknown builtin op: " + name.toQualString() +

@@ -105,6 +105,7 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
         {"bool", ScalarType::Bool},
     };
     if (auto it = casts.find(field); it != casts.end()) return std::make_shared<TensorCastMethod>(value_, it->second);
+    if (field == "tolist") return std::make_shared<TensorToListValue>(value_);
   }
   Symbol method = Symbol::fromQualString("aten::" + field);
   if (!getAllOperatorsFor(method).empty()) {
@@ -167,6 +168,29 @@ std::vector<SugaredValuePtr> SimpleValue::asTuple(const SourceRange& loc, Graph&
 }
 
 // --- builtins -----------------------------------------------------------------------------
+
+Value* TensorToListValue::callWithTypeHint(const SourceRange& loc, Graph& graph, const TypePtr& type_hint) {
+  if (!type_hint) fail(loc, "Expected type hint for result of tolist()");
+  // The annotation says how deep the list is and what its elements are.
+  int64_t depth = 0;
+  TypePtr element = type_hint;
+  while (auto list = element->cast<ListType>()) {
+    element = list->elementType();
+    ++depth;
+  }
+  if (depth == 0) fail(loc, "Expected type hint for result of tolist() to be a list, found " + type_hint->annotationStr());
+  int64_t kind;
+  switch (element->kind()) {
+    case TypeKind::Int: kind = 0; break;
+    case TypeKind::Float: kind = 1; break;
+    case TypeKind::Bool: kind = 2; break;
+    default: fail(loc, "Unsupported element type for tolist(): " + element->annotationStr());
+  }
+  Node* n = graph.insertNode(graph.create(Symbol::fromQualString("prim::tolist"), {self_, graph.insertConstant(depth, loc), graph.insertConstant(kind, loc)}));
+  n->setSourceRange(loc);
+  n->output()->setType(type_hint);
+  return n->output();
+}
 
 SugaredValuePtr BuiltinFunction::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                                       const std::vector<NamedValue>& kwargs, size_t) {

@@ -216,6 +216,18 @@ class CastValue : public BuiltinFunction {
   TypePtr type_;
 };
 
+// `t.tolist()`: the result's type comes from an annotation
+// (`x: List[List[float]] = t.tolist()`), which the emitter passes in.
+class TensorToListValue : public SugaredValue {
+ public:
+  explicit TensorToListValue(Value* self) : self_(self) {}
+  std::string kind() const override { return "tolist"; }
+  Value* callWithTypeHint(const SourceRange& loc, Graph& graph, const TypePtr& type_hint);
+
+ private:
+  Value* self_;
+};
+
 // Forms the emitter handles itself because their arguments are not plain
 // values (types, lambdas) or they shape control flow: isinstance,
 // torch.jit.annotate, range, zip, enumerate, len of unrolled things.

@@ -2,6 +2,7 @@
 // dicts, attributes, chunks, exceptions, type tests and printing. Control
 // flow, constants, calls, fork and wait are the interpreter's own
 // instructions (kiln/runtime/code.cpp), not operators.
+#include <functional>
 #include <iostream>
 #include <mutex>
 
@@ -55,7 +56,40 @@ bool isInstance(const IValue& value, const std::vector<TypePtr>& types) {
   return false;
 }
 
+// t.tolist() as a nested list of `depth` levels of int (0), float (1) or bool (2).
+IValue tensorToList(const Tensor& t, int64_t depth, int64_t element_kind) {
+  KILN_CHECK(t.dim() == depth, "Output annotation list dimension and runtime tensor dimension must match for tolist()");
+  ScalarType dtype = t.dtype();
+  bool fits = element_kind == 0   ? isIntegralType(dtype, /*include_bool=*/false)
+              : element_kind == 1 ? isFloatingType(dtype)
+                                  : dtype == ScalarType::Bool;
+  KILN_CHECK(fits, "Output annotation element type and runtime tensor element type must match for tolist()");
+  std::function<IValue(const Tensor&, int64_t)> convert = [&](const Tensor& x, int64_t level) -> IValue {
+    if (level == depth) {
+      Scalar v = x.item();
+      if (element_kind == 0) return IValue(v.toLong());
+      if (element_kind == 1) return IValue(v.toDouble());
+      return IValue(v.toBool());
+    }
+    TypePtr leaf = element_kind == 0 ? IntType::get() : element_kind == 1 ? FloatType::get() : BoolType::get();
+    TypePtr element = leaf;
+    for (int64_t i = level + 1; i < depth; ++i) element = ListType::create(element);
+    std::vector<IValue> items;
+    for (int64_t i = 0; i < x.size(0); ++i) items.push_back(convert(select(x, 0, i), level + 1));
+    return IValue::list(element, std::move(items));
+  };
+  return convert(t, 0);
+}
+
 KILN_REGISTER_SCRIPT_OPS(
+    stackOp("prim::tolist(...) -> ...",
+            [](Stack& stack) {
+              int64_t element_kind = stack.back().toInt();
+              int64_t depth = stack[stack.size() - 2].toInt();
+              Tensor t = stack[stack.size() - 3].toTensor();
+              stack.resize(stack.size() - 3);
+              stack.push_back(tensorToList(t, depth, element_kind));
+            }),
     nodeOp("prim::TupleConstruct",
            [](const Node& n) -> Operation {
              size_t count = n.inputs().size();
@@ -159,7 +193,7 @@ KILN_REGISTER_SCRIPT_OPS(
               IValue cls = std::move(stack.back());
               std::string message = stack[stack.size() - 2].toStringRef();
               stack.resize(stack.size() - 2);
-              std::string name = cls.isNone() ? "Exception" : cls.toStringRef();
+              std::string name = cls.isNone() ? "RuntimeError" : cls.toStringRef();
               throw ScriptException(name, message);
             }),
     stackOp("prim::Uninitialized() -> Any", [](Stack& stack) { stack.emplace_back(); }),

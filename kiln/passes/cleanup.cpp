@@ -1,8 +1,39 @@
 #include "kiln/passes/cleanup.h"
 
+#include <atomic>
+
+#include "kiln/ir/graph.h"
+#include "kiln/passes/canonicalize_outputs.h"
+#include "kiln/passes/constant_pooling.h"
+#include "kiln/passes/constant_propagation.h"
+#include "kiln/passes/lower_tuples.h"
+#include "kiln/passes/normalize_ops.h"
+
 namespace kiln {
 
-// Placeholder until the passes land.
-void runCleanupPasses(const std::shared_ptr<Graph>&) {}
+namespace {
+
+// Numbers every aten::warn in program order with a process-wide id, so
+// the runtime can warn once per call site as Python does.
+void annotateWarns(Block* block) {
+  static std::atomic<int64_t> next_id{0};
+  for (Node* n : block->nodes()) {
+    for (Block* b : n->blocks()) annotateWarns(b);
+    if (n->kind() == aten::warn) n->i_(Symbol::attr("warn_id"), next_id++);
+  }
+}
+
+}  // namespace
+
+void runCleanupPasses(const std::shared_ptr<Graph>& graph) {
+  normalizeOps(graph);
+  lowerSimpleTuples(graph);
+  // Only immutable types: folding lists or tensors would need the full
+  // alias picture, and folding them later could change the graph again.
+  constantPropagationImmutableTypes(graph);
+  constantPooling(graph);
+  canonicalizeOutputs(graph);
+  annotateWarns(graph->block());
+}
 
 }  // namespace kiln

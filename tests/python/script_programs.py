@@ -232,11 +232,12 @@ def f(x: Tensor, y: Tensor) -> Tensor:
 """, "f", [(f32(3), f32(2, 3)), (f32(2, 3), f32(3))])
 
 program("augassign_list", """
-def f(a: List[int], b: List[int]) -> List[int]:
+def f(a: List[int], b: List[int]) -> Tuple[List[int], List[int]]:
     c = a
     a += b
+    d = a
     a += [7]
-    return c
+    return c, d
 """, "f", [([1, 2], [3]), ([], [])])
 
 program("augassign_list_of_tensors", """
