@@ -21,10 +21,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import kiln  # noqa: E402
 import torch  # noqa: E402
 
-LSTM_CELL = '''import torch
-
-
-def LSTMCell(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
+# The function alone: torch.jit.CompilationUnit refuses import lines (its
+# `torch` comes from this module's globals); the temp file imports torch.
+LSTM_CELL = '''def LSTMCell(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
     gates = x.mm(w_ih.t()) + hx.mm(w_hh.t()) + b_ih + b_hh
     ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
     ingate = torch.sigmoid(ingate)
@@ -69,7 +68,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "lstm_cell.py")
         with open(path, "w") as f:
-            f.write(LSTM_CELL)
+            f.write("import torch\n\n\n" + LSTM_CELL)
         fn = load_module(path).LSTMCell
         cases = [
             ("LSTMCell from source", lambda: kiln.compile(LSTM_CELL),

@@ -25,7 +25,8 @@ int usage(std::ostream& out, int code) {
          "  ops [PREFIX]            list the registered operator schemas (optionally those starting with PREFIX)\n"
          "  graph FILE.ir           parse IR text (`-` reads stdin), check it, and print it back canonically\n"
          "  graph FILE.py [FN]      compile a TorchScript source file and print the graphs of its functions\n"
-         "                          (or of FN) as compiled, before optimization\n"
+         "                          (or of FN) as compiled, before optimization; other files are taken as\n"
+         "                          IR text when they begin with `graph(`, else as TorchScript\n"
          "  run FILE.py FN ARG...   compile FILE.py, run FN and print its result; each ARG is a Python literal\n"
          "      [--out DIR]         (3, -1.5, True, None, 'text', [1, 2], (1, 'a'), {'k': 2.0}) or a .npy file\n"
          "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
@@ -57,15 +58,26 @@ int listOps(const char* prefix) {
   return 0;
 }
 
-int printIRGraph(const std::string& path) {
-  auto graph = kiln::parseIR(readText(path));
+// IR text for a `.ir` file, TorchScript for a `.py` one; otherwise whichever
+// the text is: IR text begins with `graph(` after comments.
+bool isIRText(const std::string& path, const std::string& text) {
+  if (endsWith(path, ".ir")) return true;
+  if (endsWith(path, ".py")) return false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t start = text.find_first_not_of(" \t\r\n", pos);
+    if (start == std::string::npos) return false;
+    if (text[start] != '#') return text.compare(start, 6, "graph(") == 0;
+    pos = text.find('\n', start);
+  }
+  return false;
+}
+
+int printIRGraph(const std::string& text) {
+  auto graph = kiln::parseIR(text);
   graph->lint();
   std::cout << *graph;
   return 0;
-}
-
-std::shared_ptr<kiln::CompilationUnit> compileFile(const std::string& path) {
-  return kiln::compile(readText(path), nullptr, path);
 }
 
 kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::string& name,
@@ -77,8 +89,8 @@ kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::
 }
 
 // Every function's graph, each under a `# NAME` line; or FN's graph alone.
-int printScriptGraphs(const std::string& path, const char* name) {
-  auto unit = compileFile(path);
+int printScriptGraphs(const std::string& path, const std::string& text, const char* name) {
+  auto unit = kiln::compile(text, nullptr, path);
   if (name) {
     std::cout << *findFunction(*unit, name, path).graph();
     return 0;
@@ -135,9 +147,8 @@ void printPythonFloat(std::ostream& out, double d) {
     size_t e = text.find('e');
     std::string mantissa = text.substr(0, e), exponent = text.substr(e + 1);
     char sign = exponent[0] == '-' ? '-' : '+';
-    if (exponent[0] == '-' || exponent[0] == '+') exponent.erase(0, 1);
-    if (exponent.size() < 2) exponent.insert(0, "0");
-    text = mantissa + "e" + sign + exponent;
+    size_t digits = exponent.find_first_not_of("+-");
+    text = mantissa + "e" + sign + (exponent.size() - digits < 2 ? "0" : "") + exponent.substr(digits);
   } else if (text.find('.') == std::string::npos) {
     text += ".0";
   }
@@ -207,7 +218,7 @@ kiln::IValue argumentValue(const kiln::GraphFunction& f, size_t position, const 
 
 int runFunction(const std::vector<std::string>& args, const std::optional<std::string>& out_dir) {
   const std::string& path = args[0];
-  auto unit = compileFile(path);
+  auto unit = kiln::compile(readText(path), nullptr, path);
   kiln::GraphFunction& f = findFunction(*unit, args[1], path);
   kiln::Stack stack;
   for (size_t i = 2; i < args.size(); ++i) stack.push_back(argumentValue(f, i - 2, args[i]));
@@ -236,11 +247,12 @@ int run(const std::vector<std::string>& args) {
   }
   if (command == "graph") {
     if (args.size() < 2 || args.size() > 3) return usage(std::cerr, 2);
-    if (endsWith(args[1], ".ir") || args[1] == "-") {
+    std::string text = readText(args[1]);
+    if (isIRText(args[1], text)) {
       if (args.size() != 2) return usage(std::cerr, 2);
-      return printIRGraph(args[1]);
+      return printIRGraph(text);
     }
-    return printScriptGraphs(args[1], args.size() == 3 ? args[2].c_str() : nullptr);
+    return printScriptGraphs(args[1], text, args.size() == 3 ? args[2].c_str() : nullptr);
   }
   if (command == "run") {
     std::vector<std::string> positional;

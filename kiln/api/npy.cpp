@@ -194,8 +194,8 @@ std::optional<std::string_view> npyDescr(ScalarType type) {
 }  // namespace
 
 Tensor decodeNpy(std::string_view bytes, const std::string& name) {
-  KILN_CHECK(bytes.size() >= kPreambleSize && bytes.substr(0, kMagic.size()) == kMagic, name,
-             ": not a .npy file (it does not start with \\x93NUMPY)");
+  KILN_CHECK(bytes.substr(0, kMagic.size()) == kMagic, name, ": not a .npy file (it does not start with \\x93NUMPY)");
+  KILN_CHECK(bytes.size() >= kMagic.size() + 2, name, ": truncated .npy header");
   auto major = static_cast<uint8_t>(bytes[6]);
   KILN_CHECK(major >= 1 && major <= 3, name, ": unsupported .npy format version ", static_cast<int>(major), ".",
              static_cast<int>(static_cast<uint8_t>(bytes[7])));

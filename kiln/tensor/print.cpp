@@ -4,6 +4,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "kiln/tensor/copy.h"
 #include "kiln/tensor/tensor.h"
 
 namespace kiln {
@@ -50,7 +51,10 @@ void printDim(std::ostream& out, const Tensor& t, const char* ptr, int64_t dim) 
 std::ostream& operator<<(std::ostream& out, const Tensor& t) {
   if (!t.defined()) return out << "tensor(undefined)";
   out << "tensor(";
-  printDim(out, t, static_cast<const char*>(t.rawData()), 0);
+  // float16 and bfloat16 have no arithmetic of their own: their values print through float32.
+  bool reduced = t.dtype() == ScalarType::Half || t.dtype() == ScalarType::BFloat16;
+  Tensor shown = reduced ? to(t, ScalarType::Float) : t;
+  printDim(out, shown, static_cast<const char*>(shown.rawData()), 0);
   if (t.dtype() != ScalarType::Float && t.dtype() != ScalarType::Long && t.dtype() != ScalarType::Bool) {
     out << ", dtype=" << scalarTypeName(t.dtype());
   }

@@ -1,8 +1,9 @@
 """Compiling and running TorchScript: kiln.compile, kiln.script,
 kiln.function_from_graph, kiln.CompilationUnit and the ScriptFunction objects
 they make (kiln._C.ScriptFunction)."""
-import ast
 import inspect
+import linecache
+import re
 import textwrap
 import types
 
@@ -72,29 +73,47 @@ def compile(source, filename="<string>"):  # noqa: A001  (kiln.compile, as the i
     return CompilationUnit(source, filename)
 
 
+_DEF_LINE = re.compile(r"(async\s+)?def\s")
+
 # The value kiln.script caches on a function while compiling it: finding it
 # again means the function calls itself.
 _COMPILING = object()
 
 
+def _last_line(code):
+    """The last source line `code` (and the functions defined in it) covers."""
+    last = max((end for _, end, _, _ in code.co_positions() if end is not None), default=code.co_firstlineno)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            last = max(last, _last_line(const))
+    return last
+
+
+def _function_lines(fn):
+    """(lines of fn's source, decorators included, and the file line of the
+    first). The code object knows where the function ends, which is much
+    cheaper than inspect.getsourcelines tokenizing the file to find out."""
+    code = fn.__code__
+    lines = linecache.getlines(code.co_filename, fn.__globals__)
+    if hasattr(code, "co_positions") and lines:
+        return lines[code.co_firstlineno - 1:_last_line(code)], code.co_firstlineno
+    return inspect.getsourcelines(fn)
+
+
 def _function_source(fn):
     """(source of the def alone, file name, file line of its first line)."""
     try:
-        lines, first_line = inspect.getsourcelines(fn)
+        lines, first_line = _function_lines(fn)
     except (OSError, TypeError) as e:
         raise RuntimeError(f"kiln.script: cannot get the source of {fn.__qualname__}: {e}") from None
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
-    source = textwrap.dedent("".join(lines))
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as e:
-        raise RuntimeError(f"kiln.script: cannot parse the source of {fn.__qualname__}: {e}") from None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        raise RuntimeError(f"kiln.script: {fn.__qualname__} is not a def (lambdas and async defs are not supported)")
+    lines = textwrap.dedent("".join(lines)).splitlines(keepends=True)
     # Decorators (`@kiln.script`) precede the def line; TorchScript ignores them.
-    skipped = tree.body[0].lineno - 1
-    source = "".join(source.splitlines(keepends=True)[skipped:])
-    return source, filename, first_line + skipped
+    for skipped, line in enumerate(lines):
+        if _DEF_LINE.match(line):
+            break
+    else:
+        raise RuntimeError(f"kiln.script: {fn.__qualname__} is not a def (lambdas are not supported)")
+    return "".join(lines[skipped:]), fn.__code__.co_filename, first_line + skipped
 
 
 def _free_names(fn):
