@@ -28,6 +28,16 @@ bool requireStable(std::optional<bool> stable) {
   return *stable;
 }
 
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest) {
+  int64_t d = wrapDim(dim, std::max<int64_t>(self.dim(), 1));
+  int64_t n = self.dim() == 0 ? 1 : self.size(d);
+  KILN_CHECK_INDEX(k >= 0 && k <= n, "topk: k (", k, ") is out of range for a dimension of size ", n);
+  auto [values, indices] = sort(self, d, largest, true);
+  if (self.dim() == 0) return std::make_tuple(values, indices);
+  return std::make_tuple(contiguous(narrow(values, d, 0, k), MemoryFormat::Contiguous),
+                         contiguous(narrow(indices, d, 0, k), MemoryFormat::Contiguous));
+}
+
 KILN_REGISTER_OPS(
     // sum, mean, prod
     op("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
@@ -288,14 +298,14 @@ KILN_REGISTER_OPS(
     // topk: the first k of a stable sort (ties keep input order).
     op("aten::topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> "
        "(Tensor values, Tensor indices)",
-       [](const Tensor& self, int64_t k, int64_t dim, bool largest, bool) {
-         int64_t d = wrapDim(dim, std::max<int64_t>(self.dim(), 1));
-         int64_t n = self.dim() == 0 ? 1 : self.size(d);
-         KILN_CHECK_INDEX(k >= 0 && k <= n, "topk: k (", k, ") is out of range for a dimension of size ", n);
-         auto [values, indices] = sort(self, d, largest, true);
-         if (self.dim() == 0) return std::make_tuple(values, indices);
-         return std::make_tuple(contiguous(narrow(values, d, 0, k), MemoryFormat::Contiguous),
-                                contiguous(narrow(indices, d, 0, k), MemoryFormat::Contiguous));
+       [](const Tensor& self, int64_t k, int64_t dim, bool largest, bool) { return topk(self, k, dim, largest); }),
+    op("aten::topk.values(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, "
+       "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
+       [](const Tensor& self, int64_t k, int64_t dim, bool largest, bool, Tensor values, Tensor indices) {
+         auto [v, i] = topk(self, k, dim, largest);
+         writeOut(values, v, "topk");
+         writeOut(indices, i, "topk");
+         return std::make_tuple(values, indices);
        }),
 
     // sort, argsort, msort

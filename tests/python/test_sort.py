@@ -208,3 +208,17 @@ def test_topk(rng, dtype):
     check_both(lambda lib, t: lib.topk(t, 0), x)
     check_both(lambda lib, t: lib.topk(t, 13), x)  # raises: k too large
     check_both(lambda lib, t: lib.topk(t, 1), np.array(2.5, dtype=dtype))
+
+
+def test_topk_out(rng):
+    x = rng.permutation(24).reshape(4, 6).astype("float32")
+
+    def topk_out(lib, t):
+        values, indices = lib.zeros(0), lib.zeros(0, dtype=lib.int64)
+        if lib is torch:
+            torch.ops.aten.topk.values(t, 2, values=values, indices=indices)
+        else:
+            kiln.topk(t, 2, values=values, indices=indices)
+        return values, indices
+
+    check_both(topk_out, x)
