@@ -1,5 +1,7 @@
 #include "kiln/core/operator.h"
 
+#include <atomic>
+
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -25,6 +27,7 @@ namespace {
 
 struct Registry {
   std::shared_mutex mutex;
+  std::atomic<uint64_t> version{0};
   std::unordered_map<Symbol, std::vector<OperatorPtr>> by_symbol;
   std::vector<OperatorPtr> all;
   std::unordered_map<Symbol, OperationCreator> node_operations;
@@ -49,6 +52,7 @@ OperatorPtr addOperator(OperatorPtr entry) {
   }
   overloads.push_back(entry);
   r.all.push_back(entry);
+  r.version.fetch_add(1, std::memory_order_release);
   return entry;
 }
 
@@ -83,6 +87,8 @@ std::vector<OperatorPtr> getAllOperatorsFor(Symbol name) {
   auto it = r.by_symbol.find(name);
   return it == r.by_symbol.end() ? std::vector<OperatorPtr>{} : it->second;
 }
+
+uint64_t operatorRegistryVersion() { return registry().version.load(std::memory_order_acquire); }
 
 std::vector<OperatorPtr> getAllOperators() {
   Registry& r = registry();

@@ -59,6 +59,8 @@ OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator,
                              OpExposure exposure = OpExposure::Library);
 // All overloads of a symbol, in registration order (empty when unknown).
 std::vector<OperatorPtr> getAllOperatorsFor(Symbol name);
+// Grows with every registration: caches of the registry compare it to know they are current.
+uint64_t operatorRegistryVersion();
 // A node-dependent operation for a kind that has no schema.
 void registerNodeOperation(Symbol kind, OperationCreator creator);
 // The creator registered for a schema-less kind, or null.

@@ -418,8 +418,8 @@ Lexer::Lexer(std::shared_ptr<const Source> source) : Lexer(source, 0, source->te
 Lexer::Lexer(std::shared_ptr<const Source> source, size_t start, size_t end)
     : source_(std::move(source)), tokens_(Tokenizer(source_, start, end).run()) {}
 
-Token Lexer::next() {
-  Token t = tokens_[pos_];
+const Token& Lexer::next() {
+  const Token& t = tokens_[pos_];
   if (pos_ + 1 < tokens_.size()) ++pos_;
   return t;
 }
@@ -430,7 +430,7 @@ bool Lexer::nextIf(int kind) {
   return true;
 }
 
-Token Lexer::expect(int kind) {
+const Token& Lexer::expect(int kind) {
   if (cur().kind != kind) reportUnexpected("'" + kindToString(kind) + "'");
   return next();
 }

@@ -134,10 +134,11 @@ class Lexer {
   const Token& cur() const { return tokens_[pos_]; }
   const Token& lookahead() const { return tokens_[std::min(pos_ + 1, tokens_.size() - 1)]; }
   // Returns the current token and advances (never past TK_EOF).
-  Token next();
+  // Tokens are never moved after lexing, so the references stay valid.
+  const Token& next();
   bool nextIf(int kind);
   // Consumes a token of `kind` or raises "expected X but found Y".
-  Token expect(int kind);
+  const Token& expect(int kind);
   [[noreturn]] void reportUnexpected(const std::string& expected) const;
 
   const std::vector<Token>& tokens() const { return tokens_; }

@@ -87,11 +87,11 @@ TreeRef Parser::parseExp(int precedence) {
   TreeRef left;
   if (t.kind == TK_NOT) {
     if (precedence > kNotPrec) throwSourceError(t.range, "'not' must be parenthesized here");
-    Token op = lexer_.next();
+    const Token& op = lexer_.next();
     TreeRef operand = parseExp(kNotPrec);
     left = Tree::create(TK_NOT, span(op.range, operand->range()), {operand});
   } else if (t.kind == '-' || t.kind == '+' || t.kind == '~') {
-    Token op = lexer_.next();
+    const Token& op = lexer_.next();
     TreeRef operand = parseExp(kUnaryPrec);
     int kind = op.kind == '-' ? int{TK_UNARY_MINUS} : op.kind == '+' ? int{TK_UNARY_PLUS} : int{'~'};
     left = Tree::create(kind, span(op.range, operand->range()), {operand});
@@ -148,7 +148,7 @@ TreeRef Parser::parsePrimary() {
     switch (lexer_.cur().kind) {
       case '.': {
         lexer_.next();
-        Token name = lexer_.expect(TK_IDENT);
+        const Token& name = lexer_.expect(TK_IDENT);
         value = Tree::create('.', span(value->range(), name.range), {value, ident(name)});
         break;
       }
@@ -168,18 +168,18 @@ TreeRef Parser::parseAtom() {
   const Token& t = lexer_.cur();
   switch (t.kind) {
     case TK_IDENT: {
-      Token name = lexer_.next();
+      const Token& name = lexer_.next();
       return Tree::create(TK_VAR, name.range, {ident(name)});
     }
     case TK_NUMBER:
       return parseNumber(lexer_.next());
     case TK_STRING: {
       // Adjacent literals concatenate, as in Python.
-      Token first = lexer_.next();
+      const Token& first = lexer_.next();
       std::string value = first.text;
       SourceRange range = first.range;
       while (lexer_.cur().kind == TK_STRING) {
-        Token more = lexer_.next();
+        const Token& more = lexer_.next();
         value += more.text;
         range = span(range, more.range);
       }
@@ -213,7 +213,7 @@ TreeRef Parser::parseNumber(const Token& t) {
 TreeRef Parser::parseExpOrStarred() {
   if (lexer_.cur().kind != '*') return parseExp();
   NestingGuard guard(*this);
-  Token star = lexer_.next();
+  const Token& star = lexer_.next();
   TreeRef value = parseExp(kComparePrec);
   return Tree::create(TK_STARRED, span(star.range, value->range()), {value});
 }
@@ -234,9 +234,9 @@ TreeRef Parser::parseExpList() {
 
 TreeRef Parser::parseParens() {
   NestingGuard guard(*this);
-  Token open = lexer_.expect('(');
+  const Token& open = lexer_.expect('(');
   if (lexer_.cur().kind == ')') {
-    Token close = lexer_.next();
+    const Token& close = lexer_.next();
     SourceRange range = span(open.range, close.range);
     return Tree::create(TK_TUPLE_LITERAL, range, {list(range, {})});
   }
@@ -249,7 +249,7 @@ TreeRef Parser::parseParens() {
   }
   TreeList items{first};
   while (lexer_.nextIf(',') && lexer_.cur().kind != ')') items.push_back(parseExpOrStarred());
-  Token close = lexer_.expect(')');
+  const Token& close = lexer_.expect(')');
   SourceRange range = span(open.range, close.range);
   return Tree::create(TK_TUPLE_LITERAL, range, {list(rangeOf(items, range), items)});
 }
@@ -269,26 +269,26 @@ Parser::Comprehension Parser::parseComprehension() {
 
 TreeRef Parser::parseListDisplay() {
   NestingGuard guard(*this);
-  Token open = lexer_.expect('[');
+  const Token& open = lexer_.expect('[');
   TreeList items;
   if (lexer_.cur().kind != ']') {
     items.push_back(parseExpOrStarred());
     if (lexer_.cur().kind == TK_FOR) {
       Comprehension c = parseComprehension();
-      Token close = lexer_.expect(']');
+      const Token& close = lexer_.expect(']');
       return Tree::create(TK_LIST_COMP, span(open.range, close.range),
                           {items[0], c.target, c.iter, option(close.range, c.cond)});
     }
     while (lexer_.nextIf(',') && lexer_.cur().kind != ']') items.push_back(parseExpOrStarred());
   }
-  Token close = lexer_.expect(']');
+  const Token& close = lexer_.expect(']');
   SourceRange range = span(open.range, close.range);
   return Tree::create(TK_LIST_LITERAL, range, {list(rangeOf(items, range), items)});
 }
 
 TreeRef Parser::parseDictDisplay() {
   NestingGuard guard(*this);
-  Token open = lexer_.expect('{');
+  const Token& open = lexer_.expect('{');
   TreeList keys, values;
   while (lexer_.cur().kind != '}') {
     if (lexer_.cur().kind == TK_POW) throwSourceError(lexer_.cur().range, "dict unpacking (**) is not supported");
@@ -298,27 +298,27 @@ TreeRef Parser::parseDictDisplay() {
     values.push_back(parseExp());
     if (keys.size() == 1 && lexer_.cur().kind == TK_FOR) {
       Comprehension c = parseComprehension();
-      Token close = lexer_.expect('}');
+      const Token& close = lexer_.expect('}');
       return Tree::create(TK_DICT_COMP, span(open.range, close.range),
                           {keys[0], values[0], c.target, c.iter, option(close.range, c.cond)});
     }
     if (!lexer_.nextIf(',')) break;
   }
-  Token close = lexer_.expect('}');
+  const Token& close = lexer_.expect('}');
   SourceRange range = span(open.range, close.range);
   return Tree::create(TK_DICT_LITERAL, range, {list(rangeOf(keys, range), keys), list(rangeOf(values, range), values)});
 }
 
 TreeRef Parser::parseCall(TreeRef callee) {
   NestingGuard guard(*this);
-  Token open = lexer_.expect('(');
+  const Token& open = lexer_.expect('(');
   TreeList args, kwargs;
   while (lexer_.cur().kind != ')') {
     const Token& t = lexer_.cur();
     if (t.kind == '*') throwSourceError(t.range, "*args in calls are not supported");
     if (t.kind == TK_POW) throwSourceError(t.range, "**kwargs in calls are not supported");
     if (t.kind == TK_IDENT && lexer_.lookahead().kind == '=') {
-      Token name = lexer_.next();
+      const Token& name = lexer_.next();
       lexer_.next();
       TreeRef value = parseExp();
       kwargs.push_back(Tree::create(TK_KWARG, span(name.range, value->range()), {ident(name), value}));
@@ -330,7 +330,7 @@ TreeRef Parser::parseCall(TreeRef callee) {
     }
     if (!lexer_.nextIf(',')) break;
   }
-  Token close = lexer_.expect(')');
+  const Token& close = lexer_.expect(')');
   SourceRange range = span(callee->range(), close.range);
   return Tree::create(TK_APPLY, range,
                       {callee, list(rangeOf(args, open.range), args), list(rangeOf(kwargs, open.range), kwargs)});
@@ -338,13 +338,13 @@ TreeRef Parser::parseCall(TreeRef callee) {
 
 TreeRef Parser::parseSubscript(TreeRef value) {
   NestingGuard guard(*this);
-  Token open = lexer_.expect('[');
+  const Token& open = lexer_.expect('[');
   TreeList items;
   do {
     if (lexer_.cur().kind == ']' && !items.empty()) break;
     items.push_back(parseSubscriptItem());
   } while (lexer_.nextIf(','));
-  Token close = lexer_.expect(']');
+  const Token& close = lexer_.expect(']');
   return Tree::create(TK_SUBSCRIPT, span(value->range(), close.range), {value, list(rangeOf(items, open.range), items)});
 }
 
@@ -356,7 +356,7 @@ TreeRef Parser::parseSubscriptItem() {
   const SourceRange start_range = lexer_.cur().range;
   TreeRef start = lexer_.cur().kind == ':' ? nullptr : parseExpOrStarred();
   if (lexer_.cur().kind != ':') return start;
-  Token colon = lexer_.next();
+  const Token& colon = lexer_.next();
   TreeRef end = atItemEnd() ? nullptr : parseExp();
   TreeRef step;
   SourceRange last = end ? end->range() : colon.range;
@@ -374,7 +374,7 @@ TreeRef Parser::parseSubscriptItem() {
 TreeRef Parser::parseTargets() {
   auto one = [&]() -> TreeRef {
     if (lexer_.cur().kind != '*') return parseExp(kComparePrec);
-    Token star = lexer_.next();
+    const Token& star = lexer_.next();
     TreeRef value = parseExp(kComparePrec);
     return Tree::create(TK_STARRED, span(star.range, value->range()), {value});
   };
@@ -489,25 +489,25 @@ TreeRef Parser::parseSimpleStatement() {
     case TK_CONTINUE:
       return leaf(lexer_.next().kind, t.range);
     case TK_RETURN: {
-      Token r = lexer_.next();
+      const Token& r = lexer_.next();
       TreeRef value = atSimpleStatementEnd() ? nullptr : parseExpList();
       return Tree::create(TK_RETURN, value ? span(r.range, value->range()) : r.range, {option(r.range, value)});
     }
     case TK_RAISE: {
-      Token r = lexer_.next();
+      const Token& r = lexer_.next();
       TreeRef exc = atSimpleStatementEnd() ? nullptr : parseExp();
       TreeRef cause = exc && lexer_.nextIf(TK_FROM) ? parseExp() : nullptr;
       SourceRange range = span(r.range, cause ? cause->range() : exc ? exc->range() : r.range);
       return Tree::create(TK_RAISE, range, {option(r.range, exc), option(r.range, cause)});
     }
     case TK_ASSERT: {
-      Token a = lexer_.next();
+      const Token& a = lexer_.next();
       TreeRef test = parseExp();
       TreeRef msg = lexer_.nextIf(',') ? parseExp() : nullptr;
       return Tree::create(TK_ASSERT, span(a.range, msg ? msg->range() : test->range()), {test, option(a.range, msg)});
     }
     case TK_DELETE: {
-      Token d = lexer_.next();
+      const Token& d = lexer_.next();
       TreeList targets;
       do {
         targets.push_back(parseExp());
@@ -569,7 +569,7 @@ TreeRef Parser::parseAssignOrExpr() {
     return Tree::create(TK_ASSIGN, range, {list(lhs->range(), {lhs}), option(range, rhs), option(range, type)});
   }
   if (t.kind == TK_AUG_ASSIGN) {
-    Token op = lexer_.next();
+    const Token& op = lexer_.next();
     if (lhs->kind() != TK_VAR && lhs->kind() != '.' && lhs->kind() != TK_SUBSCRIPT) {
       throwSourceError(lhs->range(), "illegal target for augmented assignment");
     }
@@ -602,13 +602,13 @@ TreeRef Parser::parseAssignOrExpr() {
 
 void Parser::takeTypeComment(std::optional<Token>* type_comment) {
   while (lexer_.cur().kind == TK_TYPE_COMMENT) {
-    Token t = lexer_.next();
+    const Token& t = lexer_.next();
     if (type_comment && !*type_comment) *type_comment = std::move(t);
   }
 }
 
 TreeRef Parser::parseBlock(std::optional<Token>* type_comment) {
-  Token colon = lexer_.expect(':');
+  const Token& colon = lexer_.expect(':');
   takeTypeComment(type_comment);
   TreeList body;
   if (lexer_.cur().kind != TK_NEWLINE) {
@@ -645,8 +645,8 @@ TreeRef Parser::parseDecorated() {
 }
 
 TreeRef Parser::parseDef(TreeList decorators, const SourceRange& start) {
-  Token def = lexer_.expect(TK_DEF);
-  Token name = lexer_.expect(TK_IDENT);
+  const Token& def = lexer_.expect(TK_DEF);
+  const Token& name = lexer_.expect(TK_IDENT);
   TreeRef params = parseParams();
   TreeRef return_type = lexer_.nextIf(TK_ARROW) ? parseExp() : nullptr;
   std::optional<Token> type_comment;
@@ -664,7 +664,7 @@ TreeRef Parser::parseDef(TreeList decorators, const SourceRange& start) {
 }
 
 TreeRef Parser::parseParams() {
-  Token open = lexer_.expect('(');
+  const Token& open = lexer_.expect('(');
   TreeList params;
   std::set<std::string> names;
   bool kwarg_only = false;
@@ -672,7 +672,7 @@ TreeRef Parser::parseParams() {
   while (lexer_.cur().kind != ')') {
     const Token& t = lexer_.cur();
     if (t.kind == '*') {
-      Token star = lexer_.next();
+      const Token& star = lexer_.next();
       if (lexer_.cur().kind != ',' && lexer_.cur().kind != ')') throwSourceError(star.range, "*args parameters are not supported");
       if (kwarg_only) throwSourceError(star.range, "'*' may appear only once in a parameter list");
       kwarg_only = true;
@@ -681,7 +681,7 @@ TreeRef Parser::parseParams() {
     }
     if (t.kind == TK_POW) throwSourceError(t.range, "**kwargs parameters are not supported");
     if (t.kind == '/') throwSourceError(t.range, "positional-only parameters are not supported");
-    Token name = lexer_.expect(TK_IDENT);
+    const Token& name = lexer_.expect(TK_IDENT);
     if (!names.insert(name.text).second) throwSourceError(name.range, "duplicate argument '" + name.text + "' in function definition");
     TreeRef type = lexer_.nextIf(':') ? parseExp() : nullptr;
     TreeRef def = lexer_.nextIf('=') ? parseExp() : nullptr;
@@ -695,7 +695,7 @@ TreeRef Parser::parseParams() {
                                   {ident(name), option(range, type), option(range, def), leaf(kwarg_only ? TK_TRUE : TK_FALSE, range)}));
     if (!lexer_.nextIf(',')) break;
   }
-  Token close = lexer_.expect(')');
+  const Token& close = lexer_.expect(')');
   return list(span(open.range, close.range), params);
 }
 
@@ -741,8 +741,8 @@ TreeRef Parser::applyTypeComment(const Token& comment, TreeRef params, TreeRef r
 }
 
 TreeRef Parser::parseClass() {
-  Token c = lexer_.expect(TK_CLASS);
-  Token name = lexer_.expect(TK_IDENT);
+  const Token& c = lexer_.expect(TK_CLASS);
+  const Token& name = lexer_.expect(TK_IDENT);
   TreeList bases;
   if (lexer_.nextIf('(')) {
     while (lexer_.cur().kind != ')') {
@@ -763,7 +763,7 @@ TreeRef Parser::parseIf() {
   };
   std::vector<Branch> branches;
   do {
-    Token t = lexer_.next();
+    const Token& t = lexer_.next();
     TreeRef cond = parseExp();
     TreeRef body = parseBlock();
     branches.push_back({t.range, cond, body});
@@ -785,7 +785,7 @@ TreeRef Parser::parseIf() {
 }
 
 TreeRef Parser::parseWhile() {
-  Token w = lexer_.expect(TK_WHILE);
+  const Token& w = lexer_.expect(TK_WHILE);
   TreeRef cond = parseExp();
   TreeRef body = parseBlock();
   if (lexer_.cur().kind == TK_ELSE) throwSourceError(lexer_.cur().range, "else branches of while loops are not supported");
@@ -793,7 +793,7 @@ TreeRef Parser::parseWhile() {
 }
 
 TreeRef Parser::parseFor() {
-  Token f = lexer_.expect(TK_FOR);
+  const Token& f = lexer_.expect(TK_FOR);
   TreeRef target = parseTargets();
   lexer_.expect(TK_IN);
   TreeRef iter = parseExpList();
@@ -804,7 +804,7 @@ TreeRef Parser::parseFor() {
 }
 
 TreeRef Parser::parseWith() {
-  Token w = lexer_.expect(TK_WITH);
+  const Token& w = lexer_.expect(TK_WITH);
   TreeList items;
   do {
     TreeRef e = parseExp();
@@ -820,11 +820,11 @@ TreeRef Parser::parseWith() {
 }
 
 TreeRef Parser::parseDottedName() {
-  Token first = lexer_.expect(TK_IDENT);
+  const Token& first = lexer_.expect(TK_IDENT);
   std::string name = first.text;
   SourceRange range = first.range;
   while (lexer_.nextIf('.')) {
-    Token part = lexer_.expect(TK_IDENT);
+    const Token& part = lexer_.expect(TK_IDENT);
     name += "." + part.text;
     range = span(range, part.range);
   }
@@ -838,7 +838,7 @@ TreeRef Parser::parseAlias(TreeRef name) {
 }
 
 TreeRef Parser::parseImport() {
-  Token i = lexer_.expect(TK_IMPORT);
+  const Token& i = lexer_.expect(TK_IMPORT);
   TreeList names;
   do {
     names.push_back(parseAlias(parseDottedName()));
@@ -848,12 +848,12 @@ TreeRef Parser::parseImport() {
 }
 
 TreeRef Parser::parseImportFrom() {
-  Token f = lexer_.expect(TK_FROM);
+  const Token& f = lexer_.expect(TK_FROM);
   // Relative imports keep their leading dots in the module name.
   std::string dots;
   SourceRange range = f.range;
   while (lexer_.cur().kind == '.' || lexer_.cur().kind == TK_DOTS) {
-    Token d = lexer_.next();
+    const Token& d = lexer_.next();
     dots += d.text;
     range = d.range;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <sstream>
 #include <unordered_map>
 
@@ -334,20 +335,34 @@ size_t torchOverloadRank(const FunctionSchema& schema) {
   return it == ranks.end() ? std::numeric_limits<size_t>::max() : it->second;
 }
 
-// The overloads of `name` in the order TorchScript tries them.
-std::vector<OperatorPtr> overloadsInTorchOrder(Symbol name) {
+// The overloads of `name` in the order TorchScript tries them, sorted once
+// per name (again only when operators were registered since).
+std::shared_ptr<const std::vector<OperatorPtr>> overloadsInTorchOrder(Symbol name) {
+  struct Entry {
+    uint64_t version;
+    std::shared_ptr<const std::vector<OperatorPtr>> operators;
+  };
+  static std::mutex mutex;
+  static std::unordered_map<Symbol, Entry> cache;
+  uint64_t version = operatorRegistryVersion();
+  std::lock_guard lock(mutex);
+  auto it = cache.find(name);
+  if (it != cache.end() && it->second.version == version) return it->second.operators;
   std::vector<OperatorPtr> operators = getAllOperatorsFor(name);
   std::stable_sort(operators.begin(), operators.end(), [](const OperatorPtr& a, const OperatorPtr& b) {
     return torchOverloadRank(a->schema()) < torchOverloadRank(b->schema());
   });
-  return operators;
+  auto sorted = std::make_shared<const std::vector<OperatorPtr>>(std::move(operators));
+  cache[name] = Entry{version, sorted};
+  return sorted;
 }
 
 }  // namespace
 
 Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, const std::optional<NamedValue>& self) {
-  auto operators = overloadsInTorchOrder(name);
+  auto sorted = overloadsInTorchOrder(name);
+  const std::vector<OperatorPtr>& operators = *sorted;
   const std::vector<ScriptBuiltin>& builtins = scriptBuiltinsFor(name);
   if (operators.empty() && builtins.empty()) {
     throwSourceError(loc, "Unknown builtin op: " + name.toQualString() +
