@@ -85,6 +85,9 @@ class Tokenizer {
       : source_(std::move(source)), text_(source_->text()), pos_(start), end_(end) {}
 
   std::vector<Token> run() {
+    // About one token per four characters of program text: growing the
+    // vector a few times costs more than lexing a small function.
+    tokens_.reserve((end_ - pos_) / 4 + 8);
     at_line_start_ = true;
     while (true) {
       if (at_line_start_ && brackets_.empty()) {
