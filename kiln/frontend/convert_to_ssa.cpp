@@ -46,16 +46,6 @@ class Environment {
   std::map<std::string, T> table_;
 };
 
-// 1.13 leaves `_<digits>` and `$...` names (compiler temporaries) off values.
-bool meaningfulName(const std::string& name) {
-  if (name.empty() || name[0] == '$') return false;
-  if (name[0] != '_') return true;
-  for (size_t i = 1; i < name.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return true;
-  }
-  return false;
-}
-
 Node* createStore(Graph& g, const std::string& name, Value* v) {
   return g.create(prim::Store, {v}, 0)->s_(attr::name, name);
 }
@@ -332,6 +322,15 @@ class EraseLoadStores {
 };
 
 }  // namespace
+
+bool meaningfulName(const std::string& name) {
+  if (name.empty() || name[0] == '$') return false;
+  if (name[0] != '_') return true;
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return true;
+  }
+  return false;
+}
 
 void convertToSSA(std::shared_ptr<Graph>& graph) {
   ControlFlowLoadStores().run(*graph);

@@ -22,10 +22,15 @@
 // that can change (a `for` with `break`) are canonicalized as 1.13 does
 // (trip count INT64_MAX, counter carried explicitly).
 #include <memory>
+#include <string>
 
 namespace kiln {
 
 class Graph;
+
+// Whether a variable name is worth giving the values stored to it as a debug
+// name: not the compiler's own (`$tmp_assign_0`) nor `_` followed by digits.
+bool meaningfulName(const std::string& name);
 
 void convertToSSA(std::shared_ptr<Graph>& graph);
 

@@ -26,15 +26,6 @@ std::string sourceText(const SourceRange& r) {
   return r.source()->text().substr(r.start(), r.end() - r.start());
 }
 
-// Names the compiler makes up (`$tmp_assign_0`) and `_` are not worth a debug name.
-bool meaningfulName(const std::string& name) {
-  if (name.empty() || name[0] == '$') return false;
-  if (name[0] != '_') return true;
-  for (size_t i = 1; i < name.size(); ++i) {
-    if (!isdigit(static_cast<unsigned char>(name[i]))) return true;
-  }
-  return false;
-}
 
 // --- refinement of Optional types (`x is not None`) ----------------------------------------
 

@@ -386,8 +386,9 @@ class Block {
   Node* appendNode(Node* n);
   Node* prependNode(Node* n);
 
-  // Copies `src` (nodes and outputs) into this empty block; `value_map` maps
-  // values used in `src` but defined outside it.
+  // Appends a copy of `src`'s nodes to this block and registers copies of
+  // its outputs as outputs of this block; `value_map` maps values used in
+  // `src` but defined outside it.
   void cloneFrom(const Block* src, const std::function<Value*(const Value*)>& value_map);
 
  private:
