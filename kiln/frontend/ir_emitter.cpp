@@ -585,14 +585,8 @@ IValue DefinitionCompiler::evaluateDefault(const Expr& e) {
     }
     Stack stack;
     for (Value* in : n->inputs()) stack.push_back(values.at(in));
-    Operation op;
-    if (auto schema_op = n->maybeOperator()) {
-      op = schema_op->operationFor(*n);
-    } else if (const OperationCreator* creator = findNodeOperation(n->kind())) {
-      op = (*creator)(*n);
-    } else {
-      fail(e.range(), "default arguments must be constants");
-    }
+    Operation op = findOperation(*n);
+    if (!op) fail(e.range(), "default arguments must be constants");
     op(stack);
     for (size_t i = 0; i < n->outputs().size(); ++i) values[n->output(i)] = stack.at(i);
   }

@@ -533,6 +533,10 @@ class Graph : public std::enable_shared_from_this<Graph> {
   int64_t predicted_insert_count_ = 0;
 };
 
+// What runs `node`: the operation of its schema's operator, else the
+// operation registered for its kind (vararg prim ops); empty when neither exists.
+Operation findOperation(const Node& node);
+
 std::ostream& operator<<(std::ostream& out, const Graph& g);
 std::ostream& operator<<(std::ostream& out, const Node& n);
 

@@ -133,6 +133,12 @@ const Operator& Node::getOperator() const {
 
 const FunctionSchema& Node::schema() const { return getOperator().schema(); }
 
+Operation findOperation(const Node& node) {
+  if (auto op = node.maybeOperator()) return op->operationFor(node);
+  if (const OperationCreator* creator = findNodeOperation(node.kind())) return (*creator)(node);
+  return nullptr;
+}
+
 // --- Graph::insert -----------------------------------------------------------------------
 
 namespace {

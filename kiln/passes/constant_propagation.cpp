@@ -37,14 +37,8 @@ std::optional<Stack> runWithConstantInputs(const Node* n) {
   }
   if (const FunctionSchema* schema = n->maybeSchema(); schema && schema->isVararg()) return std::nullopt;
   try {
-    Operation op;
-    if (auto schema_op = n->maybeOperator()) {
-      op = schema_op->operationFor(*n);
-    } else if (const OperationCreator* creator = findNodeOperation(n->kind())) {
-      op = (*creator)(*n);
-    } else {
-      return std::nullopt;
-    }
+    Operation op = findOperation(*n);
+    if (!op) return std::nullopt;
     op(stack);
   } catch (...) {
     return std::nullopt;  // it raises again when the graph runs

@@ -300,14 +300,8 @@ class CodeBuilder {
   }
 
   void emitOperator(const Node* n) {
-    Operation op;
-    if (auto schema_op = n->maybeOperator()) {
-      op = schema_op->operationFor(*n);
-    } else if (const OperationCreator* creator = findNodeOperation(n->kind())) {
-      op = (*creator)(*n);
-    } else {
-      n->getOperator();  // raises the "no overload matches" error with the candidates
-    }
+    Operation op = findOperation(*n);
+    if (!op) n->getOperator();  // raises the "no overload matches" error with the candidates
     emitUses(n);
     code_.operations_.push_back(std::move(op));
     code_.operation_names_.push_back(n->kind().toQualString());
