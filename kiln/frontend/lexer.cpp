@@ -85,9 +85,6 @@ class Tokenizer {
       : source_(std::move(source)), text_(source_->text()), pos_(start), end_(end) {}
 
   std::vector<Token> run() {
-    // About one token per four characters of program text: growing the
-    // vector a few times costs more than lexing a small function.
-    tokens_.reserve((end_ - pos_) / 4 + 8);
     at_line_start_ = true;
     while (true) {
       if (at_line_start_ && brackets_.empty()) {
@@ -240,7 +237,7 @@ class Tokenizer {
     }
     std::string_view rest(text_.data() + pos_, end_ - pos_);
     for (const Operator& op : kOperators) {
-      if (rest.substr(0, op.text.size()) == op.text) {
+      if (op.text[0] == c && rest.substr(0, op.text.size()) == op.text) {
         if (op.kind == '(') brackets_.push_back(pos_);
         push(op.kind, pos_, pos_ + op.text.size(), std::string(op.text));
         pos_ += op.text.size();

@@ -379,6 +379,7 @@ Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const 
   }
   Node* n = graph.insertNode(graph.create(name, matched.inputs, 0));
   n->setSourceRange(loc);
+  n->setOperator(operators[index]);
   for (const TypePtr& t : matched.return_types) n->addOutput()->setType(t);
   return packOutputs(graph, n->outputs());
 }

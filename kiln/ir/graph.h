@@ -256,6 +256,9 @@ class Node {
   const FunctionSchema* maybeSchema() const;
   const FunctionSchema& schema() const;
   std::shared_ptr<const Operator> maybeOperator() const;
+  // Records the overload a compiler matched for this node (its inputs must
+  // fit it), so that maybeOperator() need not search for it again.
+  void setOperator(std::shared_ptr<const Operator> op) { op_ = std::move(op); }
   const Operator& getOperator() const;
   // Whether the node's inputs fit `schema` (names, arity, types).
   bool matches(const FunctionSchema& schema) const;
@@ -352,6 +355,7 @@ class Node {
   int64_t topo_position_ = 0;
   std::vector<Attribute> attributes_;
   mutable std::shared_ptr<const Operator> op_;  // cache for maybeOperator()
+  mutable bool kind_has_no_operators_ = false;  // prim::Constant, prim::ListConstruct, ...
 };
 
 class Block {

@@ -94,8 +94,10 @@ bool Node::matches(const FunctionSchema& schema) const {
 bool Node::matches(std::string_view schema_text) const { return matches(parseSchema(schema_text)); }
 
 std::shared_ptr<const Operator> Node::maybeOperator() const {
-  if (!op_) {
-    for (const auto& candidate : getAllOperatorsFor(kind_)) {
+  if (!op_ && !kind_has_no_operators_) {
+    auto candidates = getAllOperatorsFor(kind_);
+    kind_has_no_operators_ = candidates.empty();
+    for (const auto& candidate : candidates) {
       if (matches(candidate->schema())) {
         op_ = candidate;
         break;

@@ -51,13 +51,13 @@ bool fitsType(const IValue& v, const TypePtr& type) {
 }  // namespace
 
 GraphFunction::GraphFunction(std::string name, std::shared_ptr<Graph> graph, FunctionResolver resolver,
-                             std::optional<FunctionSchema> schema)
+                             std::optional<FunctionSchema> schema, bool check_graph)
     : name_(std::move(name)), graph_(std::move(graph)),
       schema_(schema ? std::move(schema) : schemaFromGraph(name_, *graph_)),
       executor_(graph_, name_, std::move(resolver)) {
   // Graphs may come from IR text, which is not linted when parsed: a broken
   // graph is an error here, before anything runs.
-  graph_->lint();
+  if (check_graph) graph_->lint();
   KILN_CHECK(schema_->arguments().size() == graph_->inputs().size(), "function ", name_, ": the schema has ",
              schema_->arguments().size(), " arguments but the graph has ", graph_->inputs().size(), " inputs");
 }
@@ -136,9 +136,10 @@ CompilationUnit::CompilationUnit() = default;
 CompilationUnit::~CompilationUnit() = default;
 
 GraphFunction& CompilationUnit::createFunction(std::string name, std::shared_ptr<Graph> graph,
-                                               std::optional<FunctionSchema> schema) {
+                                               std::optional<FunctionSchema> schema, bool check_graph) {
   KILN_CHECK(!by_name_.count(name), "the compilation unit already has a function named '", name, "'");
-  functions_.push_back(std::make_shared<GraphFunction>(name, std::move(graph), resolver(), std::move(schema)));
+  functions_.push_back(
+      std::make_shared<GraphFunction>(name, std::move(graph), resolver(), std::move(schema), check_graph));
   GraphFunction& f = *functions_.back();
   by_name_.emplace(std::move(name), &f);
   return f;

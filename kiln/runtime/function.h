@@ -20,8 +20,10 @@ class GraphFunction : public Function {
   // Without a schema, one is derived from the graph: arguments named after
   // the inputs' debug names (`x.1` -> `x`) with their types, one return of
   // the output's type.
+  // `check_graph` lints the graph first: graphs from IR text need it; the
+  // compiler's own graphs are well formed by construction.
   GraphFunction(std::string name, std::shared_ptr<Graph> graph, FunctionResolver resolver = nullptr,
-                std::optional<FunctionSchema> schema = std::nullopt);
+                std::optional<FunctionSchema> schema = std::nullopt, bool check_graph = true);
   ~GraphFunction() override;
 
   const std::string& name() const override { return name_; }
@@ -64,7 +66,7 @@ class CompilationUnit {
 
   // Adds a function; its graph's calls (prim::CallFunction) resolve in this unit.
   GraphFunction& createFunction(std::string name, std::shared_ptr<Graph> graph,
-                                std::optional<FunctionSchema> schema = std::nullopt);
+                                std::optional<FunctionSchema> schema = std::nullopt, bool check_graph = true);
   GraphFunction* findFunction(std::string_view name) const;
   // The function as shared ownership (what bindings hand out); null when absent.
   std::shared_ptr<GraphFunction> findFunctionShared(std::string_view name) const;

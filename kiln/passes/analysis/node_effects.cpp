@@ -99,20 +99,12 @@ bool sameIValue(const IValue& a, const IValue& b) {
   }
 }
 
-void collectSets(const AliasInfo& info, std::vector<std::string>& out) {
-  out.insert(out.end(), info.before_sets.begin(), info.before_sets.end());
-  out.insert(out.end(), info.after_sets.begin(), info.after_sets.end());
+// The alias sets an argument's annotation names (`a` in `Tensor(a!)`,
+// `*` in `t(c -> *)`), as pointers into the schema: no copies.
+void collectSets(const AliasInfo& info, std::vector<const std::string*>& out) {
+  for (const std::string& s : info.before_sets) out.push_back(&s);
+  for (const std::string& s : info.after_sets) out.push_back(&s);
   for (const AliasInfo& c : info.contained) collectSets(c, out);
-}
-
-std::vector<std::string> aliasSets(const Argument& a) {
-  std::vector<std::string> sets;
-  if (a.alias_info) collectSets(*a.alias_info, sets);
-  return sets;
-}
-
-bool contains(const std::vector<std::string>& sets, const std::string& name) {
-  return std::find(sets.begin(), sets.end(), name) != sets.end();
 }
 
 }  // namespace
@@ -210,34 +202,45 @@ void AliasClasses::analyzeNode(Node* n) {
   }
   for (const Value* v : writtenInputs(n)) written_roots_.insert(v);
   const FunctionSchema* schema = n->maybeSchema();
-  if (!schema || !n->kind().isAten() || hasSideEffects(n)) {
+  bool side_effects = hasSideEffects(n);
+  if (!schema || !n->kind().isAten() || side_effects) {
     // Only aten schemas spell out their aliasing; for the rest (tuple and
     // list construction, unpacking, attribute access) any output may alias
     // any input, and calls may hand out anything.
     for (Value* out : n->outputs()) {
       for (Value* in : n->inputs()) unite(out, in);
-      if (hasSideEffects(n)) markWildcard(out);
+      if (side_effects) markWildcard(out);
     }
-    if (hasSideEffects(n)) {
+    if (side_effects) {
       for (Value* in : n->inputs()) markWildcard(in);
     }
     return;
   }
-  std::vector<std::vector<std::string>> input_sets;
-  for (size_t i = 0; i < n->inputs().size(); ++i) {
-    input_sets.push_back(i < schema->arguments().size() ? aliasSets(schema->arguments()[i])
-                                                        : std::vector<std::string>{});
-    if (contains(input_sets.back(), "*")) markWildcard(n->input(i));
+  // (input index, set) for every set an input's annotation names.
+  std::vector<std::pair<size_t, const std::string*>> input_sets;
+  std::vector<const std::string*> sets;
+  for (size_t i = 0; i < n->inputs().size() && i < schema->arguments().size(); ++i) {
+    const Argument& arg = schema->arguments()[i];
+    if (!arg.alias_info) continue;
+    sets.clear();
+    collectSets(*arg.alias_info, sets);
+    for (const std::string* set : sets) {
+      if (*set == "*") markWildcard(n->input(i));
+      input_sets.emplace_back(i, set);
+    }
   }
   for (size_t j = 0; j < n->outputs().size() && j < schema->returns().size(); ++j) {
-    std::vector<std::string> sets = aliasSets(schema->returns()[j]);
-    for (const std::string& set : sets) {
-      if (set == "*") {
+    const Argument& ret = schema->returns()[j];
+    if (!ret.alias_info) continue;
+    sets.clear();
+    collectSets(*ret.alias_info, sets);
+    for (const std::string* set : sets) {
+      if (*set == "*") {
         markWildcard(n->output(j));
         continue;
       }
-      for (size_t i = 0; i < n->inputs().size(); ++i) {
-        if (contains(input_sets[i], set)) unite(n->output(j), n->input(i));
+      for (const auto& [i, input_set] : input_sets) {
+        if (*input_set == *set) unite(n->output(j), n->input(i));
       }
     }
   }
