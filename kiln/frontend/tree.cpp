@@ -6,7 +6,7 @@
 namespace kiln {
 
 TreeRef Tree::atom(std::string value, SourceRange range) {
-  return std::make_shared<const Tree>(TK_ATOM, std::move(range), std::move(value), TreeList{}, 1);
+  return TreeRef(new Tree(TK_ATOM, std::move(range), std::move(value), TreeList{}, 1));
 }
 
 TreeRef Tree::create(int kind, SourceRange range, TreeList trees) {
@@ -16,7 +16,7 @@ TreeRef Tree::create(int kind, SourceRange range, TreeList trees) {
     depth = std::max(depth, t->depth());
   }
   if (depth + 1 > kMaxTreeDepth) throwSourceError(range, "expression or statement is nested too deeply");
-  return std::make_shared<const Tree>(kind, std::move(range), std::string(), std::move(trees), depth + 1);
+  return TreeRef(new Tree(kind, std::move(range), std::string(), std::move(trees), depth + 1));
 }
 
 const TreeRef& Tree::tree(size_t i) const {

@@ -3,7 +3,9 @@
 // string; a compound tree has a kind (a token kind from lexer.h, or a tree
 // kind such as TK_APPLY) and subtrees. Every tree has the source range it
 // came from. Trees are immutable and shared.
+#include <cstdint>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,40 @@
 namespace kiln {
 
 class Tree;
-using TreeRef = std::shared_ptr<const Tree>;
+
+// A counted handle to an immutable tree. A compile builds and reads its trees
+// on one thread, so the count is a plain integer: the emitter copies tree
+// views (and with them handles) constantly, and atomic counting cost a tenth
+// of a compile.
+class TreeRef {
+ public:
+  TreeRef() = default;
+  TreeRef(std::nullptr_t) {}
+  TreeRef(const TreeRef& other) : tree_(other.tree_) { retain(); }
+  TreeRef(TreeRef&& other) noexcept : tree_(other.tree_) { other.tree_ = nullptr; }
+  TreeRef& operator=(TreeRef other) noexcept {
+    std::swap(tree_, other.tree_);
+    return *this;
+  }
+  ~TreeRef() { release(); }
+
+  const Tree* get() const { return tree_; }
+  const Tree* operator->() const { return tree_; }
+  const Tree& operator*() const { return *tree_; }
+  explicit operator bool() const { return tree_ != nullptr; }
+  friend bool operator==(const TreeRef& a, const TreeRef& b) { return a.tree_ == b.tree_; }
+  friend bool operator!=(const TreeRef& a, const TreeRef& b) { return a.tree_ != b.tree_; }
+  friend bool operator==(const TreeRef& a, std::nullptr_t) { return a.tree_ == nullptr; }
+  friend bool operator!=(const TreeRef& a, std::nullptr_t) { return a.tree_ != nullptr; }
+
+ private:
+  friend class Tree;
+  explicit TreeRef(const Tree* tree);  // takes the first reference
+  void retain() const;
+  void release();
+
+  const Tree* tree_ = nullptr;
+};
 using TreeList = std::vector<TreeRef>;
 
 // Deeper trees are rejected when built, so that everything walking a tree
@@ -40,15 +75,28 @@ class Tree {
 
   Tree(int kind, SourceRange range, std::string value, TreeList trees, size_t depth)
       : kind_(kind), range_(std::move(range)), value_(std::move(value)), trees_(std::move(trees)), depth_(depth) {}
+  Tree(const Tree&) = delete;
+  Tree& operator=(const Tree&) = delete;
 
  private:
   void print(std::string& out) const;
 
+  friend class TreeRef;
+  mutable uint32_t refcount_ = 0;
   int kind_;
   SourceRange range_;
   std::string value_;
   TreeList trees_;
   size_t depth_;
 };
+
+inline TreeRef::TreeRef(const Tree* tree) : tree_(tree) { retain(); }
+inline void TreeRef::retain() const {
+  if (tree_) ++tree_->refcount_;
+}
+inline void TreeRef::release() {
+  if (tree_ && --tree_->refcount_ == 0) delete tree_;
+  tree_ = nullptr;
+}
 
 }  // namespace kiln
