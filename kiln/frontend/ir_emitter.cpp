@@ -12,6 +12,7 @@
 #include "kiln/frontend/convert_to_ssa.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/parser.h"
+#include "kiln/frontend/script_type_parser.h"
 #include "kiln/frontend/sugared_value.h"
 #include "kiln/frontend/tree_views.h"
 #include "kiln/ir/graph.h"
@@ -19,13 +20,6 @@
 namespace kiln {
 
 namespace {
-
-[[noreturn]] void fail(const SourceRange& loc, const std::string& message) { throwSourceError(loc, message); }
-
-std::string sourceText(const SourceRange& r) {
-  return r.source()->text().substr(r.start(), r.end() - r.start());
-}
-
 
 // --- refinement of Optional types (`x is not None`) ----------------------------------------
 
@@ -158,7 +152,7 @@ class FunctionEmitter {
   SugaredValuePtr findInAnyFrame(const std::string& name, const SourceRange& loc) {
     for (auto e = env_; e; e = e->next) {
       if (auto it = e->error_messages.find(name); it != e->error_messages.end()) {
-        fail(loc, it->second + "\nand was used here");
+        throwSourceError(loc, it->second + "\nand was used here");
       }
       if (auto it = e->value_table.find(name); it != e->value_table.end()) return it->second;
       if (auto t = e->findTypeInFrame(name)) return std::make_shared<SimpleValue>(insertLoad(name, t));
@@ -264,7 +258,7 @@ class DefinitionCompiler {
 
   void add(const Def& def) {
     const std::string& name = def.name().name();
-    if (pending_.count(name) || target_.find(name)) fail(def.name().range(), "function '" + name + "' is already defined");
+    if (pending_.count(name) || target_.find(name)) throwSourceError(def.name().range(), "function '" + name + "' is already defined");
     pending_.emplace(name, def);
     order_.push_back(name);
   }
@@ -278,7 +272,7 @@ class DefinitionCompiler {
     auto it = pending_.find(name);
     if (it == pending_.end()) return nullptr;
     if (in_progress_.count(name)) {
-      fail(use ? *use : it->second.range(),
+      throwSourceError(use ? *use : it->second.range(),
            "function '" + name + "' is called recursively. Recursive calls are not supported");
     }
     in_progress_.insert(name);
@@ -317,7 +311,7 @@ class DefinitionCompiler {
 SugaredValuePtr FunctionEmitter::getSugaredVar(const std::string& name, const SourceRange& loc) {
   if (auto v = findInAnyFrame(name, loc)) return v;
   if (auto v = compiler_.resolve(name, g_, loc)) return v;
-  fail(loc, "undefined value " + name);
+  throwSourceError(loc, "undefined value " + name);
 }
 
 void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& name, SugaredValuePtr value,
@@ -328,16 +322,16 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
   }
   if (auto parent = findInParentFrames(name)) {
     if (annotated) {
-      fail(loc, "Attempting to declare and annotate the type of variable '" + name +
+      throwSourceError(loc, "Attempting to declare and annotate the type of variable '" + name +
                     "' but it is already defined in an outer block");
     }
     if (!simple) {
-      fail(loc, "Cannot re-assign '" + name + "' to a value of type " + value->kind() + " because " + name +
+      throwSourceError(loc, "Cannot re-assign '" + name + "' to a value of type " + value->kind() + " because " + name +
                     " is not a first-class value.  Only reassignments to first-class values are allowed");
     }
     TypePtr parent_type = findTypeInParentFrames(name);
     if (!parent_type) {
-      fail(loc, "Cannot re-assign '" + name + "' because it has type " + value->kind() + " and " + name +
+      throwSourceError(loc, "Cannot re-assign '" + name + "' because it has type " + value->kind() + " and " + name +
                     " is not a first-class value.  Only reassignments to first-class values are allowed");
     }
     parent_type = unshapedType(parent_type);
@@ -350,12 +344,12 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
                    "empty list of another type (torch.jit.annotate(List[T, []]) where T is the type of elements in "
                    "the list for Python 2)";
       }
-      fail(loc, message + "\n");
+      throwSourceError(loc, message + "\n");
     }
   }
   if (simple) {
     if (annotated && !simple->type()->isSubtypeOf(*annotated)) {
-      fail(loc, "Variable '" + name + "' is annotated with type " + annotated->annotationStr() +
+      throwSourceError(loc, "Variable '" + name + "' is annotated with type " + annotated->annotationStr() +
                     " but is being assigned to a value of type " + simple->type()->annotationStr());
     }
     TypePtr store_type = annotated ? annotated : simple->type();
@@ -364,110 +358,6 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
   } else {
     env_->type_table.erase(name);
     env_->value_table[name] = std::move(value);
-  }
-}
-
-// A type written as an expression (`List[int]`, `torch.Tensor`, 'Optional[str]'),
-// with TorchScript's messages for what is not a type.
-TypePtr typeFromExpr(const Expr& e) {
-  auto name_of = [](const Expr& x) -> std::optional<std::string> {
-    if (x.kind() == TK_VAR) return Var(x.tree()).name().name();
-    if (x.kind() == '.') {
-      std::string text = sourceText(x.range());
-      text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return isspace(static_cast<unsigned char>(c)); }),
-                 text.end());
-      return text;
-    }
-    return std::nullopt;
-  };
-  auto strip_module = [](std::string name) {
-    for (const char* prefix : {"typing.", "torch.", "kiln.", "t."}) {
-      if (name.rfind(prefix, 0) == 0) name = name.substr(std::string(prefix).size());
-    }
-    return name;
-  };
-  switch (e.kind()) {
-    case TK_NONE: return NoneType::get();
-    case TK_STRINGLITERAL: {
-      // A quoted annotation is the type it spells.
-      TreeRef inner;
-      try {
-        inner = parseExpression(StringLiteral(e.tree()).text());
-      } catch (const Error&) {
-        fail(e.range(), "Unknown type name '" + StringLiteral(e.tree()).text() + "'");
-      }
-      try {
-        return typeFromExpr(Expr(inner));
-      } catch (const Error& err) {
-        std::string what = err.what();
-        fail(e.range(), what.substr(0, what.find(":\n")));
-      }
-    }
-    case TK_VAR:
-    case '.': {
-      std::string full = *name_of(e);
-      std::string name = strip_module(full);
-      static const std::unordered_map<std::string, TypePtr> simple = {
-          {"Tensor", TensorType::get()}, {"int", IntType::get()},         {"float", FloatType::get()},
-          {"bool", BoolType::get()},     {"str", StringType::get()},      {"Any", AnyType::get()},
-          {"device", DeviceObjType::get()}, {"Device", DeviceObjType::get()}, {"number", NumberType::get()},
-          {"NoneType", NoneType::get()}, {"complex", ComplexType::get()},
-      };
-      if (auto it = simple.find(name); it != simple.end()) return it->second;
-      for (const char* generic : {"List", "Dict", "Tuple", "Optional", "Union", "Future"}) {
-        if (name == generic) fail(e.range(), std::string("Attempted to use ") + generic + " without a contained type");
-      }
-      if (name == "list" || name == "dict" || name == "tuple") {
-        fail(e.range(), "Attempted to use " + name + " without a contained type");
-      }
-      fail(e.range(), "Unknown type name '" + full + "'");
-    }
-    case TK_SUBSCRIPT: {
-      Subscript sub(e.tree());
-      auto constructor = name_of(sub.value());
-      if (!constructor) fail(sub.value().range(), "Unknown type constructor " + sourceText(sub.value().range()));
-      std::string name = strip_module(*constructor);
-      std::vector<Expr> items;
-      for (Expr item : sub.subscriptExprs()) items.push_back(item);
-      auto exactly = [&](size_t n, const char* what) {
-        if (items.size() != n) {
-          fail(e.range(), std::string("expected exactly ") + what + " but found " + std::to_string(items.size()));
-        }
-      };
-      if (name == "List" || name == "list") {
-        exactly(1, "one element type");
-        return ListType::create(typeFromExpr(items[0]));
-      }
-      if (name == "Optional") {
-        exactly(1, "one element type");
-        return OptionalType::create(typeFromExpr(items[0]));
-      }
-      if (name == "Future") {
-        exactly(1, "one element type");
-        return FutureType::create(typeFromExpr(items[0]));
-      }
-      if (name == "Dict" || name == "dict") {
-        exactly(2, "2 element types");
-        return DictType::create(typeFromExpr(items[0]), typeFromExpr(items[1]));
-      }
-      if (name == "Tuple" || name == "tuple") {
-        // Tuple[()] is the empty tuple.
-        if (items.size() == 1 && items[0].kind() == TK_TUPLE_LITERAL && TupleLiteral(items[0].tree()).inputs().empty()) {
-          return TupleType::create({});
-        }
-        std::vector<TypePtr> elements;
-        for (const Expr& item : items) elements.push_back(typeFromExpr(item));
-        return TupleType::create(std::move(elements));
-      }
-      if (name == "Union") {
-        std::vector<TypePtr> members;
-        for (const Expr& item : items) members.push_back(typeFromExpr(item));
-        return UnionType::create(std::move(members));
-      }
-      fail(e.range(), "Unknown type constructor " + *constructor);
-    }
-    default:
-      fail(e.range(), "Expression of type " + kindToString(e.kind()) + " cannot be used in a type expression");
   }
 }
 
@@ -498,7 +388,7 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
   std::unordered_set<std::string> seen;
   for (Param param : decl.params()) {
     const std::string& name = param.ident().name();
-    if (!seen.insert(name).second) fail(param.ident().range(), "duplicate argument '" + name + "' in function definition");
+    if (!seen.insert(name).second) throwSourceError(param.ident().range(), "duplicate argument '" + name + "' in function definition");
     Argument arg;
     arg.name = name;
     arg.type = param.type().present() ? parseType(param.type().get()) : TensorType::get();
@@ -508,7 +398,7 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
       TypePtr dtype = d.type();
       if (!dtype->isSubtypeOf(*arg.type) &&
           !(arg.type->kind() == TypeKind::Float && dtype->kind() == TypeKind::Int)) {
-        fail(param.defaultValue().get().range(),
+        throwSourceError(param.defaultValue().get().range(),
              "Expected a default value of type " + arg.type->annotationStr() + " on parameter \"" + name + "\".");
       }
       if (arg.type->kind() == TypeKind::Float && d.isInt()) d = IValue(static_cast<double>(d.toInt()));
@@ -528,13 +418,13 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
     if (declared_return_type_ && declared_return_type_->kind() != TypeKind::None) {
       // TorchScript's range for a def starts at its name.
       SourceRange from_name(def.range().source(), def.name().range().start(), def.range().end());
-      fail(from_name, "Function was not annotated as having type None, but does not return along all paths");
+      throwSourceError(from_name, "Function was not annotated as having type None, but does not return along all paths");
     }
     Value* none = g_.insertNode(g_.createNone())->output();
     if (!merged_return_type_) merged_return_type_ = declared_return_type_ ? declared_return_type_ : NoneType::get();
     auto merged = unifyTypes(merged_return_type_, NoneType::get());
     if (!declared_return_type_ && !merged) {
-      fail(def.range(), "Previous return statement returned a value of type " + merged_return_type_->annotationStr() +
+      throwSourceError(def.range(), "Previous return statement returned a value of type " + merged_return_type_->annotationStr() +
                             " but this return statement returns a value of type NoneType");
     }
     if (!declared_return_type_) merged_return_type_ = *merged;
@@ -581,12 +471,12 @@ IValue DefinitionCompiler::evaluateDefault(const Expr& e) {
       continue;
     }
     if (!n->blocks().empty() || n->kind() == prim::Load || n->kind() == prim::Store) {
-      fail(e.range(), "default arguments must be constants");
+      throwSourceError(e.range(), "default arguments must be constants");
     }
     Stack stack;
     for (Value* in : n->inputs()) stack.push_back(values.at(in));
     Operation op = findOperation(*n);
-    if (!op) fail(e.range(), "default arguments must be constants");
+    if (!op) throwSourceError(e.range(), "default arguments must be constants");
     op(stack);
     for (size_t i = 0; i < n->outputs().size(); ++i) values[n->output(i)] = stack.at(i);
   }
@@ -626,9 +516,9 @@ void FunctionEmitter::emitStatement(const Stmt& stmt) {
     case TK_DELETE: emitDelete(Delete(stmt.tree())); break;
     case TK_IMPORT:
     case TK_IMPORT_FROM: break;
-    case TK_DEF: fail(stmt.range(), "nested functions are not supported"); break;
-    case TK_CLASS: fail(stmt.range(), "class definitions inside functions are not supported"); break;
-    default: fail(stmt.range(), "Unrecognized statement kind " + kindToString(stmt.kind()));
+    case TK_DEF: throwSourceError(stmt.range(), "nested functions are not supported"); break;
+    case TK_CLASS: throwSourceError(stmt.range(), "class definitions inside functions are not supported"); break;
+    default: throwSourceError(stmt.range(), "Unrecognized statement kind " + kindToString(stmt.kind()));
   }
 }
 
@@ -637,18 +527,18 @@ bool FunctionEmitter::validateAssignLhs(const List<Expr>& lhs, const SourceRange
   for (Expr e : lhs) {
     if (e.kind() == TK_STARRED) {
       ++starred;
-      if (Starred(e.tree()).expr().kind() != TK_VAR) fail(e.range(), "Cannot pack a tuple into a non-variable");
+      if (Starred(e.tree()).expr().kind() != TK_VAR) throwSourceError(e.range(), "Cannot pack a tuple into a non-variable");
     }
   }
-  if (starred > 1) fail(r, "Only one starred expression is allowed on the lhs");
-  if (starred > 0 && lhs.size() == 1) fail(r, "A Starred expression may only appear on the lhs within the presence of another non-starred expression");
+  if (starred > 1) throwSourceError(r, "Only one starred expression is allowed on the lhs");
+  if (starred > 0 && lhs.size() == 1) throwSourceError(r, "A Starred expression may only appear on the lhs within the presence of another non-starred expression");
   return starred == 1;
 }
 
 void FunctionEmitter::emitAssignment(const Assign& stmt) {
   List<Expr> targets = stmt.lhsList();
   if (!stmt.rhs().present()) {
-    fail(stmt.range(), "For an assignment, expected an expression on the right-hand side");
+    throwSourceError(stmt.range(), "For an assignment, expected an expression on the right-hand side");
   }
   Expr rhs = stmt.rhs().get();
   TypePtr type = stmt.type().present() ? parseType(stmt.type().get()) : nullptr;
@@ -667,7 +557,7 @@ void FunctionEmitter::emitAssignment(const Assign& stmt) {
         break;
       }
       case TK_SUBSCRIPT: emitSubscriptAssign(stmt.range(), Subscript(target.tree()), value->asValue(rhs.range(), g_)); break;
-      default: fail(target.range(), "unexpected expression on left-hand side of assignment");
+      default: throwSourceError(target.range(), "unexpected expression on left-hand side of assignment");
     }
   }
 }
@@ -697,8 +587,8 @@ void FunctionEmitter::emitSingleAssignment(const SourceRange& range, const Expr&
       emitSubscriptAssign(range, Subscript(lhs.tree()), value);
       break;
     }
-    case '.': fail(lhs.range(), "assignment to attributes is not supported outside of methods");
-    default: fail(lhs.range(), "unexpected expression on left-hand side of assignment");
+    case '.': throwSourceError(lhs.range(), "assignment to attributes is not supported outside of methods");
+    default: throwSourceError(lhs.range(), "unexpected expression on left-hand side of assignment");
   }
 }
 
@@ -706,11 +596,11 @@ void FunctionEmitter::emitTupleAssign(const TupleLiteral& tl, const SugaredValue
                                       size_t n_binders, bool starred) {
   auto outputs = rhs->asTuple(rhs_loc, g_, starred ? std::nullopt : std::optional<size_t>(n_binders));
   if (outputs.size() < n_binders) {
-    fail(tl.range(), std::string("need ") + (starred ? "at least " : "") + std::to_string(n_binders) +
+    throwSourceError(tl.range(), std::string("need ") + (starred ? "at least " : "") + std::to_string(n_binders) +
                          " values to unpack but found only " + std::to_string(outputs.size()));
   }
   if (outputs.size() > n_binders && !starred) {
-    fail(tl.range(), "too many values to unpack: need " + std::to_string(n_binders) + " but found " +
+    throwSourceError(tl.range(), "too many values to unpack: need " + std::to_string(n_binders) + " but found " +
                          std::to_string(outputs.size()));
   }
   emitExprsAssign(tl.inputs(), outputs, rhs_loc, n_binders);
@@ -746,7 +636,7 @@ void FunctionEmitter::emitExprsAssign(const List<Expr>& lhs, const std::vector<S
         ++i;
         break;
       }
-      default: fail(target.range(), "unexpected expression on the left-hand side");
+      default: throwSourceError(target.range(), "unexpected expression on the left-hand side");
     }
   }
 }
@@ -778,10 +668,10 @@ void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscr
   if (subscripts.size() != 1 || subscripts[0].kind() == TK_SLICE_EXPR) {
     // TorchScript points at the brackets.
     SourceRange brackets(lhs.range().source(), lhs.value().range().end(), lhs.range().end());
-    fail(brackets, "Sliced expression not yet supported for subscripted assignment. File a bug if you want this");
+    throwSourceError(brackets, "Sliced expression not yet supported for subscripted assignment. File a bug if you want this");
   }
   if (sliceable->type()->cast<TupleType>()) {
-    fail(lhs.range(), sliceable->type()->annotationStr() + " does not support subscripted assignment");
+    throwSourceError(lhs.range(), sliceable->type()->annotationStr() + " does not support subscripted assignment");
   }
   Value* index = emitExpr(subscripts[0]);
   emitBuiltinCall(range, g_, aten::_set_item,
@@ -804,7 +694,7 @@ Symbol FunctionEmitter::augOp(const AugAssign& stmt, const TypePtr& type) {
     case TK_RSHIFT: return inplace ? s("aten::__irshift__") : s("aten::__rshift__");
     case TK_POW: return aten::pow;
     case TK_FLOOR_DIV: return inplace ? s("aten::floor_divide_") : aten::floordiv;
-    default: fail(stmt.range(), "Unknown augmented assignment: " + kindToString(stmt.augOp()));
+    default: throwSourceError(stmt.range(), "Unknown augmented assignment: " + kindToString(stmt.augOp()));
   }
 }
 
@@ -820,7 +710,7 @@ void FunctionEmitter::emitAugAssignment(const AugAssign& stmt) {
     return;
   }
   if (lhs.kind() != TK_SUBSCRIPT) {
-    fail(lhs.range(), "unexpected expression on left-hand side of augmented assignment");
+    throwSourceError(lhs.range(), "unexpected expression on left-hand side of augmented assignment");
   }
   Subscript sub(lhs.tree());
   Value* sliceable = emitExpr(sub.value());
@@ -841,7 +731,7 @@ void FunctionEmitter::emitAugAssignment(const AugAssign& stmt) {
   }
   List<Expr> subscripts = sub.subscriptExprs();
   if (subscripts.size() != 1 || subscripts[0].kind() == TK_SLICE_EXPR) {
-    fail(subscripts.range(), "Sliced expression not yet supported for subscripted list augmented assignment. File a bug if you want this");
+    throwSourceError(subscripts.range(), "Sliced expression not yet supported for subscripted list augmented assignment. File a bug if you want this");
   }
   Value* index = emitExpr(subscripts[0]);
   Value* rhs = emitExpr(stmt.rhs());
@@ -969,7 +859,7 @@ void FunctionEmitter::emitFor(const For& stmt) {
 
 void FunctionEmitter::emitFor(const List<Expr>& targets, const List<Expr>& itrs, const SourceRange& loc,
                               const std::function<void()>& emit_body) {
-  if (itrs.size() != 1) fail(loc, "List of iterables is not supported currently");
+  if (itrs.size() != 1) throwSourceError(loc, "List of iterables is not supported currently");
   SugaredValuePtr sv = emitSugaredExpr(itrs[0], 1);
   SugaredValuePtr iterable = sv->iter(loc, g_);
   if (iterable->shouldEmitUnrolled()) {
@@ -1034,9 +924,9 @@ void FunctionEmitter::emitLoopCommon(const SourceRange& range, const std::functi
 
 void FunctionEmitter::emitBreakOrContinue(const Stmt& stmt, Symbol kind) {
   const char* word = kind == prim::BreakStmt ? "break" : "continue";
-  if (loop_status_ == LoopStatus::NotInLoop) fail(stmt.range(), std::string("SyntaxError: '") + word + "' outside loop");
+  if (loop_status_ == LoopStatus::NotInLoop) throwSourceError(stmt.range(), std::string("SyntaxError: '") + word + "' outside loop");
   if (loop_status_ == LoopStatus::InUnrolledLoop) {
-    fail(stmt.range(), "Because we emit iteration over modulelists or tuples as unrolled loops, we do not support "
+    throwSourceError(stmt.range(), "Because we emit iteration over modulelists or tuples as unrolled loops, we do not support "
                        "break or continue inside the body of these loops");
   }
   g_.insertNode(g_.create(kind, {}, 0))->setSourceRange(stmt.range());
@@ -1056,14 +946,14 @@ void FunctionEmitter::emitReturn(const Return& stmt) {
       result = tryConvertToType(stmt.range(), g_, declared, result, true);
     }
     if (!result->type()->isSubtypeOf(*declared)) {
-      fail(stmt.range(), "Return value was annotated as having type " + declared->annotationStr() +
+      throwSourceError(stmt.range(), "Return value was annotated as having type " + declared->annotationStr() +
                              " but is actually of type " + result->type()->annotationStr());
     }
   } else {
     declared = merged_return_type_ ? merged_return_type_ : result->type();
     auto merged = unifyTypes(declared, result->type());
     if (!merged) {
-      fail(stmt.range(), "Previous return statement returned a value of type " + declared->annotationStr() +
+      throwSourceError(stmt.range(), "Previous return statement returned a value of type " + declared->annotationStr() +
                              " but this return statement returns a value of type " + result->type()->annotationStr());
     }
     declared = *merged;
@@ -1079,7 +969,7 @@ void FunctionEmitter::emitReturn(const Return& stmt) {
 }
 
 void FunctionEmitter::emitRaise(const Raise& stmt) {
-  if (!stmt.expr().present()) fail(stmt.range(), "bare 'raise' (re-raising) is not supported");
+  if (!stmt.expr().present()) throwSourceError(stmt.range(), "bare 'raise' (re-raising) is not supported");
   SugaredValuePtr sv = emitSugaredExpr(stmt.expr().get(), 1);
   Value* message = nullptr;
   Value* class_name = nullptr;
@@ -1090,7 +980,7 @@ void FunctionEmitter::emitRaise(const Raise& stmt) {
     message = g_.insertConstant(std::string(), stmt.range());
     class_name = g_.insertNode(g_.createNone())->output();
   } else {
-    fail(stmt.range(), "exceptions must derive from BaseException");
+    throwSourceError(stmt.range(), "exceptions must derive from BaseException");
   }
   if (message->type()->kind() != TypeKind::String) message = call(stmt.range(), aten::str, {message});
   g_.insertNode(g_.create(prim::RaiseException, {message, class_name}, 0))->setSourceRange(stmt.range());
@@ -1117,11 +1007,11 @@ void FunctionEmitter::emitWith(const With& stmt) {
     Expr e = item.target();
     Value* obj = emitExpr(e);
     auto cls = obj->type()->cast<ClassType>();
-    if (!cls) fail(e.range(), "With item expression must return an object");
+    if (!cls) throwSourceError(e.range(), "With item expression must return an object");
     Function* enter = cls->findMethod("__enter__");
     Function* exit = cls->findMethod("__exit__");
     if (!enter || !exit) {
-      fail(e.range(), "Object returned by with item expression does not define __enter__ and __exit__ methods");
+      throwSourceError(e.range(), "Object returned by with item expression does not define __enter__ and __exit__ methods");
     }
     Node* n = g_.insertNode(g_.create(prim::Enter, {obj}));
     n->setSourceRange(e.range());
@@ -1129,7 +1019,7 @@ void FunctionEmitter::emitWith(const With& stmt) {
     entered.push_back(obj);
     if (item.var().present()) {
       Expr var = item.var().get();
-      if (var.kind() != TK_VAR) fail(var.range(), "with ... as must bind a name");
+      if (var.kind() != TK_VAR) throwSourceError(var.range(), "with ... as must bind a name");
       setVar(var.range(), Var(var.tree()).name().name(), n->output());
     }
   }
@@ -1144,7 +1034,7 @@ void FunctionEmitter::emitDelete(const Delete& stmt) {
   for (Expr target : stmt.targets()) {
     if (target.kind() == TK_SUBSCRIPT) {
       Subscript sub(target.tree());
-      if (sub.subscriptExprs().size() != 1) fail(target.range(), "del statements only support a single index");
+      if (sub.subscriptExprs().size() != 1) throwSourceError(target.range(), "del statements only support a single index");
       Value* container = emitExpr(sub.value());
       Value* index = emitExpr(sub.subscriptExprs()[0]);
       call(target.range(), Symbol::fromQualString("aten::Delete"), {container, index});
@@ -1154,9 +1044,9 @@ void FunctionEmitter::emitDelete(const Delete& stmt) {
       for (auto e = env_; e; e = e->next) {
         found = found || e->type_table.erase(name) || e->value_table.erase(name);
       }
-      if (!found) fail(target.range(), "undefined value " + name);
+      if (!found) throwSourceError(target.range(), "undefined value " + name);
     } else {
-      fail(target.range(), "del statements are only supported for deleting list and dict items and variables");
+      throwSourceError(target.range(), "del statements are only supported for deleting list and dict items and variables");
     }
   }
 }
@@ -1205,7 +1095,7 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
     return emitApplySpecialForm(special->form(), apply, type_hint);
   }
   if (auto tolist = std::dynamic_pointer_cast<TensorToListValue>(callee)) {
-    if (!apply.inputs().empty() || !apply.attributes().empty()) fail(apply.range(), "tolist() takes no arguments");
+    if (!apply.inputs().empty() || !apply.attributes().empty()) throwSourceError(apply.range(), "tolist() takes no arguments");
     return std::make_shared<SimpleValue>(tolist->callWithTypeHint(apply.range(), g_, type_hint));
   }
   std::vector<NamedValue> args = getNamedValues(apply.inputs());
@@ -1216,9 +1106,9 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
 SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& apply, const TypePtr& type_hint) {
   const SourceRange& loc = apply.range();
   auto check_inputs = [&](size_t n) {
-    if (!apply.attributes().empty()) fail(loc, std::string(form.name()) + " takes no keyword arguments");
+    if (!apply.attributes().empty()) throwSourceError(loc, std::string(form.name()) + " takes no keyword arguments");
     if (apply.inputs().size() != n) {
-      fail(loc, std::string(form.name()) + " expected exactly " + std::to_string(n) + " arguments but found " +
+      throwSourceError(loc, std::string(form.name()) + " expected exactly " + std::to_string(n) + " arguments but found " +
                     std::to_string(apply.inputs().size()));
     }
   };
@@ -1232,7 +1122,7 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
     TypePtr type = parseType(apply.inputs()[0]);
     Value* v = tryConvertToType(loc, g_, type, emitExpr(apply.inputs()[1], type), true);
     if (!v->type()->isSubtypeOf(*type)) {
-      fail(apply.inputs().range(), "expected an expression of type " + type->annotationStr() + " but found " +
+      throwSourceError(apply.inputs().range(), "expected an expression of type " + type->annotationStr() + " but found " +
                                        v->type()->annotationStr());
     }
     if (type->kind() == TypeKind::Optional && v->type()->kind() == TypeKind::None) {
@@ -1243,27 +1133,27 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
     return std::make_shared<SimpleValue>(v);
   }
   if (kind == "range") {
-    if (!apply.attributes().empty()) fail(loc, "range does not take keyword arguments");
+    if (!apply.attributes().empty()) throwSourceError(loc, "range does not take keyword arguments");
     std::vector<Value*> inputs;
     for (const NamedValue& nv : getNamedValues(apply.inputs())) inputs.push_back(nv.value);
     return std::make_shared<RangeValue>(loc, g_, inputs);
   }
   if (kind == "zip") {
-    if (!apply.attributes().empty()) fail(loc, "zip does not take keyword arguments");
-    if (apply.inputs().empty()) fail(loc, "zip expected at least 1 arguments, got 0");
+    if (!apply.attributes().empty()) throwSourceError(loc, "zip does not take keyword arguments");
+    if (apply.inputs().empty()) throwSourceError(loc, "zip expected at least 1 arguments, got 0");
     auto tree = std::make_shared<IterableTree>();
     for (Expr e : apply.inputs()) tree->addChild(loc, g_, emitSugaredExpr(e, 1)->iter(loc, g_));
     return tree;
   }
   if (kind == "enumerate") {
     size_t n_args = apply.inputs().size() + apply.attributes().size();
-    if (apply.inputs().empty()) fail(loc, "enumerate expected at least 1 arguments, got 0");
-    if (n_args > 2) fail(loc, "enumerate expected at most 2 arguments, got " + std::to_string(n_args));
+    if (apply.inputs().empty()) throwSourceError(loc, "enumerate expected at least 1 arguments, got 0");
+    if (n_args > 2) throwSourceError(loc, "enumerate expected at most 2 arguments, got " + std::to_string(n_args));
     Value* start = nullptr;
     if (apply.inputs().size() == 2) start = emitExpr(apply.inputs()[1]);
     if (apply.attributes().size() == 1) {
       if (apply.attributes()[0].name().name() != "start") {
-        fail(loc, "enumerate expected kwarg name 'start', got '" + apply.attributes()[0].name().name() + "'");
+        throwSourceError(loc, "enumerate expected kwarg name 'start', got '" + apply.attributes()[0].name().name() + "'");
       }
       start = emitExpr(apply.attributes()[0].value());
     }
@@ -1280,7 +1170,7 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
   if (kind == "list") {
     if (apply.inputs().empty()) {
       TypePtr type = type_hint ? type_hint : ListType::create(TensorType::get());
-      if (!type->cast<ListType>()) fail(loc, "Expected list type annotation for list(), found " + type->annotationStr());
+      if (!type->cast<ListType>()) throwSourceError(loc, "Expected list type annotation for list(), found " + type->annotationStr());
       Value* list = g_.insertNode(g_.createList(type->cast<ListType>()->elementType(), {}))->output();
       return std::make_shared<SimpleValue>(list);
     }
@@ -1295,7 +1185,7 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       for (const auto& e : tuple->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));
       auto unified = values.empty() ? std::optional<TypePtr>(TensorType::get()) : std::optional<TypePtr>(values[0]->type());
       for (Value* e : values) unified = unified ? unifyTypes(*unified, e->type()) : unified;
-      if (!unified) fail(loc, "list() of a tuple whose elements have different types");
+      if (!unified) throwSourceError(loc, "list() of a tuple whose elements have different types");
       return std::make_shared<SimpleValue>(g_.insertNode(g_.createList(*unified, values))->output());
     }
     if (v && v->type()->kind() == TypeKind::String) return std::make_shared<SimpleValue>(call(loc, aten::list, {v}));
@@ -1313,13 +1203,13 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
     return std::make_shared<SimpleValue>(emitListComprehension(ListComp(comprehension), type_hint));
   }
   if (kind == "TupleConstruct") {
-    if (apply.inputs().size() != 1) fail(loc, "tuple() expects exactly one argument");
+    if (apply.inputs().size() != 1) throwSourceError(loc, "tuple() expects exactly one argument");
     SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
     std::vector<Value*> values;
     for (const auto& e : arg->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));
     return std::make_shared<SimpleValue>(g_.insertNode(g_.createTuple(values))->output());
   }
-  fail(loc, "unsupported special form " + kind);
+  throwSourceError(loc, "unsupported special form " + kind);
 }
 
 CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo) {
@@ -1330,7 +1220,7 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
       for (Expr sub : TupleLiteral(e.tree()).inputs()) gather(sub);
       return;
     }
-    std::string text = sourceText(e.range());
+    std::string text = e.range().text();
     if (text == "list" || text == "List") {
       types.push_back(ListType::create(AnyType::get()));
     } else if (text == "dict" || text == "Dict") {
@@ -1388,10 +1278,10 @@ Value* FunctionEmitter::emitToBool(const SourceRange& loc, Value* v) {
   try {
     out = asSimple(builtinGlobal("bool")->call(loc, g_, {NamedValue(loc, v)}, {}, 0));
   } catch (const Error&) {
-    fail(loc, "Could not cast value of type " + v->type()->annotationStr() + " to bool");
+    throwSourceError(loc, "Could not cast value of type " + v->type()->annotationStr() + " to bool");
   }
   if (!out->type()->isSubtypeOf(*BoolType::get())) {
-    fail(loc, "expected a bool expression for condition but found " + out->type()->annotationStr());
+    throwSourceError(loc, "expected a bool expression for condition but found " + out->type()->annotationStr());
   }
   return out;
 }
@@ -1452,7 +1342,7 @@ CondValue FunctionEmitter::emitCondExpr(const Expr& e) {
     case TK_APPLY: {
       Apply apply(e.tree());
       if (apply.callee().kind() == TK_VAR && Var(apply.callee().tree()).name().name() == "isinstance") {
-        if (apply.inputs().size() != 2) fail(apply.range(), "isinstance expected exactly 2 arguments");
+        if (apply.inputs().size() != 2) throwSourceError(apply.range(), "isinstance expected exactly 2 arguments");
         return emitIsInstance(apply.inputs()[0], apply.inputs()[1]);
       }
       break;
@@ -1538,7 +1428,7 @@ Value* FunctionEmitter::emitIfExpr(const SourceRange& range, const CondValue& co
   const TypePtr& ft = false_block->outputs()[0]->type();
   auto unified = unifyTypes(tt, ft);
   if (!unified) {
-    fail(range, "if-expression's true branch has type " + tt->annotationStr() + " but false branch has type " +
+    throwSourceError(range, "if-expression's true branch has type " + tt->annotationStr() + " but false branch has type " +
                     ft->annotationStr());
   }
   return n->addOutput()->setType(*unified);
@@ -1568,7 +1458,7 @@ Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs
       }
       return kind == TK_IN ? contains : call(loc, aten::__not__, {contains});
     }
-    default: fail(loc, "unknown comparison " + kindToString(kind));
+    default: throwSourceError(loc, "unknown comparison " + kindToString(kind));
   }
 }
 
@@ -1619,7 +1509,7 @@ Value* FunctionEmitter::emitUnaryOp(const UnaryOp& op) {
     }
     case TK_UNARY_PLUS: return v;
     case '~': return call(op.range(), Symbol::fromQualString("aten::bitwise_not"), {v});
-    default: fail(op.range(), "unknown unary operator " + kindToString(op.kind()));
+    default: throwSourceError(op.range(), "unknown unary operator " + kindToString(op.kind()));
   }
 }
 
@@ -1630,7 +1520,7 @@ Value* FunctionEmitter::emitSimpleExpr(const TreeRef& tree, const TypePtr& type_
       Const c(tree);
       if (c.isFloatingPoint()) return g_.insertConstant(c.asDouble(), loc);
       auto value = parseIntLiteral(c.text());
-      if (!value) fail(loc, "integer literal out of range");
+      if (!value) throwSourceError(loc, "integer literal out of range");
       return g_.insertConstant(*value, loc);
     }
     case TK_STRINGLITERAL: return g_.insertConstant(StringLiteral(tree).text(), loc);
@@ -1679,11 +1569,11 @@ Value* FunctionEmitter::emitSimpleExpr(const TreeRef& tree, const TypePtr& type_
     case TK_DICT_LITERAL: return emitDictLiteral(DictLiteral(tree), type_hint);
     case TK_LIST_COMP: return emitListComprehension(ListComp(tree), type_hint);
     case TK_DICT_COMP: return emitDictComprehension(DictComp(tree), type_hint);
-    case TK_DOTS: fail(loc, "'...' is only allowed in subscripts");
-    case TK_STARRED: fail(loc, "Unexpected starred expansion. File a bug report");
+    case TK_DOTS: throwSourceError(loc, "'...' is only allowed in subscripts");
+    case TK_STARRED: throwSourceError(loc, "Unexpected starred expansion. File a bug report");
     default:
       if (isBinaryOpKind(tree->kind())) return emitBinaryOp(BinOp(tree));
-      fail(loc, "Unsupported expression of kind " + kindToString(tree->kind()));
+      throwSourceError(loc, "Unsupported expression of kind " + kindToString(tree->kind()));
   }
 }
 
@@ -1708,10 +1598,10 @@ Value* FunctionEmitter::emitListLiteral(const ListLiteral& ll, const TypePtr& ty
     for (Value* v : values) {
       if (unified) unified = unifyTypes(*unified, v->type(), /*default_to_union=*/true);
     }
-    if (!unified) fail(ll.range(), "List elements have types that cannot be unified");
+    if (!unified) throwSourceError(ll.range(), "List elements have types that cannot be unified");
     if (elem_hint) {
       if (!(*unified)->isSubtypeOf(*elem_hint)) {
-        fail(ll.range(), "List type annotation `" + type_hint->annotationStr() +
+        throwSourceError(ll.range(), "List type annotation `" + type_hint->annotationStr() +
                              "` did not match the types of the given list elements, which were " +
                              (*unified)->annotationStr());
       }
@@ -1738,14 +1628,14 @@ Value* FunctionEmitter::emitDictLiteral(const DictLiteral& dl, const TypePtr& ty
     std::optional<TypePtr> k = keys[0]->type(), v = values[0]->type();
     for (Value* x : keys) k = k ? unifyTypes(*k, x->type()) : k;
     for (Value* x : values) v = v ? unifyTypes(*v, x->type(), /*default_to_union=*/true) : v;
-    if (!k) fail(dl.range(), "Dict keys must contain only a single type");
-    if (!v) fail(dl.range(), "Dict values must contain only a single type");
+    if (!k) throwSourceError(dl.range(), "Dict keys must contain only a single type");
+    if (!v) throwSourceError(dl.range(), "Dict values must contain only a single type");
     key_type = *k;
     value_type = *v;
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!keys[i]->type()->isSubtypeOf(*key_type) || !values[i]->type()->isSubtypeOf(*value_type)) {
-      fail(dl.range(), "Dict type annotation `" + type_hint->annotationStr() + "` did not match the types of the actual dict items");
+      throwSourceError(dl.range(), "Dict type annotation `" + type_hint->annotationStr() + "` did not match the types of the actual dict items");
     }
   }
   return g_.insertNode(g_.createDict(key_type, value_type, keys, values))->output();
@@ -1758,7 +1648,7 @@ Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr&
   bool type_set = false;
   if (type_hint) {
     if (!type_hint->cast<ListType>()) {
-      fail(loc, "Expected list type annotation for list comprehension, found " + type_hint->annotationStr());
+      throwSourceError(loc, "Expected list type annotation for list comprehension, found " + type_hint->annotationStr());
     }
     list->setType(type_hint);
     type_set = true;
@@ -1802,7 +1692,7 @@ Value* FunctionEmitter::emitDictComprehension(const DictComp& dc, const TypePtr&
   TypePtr key_type, value_type;
   if (type_hint) {
     auto dict = type_hint->cast<DictType>();
-    if (!dict) fail(loc, "Expected Dict type annotation for dict comprehension, found " + type_hint->annotationStr());
+    if (!dict) throwSourceError(loc, "Expected Dict type annotation for dict comprehension, found " + type_hint->annotationStr());
     key_type = dict->keyType();
     value_type = dict->valueType();
   }
@@ -1861,15 +1751,15 @@ Value* FunctionEmitter::emitSliceOp(const SourceRange& loc, Value* sliceable, Va
 
 Value* FunctionEmitter::emitTupleIndex(const SourceRange& loc, Value* tuple, Value* index) {
   auto type = tuple->type()->cast<TupleType>();
-  if (index->type()->kind() != TypeKind::Int) fail(loc, "tuple index must be an integer");
+  if (index->type()->kind() != TypeKind::Int) throwSourceError(loc, "tuple index must be an integer");
   const auto& elements = type->elements();
   TypePtr output;
   auto constant = toIValue(index);
   if (!constant) {
-    if (elements.empty()) fail(loc, "Cannot index into a " + type->annotationStr() + " with a non-integer literal because we cannot resolve the output type");
+    if (elements.empty()) throwSourceError(loc, "Cannot index into a " + type->annotationStr() + " with a non-integer literal because we cannot resolve the output type");
     for (const TypePtr& e : elements) {
       if (*e != *elements[0]) {
-        fail(loc, "Cannot index into a " + type->annotationStr() +
+        throwSourceError(loc, "Cannot index into a " + type->annotationStr() +
                       " with a non-integer literal because we cannot resolve the output type");
       }
     }
@@ -1878,7 +1768,7 @@ Value* FunctionEmitter::emitTupleIndex(const SourceRange& loc, Value* tuple, Val
     int64_t n = static_cast<int64_t>(elements.size());
     int64_t i = constant->toInt() < 0 ? constant->toInt() + n : constant->toInt();
     if (i < 0 || i >= n) {
-      fail(loc, "Tuple index out of range. Tuple is length " + std::to_string(n) + " and index is " +
+      throwSourceError(loc, "Tuple index out of range. Tuple is length " + std::to_string(n) + " and index is " +
                     std::to_string(constant->toInt()));
     }
     output = elements[static_cast<size_t>(i)];
@@ -1891,11 +1781,11 @@ Value* FunctionEmitter::emitTupleSlice(const SourceRange& loc, Value* tuple, con
   auto bound = [&](const Maybe<Expr>& m, int64_t fallback) -> int64_t {
     if (!m.present()) return fallback;
     auto c = toIValue(emitExpr(m.get()));
-    if (!c || !c->isInt()) fail(loc, "tuple slice indices must be integer constants");
+    if (!c || !c->isInt()) throwSourceError(loc, "tuple slice indices must be integer constants");
     return c->toInt();
   };
   int64_t step = bound(slice.step(), 1);
-  if (step == 0) fail(loc, "slice step cannot be zero");
+  if (step == 0) throwSourceError(loc, "slice step cannot be zero");
   int64_t start = bound(slice.start(), step > 0 ? 0 : n - 1);
   int64_t end = bound(slice.end(), step > 0 ? n : -n - 1);
   auto clamp = [&](int64_t i, bool is_end) {
@@ -1937,10 +1827,10 @@ std::pair<Value*, std::vector<Value*>> FunctionEmitter::emitIntAndSliceIndexing(
     if (t->kind() == TypeKind::None) return reverse ? dim : dim + 1;
     if (t->kind() == TypeKind::Int) return reverse ? dim - 1 : dim;
     if (t->isSubtypeOf(*OptionalType::create(TensorType::get()))) {
-      if (reverse) fail(loc, "Ellipses followed by tensor indexing is currently not supported");
+      if (reverse) throwSourceError(loc, "Ellipses followed by tensor indexing is currently not supported");
       return dim + 1;
     }
-    fail(loc, "Unsupported operation: indexing tensor with unsupported index type '" + t->annotationStr() +
+    throwSourceError(loc, "Unsupported operation: indexing tensor with unsupported index type '" + t->annotationStr() +
                   "'. Only ints, slices, lists and tensors are supported");
   };
   size_t idx = 0;
@@ -1951,7 +1841,7 @@ std::pair<Value*, std::vector<Value*>> FunctionEmitter::emitIntAndSliceIndexing(
   }
   int64_t rdim = -1;
   for (size_t r = count; r-- > idx + 1;) {
-    if (subscripts[r].kind() == TK_DOTS) fail(loc, "An index can only have a single ellipsis ('...')");
+    if (subscripts[r].kind() == TK_DOTS) throwSourceError(loc, "An index can only have a single ellipsis ('...')");
     rdim = handle(subscripts[r], r, rdim, true);
   }
   std::vector<Value*> tensor_indices;
@@ -1972,7 +1862,7 @@ std::pair<Value*, std::vector<Value*>> FunctionEmitter::emitIntAndSliceIndexing(
       d = g_.insertConstant(dims[i], loc);
       sliceable = call(loc, aten::select, {sliceable, d, index});
     } else {
-      if (dims[i] < 0) fail(loc, "Ellipses followed by tensor indexing is currently not supported");
+      if (dims[i] < 0) throwSourceError(loc, "Ellipses followed by tensor indexing is currently not supported");
       tensor_indices.resize(static_cast<size_t>(dims[i] + 1), nullptr);
       tensor_indices[static_cast<size_t>(dims[i])] = index;
     }
@@ -1996,7 +1886,7 @@ Value* FunctionEmitter::emitSubscript(const Subscript& subscript) {
     return call(range, aten::index, {sliced, indices});
   }
   if (subscripts.size() != 1) {
-    fail(range, "Unsupported operation: attempted to use multidimensional indexing on a non-tensor type");
+    throwSourceError(range, "Unsupported operation: attempted to use multidimensional indexing on a non-tensor type");
   }
   if (subscripts[0].kind() == TK_SLICE_EXPR) {
     if (sliceable->type()->cast<TupleType>()) return emitTupleSlice(range, sliceable, SliceExpr(subscripts[0].tree()));
@@ -2019,8 +1909,8 @@ void defineFunctions(const std::vector<TreeRef>& definitions, const ResolverPtr&
       case TK_EXPR_STMT:
         // A module docstring.
         if (ExprStmt(tree).expr().kind() == TK_STRINGLITERAL) break;
-        fail(tree->range(), "expected def but found a statement");
-      default: fail(tree->range(), "expected def but found '" + kindToString(tree->kind()) + "'");
+        throwSourceError(tree->range(), "expected def but found a statement");
+      default: throwSourceError(tree->range(), "expected def but found '" + kindToString(tree->kind()) + "'");
     }
   }
   compiler.compileAll();

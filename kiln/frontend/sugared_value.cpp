@@ -12,8 +12,6 @@ namespace kiln {
 
 namespace {
 
-[[noreturn]] void fail(const SourceRange& loc, const std::string& message) { throwSourceError(loc, message); }
-
 Value* insertCall(const SourceRange& loc, Graph& graph, Symbol op, std::vector<Value*> inputs) {
   std::vector<NamedValue> args;
   for (Value* v : inputs) args.emplace_back(loc, v);
@@ -24,27 +22,27 @@ Value* insertCall(const SourceRange& loc, Graph& graph, Symbol op, std::vector<V
 
 // --- SugaredValue defaults: "this value cannot be used that way" -------------------------
 
-Value* SugaredValue::asValue(const SourceRange& loc, Graph&) { fail(loc, kind() + " cannot be used as a value"); }
+Value* SugaredValue::asValue(const SourceRange& loc, Graph&) { throwSourceError(loc, kind() + " cannot be used as a value"); }
 
 SugaredValuePtr SugaredValue::attr(const SourceRange& loc, Graph&, const std::string& field) {
-  fail(loc, "attribute lookup is not defined on " + kind());
+  throwSourceError(loc, "attribute lookup is not defined on " + kind());
 }
 
 SugaredValuePtr SugaredValue::call(const SourceRange& loc, Graph&, const std::vector<NamedValue>&,
                                    const std::vector<NamedValue>&, size_t) {
-  fail(loc, "cannot call a " + kind());
+  throwSourceError(loc, "cannot call a " + kind());
 }
 
-SugaredValuePtr SugaredValue::iter(const SourceRange& loc, Graph&) { fail(loc, kind() + " object is not iterable"); }
+SugaredValuePtr SugaredValue::iter(const SourceRange& loc, Graph&) { throwSourceError(loc, kind() + " object is not iterable"); }
 
-Value* SugaredValue::len(const SourceRange& loc, Graph&) { fail(loc, kind() + " object has no len()"); }
+Value* SugaredValue::len(const SourceRange& loc, Graph&) { throwSourceError(loc, kind() + " object has no len()"); }
 
 SugaredValuePtr SugaredValue::getitem(const SourceRange& loc, Graph&, Value*) {
-  fail(loc, kind() + " object is not subscriptable");
+  throwSourceError(loc, kind() + " object is not subscriptable");
 }
 
 std::vector<SugaredValuePtr> SugaredValue::asTuple(const SourceRange& loc, Graph&, std::optional<size_t>) {
-  fail(loc, kind() + " cannot be used as a tuple");
+  throwSourceError(loc, kind() + " cannot be used as a tuple");
 }
 
 Value* asSimple(const SugaredValuePtr& v) {
@@ -63,7 +61,7 @@ class TensorCastMethod : public SugaredValue {
   std::string kind() const override { return "builtin method"; }
   SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, size_t) override {
-    if (!args.empty() || !kwargs.empty()) fail(loc, "casting methods such as .float() take no arguments");
+    if (!args.empty() || !kwargs.empty()) throwSourceError(loc, "casting methods such as .float() take no arguments");
     std::vector<NamedValue> to_args = {NamedValue(loc, self_),
                                        NamedValue(loc, graph.insertConstant(static_cast<int64_t>(dtype_), loc))};
     return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::to, to_args, {}));
@@ -111,7 +109,7 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
   if (!getAllOperatorsFor(method).empty()) {
     return std::make_shared<BuiltinFunction>(method, NamedValue(loc, "self", value_));
   }
-  fail(loc, "'" + type->annotationStr() + "' object has no attribute or method '" + field + "'.");
+  throwSourceError(loc, "'" + type->annotationStr() + "' object has no attribute or method '" + field + "'.");
 }
 
 SugaredValuePtr SimpleValue::iter(const SourceRange& loc, Graph& graph) {
@@ -121,7 +119,7 @@ SugaredValuePtr SimpleValue::iter(const SourceRange& loc, Graph& graph) {
   }
   if (type->cast<DictType>()) return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::keys, {value_}));
   if (type->cast<TupleType>()) return std::make_shared<SugaredTupleValue>(asTuple(loc, graph, std::nullopt));
-  fail(loc, "'" + type->annotationStr() + "' object is not iterable");
+  throwSourceError(loc, "'" + type->annotationStr() + "' object is not iterable");
 }
 
 Value* SimpleValue::len(const SourceRange& loc, Graph& graph) {
@@ -130,7 +128,7 @@ Value* SimpleValue::len(const SourceRange& loc, Graph& graph) {
       type->isSubtypeOf(*TensorType::get())) {
     return insertCall(loc, graph, aten::len, {value_});
   }
-  fail(loc, "'" + type->annotationStr() + "' object is not iterable");
+  throwSourceError(loc, "'" + type->annotationStr() + "' object is not iterable");
 }
 
 SugaredValuePtr SimpleValue::getitem(const SourceRange& loc, Graph& graph, Value* index) {
@@ -141,7 +139,7 @@ SugaredValuePtr SimpleValue::getitem(const SourceRange& loc, Graph& graph, Value
   if (type->isSubtypeOf(*TensorType::get())) {
     return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::select, {value_, graph.insertConstant(int64_t(0), loc), index}));
   }
-  fail(loc, "'" + type->annotationStr() + "' object is not subscriptable");
+  throwSourceError(loc, "'" + type->annotationStr() + "' object is not subscriptable");
 }
 
 std::vector<SugaredValuePtr> SimpleValue::asTuple(const SourceRange& loc, Graph& graph,
@@ -158,19 +156,19 @@ std::vector<SugaredValuePtr> SimpleValue::asTuple(const SourceRange& loc, Graph&
     return out;
   }
   if (type->cast<ListType>()) {
-    if (!size_hint) fail(loc, "cannot statically infer the expected size of a list in this context");
+    if (!size_hint) throwSourceError(loc, "cannot statically infer the expected size of a list in this context");
     Node* unpack = graph.insertNode(graph.createListUnpack(value_, *size_hint));
     unpack->setSourceRange(loc);
     for (Value* v : unpack->outputs()) out.push_back(std::make_shared<SimpleValue>(v));
     return out;
   }
-  fail(loc, type->annotationStr() + " cannot be used as a tuple");
+  throwSourceError(loc, type->annotationStr() + " cannot be used as a tuple");
 }
 
 // --- builtins -----------------------------------------------------------------------------
 
 Value* TensorToListValue::callWithTypeHint(const SourceRange& loc, Graph& graph, const TypePtr& type_hint) {
-  if (!type_hint) fail(loc, "Expected type hint for result of tolist()");
+  if (!type_hint) throwSourceError(loc, "Expected type hint for result of tolist()");
   // The annotation says how deep the list is and what its elements are.
   int64_t depth = 0;
   TypePtr element = type_hint;
@@ -178,13 +176,13 @@ Value* TensorToListValue::callWithTypeHint(const SourceRange& loc, Graph& graph,
     element = list->elementType();
     ++depth;
   }
-  if (depth == 0) fail(loc, "Expected type hint for result of tolist() to be a list, found " + type_hint->annotationStr());
+  if (depth == 0) throwSourceError(loc, "Expected type hint for result of tolist() to be a list, found " + type_hint->annotationStr());
   int64_t kind;
   switch (element->kind()) {
     case TypeKind::Int: kind = 0; break;
     case TypeKind::Float: kind = 1; break;
     case TypeKind::Bool: kind = 2; break;
-    default: fail(loc, "Unsupported element type for tolist(): " + element->annotationStr());
+    default: throwSourceError(loc, "Unsupported element type for tolist(): " + element->annotationStr());
   }
   Node* n = graph.insertNode(graph.create(Symbol::fromQualString("prim::tolist"), {self_, graph.insertConstant(depth, loc), graph.insertConstant(kind, loc)}));
   n->setSourceRange(loc);
@@ -248,10 +246,10 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
                                               "ulp",   "dist",  "modf",  "cbrt", "exp2", "isclose"};
     for (const char* f : python_math) {
       if (name_ == "math" && field == f) {
-        fail(loc, "Python builtin <built-in function " + field + "> is currently not supported in Torchscript");
+        throwSourceError(loc, "Python builtin <built-in function " + field + "> is currently not supported in Torchscript");
       }
     }
-    fail(loc, "object has no attribute " + field);
+    throwSourceError(loc, "object has no attribute " + field);
   }
   return std::make_shared<BuiltinFunction>(op, std::nullopt);
 }
@@ -313,12 +311,12 @@ RangeValue::RangeValue(const SourceRange& loc, Graph& graph, std::vector<Value*>
     : static_len_(static_len) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->type()->kind() != TypeKind::Int) {
-      fail(loc, "all inputs of range must be ints, found " + inputs[i]->type()->annotationStr() + " in argument " +
+      throwSourceError(loc, "all inputs of range must be ints, found " + inputs[i]->type()->annotationStr() + " in argument " +
                     std::to_string(i));
     }
   }
-  if (inputs.empty()) fail(loc, "range expected at least 1 arguments, got 0");
-  if (inputs.size() > 3) fail(loc, "range expected at most 3 arguments, got " + std::to_string(inputs.size()));
+  if (inputs.empty()) throwSourceError(loc, "range expected at least 1 arguments, got 0");
+  if (inputs.size() > 3) throwSourceError(loc, "range expected at most 3 arguments, got " + std::to_string(inputs.size()));
   if (inputs.size() == 1) {
     end_ = inputs[0];
     start_ = graph.insertConstant(int64_t(0), loc);
@@ -351,10 +349,10 @@ Value* SugaredTupleValue::asValue(const SourceRange& loc, Graph& graph) {
 
 SugaredValuePtr SugaredTupleValue::getitem(const SourceRange& loc, Graph&, Value* index) {
   auto i = toIValue(index);
-  if (!i || !i->isInt()) fail(loc, "Expected integer literal for index into a tuple being iterated");
+  if (!i || !i->isInt()) throwSourceError(loc, "Expected integer literal for index into a tuple being iterated");
   int64_t n = static_cast<int64_t>(elements_.size());
   int64_t k = i->toInt() < 0 ? i->toInt() + n : i->toInt();
-  if (k < 0 || k >= n) fail(loc, "Index " + std::to_string(i->toInt()) + " out of range of length " + std::to_string(n));
+  if (k < 0 || k >= n) throwSourceError(loc, "Index " + std::to_string(i->toInt()) + " out of range of length " + std::to_string(n));
   return elements_[static_cast<size_t>(k)];
 }
 
@@ -364,7 +362,7 @@ void IterableTree::addChild(const SourceRange& loc, Graph&, const SugaredValuePt
     unroll_length_ = child->shouldEmitUnrolled() ? child_len : std::nullopt;
   } else if (unroll_length_.has_value() != child->shouldEmitUnrolled() && !(child_len && !child->shouldEmitUnrolled())) {
     if (unroll_length_ || child->shouldEmitUnrolled()) {
-      fail(loc, "Can not iterate over a module list or tuple with a value that does not have a statically "
+      throwSourceError(loc, "Can not iterate over a module list or tuple with a value that does not have a statically "
                 "determinable length\n");
     }
   } else if (unroll_length_ && child_len) {
@@ -403,7 +401,7 @@ SugaredValuePtr IterableTree::getitem(const SourceRange& loc, Graph& graph, Valu
 
 SugaredValuePtr PrintValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                                  const std::vector<NamedValue>& kwargs, size_t) {
-  if (!kwargs.empty()) fail(loc, "print doesn't accept any keyword arguments");
+  if (!kwargs.empty()) throwSourceError(loc, "print doesn't accept any keyword arguments");
   std::vector<Value*> values;
   for (const auto& a : args) values.push_back(a.value);
   Node* n = graph.insertNode(graph.create(prim::Print, values, 0));

@@ -42,6 +42,8 @@ class SourceRange {
   size_t start() const { return start_; }
   size_t end() const { return end_; }
   bool valid() const { return source_ != nullptr; }
+  // The source text the range covers.
+  std::string text() const { return source_ ? source_->text().substr(start_, end_ - start_) : std::string(); }
   // (file name, 1-based line, 0-based column), as PyTorch prints source
   // locations; nullopt when the source has no file name.
   std::optional<std::tuple<std::string, size_t, size_t>> fileLineCol() const;

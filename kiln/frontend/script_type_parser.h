@@ -1,0 +1,14 @@
+#pragma once
+// Types written as expressions in TorchScript source: annotations
+// (`x: List[int]`, `-> Optional[Tensor]`, quoted `'Dict[str, int]'`), the
+// first argument of torch.jit.annotate and the classes of isinstance.
+// Errors are TorchScript's ("Unknown type name 'Foo'", "Expression of type
+// const cannot be used in a type expression") at the expression's position.
+#include "kiln/core/type.h"
+#include "kiln/frontend/tree_views.h"
+
+namespace kiln {
+
+TypePtr typeFromExpr(const Expr& e);
+
+}  // namespace kiln
