@@ -407,7 +407,7 @@ std::vector<TreeRef> Parser::parseFile() {
     if (lexer_.cur().kind == TK_EOF) break;
     parseStatement(out);
   }
-  return out;
+  return std::vector<TreeRef>(out.begin(), out.end());
 }
 
 TreeRef Parser::parseFunction() {

@@ -5,6 +5,8 @@
 // came from. Trees are immutable and shared.
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <initializer_list>
 #include <utility>
 #include <string>
 #include <vector>
@@ -49,7 +51,95 @@ class TreeRef {
 
   const Tree* tree_ = nullptr;
 };
-using TreeList = std::vector<TreeRef>;
+// The subtrees of a tree. Nearly every tree has at most three, kept inline:
+// a compile makes hundreds of trees, and a heap block for each list of
+// subtrees was the parser's largest cost.
+class TreeList {
+ public:
+  using value_type = TreeRef;
+  using iterator = TreeRef*;
+  using const_iterator = const TreeRef*;
+
+  TreeList() = default;
+  TreeList(std::initializer_list<TreeRef> items) {
+    reserve(items.size());
+    for (const TreeRef& t : items) push_back(t);
+  }
+  TreeList(const TreeList& other) {
+    reserve(other.size_);
+    for (const TreeRef& t : other) push_back(t);
+  }
+  TreeList(TreeList&& other) noexcept { take(other); }
+  TreeList& operator=(TreeList other) noexcept {
+    destroy();
+    take(other);
+    return *this;
+  }
+  ~TreeList() { destroy(); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  TreeRef* begin() { return data_; }
+  TreeRef* end() { return data_ + size_; }
+  const TreeRef* begin() const { return data_; }
+  const TreeRef* end() const { return data_ + size_; }
+  TreeRef& operator[](size_t i) { return data_[i]; }
+  const TreeRef& operator[](size_t i) const { return data_[i]; }
+  TreeRef& front() { return data_[0]; }
+  const TreeRef& front() const { return data_[0]; }
+  TreeRef& back() { return data_[size_ - 1]; }
+  const TreeRef& back() const { return data_[size_ - 1]; }
+
+  void push_back(TreeRef t) {
+    if (size_ == capacity_) reserve(capacity_ * 2);
+    new (data_ + size_) TreeRef(std::move(t));
+    ++size_;
+  }
+  void pop_back() { data_[--size_].~TreeRef(); }
+  void reserve(size_t capacity) {
+    if (capacity <= capacity_) return;
+    auto* fresh = static_cast<TreeRef*>(::operator new(capacity * sizeof(TreeRef)));
+    for (size_t i = 0; i < size_; ++i) {
+      new (fresh + i) TreeRef(std::move(data_[i]));
+      data_[i].~TreeRef();
+    }
+    if (data_ != inlineData()) ::operator delete(data_);
+    data_ = fresh;
+    capacity_ = capacity;
+  }
+
+ private:
+  static constexpr size_t kInline = 3;
+  TreeRef* inlineData() { return reinterpret_cast<TreeRef*>(inline_); }
+  void destroy() {
+    for (size_t i = 0; i < size_; ++i) data_[i].~TreeRef();
+    if (data_ != inlineData()) ::operator delete(data_);
+    data_ = inlineData();
+    capacity_ = kInline;
+    size_ = 0;
+  }
+  // Takes other's elements; this list must be empty and inline.
+  void take(TreeList& other) {
+    if (other.data_ == other.inlineData()) {
+      for (size_t i = 0; i < other.size_; ++i) {
+        new (data_ + i) TreeRef(std::move(other.data_[i]));
+        other.data_[i].~TreeRef();
+      }
+    } else {
+      data_ = other.data_;
+      capacity_ = other.capacity_;
+      other.data_ = other.inlineData();
+      other.capacity_ = kInline;
+    }
+    size_ = other.size_;
+    other.size_ = 0;
+  }
+
+  alignas(TreeRef) unsigned char inline_[kInline * sizeof(TreeRef)];
+  TreeRef* data_ = reinterpret_cast<TreeRef*>(inline_);
+  size_t size_ = 0;
+  size_t capacity_ = kInline;
+};
 
 // Deeper trees are rejected when built, so that everything walking a tree
 // recursively (printing, destruction, the emitter) has a bounded stack.
