@@ -228,6 +228,10 @@ class FunctionEmitter {
   Value* emitDictLiteral(const DictLiteral& dl, const TypePtr& type_hint);
   Value* emitListComprehension(const ListComp& lc, const TypePtr& type_hint);
   Value* emitDictComprehension(const DictComp& dc, const TypePtr& type_hint);
+  // The loop of a comprehension, in a scope of its own: emit_item for each
+  // element (that passes the filter `cond`, when there is one).
+  void emitComprehensionLoop(const SourceRange& loc, const Expr& target, const Expr& iter, const Maybe<Expr>& cond,
+                             const std::function<void()>& emit_item);
   Value* emitSubscript(const Subscript& subscript);
   std::pair<Value*, std::vector<Value*>> emitIntAndSliceIndexing(const SourceRange& loc, Value* sliceable,
                                                                  const List<Expr>& subscripts);
@@ -1641,6 +1645,33 @@ Value* FunctionEmitter::emitDictLiteral(const DictLiteral& dl, const TypePtr& ty
   return g_.insertNode(g_.createDict(key_type, value_type, keys, values))->output();
 }
 
+void FunctionEmitter::emitComprehensionLoop(const SourceRange& loc, const Expr& target, const Expr& iter,
+                                            const Maybe<Expr>& cond, const std::function<void()>& emit_item) {
+  // The comprehension's variables do not leak out of it.
+  Node* scope = g_.insertNode(g_.create(prim::ComprehensionScope, 0));
+  scope->setSourceRange(loc);
+  Block* block = scope->addBlock();
+  pushFrame(block);
+  WithInsertPoint guard(block);
+  auto emit_body = [&] {
+    if (!cond.present()) return emit_item();
+    // The filter `if cond` (which 1.13 rejects) guards the item.
+    CondValue c = emitCondExpr(cond.get());
+    Node* n = g_.insertNode(g_.create(prim::If, {c.value}, 0));
+    pushFrame(n->addBlock());
+    {
+      WithInsertPoint inner(env_->block);
+      emit_item();
+    }
+    popFrame();
+    n->addBlock();
+  };
+  List<Expr> targets(Tree::create(TK_LIST, loc, {target.tree()}));
+  List<Expr> itrs(Tree::create(TK_LIST, loc, {iter.tree()}));
+  emitFor(targets, itrs, loc, emit_body);
+  popFrame();
+}
+
 Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr& type_hint) {
   const SourceRange& loc = lc.range();
   Value* list = g_.insertNode(g_.create(prim::ListConstruct, 1))->output();
@@ -1653,12 +1684,6 @@ Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr&
     list->setType(type_hint);
     type_set = true;
   }
-  // The comprehension's variables do not leak out of it.
-  Node* scope = g_.insertNode(g_.create(prim::ComprehensionScope, 0));
-  scope->setSourceRange(loc);
-  Block* block = scope->addBlock();
-  pushFrame(block);
-  WithInsertPoint guard(block);
   auto emit_element = [&] {
     Value* out = emitExpr(lc.elt());
     if (!type_set) {
@@ -1667,23 +1692,7 @@ Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr&
     }
     emitBuiltinCall(loc, g_, aten::append, {NamedValue(loc, out)}, {}, NamedValue(loc, "self", list));
   };
-  auto emit_body = [&] {
-    if (!lc.cond().present()) return emit_element();
-    // The filter `if cond` (which 1.13 rejects) guards the append.
-    CondValue cond = emitCondExpr(lc.cond().get());
-    Node* n = g_.insertNode(g_.create(prim::If, {cond.value}, 0));
-    pushFrame(n->addBlock());
-    {
-      WithInsertPoint inner(env_->block);
-      emit_element();
-    }
-    popFrame();
-    n->addBlock();
-  };
-  List<Expr> targets(Tree::create(TK_LIST, loc, {lc.target().tree()}));
-  List<Expr> itrs(Tree::create(TK_LIST, loc, {lc.iter().tree()}));
-  emitFor(targets, itrs, loc, emit_body);
-  popFrame();
+  emitComprehensionLoop(loc, lc.target(), lc.iter(), lc.cond(), emit_element);
   return list;
 }
 
@@ -1699,11 +1708,6 @@ Value* FunctionEmitter::emitDictComprehension(const DictComp& dc, const TypePtr&
   Value* dict = g_.insertNode(g_.create(prim::DictConstruct, 1))->output();
   dict->setType(DictType::create(key_type ? key_type : StringType::get(), value_type ? value_type : TensorType::get()));
   bool type_set = type_hint != nullptr;
-  Node* scope = g_.insertNode(g_.create(prim::ComprehensionScope, 0));
-  scope->setSourceRange(loc);
-  Block* block = scope->addBlock();
-  pushFrame(block);
-  WithInsertPoint guard(block);
   auto emit_item = [&] {
     Value* k = emitExpr(dc.key());
     Value* v = emitExpr(dc.value());
@@ -1713,22 +1717,7 @@ Value* FunctionEmitter::emitDictComprehension(const DictComp& dc, const TypePtr&
     }
     call(loc, aten::_set_item, {dict, k, v});
   };
-  auto emit_body = [&] {
-    if (!dc.cond().present()) return emit_item();
-    CondValue cond = emitCondExpr(dc.cond().get());
-    Node* n = g_.insertNode(g_.create(prim::If, {cond.value}, 0));
-    pushFrame(n->addBlock());
-    {
-      WithInsertPoint inner(env_->block);
-      emit_item();
-    }
-    popFrame();
-    n->addBlock();
-  };
-  List<Expr> targets(Tree::create(TK_LIST, loc, {dc.target().tree()}));
-  List<Expr> itrs(Tree::create(TK_LIST, loc, {dc.iter().tree()}));
-  emitFor(targets, itrs, loc, emit_body);
-  popFrame();
+  emitComprehensionLoop(loc, dc.target(), dc.iter(), dc.cond(), emit_item);
   return dict;
 }
 
