@@ -16,6 +16,7 @@
 #include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
+#include "kiln/passes/pass_registry.h"
 
 namespace {
 
@@ -30,6 +31,9 @@ int usage(std::ostream& out, int code) {
          "  run FILE.py FN ARG...   compile FILE.py, run FN and print its result; each ARG is a Python literal\n"
          "      [--out DIR]         (3, -1.5, True, None, 'text', [1, 2], (1, 'a'), {'k': 2.0}) or a .npy file\n"
          "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
+         "  opt FILE.ir -p P1,P2    run the named passes on IR text in order and print the result; the passes\n"
+         "                          are canonicalize_outputs, cleanup, constant_pooling, constant_propagation,\n"
+         "                          constant_propagation_immutable, dce, lower_tuples, normalize_ops\n"
          "  --help                  this text\n";
   return code;
 }
@@ -76,6 +80,30 @@ bool isIRText(const std::string& path, const std::string& text) {
 int printIRGraph(const std::string& text) {
   auto graph = kiln::parseIR(text);
   graph->lint();
+  std::cout << *graph;
+  return 0;
+}
+
+// `kiln opt FILE.ir -p a,b`: the passes in order, the graph checked after each.
+int optimizeIRGraph(const std::string& path, const std::string& pass_list) {
+  std::vector<const kiln::GraphPass*> passes;
+  std::stringstream names(pass_list);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name.empty()) continue;
+    const kiln::GraphPass* pass = kiln::findPass(name);
+    if (!pass) {
+      std::string known;
+      for (const std::string& n : kiln::passNames()) known += (known.empty() ? "" : ", ") + n;
+      KILN_ERROR("unknown pass '", name, "' (the passes are: ", known, ")");
+    }
+    passes.push_back(pass);
+  }
+  auto graph = kiln::parseIR(readText(path));
+  graph->lint();
+  for (const kiln::GraphPass* pass : passes) {
+    (*pass)(graph);
+    graph->lint();
+  }
   std::cout << *graph;
   return 0;
 }
@@ -253,6 +281,10 @@ int run(const std::vector<std::string>& args) {
       return printIRGraph(text);
     }
     return printScriptGraphs(args[1], text, args.size() == 3 ? args[2].c_str() : nullptr);
+  }
+  if (command == "opt") {
+    if (args.size() != 4 || args[2] != "-p") return usage(std::cerr, 2);
+    return optimizeIRGraph(args[1], args[3]);
   }
   if (command == "run") {
     std::vector<std::string> positional;

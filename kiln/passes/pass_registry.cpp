@@ -1,0 +1,44 @@
+#include "kiln/passes/pass_registry.h"
+
+#include <map>
+
+#include "kiln/passes/canonicalize_outputs.h"
+#include "kiln/passes/cleanup.h"
+#include "kiln/passes/constant_pooling.h"
+#include "kiln/passes/constant_propagation.h"
+#include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/lower_tuples.h"
+#include "kiln/passes/normalize_ops.h"
+
+namespace kiln {
+
+namespace {
+
+const std::map<std::string, GraphPass, std::less<>>& passes() {
+  static const std::map<std::string, GraphPass, std::less<>> table = {
+      {"canonicalize_outputs", canonicalizeOutputs},
+      {"cleanup", runCleanupPasses},
+      {"constant_pooling", constantPooling},
+      {"constant_propagation", constantPropagation},
+      {"constant_propagation_immutable", constantPropagationImmutableTypes},
+      {"dce", eliminateDeadCode},
+      {"lower_tuples", lowerSimpleTuples},
+      {"normalize_ops", normalizeOps},
+  };
+  return table;
+}
+
+}  // namespace
+
+const GraphPass* findPass(std::string_view name) {
+  auto it = passes().find(name);
+  return it == passes().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> passNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, pass] : passes()) names.push_back(name);
+  return names;
+}
+
+}  // namespace kiln
