@@ -8,6 +8,7 @@
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/lower_tuples.h"
 #include "kiln/passes/normalize_ops.h"
+#include "kiln/util/jit_log.h"
 
 namespace kiln {
 
@@ -26,6 +27,7 @@ void annotateWarns(Block* block) {
 }  // namespace
 
 void runCleanupPasses(const std::shared_ptr<Graph>& graph) {
+  GRAPH_DUMP("before the cleanup passes:\n", *graph);
   normalizeOps(graph);
   lowerSimpleTuples(graph);
   // Only immutable types: folding lists or tensors would need the full
@@ -34,6 +36,7 @@ void runCleanupPasses(const std::shared_ptr<Graph>& graph) {
   constantPooling(graph);
   canonicalizeOutputs(graph);
   annotateWarns(graph->block());
+  GRAPH_DUMP("after the cleanup passes:\n", *graph);
 }
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/util/jit_log.h"
 
 namespace kiln {
 
@@ -122,7 +123,11 @@ class ConstantPropagator {
 
   void fold(Node* n) {
     auto results = runWithConstantInputs(n);
-    if (!results) return;
+    if (!results) {
+      GRAPH_DEBUG("not folding (inputs not all constant, or it raises) ", *n);
+      return;
+    }
+    GRAPH_UPDATE("folding ", *n);
     WithInsertPoint guard(n);
     for (size_t i = 0; i < results->size(); ++i) {
       const IValue& result = (*results)[i];
@@ -138,6 +143,7 @@ class ConstantPropagator {
 
   void inlineIf(Node* n) {
     bool condition = toIValue(n->input())->toBool();
+    GRAPH_UPDATE("keeping only the ", condition ? "true" : "false", " branch of ", *n);
     Block* taken = n->blocks()[condition ? 0 : 1];
     propagate(taken);
     for (auto it = taken->nodes().begin(); it != taken->nodes().end();) {

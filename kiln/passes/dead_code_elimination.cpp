@@ -2,6 +2,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/passes/analysis/node_effects.h"
+#include "kiln/util/jit_log.h"
 
 namespace kiln {
 
@@ -103,7 +104,10 @@ class DeadCodeEliminator {
       removeDeadIfOutputs(n);
       removeDeadLoopOutputs(n);
       for (Block* b : n->blocks()) sweep(b);
-      if (!marked_.count(n) && !n->hasUses()) it.destroyCurrent();
+      if (!marked_.count(n) && !n->hasUses()) {
+        GRAPH_UPDATE("removing dead node ", *n);
+        it.destroyCurrent();
+      }
     }
   }
 
@@ -137,6 +141,9 @@ class DeadCodeEliminator {
 
 }  // namespace
 
-void eliminateDeadCode(const std::shared_ptr<Graph>& graph) { DeadCodeEliminator(*graph).run(graph->block()); }
+void eliminateDeadCode(const std::shared_ptr<Graph>& graph) {
+  DeadCodeEliminator(*graph).run(graph->block());
+  GRAPH_DUMP("after dead code elimination:\n", *graph);
+}
 
 }  // namespace kiln
