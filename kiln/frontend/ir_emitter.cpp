@@ -238,10 +238,8 @@ class FunctionEmitter {
   Value* emitSliceOp(const SourceRange& loc, Value* sliceable, Value* dim, const SliceExpr& slice);
   Value* emitTupleIndex(const SourceRange& loc, Value* tuple, Value* index);
   Value* emitTupleSlice(const SourceRange& loc, Value* tuple, const SliceExpr& slice);
-  Value* call(const SourceRange& loc, Symbol op, std::vector<Value*> inputs) {
-    std::vector<NamedValue> args;
-    for (Value* v : inputs) args.emplace_back(loc, v);
-    return emitBuiltinCall(loc, g_, op, args, {});
+  Value* call(const SourceRange& loc, Symbol op, const std::vector<Value*>& inputs) {
+    return emitBuiltinCall(loc, g_, op, inputs);
   }
   TypePtr parseType(const Expr& e);
 
@@ -817,15 +815,15 @@ void FunctionEmitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& 
     }
     return nullptr;
   };
+  // When both branches exit, nothing is defined after the if.
+  if (true_exits && false_exits) mutated.clear();
   for (const std::string& x : mutated) {
-    if (true_exits && false_exits) continue;
     TypePtr tt = true_exits ? nullptr : type_in(save_true, x);
     TypePtr ft = false_exits ? nullptr : type_in(save_false, x);
     if (!tt || !ft) {
       // The exiting branch gets an uninitialized value of the other's type.
       Block* exiting = tt ? false_block : true_block;
       TypePtr type = tt ? tt : ft;
-      if (!type) continue;
       Node* uninit = g_.createUninitialized(type)->insertBefore(exiting->returnNode());
       Node* store = g_.create(prim::Store, {uninit->output()}, 0);
       store->s_(attr::name, x);

@@ -384,4 +384,14 @@ Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const 
   return packOutputs(graph, n->outputs());
 }
 
+Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const std::vector<Value*>& args) {
+  std::vector<NamedValue> named;
+  for (Value* v : args) named.emplace_back(loc, v);
+  return emitBuiltinCall(loc, graph, name, named, {});
+}
+
+bool isBuiltinOperator(Symbol name) {
+  return !overloadsInTorchOrder(name)->empty() || !scriptBuiltinsFor(name).empty();
+}
+
 }  // namespace kiln

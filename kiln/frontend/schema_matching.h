@@ -48,6 +48,12 @@ std::pair<size_t, MatchedSchema> matchSchemas(const std::vector<const FunctionSc
 Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, const std::optional<NamedValue>& self = std::nullopt);
 
+// The same with positional arguments only.
+Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const std::vector<Value*>& args);
+
+// Whether a call of `name` can match anything: an operator or a builtin function.
+bool isBuiltinOperator(Symbol name);
+
 // `value` converted to `concrete_type` where TorchScript converts implicitly
 // (unchanged when no conversion applies).
 Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& concrete_type, Value* value,

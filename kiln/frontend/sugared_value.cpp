@@ -10,16 +10,6 @@
 
 namespace kiln {
 
-namespace {
-
-Value* insertCall(const SourceRange& loc, Graph& graph, Symbol op, std::vector<Value*> inputs) {
-  std::vector<NamedValue> args;
-  for (Value* v : inputs) args.emplace_back(loc, v);
-  return emitBuiltinCall(loc, graph, op, args, {});
-}
-
-}  // namespace
-
 // --- SugaredValue defaults: "this value cannot be used that way" -------------------------
 
 Value* SugaredValue::asValue(const SourceRange& loc, Graph&) { throwSourceError(loc, kind() + " cannot be used as a value"); }
@@ -94,7 +84,7 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
         {"grad", Symbol::fromQualString("prim::grad")},
     };
     if (auto it = properties.find(field); it != properties.end()) {
-      return std::make_shared<SimpleValue>(insertCall(loc, graph, it->second, {value_}));
+      return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, it->second, {value_}));
     }
     static const std::unordered_map<std::string, ScalarType> casts = {
         {"float", ScalarType::Float}, {"double", ScalarType::Double}, {"half", ScalarType::Half},
@@ -106,7 +96,7 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
     if (field == "tolist") return std::make_shared<TensorToListValue>(value_);
   }
   Symbol method = Symbol::fromQualString("aten::" + field);
-  if (!getAllOperatorsFor(method).empty()) {
+  if (isBuiltinOperator(method)) {
     return std::make_shared<BuiltinFunction>(method, NamedValue(loc, "self", value_));
   }
   throwSourceError(loc, "'" + type->annotationStr() + "' object has no attribute or method '" + field + "'.");
@@ -117,7 +107,7 @@ SugaredValuePtr SimpleValue::iter(const SourceRange& loc, Graph& graph) {
   if (type->cast<ListType>() || type->kind() == TypeKind::String || type->isSubtypeOf(*TensorType::get())) {
     return shared_from_this();
   }
-  if (type->cast<DictType>()) return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::keys, {value_}));
+  if (type->cast<DictType>()) return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::keys, {value_}));
   if (type->cast<TupleType>()) return std::make_shared<SugaredTupleValue>(asTuple(loc, graph, std::nullopt));
   throwSourceError(loc, "'" + type->annotationStr() + "' object is not iterable");
 }
@@ -126,7 +116,7 @@ Value* SimpleValue::len(const SourceRange& loc, Graph& graph) {
   const TypePtr& type = value_->type();
   if (type->cast<ListType>() || type->kind() == TypeKind::String || type->cast<DictType>() ||
       type->isSubtypeOf(*TensorType::get())) {
-    return insertCall(loc, graph, aten::len, {value_});
+    return emitBuiltinCall(loc, graph, aten::len, {value_});
   }
   throwSourceError(loc, "'" + type->annotationStr() + "' object is not iterable");
 }
@@ -134,10 +124,10 @@ Value* SimpleValue::len(const SourceRange& loc, Graph& graph) {
 SugaredValuePtr SimpleValue::getitem(const SourceRange& loc, Graph& graph, Value* index) {
   const TypePtr& type = value_->type();
   if (type->cast<ListType>() || type->kind() == TypeKind::String || type->cast<DictType>()) {
-    return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::__getitem__, {value_, index}));
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::__getitem__, {value_, index}));
   }
   if (type->isSubtypeOf(*TensorType::get())) {
-    return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::select, {value_, graph.insertConstant(int64_t(0), loc), index}));
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::select, {value_, graph.insertConstant(int64_t(0), loc), index}));
   }
   throwSourceError(loc, "'" + type->annotationStr() + "' object is not subscriptable");
 }
@@ -240,7 +230,7 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
     if (field == "is_scripting") return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
   }
   Symbol op = Symbol::fromQualString("aten::" + field);
-  if (getAllOperatorsFor(op).empty()) {
+  if (!isBuiltinOperator(op)) {
     // Functions Python's math module has but TorchScript does not.
     static const char* const python_math[] = {"hypot", "fsum",  "isqrt", "prod", "perm", "comb", "nextafter",
                                               "ulp",   "dist",  "modf",  "cbrt", "exp2", "isclose"};
@@ -332,13 +322,13 @@ RangeValue::RangeValue(const SourceRange& loc, Graph& graph, std::vector<Value*>
 Value* RangeValue::len(const SourceRange& loc, Graph& graph) {
   if (static_len_) return graph.insertConstant(*static_len_, loc);
   if (has_only_end_) return end_;
-  return insertCall(loc, graph, Symbol::fromQualString("aten::__range_length"), {start_, end_, step_});
+  return emitBuiltinCall(loc, graph, Symbol::fromQualString("aten::__range_length"), {start_, end_, step_});
 }
 
 SugaredValuePtr RangeValue::getitem(const SourceRange& loc, Graph& graph, Value* index) {
   if (has_only_end_) return std::make_shared<SimpleValue>(index);
   return std::make_shared<SimpleValue>(
-      insertCall(loc, graph, Symbol::fromQualString("aten::__derive_index"), {index, start_, step_}));
+      emitBuiltinCall(loc, graph, Symbol::fromQualString("aten::__derive_index"), {index, start_, step_}));
 }
 
 Value* SugaredTupleValue::asValue(const SourceRange& loc, Graph& graph) {
@@ -357,15 +347,15 @@ SugaredValuePtr SugaredTupleValue::getitem(const SourceRange& loc, Graph&, Value
 }
 
 void IterableTree::addChild(const SourceRange& loc, Graph&, const SugaredValuePtr& child) {
+  // Iterating unrolls when every child has a length known now (tuples, and
+  // the range enumerate pairs with one); it runs for the shortest.
   std::optional<int64_t> child_len = child->staticLen();
   if (children_.empty()) {
-    unroll_length_ = child->shouldEmitUnrolled() ? child_len : std::nullopt;
-  } else if (unroll_length_.has_value() != child->shouldEmitUnrolled() && !(child_len && !child->shouldEmitUnrolled())) {
-    if (unroll_length_ || child->shouldEmitUnrolled()) {
-      throwSourceError(loc, "Can not iterate over a module list or tuple with a value that does not have a statically "
-                "determinable length\n");
-    }
-  } else if (unroll_length_ && child_len) {
+    unroll_length_ = child_len;
+  } else if (unroll_length_.has_value() != child_len.has_value()) {
+    throwSourceError(loc, "Can not iterate over a module list or tuple with a value that does not have a statically "
+                          "determinable length\n");
+  } else if (unroll_length_) {
     unroll_length_ = std::min(*unroll_length_, *child_len);
   }
   children_.push_back(child);
@@ -388,7 +378,7 @@ Value* IterableTree::len(const SourceRange& loc, Graph& graph) {
   std::vector<Value*> lengths;
   for (const auto& base : baseIterables()) lengths.push_back(base->len(loc, graph));
   Value* list = graph.insertNode(graph.createList(IntType::get(), lengths))->output();
-  return insertCall(loc, graph, prim::min, {list});
+  return emitBuiltinCall(loc, graph, prim::min, {list});
 }
 
 SugaredValuePtr IterableTree::getitem(const SourceRange& loc, Graph& graph, Value* index) {
@@ -416,8 +406,8 @@ SugaredValuePtr ExceptionValue::call(const SourceRange& loc, Graph& graph, const
     message = graph.insertConstant(name_ + ": ", loc);
     for (const auto& a : args) {
       Value* text = a.value;
-      if (text->type()->kind() != TypeKind::String) text = insertCall(loc, graph, aten::str, {text});
-      message = insertCall(loc, graph, aten::add, {message, text});
+      if (text->type()->kind() != TypeKind::String) text = emitBuiltinCall(loc, graph, aten::str, {text});
+      message = emitBuiltinCall(loc, graph, aten::add, {message, text});
     }
     return std::make_shared<ExceptionMessageValue>(message, graph.insertNode(graph.createNone())->output());
   }
@@ -430,7 +420,7 @@ SugaredValuePtr ExceptionValue::call(const SourceRange& loc, Graph& graph, const
     for (const auto& a : args) values.push_back(a.value);
     message = graph.insertNode(graph.createTuple(values))->output();
   }
-  if (message->type()->kind() != TypeKind::String) message = insertCall(loc, graph, aten::str, {message});
+  if (message->type()->kind() != TypeKind::String) message = emitBuiltinCall(loc, graph, aten::str, {message});
   Value* name = graph.insertConstant(std::string("builtins.") + name_, loc);
   return std::make_shared<ExceptionMessageValue>(message, name);
 }
@@ -444,8 +434,8 @@ SugaredValuePtr CastValue::call(const SourceRange& loc, Graph& graph, const std:
     if (type_->kind() == TypeKind::Bool &&
         (t->cast<ListType>() || t->kind() == TypeKind::String || t->cast<DictType>())) {
       Value* zero = graph.insertConstant(int64_t(0), loc);
-      Value* length = insertCall(loc, graph, aten::len, {v});
-      return std::make_shared<SimpleValue>(insertCall(loc, graph, aten::gt, {length, zero}));
+      Value* length = emitBuiltinCall(loc, graph, aten::len, {v});
+      return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::gt, {length, zero}));
     }
   }
   return BuiltinFunction::call(loc, graph, args, kwargs, n_binders);

@@ -1,6 +1,6 @@
 """Python that torch 1.13's TorchScript refuses but kiln compiles on purpose
 (issue 5: "accepting it is a plus"): chained comparisons, comprehension
-filters, `//=`. The oracle is Python itself running the same source."""
+filters, `//=`, enumerate over a tuple (1.13 fails inside). The oracle is Python itself running the same source."""
 import math  # noqa: F401  (the sources use it)
 from typing import Dict, List, Optional, Tuple  # noqa: F401
 
@@ -56,6 +56,13 @@ def f(a: int, b: float) -> Tuple[int, float]:
     b //= 2.0
     return a, b
 """, [(7, 5.0), (-7, -5.0)]),
+    ("enumerate_over_tuple_unrolls", """
+def f(t: Tuple[int, float, int]) -> float:
+    s = 0.0
+    for i, v in enumerate(t):
+        s += i * v
+    return s
+""", [((2, 3.5, 4),)]),
     ("not_not", """
 def f(a: int) -> bool:
     return not not a
