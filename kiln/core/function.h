@@ -4,12 +4,15 @@
 // GraphFunction (a graph plus its executor) is the implementation that
 // matters; the interface lives here so that types can name their methods
 // without depending on the runtime.
+#include <memory>
 #include <string>
 
 #include "kiln/core/function_schema.h"
 #include "kiln/core/ivalue.h"
 
 namespace kiln {
+
+class Graph;
 
 class Function {
  public:
@@ -20,6 +23,9 @@ class Function {
   // Pops the arguments from the stack and pushes the results. Blocks on
   // futures it waits for.
   virtual void run(Stack& stack) = 0;
+  // The graph a call to this function can be replaced by (the inliner's
+  // view); null for functions that are not made of a graph.
+  virtual std::shared_ptr<Graph> inlinableGraph() const { return nullptr; }
 };
 
 }  // namespace kiln

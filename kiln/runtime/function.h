@@ -29,6 +29,7 @@ class GraphFunction : public Function {
   const std::string& name() const override { return name_; }
   const FunctionSchema& getSchema() const override { return *schema_; }
   const std::shared_ptr<Graph>& graph() const { return graph_; }
+  std::shared_ptr<Graph> inlinableGraph() const override { return graph_; }
   GraphExecutor& executor() { return executor_; }
 
   // Runs with exactly the graph's inputs on the stack (checked against the

@@ -4,6 +4,7 @@
 // viewed values must outlive the ArrayRef, as with std::span.
 #include <cstddef>
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -29,6 +30,10 @@ class ArrayRef {
             typename = decltype(std::declval<const Container&>().data() + std::declval<const Container&>().size()),
             typename = std::enable_if_t<std::is_same_v<std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<const Container&>().data())>>, T>>>
   ArrayRef(const Container& c) : data_(c.data()), size_(c.size()) {}
+  // A view of `U*` pointers read as `const U*` (`node->inputs()` passed to
+  // a query that only reads).
+  template <typename U, typename = std::enable_if_t<std::is_same_v<T, const U*>>>
+  ArrayRef(ArrayRef<U*> other) : data_(const_cast<const U* const*>(other.data())), size_(other.size()) {}
 
   constexpr const T* data() const { return data_; }
   constexpr size_t size() const { return size_; }
