@@ -16,6 +16,7 @@
 #include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
+#include "kiln/passes/pipeline.h"
 #include "kiln/passes/pass_registry.h"
 
 namespace {
@@ -28,6 +29,11 @@ int usage(std::ostream& out, int code) {
          "  graph FILE.py [FN]      compile a TorchScript source file and print the graphs of its functions\n"
          "                          (or of FN) as compiled, before optimization; other files are taken as\n"
          "                          IR text when they begin with `graph(`, else as TorchScript\n"
+         "  graph --optimized FILE.ir\n"
+         "                          the graph after the executor's pipeline, for the input types it declares\n"
+         "  graph --optimized FILE.py [FN [ARG...]]\n"
+         "                          the graphs after the executor's pipeline: for the declared argument types,\n"
+         "                          or with ARGs (as for run) the plan the executor compiles for those arguments\n"
          "  run FILE.py FN ARG...   compile FILE.py, run FN and print its result; each ARG is a Python literal\n"
          "      [--out DIR]         (3, -1.5, True, None, 'text', [1, 2], (1, 'a'), {'k': 2.0}) or a .npy file\n"
          "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
@@ -77,10 +83,19 @@ bool isIRText(const std::string& path, const std::string& text) {
   return false;
 }
 
-int printIRGraph(const std::string& text) {
+// A copy of `graph` put through the executor's pipeline for the input
+// types it declares.
+std::shared_ptr<kiln::Graph> optimizedCopy(const kiln::Graph& graph) {
+  auto copy = graph.copy();
+  kiln::runRequiredPasses(copy);
+  kiln::runOptimizationPasses(copy);
+  return copy;
+}
+
+int printIRGraph(const std::string& text, bool optimized) {
   auto graph = kiln::parseIR(text);
   graph->lint();
-  std::cout << *graph;
+  std::cout << *(optimized ? optimizedCopy(*graph) : graph);
   return 0;
 }
 
@@ -117,15 +132,16 @@ kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::
 }
 
 // Every function's graph, each under a `# NAME` line; or FN's graph alone.
-int printScriptGraphs(const std::string& path, const std::string& text, const char* name) {
+int printScriptGraphs(const std::string& path, const std::string& text, const char* name, bool optimized) {
   auto unit = kiln::compile(text, nullptr, path);
+  auto graph_of = [&](kiln::GraphFunction& f) { return optimized ? optimizedCopy(*f.graph()) : f.graph(); };
   if (name) {
-    std::cout << *findFunction(*unit, name, path).graph();
+    std::cout << *graph_of(findFunction(*unit, name, path));
     return 0;
   }
   bool first = true;
   for (kiln::GraphFunction* f : unit->functions()) {
-    std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *f->graph();
+    std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *graph_of(*f);
     first = false;
   }
   return 0;
@@ -244,13 +260,29 @@ kiln::IValue argumentValue(const kiln::GraphFunction& f, size_t position, const 
   }
 }
 
+kiln::Stack argumentValues(const kiln::GraphFunction& f, const std::vector<std::string>& args, size_t first) {
+  kiln::Stack stack;
+  for (size_t i = first; i < args.size(); ++i) stack.push_back(argumentValue(f, i - first, args[i]));
+  return stack;
+}
+
+// `kiln graph --optimized FILE.py FN ARG...`: the graph of the plan the
+// executor compiles for these arguments (bound and checked as a call's).
+int printPlanGraph(const std::vector<std::string>& args) {
+  const std::string& path = args[0];
+  auto unit = kiln::compile(readText(path), nullptr, path);
+  kiln::GraphFunction& f = findFunction(*unit, args[1], path);
+  kiln::Stack stack = f.bindArguments(argumentValues(f, args, 2));
+  f.checkInputs(stack);
+  std::cout << *f.executor().getPlanFor(stack).graph;
+  return 0;
+}
+
 int runFunction(const std::vector<std::string>& args, const std::optional<std::string>& out_dir) {
   const std::string& path = args[0];
   auto unit = kiln::compile(readText(path), nullptr, path);
   kiln::GraphFunction& f = findFunction(*unit, args[1], path);
-  kiln::Stack stack;
-  for (size_t i = 2; i < args.size(); ++i) stack.push_back(argumentValue(f, i - 2, args[i]));
-  kiln::IValue result = f(std::move(stack));
+  kiln::IValue result = f(argumentValues(f, args, 2));
   printPythonValue(std::cout, result);
   std::cout << "\n";
   if (out_dir) {
@@ -274,13 +306,16 @@ int run(const std::vector<std::string>& args) {
     return listOps(args.size() == 2 ? args[1].c_str() : nullptr);
   }
   if (command == "graph") {
-    if (args.size() < 2 || args.size() > 3) return usage(std::cerr, 2);
-    std::string text = readText(args[1]);
-    if (isIRText(args[1], text)) {
-      if (args.size() != 2) return usage(std::cerr, 2);
-      return printIRGraph(text);
+    bool optimized = args.size() > 1 && args[1] == "--optimized";
+    std::vector<std::string> rest(args.begin() + (optimized ? 2 : 1), args.end());
+    if (rest.empty() || (!optimized && rest.size() > 2)) return usage(std::cerr, 2);
+    std::string text = readText(rest[0]);
+    if (isIRText(rest[0], text)) {
+      if (rest.size() != 1) return usage(std::cerr, 2);
+      return printIRGraph(text, optimized);
     }
-    return printScriptGraphs(args[1], text, args.size() == 3 ? args[2].c_str() : nullptr);
+    if (rest.size() > 2) return printPlanGraph(rest);
+    return printScriptGraphs(rest[0], text, rest.size() == 2 ? rest[1].c_str() : nullptr, optimized);
   }
   if (command == "opt") {
     if (args.size() != 4 || args[2] != "-p") return usage(std::cerr, 2);

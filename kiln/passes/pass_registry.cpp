@@ -9,6 +9,7 @@
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/lower_tuples.h"
 #include "kiln/passes/normalize_ops.h"
+#include "kiln/passes/pipeline.h"
 
 namespace kiln {
 
@@ -24,6 +25,8 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"dce", eliminateDeadCode},
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
+      {"optimize", runOptimizationPasses},
+      {"required", runRequiredPasses},
   };
   return table;
 }
