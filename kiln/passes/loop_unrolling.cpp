@@ -108,7 +108,8 @@ void inlineBody(Node* loop) {
   Graph& graph = *loop->owningGraph();
   Block* body = loop->blocks()[0];
   WithInsertPoint guard(loop);
-  std::vector<Value*> inputs = {body->inputs()[0]};  // unused: the counter no longer is
+  // The counter input is unused by now (see replaceLoopCounter).
+  std::vector<Value*> inputs = {body->inputs()[0]};
   for (size_t i = 2; i < loop->inputs().size(); ++i) inputs.push_back(loop->input(i));
   std::vector<Value*> outputs = insertBlockCopy(graph, body, inputs);
   for (size_t i = 0; i < loop->outputs().size(); ++i) loop->output(i)->replaceAllUsesWith(outputs[i + 1]);
