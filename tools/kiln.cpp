@@ -87,6 +87,7 @@ int printIRGraph(const std::string& text) {
   return 0;
 }
 
+// The passes named in `a,b`, in order; raises for an unknown name.
 std::vector<const kiln::GraphPass*> findPasses(const std::string& pass_list) {
   std::vector<const kiln::GraphPass*> passes;
   std::stringstream names(pass_list);

@@ -5,9 +5,11 @@
 // its nested blocks is replaced by a copy of the callee's graph
 // (Function::inlinableGraph), with the callee's own calls inlined first, so
 // no call to a function made of a graph remains. The copied nodes keep the
-// callee's source ranges and value names (a name already taken in the caller
-// moves the old holder to a numbered variant, as 1.13 does); each call
-// output's debug name passes to the value replacing it. The function
+// callee's source ranges, scopes (as in 1.13: a callee's node without a
+// scope of its own gets none from the call) and value names (a name already
+// taken in the caller moves the old holder to a numbered variant, as 1.13
+// does); each call output's debug name passes to the value replacing it.
+// kiln's IR has no inlined call stack, so none is recorded. The function
 // constants stay for dead code elimination to remove.
 //
 // Left in place: calls whose callee has no graph (builtins, functions
