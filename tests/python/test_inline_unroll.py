@@ -4,9 +4,12 @@ called function's graph inlined and its loops unrolled (`kiln opt FILE.py FN
 -p inline,unroll_loops,dce`), and the graph that comes out runs on the same
 inputs as the function as compiled: same results, bit for bit, same mutated
 inputs, same printed output, same raised-or-not. Plus loops around the unroll
-factor from source, with trip counts that are 0, 1, 7, 8, 9, 17 or negative."""
+factor from source, with trip counts that are 0, 1, 7, 8, 9, 17 or negative;
+and unrolled IR compared node for node (names included) with what torch
+1.13's torch._C._jit_pass_loop_unrolling makes of the same IR text."""
 import math  # noqa: F401  (torch resolves the sources' names in this module)
 import os
+import re
 import subprocess
 import sys
 from typing import Dict, List, Optional, Tuple  # noqa: F401
@@ -156,3 +159,83 @@ def test_constant_trip_counts(trip, tmp_path, capsys):
     compiled = kiln.compile(src).constant
     x = np.arange(4, dtype=np.float32)
     assert outcome(optimized, (x,), capsys) == outcome(compiled, (x,), capsys)
+
+
+# --- the unrolled graph node for node against torch 1.13 ----------------------------
+
+def numbered_values_renamed(ir):
+    """Numbered values (%12) renamed %v<n> in order of appearance, named ones
+    kept; source locations dropped."""
+    names = {}
+
+    def rename(match):
+        return names.setdefault(match.group(0), f"%v{len(names)}")
+
+    lines = [line.split(" # ")[0].rstrip() for line in ir.strip().splitlines()]
+    return re.sub(r"%[0-9]+\b", rename, "\n".join(lines))
+
+
+BODIES = {
+    "counter": """
+      %a : int = aten::mul(%k.1, %i)
+      %b : int = aten::add(%a, %one)
+      -> (%t, %b)""",
+    "no_counter": """
+      %a : int = aten::mul(%k.1, %k.1)
+      -> (%t, %a)""",
+    "list_write": """
+      %a : int[] = aten::append(%l, %i)
+      -> (%t, %k.1)""",
+    "if": """
+      %c : bool = aten::gt(%i, %one)
+      %r : int = prim::If(%c)
+        block0():
+          %a : int = aten::mul(%k.1, %i)
+          -> (%a)
+        block1():
+          %b : int = aten::add(%k.1, %one)
+          -> (%b)
+      -> (%t, %r)""",
+    "inner_constant": """
+      %three : int = prim::Constant[value=3]()
+      %m : int = prim::Loop(%three, %t, %k.1)
+        block0(%j : int, %m.1 : int):
+          %a : int = aten::mul(%m.1, %i)
+          %b : int = aten::add(%a, %j)
+          -> (%t, %b)
+      -> (%t, %m)""",
+    "inner_variable": """
+      %m : int = prim::Loop(%n, %t, %k.1)
+        block0(%j : int, %m.1 : int):
+          %a : int = aten::mul(%m.1, %i)
+          -> (%t, %a)
+      -> (%t, %m)""",
+    "while": """
+      %c : bool = aten::lt(%k.1, %n)
+      -> (%c, %k.1)""",
+}
+
+
+def loop_ir(trip, body):
+    return f"""
+graph(%n : int, %l : int[]):
+  %t : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %c : int = prim::Constant[value={trip if trip != "n" else 0}]()
+  %k : int = prim::Loop({"%n" if trip == "n" else "%c"}, %t, %one)
+    block0(%i : int, %k.1 : int):{body}
+  return (%k)
+"""
+
+
+@pytest.mark.parametrize("trip", ["n", 0, 1, 5, 64])
+@pytest.mark.parametrize("body", list(BODIES))
+def test_unrolled_graph_matches_torch(trip, body, tmp_path):
+    ir = loop_ir(trip, BODIES[body])
+    path = tmp_path / "loop.ir"
+    path.write_text(ir)
+    out = subprocess.run([KILN, "opt", str(path), "-p", "unroll_loops"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    expected = torch._C.parse_ir(ir)
+    torch._C._jit_pass_loop_unrolling(expected)
+    assert numbered_values_renamed(out.stdout) == numbered_values_renamed(str(expected))
