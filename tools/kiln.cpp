@@ -39,7 +39,10 @@ int usage(std::ostream& out, int code) {
          "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
          "  opt FILE.ir -p P1,P2    run the named passes on IR text in order and print the result; the passes\n"
          "                          are canonicalize_outputs, cleanup, constant_pooling, constant_propagation,\n"
-         "                          constant_propagation_immutable, dce, lower_tuples, normalize_ops\n"
+         "                          constant_propagation_immutable, dce, inline, lower_tuples, normalize_ops,\n"
+         "                          unroll_loops\n"
+         "  opt FILE.py [FN] -p P1,P2  compile a TorchScript source file and run the passes on a copy of the\n"
+         "                          graph of FN (or of each function, printed as `graph` prints them)\n"
          "  --help                  this text\n";
   return code;
 }
@@ -99,8 +102,8 @@ int printIRGraph(const std::string& text, bool optimized) {
   return 0;
 }
 
-// `kiln opt FILE.ir -p a,b`: the passes in order, the graph checked after each.
-int optimizeIRGraph(const std::string& path, const std::string& pass_list) {
+// The passes named in `a,b`, in order; raises for an unknown name.
+std::vector<const kiln::GraphPass*> findPasses(const std::string& pass_list) {
   std::vector<const kiln::GraphPass*> passes;
   std::stringstream names(pass_list);
   for (std::string name; std::getline(names, name, ',');) {
@@ -113,14 +116,16 @@ int optimizeIRGraph(const std::string& path, const std::string& pass_list) {
     }
     passes.push_back(pass);
   }
-  auto graph = kiln::parseIR(readText(path));
+  return passes;
+}
+
+// The passes in order, the graph checked after each.
+void runPasses(const std::shared_ptr<kiln::Graph>& graph, const std::vector<const kiln::GraphPass*>& passes) {
   graph->lint();
   for (const kiln::GraphPass* pass : passes) {
     (*pass)(graph);
     graph->lint();
   }
-  std::cout << *graph;
-  return 0;
 }
 
 kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::string& name,
@@ -143,6 +148,30 @@ int printScriptGraphs(const std::string& path, const std::string& text, const ch
   for (kiln::GraphFunction* f : unit->functions()) {
     std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *graph_of(*f);
     first = false;
+  }
+  return 0;
+}
+
+// `kiln opt FILE [FN] -p a,b`: IR text, or copies of the compiled graphs
+// (the functions' own graphs stay as compiled, for the calls between them).
+int optimizeGraphs(const std::string& path, const char* name, const std::string& pass_list) {
+  std::vector<const kiln::GraphPass*> passes = findPasses(pass_list);
+  std::string text = readText(path);
+  if (isIRText(path, text)) {
+    KILN_CHECK(!name, "a function name is only for TorchScript source, and ", path, " is IR text");
+    auto graph = kiln::parseIR(text);
+    runPasses(graph, passes);
+    std::cout << *graph;
+    return 0;
+  }
+  auto unit = kiln::compile(text, nullptr, path);
+  std::vector<kiln::GraphFunction*> functions =
+      name ? std::vector<kiln::GraphFunction*>{&findFunction(*unit, name, path)} : unit->functions();
+  for (size_t i = 0; i < functions.size(); ++i) {
+    auto graph = functions[i]->graph()->copy();
+    runPasses(graph, passes);
+    if (!name) std::cout << (i ? "\n" : "") << "# " << functions[i]->name() << "\n";
+    std::cout << *graph;
   }
   return 0;
 }
@@ -318,8 +347,9 @@ int run(const std::vector<std::string>& args) {
     return printScriptGraphs(rest[0], text, rest.size() == 2 ? rest[1].c_str() : nullptr, optimized);
   }
   if (command == "opt") {
-    if (args.size() != 4 || args[2] != "-p") return usage(std::cerr, 2);
-    return optimizeIRGraph(args[1], args[3]);
+    if (args.size() == 4 && args[2] == "-p") return optimizeGraphs(args[1], nullptr, args[3]);
+    if (args.size() == 5 && args[3] == "-p") return optimizeGraphs(args[1], args[2].c_str(), args[4]);
+    return usage(std::cerr, 2);
   }
   if (command == "run") {
     std::vector<std::string> positional;
