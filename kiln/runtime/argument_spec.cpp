@@ -62,12 +62,17 @@ TypePtr ArgumentSpec::refinedInputType(size_t i, const TypePtr& declared, bool w
 TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor, size_t& shape_cursor,
                              bool with_shapes) const {
   uint32_t entry = entries_[cursor++];
+  // A value given for an Optional parameter specializes it to the element
+  // type (1.13's SPECIALIZE_OPTIONAL); None keeps the Optional.
+  const TypePtr& type = (entry & 7) != kNone && declared->kind() == TypeKind::Optional
+                            ? declared->cast<OptionalType>()->getElementType()
+                            : declared;
   switch (entry & 7) {
     case kTensor: {
       size_t rank = (entry >> 12) & 0xff;
       const int64_t* sizes = shapes_.data() + shape_cursor;
       shape_cursor += 2 * rank;
-      if (declared->kind() != TypeKind::Tensor) return declared;
+      if (type->kind() != TypeKind::Tensor) return type;
       auto dtype = static_cast<ScalarType>((entry >> 4) & 0xff);
       bool requires_grad = ((entry >> 3) & 1) != 0;
       if (!with_shapes) return TensorType::createWithRank(dtype, Device(DeviceType::CPU), rank, requires_grad);
@@ -77,10 +82,10 @@ TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor, size_t& sh
     }
     case kTuple: {
       size_t arity = entry >> 3;
-      auto tuple = declared->cast<TupleType>();
+      auto tuple = type->cast<TupleType>();
       if (!tuple || tuple->elements().size() != arity) {
-        for (size_t k = 0; k < arity; ++k) refine(declared, cursor, shape_cursor, with_shapes);  // skip the elements
-        return declared;
+        for (size_t k = 0; k < arity; ++k) refine(type, cursor, shape_cursor, with_shapes);  // skip the elements
+        return type;
       }
       std::vector<TypePtr> elements;
       for (size_t k = 0; k < arity; ++k) {
@@ -88,7 +93,7 @@ TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor, size_t& sh
       }
       return tuple->withContained(std::move(elements));
     }
-    default: return declared;
+    default: return type;
   }
 }
 

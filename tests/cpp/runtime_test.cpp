@@ -586,6 +586,24 @@ graph(%t : (Tensor, int)):
   EXPECT_EQ(type.str(), "(Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), int)");
 }
 
+TEST(GraphExecutor, OptionalsWithValuesBecomeTheirElementType) {
+  auto g = parseIR(R"IR(
+graph(%n : int?, %t : Tensor?):
+  return (%n))IR");
+  GraphExecutor exec(g, "first");
+  auto typesFor = [&](IValue n, IValue t) {
+    const ExecutionPlan& plan = exec.getPlanFor({std::move(n), std::move(t)});
+    std::ostringstream types;
+    types << *plan.graph->inputs()[0]->type() << " " << *plan.graph->inputs()[1]->type();
+    return types.str();
+  };
+  EXPECT_EQ(typesFor(IValue(int64_t{3}), IValue(ones({2}))),
+            "int Float(2, strides=[1], requires_grad=0, device=cpu)");
+  // None keeps the Optional, as 1.13's ArgumentSpec does.
+  EXPECT_EQ(typesFor(IValue(), IValue()), "int? Tensor?");
+  EXPECT_EQ(exec.numPlans(), 2u);
+}
+
 TEST(GraphExecutor, RunsRegisteredPassesWhenOptimizing) {
   static std::atomic<int> runs{0};
   static bool registered = [] {
