@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include "kiln/tensor/copy.h"
 
 namespace kiln {
 
@@ -84,6 +87,16 @@ bool isNondeterministic(const Node* n) {
 
 namespace {
 
+// Same dtype, shape and bytes: -0.0 and 0.0 differ, a NaN equals itself.
+bool sameTensor(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return a.defined() == b.defined();
+  if (a.isSame(b)) return true;
+  if (a.dtype() != b.dtype() || a.sizes() != b.sizes() || a.requiresGrad() != b.requiresGrad()) return false;
+  Tensor x = contiguous(a);
+  Tensor y = contiguous(b);
+  return std::memcmp(x.rawData(), y.rawData(), x.nbytes()) == 0;
+}
+
 bool sameIValue(const IValue& a, const IValue& b) {
   if (a.tag() != b.tag()) return false;
   auto all_same = [](const std::vector<IValue>& x, const std::vector<IValue>& y) {
@@ -92,9 +105,17 @@ bool sameIValue(const IValue& a, const IValue& b) {
   switch (a.tag()) {
     case IValue::Tag::Double:
       return a.toDouble() == b.toDouble() && std::signbit(a.toDouble()) == std::signbit(b.toDouble());
-    case IValue::Tag::Tensor: return a.toTensor().dtype() == b.toTensor().dtype() && a == b;
+    case IValue::Tag::Tensor: return sameTensor(a.toTensor(), b.toTensor());
     case IValue::Tag::List: return all_same(a.toListRef().elements, b.toListRef().elements);
     case IValue::Tag::Tuple: return all_same(a.toTupleRef().elements, b.toTupleRef().elements);
+    case IValue::Tag::Dict: {
+      const DictObj& x = a.toDictRef();
+      const DictObj& y = b.toDictRef();
+      return x.size() == y.size() && std::all_of(x.items().begin(), x.items().end(), [&](const auto& item) {
+               const IValue* other = y.find(item.first);
+               return other && sameIValue(item.second, *other);
+             });
+    }
     default: return a == b;
   }
 }
