@@ -13,6 +13,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
 #include "kiln/passes/analysis/alias_analysis.h"
+#include "kiln/passes/analysis/memory_dag.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/dead_code_elimination.h"
@@ -49,6 +50,45 @@ std::string runOn(const std::shared_ptr<Graph>& g, const Tensor& input) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<unsigned> indices(const MemoryLocations& locations) {
+  std::vector<unsigned> out;
+  locations.forEach([&](unsigned i) { out.push_back(i); });
+  return out;
+}
+
+}  // namespace
+
+TEST(MemoryDAG, LocationsAreTheLeavesReachedThroughCycles) {
+  MemoryDAG dag;
+  std::vector<Element*> e;
+  for (int i = 0; i < 6; ++i) e.push_back(dag.makeFreshElement(nullptr));
+  // 0 -> 1 -> 2 -> 0 (a cycle), 2 -> 3 (a leaf), 4 -> 1, 5 alone.
+  dag.makePointerTo(e[0], e[1]);
+  dag.makePointerTo(e[1], e[2]);
+  dag.makePointerTo(e[2], e[0]);
+  dag.makePointerTo(e[2], e[3]);
+  dag.makePointerTo(e[4], e[1]);
+  for (int i : {4, 0, 1, 2, 3}) EXPECT_EQ(indices(dag.getMemoryLocations(e[i])), std::vector<unsigned>{3}) << i;
+  EXPECT_EQ(indices(dag.getMemoryLocations(e[5])), std::vector<unsigned>{5});
+  EXPECT_TRUE(dag.mayAlias(e[4], e[2]));
+  EXPECT_FALSE(dag.mayAlias(e[4], e[5]));
+  // An edge added after a query is seen by the next one.
+  dag.makePointerTo(e[0], e[5]);
+  EXPECT_EQ(indices(dag.getMemoryLocations(e[4])), (std::vector<unsigned>{3, 5}));
+  // Containers: 5 holds 3; what 4 may hold reaches 5's contents.
+  dag.addToContainedElements(e[3], e[5]);
+  EXPECT_TRUE(dag.mayContainAlias(e[4], e[3]));
+  MemoryLocations big;
+  big.set(3);
+  big.set(700);
+  big.set(64);
+  EXPECT_EQ(indices(big), (std::vector<unsigned>{3, 64, 700}));
+  EXPECT_TRUE(big.test(700));
+  EXPECT_FALSE(big.test(701));
+}
 
 TEST(AliasAnalysis, ViewsAliasTheirInputAndPureOpsAreFresh) {
   Parsed p(R"IR(

@@ -96,58 +96,93 @@ void MemoryDAG::dropCaches() {
   has_caches_ = false;
 }
 
-// Both queries walk the graph once, with a visited set so cycles end, and
-// take the finished sets of elements met on the way from their caches.
+template <typename Successors, typename Own>
+const MemoryLocations& MemoryDAG::closure(const Element* root, std::optional<MemoryLocations> Element::*cache,
+                                          Element::Visit Element::*visit, const Successors& successors,
+                                          const Own& own) const {
+  if (root->*cache) return *(root->*cache);
+  has_caches_ = true;
+  const uint64_t walk = ++walks_;
+  unsigned order = 0;
+  // The DAG owns its elements: a query may fill their caches.
+  auto at = [this](unsigned index) { return elements_[index].get(); };
+  struct Frame {
+    Element* element;
+    std::vector<unsigned> successors;
+    size_t next = 0;
+  };
+  std::vector<Frame> frames;
+  std::vector<Element*> component;  // Tarjan's stack
+  auto enter = [&](Element* e) {
+    e->*visit = {walk, order, order, true};
+    ++order;
+    component.push_back(e);
+    frames.push_back({e, successors(e)});
+  };
+  enter(at(root->index));
+  while (!frames.empty()) {
+    Frame& frame = frames.back();
+    Element* e = frame.element;
+    if (frame.next < frame.successors.size()) {
+      Element* s = at(frame.successors[frame.next++]);
+      if (s->*cache) continue;  // in a finished component
+      if ((s->*visit).walk != walk) {
+        enter(s);  // invalidates `frame`
+      } else if ((s->*visit).on_stack) {
+        (e->*visit).low = std::min((e->*visit).low, (s->*visit).order);
+      }
+      continue;
+    }
+    std::vector<unsigned> done = std::move(frame.successors);
+    frames.pop_back();
+    if (!frames.empty()) {
+      Element::Visit& parent = frames.back().element->*visit;
+      parent.low = std::min(parent.low, (e->*visit).low);
+    }
+    if ((e->*visit).low != (e->*visit).order) continue;
+    // `e` roots a component: its members share one answer, made of what
+    // each adds and the answers of the components they reach.
+    size_t first = component.size() - 1;
+    while (component[first] != e) --first;
+    MemoryLocations result;
+    for (size_t i = first; i < component.size(); ++i) {
+      Element* member = component[i];
+      (member->*visit).on_stack = false;
+      own(member, result);
+      for (unsigned next : member == e ? done : successors(member)) {
+        if (const auto& answer = at(next)->*cache) result |= *answer;
+      }
+    }
+    for (size_t i = first; i < component.size(); ++i) component[i]->*cache = result;
+    component.resize(first);
+  }
+  return *(root->*cache);
+}
 
 const MemoryLocations& MemoryDAG::getMemoryLocations(const Element* e) const {
-  if (e->memory_locations_) return *e->memory_locations_;
-  MemoryLocations result;
-  MemoryLocations visited;
-  std::vector<const Element*> work{e};
-  visited.set(e->index);
-  while (!work.empty()) {
-    const Element* el = work.back();
-    work.pop_back();
-    if (el != e && el->memory_locations_) {
-      result |= *el->memory_locations_;
-    } else if (el->points_to.empty()) {
-      result.set(el->index);
-    } else {
-      el->points_to.forEach([&](unsigned i) {
-        if (visited.test(i)) return;
-        visited.set(i);
-        work.push_back(fromIndex(i));
+  return closure(
+      e, &Element::memory_locations_, &Element::locations_visit_,
+      [](const Element* el) {
+        std::vector<unsigned> out;
+        el->points_to.forEach([&](unsigned i) { out.push_back(i); });
+        return out;
+      },
+      [](const Element* el, MemoryLocations& result) {
+        if (el->points_to.empty()) result.set(el->index);
       });
-    }
-  }
-  has_caches_ = true;
-  e->memory_locations_ = std::move(result);
-  return *e->memory_locations_;
 }
 
 const MemoryLocations& MemoryDAG::getAllContainedMemoryLocations(const Element* e) const {
-  if (e->all_contained_) return *e->all_contained_;
-  MemoryLocations result;
-  std::vector<const Element*> work{e};
-  result.set(e->index);
-  auto visit = [&](unsigned i) {
-    if (result.test(i)) return;
-    result.set(i);
-    work.push_back(fromIndex(i));
-  };
-  while (!work.empty()) {
-    const Element* el = work.back();
-    work.pop_back();
-    if (el != e && el->all_contained_) {
-      result |= *el->all_contained_;
-      continue;
-    }
-    getMemoryLocations(el).forEach(visit);
-    el->contained_elements.forEach(visit);
-  }
-  has_caches_ = true;
-  e->all_contained_ = std::move(result);
-  return *e->all_contained_;
+  return closure(
+      e, &Element::all_contained_, &Element::contained_visit_,
+      [this](const Element* el) {
+        std::vector<unsigned> out;
+        auto add = [&](unsigned i) { out.push_back(i); };
+        getMemoryLocations(el).forEach(add);
+        el->contained_elements.forEach(add);
+        return out;
+      },
+      [](const Element* el, MemoryLocations& result) { result.set(el->index); });
 }
 
 bool MemoryDAG::mayAlias(const Element* a, const Element* b) const {

@@ -7,8 +7,10 @@
 // of such leaves it reaches. Containers also record the elements they hold.
 //
 // Edges may form cycles (a loop-carried value points to the value of the
-// previous iteration); the queries below handle them. Query results are
-// cached per element; adding an edge after a query drops the caches.
+// previous iteration). A query walks the graph once (Tarjan's strongly
+// connected components: the elements of a cycle share one answer) and
+// caches the answer of every element it passes, so queries cost linear time
+// in all; adding an edge after a query drops the caches.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,8 +58,17 @@ struct Element {
 
  private:
   friend class MemoryDAG;
-  mutable std::optional<MemoryLocations> memory_locations_;
-  mutable std::optional<MemoryLocations> all_contained_;
+  // Where a walk for one kind of query is at this element.
+  struct Visit {
+    uint64_t walk = 0;  // the walk that last reached this element
+    unsigned order = 0;
+    unsigned low = 0;
+    bool on_stack = false;
+  };
+  std::optional<MemoryLocations> memory_locations_;
+  std::optional<MemoryLocations> all_contained_;
+  Visit locations_visit_;
+  Visit contained_visit_;
 };
 
 class MemoryDAG {
@@ -84,9 +95,15 @@ class MemoryDAG {
 
  private:
   void dropCaches();
+  // The closure of `root` under `successors`, each element adding `own` of
+  // itself: cached in `cache` of every element on the way.
+  template <typename Successors, typename Own>
+  const MemoryLocations& closure(const Element* root, std::optional<MemoryLocations> Element::*cache,
+                                 Element::Visit Element::*visit, const Successors& successors, const Own& own) const;
 
   std::vector<std::unique_ptr<Element>> elements_;
   mutable bool has_caches_ = false;
+  mutable uint64_t walks_ = 0;
 };
 
 }  // namespace kiln
