@@ -8,8 +8,11 @@
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/inliner.h"
+#include "kiln/passes/loop_unrolling.h"
 #include "kiln/passes/lower_tuples.h"
 #include "kiln/passes/normalize_ops.h"
+#include "kiln/passes/pipeline.h"
 
 namespace kiln {
 
@@ -24,8 +27,12 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"constant_propagation_immutable", constantPropagationImmutableTypes},
       {"cse", [](const std::shared_ptr<Graph>& g) { eliminateCommonSubexpression(g); }},
       {"dce", eliminateDeadCode},
+      {"inline", inlineCalls},
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
+      {"optimize", runOptimizationPasses},
+      {"required", runRequiredPasses},
+      {"unroll_loops", [](const std::shared_ptr<Graph>& g) { unrollLoops(g); }},
   };
   return table;
 }
