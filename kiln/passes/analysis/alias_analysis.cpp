@@ -283,7 +283,13 @@ struct AliasDbState {
   }
 
   void analyze(Node* n) {
-    switch (ruleFor(n)) {
+    const Rule rule = ruleFor(n);
+    // Blocks the rule does not look into (a closure's body, a with's) are
+    // analyzed all the same, so every value has an element.
+    if (rule != Rule::If && rule != Rule::Loop) {
+      for (Block* b : n->blocks()) analyze(b);
+    }
+    switch (rule) {
       case Rule::If: analyzeIf(n); break;
       case Rule::Loop: analyzeLoop(n); break;
       case Rule::Subgraph: analyzeSubgraph(n); break;
@@ -384,7 +390,6 @@ struct AliasDbState {
   }
 
   void analyzeConservative(Node* n) {
-    for (Block* b : n->blocks()) analyze(b);
     for (const Value* in : n->inputs()) {
       if (!isMutable(in)) continue;
       registerWrite(in, n, /*to_contained=*/true);

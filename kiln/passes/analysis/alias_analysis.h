@@ -13,7 +13,10 @@
 //     int[], Tensor[], Dict(str, Tensor), each class...), which stands for
 //     "memory this graph cannot see";
 //   - graph inputs point to the wildcard of their type (the caller may pass
-//     one tensor twice, or keep a reference);
+//     one tensor twice, or keep a reference); graph outputs do not (as in
+//     1.13: a write to a returned value is live anyway), so passes that must
+//     not make two outputs one object, or hand the caller a shared one, ask
+//     mayContainAlias against the graph's outputs;
 //   - containers (lists, dicts, tuples, futures, objects, and optionals and
 //     unions of those) contain the wildcards of their element types: a value
 //     put into a container (prim::ListConstruct, aten::append) becomes a
