@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kiln/ir/graph.h"
+#include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/util/jit_log.h"
@@ -108,17 +109,28 @@ class ConstantPropagator {
       return std::none_of(n->inputs().begin(), n->inputs().end(), mutable_value) &&
              std::none_of(n->outputs().begin(), n->outputs().end(), mutable_value);
     }
-    const AliasClasses& aliases = aliasClasses();
     // A folded list or tensor is one object shared by every run, so it must
     // never be written nor handed to the caller.
-    auto written = [&](const Value* v) { return aliases.hasWriters(v) || aliases.isWildcard(v); };
-    return std::none_of(n->inputs().begin(), n->inputs().end(), written) &&
-           std::none_of(n->outputs().begin(), n->outputs().end(), written);
+    AliasDb& db = aliasDb();
+    if (db.hasWriters(n)) return false;
+    const Graph& g = *graph_;
+    return std::none_of(n->outputs().begin(), n->outputs().end(), [&](const Value* v) {
+      return db.mayAliasWildcard(v) || db.mayContainAlias(ArrayRef<const Value*>(v), g.outputs());
+    });
   }
 
-  const AliasClasses& aliasClasses() {
-    if (!aliases_) aliases_ = std::make_unique<AliasClasses>(*graph_);
-    return *aliases_;
+  AliasDb& aliasDb() {
+    if (!alias_db_) alias_db_ = std::make_unique<AliasDb>(graph_);
+    return *alias_db_;
+  }
+
+  // A constant at the insertion point, known to the alias database as fresh
+  // memory (it may sit where a destroyed value was, so it must not inherit
+  // that value's entry).
+  Value* insertConstant(const IValue& value) {
+    Value* constant = graph_->insertConstant(value);
+    if (alias_db_) alias_db_->createValue(constant);
+    return constant;
   }
 
   void fold(Node* n) {
@@ -134,7 +146,7 @@ class ConstantPropagator {
       // A result that cannot be a constant keeps its node; DCE removes the
       // node once nothing uses it.
       if (!insertable(result)) continue;
-      Value* constant = graph_->insertConstant(result);
+      Value* constant = insertConstant(result);
       if (result.isNone()) constant->setType(n->output(i)->type());
       n->output(i)->replaceAllUsesWith(constant);
       made_change_ = true;
@@ -174,7 +186,7 @@ class ConstantPropagator {
         removeIfOutput(n, i, then_out);
         made_change_ = true;
       } else if (sameConstant(then_out, else_out)) {
-        removeIfOutput(n, i, graph_->insertConstant(*toIValue(then_out)));
+        removeIfOutput(n, i, insertConstant(*toIValue(then_out)));
         made_change_ = true;
       } else {
         ++i;
@@ -214,7 +226,7 @@ class ConstantPropagator {
 
   std::shared_ptr<Graph> graph_;
   bool immutable_types_only_;
-  std::unique_ptr<AliasClasses> aliases_;
+  std::unique_ptr<AliasDb> alias_db_;
   bool made_change_ = false;
 };
 

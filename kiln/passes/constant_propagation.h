@@ -25,8 +25,9 @@ class Graph;
 void constantPropagationImmutableTypes(const std::shared_ptr<Graph>& graph);
 
 // Also folds nodes producing or taking tensors, lists and dicts, provided
-// nothing in the graph writes to their inputs or outputs (judged by
-// AliasClasses, conservatively).
+// nothing in the graph writes to their inputs or outputs (AliasDb::hasWriters)
+// and no output may leave the graph (alias a graph output or the wildcard
+// set; 1.13 folds those too, handing every run the same object).
 void constantPropagation(const std::shared_ptr<Graph>& graph);
 
 }  // namespace kiln

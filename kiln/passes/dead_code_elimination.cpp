@@ -1,6 +1,7 @@
 #include "kiln/passes/dead_code_elimination.h"
 
 #include "kiln/ir/graph.h"
+#include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/util/jit_log.h"
 
@@ -9,10 +10,11 @@ namespace kiln {
 namespace {
 
 // Inverse mark and sweep: mark what the return nodes and side effects need,
-// then delete the rest.
+// then delete the rest. The alias database is built the first time a node
+// that may write is met: most graphs have none.
 class DeadCodeEliminator {
  public:
-  explicit DeadCodeEliminator(Graph& graph) : aliases_(graph) {}
+  explicit DeadCodeEliminator(std::shared_ptr<Graph> graph) : graph_(std::move(graph)) {}
 
   void run(Block* block) {
     mark(block->returnNode());
@@ -21,9 +23,7 @@ class DeadCodeEliminator {
   }
 
  private:
-  void addLive(const Value* v) {
-    if (live_values_.insert(v).second && isMutableType(v)) live_classes_.insert(aliases_.classOf(v));
-  }
+  void addLive(const Value* v) { live_values_.insert(v); }
 
   // Marks `n` and every node enclosing it, and makes its inputs live.
   bool mark(Node* n) {
@@ -81,16 +81,16 @@ class DeadCodeEliminator {
     for (const Value* out : n->outputs()) {
       if (live_values_.count(out)) return mark(n);
     }
-    for (const Value* written : aliases_.writtenInputs(n)) {
-      if (live_classes_.count(aliases_.classOf(written))) return mark(n);
-    }
+    // Writes to memory a live value may refer to. (A node with blocks is
+    // marked through its blocks' nodes.)
+    if (AliasDb::mayWrite(n) && aliasDb().writesToAlias(n, live_values_)) return mark(n);
     return false;
   }
 
   bool hasEffects(Node* n) {
     if (auto it = memo_.find(n); it != memo_.end()) return it->second;
-    bool effects = hasSideEffects(n);
-    for (const Value* written : aliases_.writtenInputs(n)) effects |= aliases_.isWildcard(written);
+    // Writes to memory outside the graph's view are effects too.
+    bool effects = hasSideEffects(n) || (AliasDb::mayWrite(n) && aliasDb().writesToWildcard(n));
     for (Block* b : n->blocks()) {
       for (Node* inner : b->nodes()) effects |= hasEffects(inner);
     }
@@ -132,17 +132,22 @@ class DeadCodeEliminator {
     }
   }
 
-  AliasClasses aliases_;
+  AliasDb& aliasDb() {
+    if (!alias_db_) alias_db_ = std::make_unique<AliasDb>(graph_);
+    return *alias_db_;
+  }
+
+  std::shared_ptr<Graph> graph_;
+  std::unique_ptr<AliasDb> alias_db_;
   std::unordered_map<Node*, bool> memo_;
   std::unordered_set<Node*> marked_;
-  std::unordered_set<const Value*> live_values_;
-  std::unordered_set<const Value*> live_classes_;
+  ValueSet live_values_;
 };
 
 }  // namespace
 
 void eliminateDeadCode(const std::shared_ptr<Graph>& graph) {
-  DeadCodeEliminator(*graph).run(graph->block());
+  DeadCodeEliminator(graph).run(graph->block());
   GRAPH_DUMP("after dead code elimination:\n", *graph);
 }
 

@@ -6,8 +6,9 @@
 // writes to memory that a live value may alias. Unused prim::If outputs and
 // unused loop-carried values (unused after the loop and inside the body)
 // are removed with their block outputs.
-// Assumes an SSA graph; aliasing is judged conservatively (see
-// AliasClasses), so it may keep a node PyTorch removes, never the reverse.
+// Aliasing and writes come from AliasDb (alias_analysis.h), built only when
+// the graph has a node that may write.
+// Assumes an SSA graph.
 #include <memory>
 
 namespace kiln {

@@ -4,6 +4,7 @@
 
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"
+#include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/dead_code_elimination.h"
@@ -24,6 +25,7 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"constant_pooling", constantPooling},
       {"constant_propagation", constantPropagation},
       {"constant_propagation_immutable", constantPropagationImmutableTypes},
+      {"cse", [](const std::shared_ptr<Graph>& g) { eliminateCommonSubexpression(g); }},
       {"dce", eliminateDeadCode},
       {"inline", inlineCalls},
       {"lower_tuples", lowerSimpleTuples},

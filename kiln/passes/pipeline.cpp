@@ -1,6 +1,7 @@
 #include "kiln/passes/pipeline.h"
 
 #include "kiln/ir/graph.h"
+#include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/dead_code_elimination.h"
@@ -26,11 +27,13 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
 
   // 2. Rewrites that keep the graph differentiable.
   eliminateDeadCode(graph);
+  eliminateCommonSubexpression(graph);
   constantPropagation(graph);
   constantPooling(graph);
   if (unrollLoops(graph)) {
     constantPropagation(graph);
   }
+  eliminateCommonSubexpression(graph);
 
   // 3. The rest.
   lowerSimpleTuples(graph);

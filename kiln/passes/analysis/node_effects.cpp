@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include "kiln/tensor/copy.h"
 
 namespace kiln {
 
@@ -11,9 +14,9 @@ bool isMutableType(const Type& type) {
     case TypeKind::List:
     case TypeKind::Dict:
     case TypeKind::Class:
-    case TypeKind::Any:
+    case TypeKind::Any: return true;
     case TypeKind::Future:
-    case TypeKind::RRef: return true;
+    case TypeKind::RRef:
     case TypeKind::Tuple:
     case TypeKind::Optional:
     case TypeKind::Union: {
@@ -84,6 +87,16 @@ bool isNondeterministic(const Node* n) {
 
 namespace {
 
+// Same dtype, shape and bytes: -0.0 and 0.0 differ, a NaN equals itself.
+bool sameTensor(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined()) return a.defined() == b.defined();
+  if (a.isSame(b)) return true;
+  if (a.dtype() != b.dtype() || a.sizes() != b.sizes() || a.requiresGrad() != b.requiresGrad()) return false;
+  Tensor x = contiguous(a);
+  Tensor y = contiguous(b);
+  return std::memcmp(x.rawData(), y.rawData(), x.nbytes()) == 0;
+}
+
 bool sameIValue(const IValue& a, const IValue& b) {
   if (a.tag() != b.tag()) return false;
   auto all_same = [](const std::vector<IValue>& x, const std::vector<IValue>& y) {
@@ -92,19 +105,19 @@ bool sameIValue(const IValue& a, const IValue& b) {
   switch (a.tag()) {
     case IValue::Tag::Double:
       return a.toDouble() == b.toDouble() && std::signbit(a.toDouble()) == std::signbit(b.toDouble());
-    case IValue::Tag::Tensor: return a.toTensor().dtype() == b.toTensor().dtype() && a == b;
+    case IValue::Tag::Tensor: return sameTensor(a.toTensor(), b.toTensor());
     case IValue::Tag::List: return all_same(a.toListRef().elements, b.toListRef().elements);
     case IValue::Tag::Tuple: return all_same(a.toTupleRef().elements, b.toTupleRef().elements);
+    case IValue::Tag::Dict: {
+      const DictObj& x = a.toDictRef();
+      const DictObj& y = b.toDictRef();
+      return x.size() == y.size() && std::all_of(x.items().begin(), x.items().end(), [&](const auto& item) {
+               const IValue* other = y.find(item.first);
+               return other && sameIValue(item.second, *other);
+             });
+    }
     default: return a == b;
   }
-}
-
-// The alias sets an argument's annotation names (`a` in `Tensor(a!)`,
-// `*` in `t(c -> *)`), as pointers into the schema: no copies.
-void collectSets(const AliasInfo& info, std::vector<const std::string*>& out) {
-  for (const std::string& s : info.before_sets) out.push_back(&s);
-  for (const std::string& s : info.after_sets) out.push_back(&s);
-  for (const AliasInfo& c : info.contained) collectSets(c, out);
 }
 
 }  // namespace
@@ -120,130 +133,6 @@ bool sameConstant(const Value* a, const Value* b) {
   auto x = toIValue(a);
   auto y = toIValue(b);
   return x && y && sameIValue(*x, *y);
-}
-
-AliasClasses::AliasClasses(Graph& graph) {
-  for (Value* input : graph.inputs()) markWildcard(input);
-  for (Value* output : graph.outputs()) markWildcard(output);
-  analyze(graph.block());
-  // Classes are final now: record which roots are wildcards and which are written.
-  std::unordered_set<const Value*> members;
-  members.swap(wildcard_roots_);
-  for (const Value* v : members) wildcard_roots_.insert(classOf(v));
-  members.clear();
-  members.swap(written_roots_);
-  for (const Value* v : members) written_roots_.insert(classOf(v));
-}
-
-const Value* AliasClasses::classOf(const Value* v) const {
-  auto it = parent_.find(v);
-  if (it == parent_.end()) return v;
-  if (it->second == v) return v;
-  const Value* root = classOf(it->second);
-  it->second = root;
-  return root;
-}
-
-bool AliasClasses::isWildcard(const Value* v) const {
-  return isMutableType(v) && wildcard_roots_.count(classOf(v)) > 0;
-}
-
-bool AliasClasses::hasWriters(const Value* v) const {
-  return isMutableType(v) && written_roots_.count(classOf(v)) > 0;
-}
-
-std::vector<const Value*> AliasClasses::writtenInputs(const Node* n) const {
-  std::vector<const Value*> written;
-  const FunctionSchema* schema = n->maybeSchema();
-  if (!schema) return written;
-  for (size_t i = 0; i < schema->arguments().size() && i < n->inputs().size(); ++i) {
-    if (schema->arguments()[i].isOutOrInPlace()) written.push_back(n->input(i));
-  }
-  return written;
-}
-
-void AliasClasses::unite(const Value* a, const Value* b) {
-  if (!isMutableType(a) || !isMutableType(b)) return;
-  const Value* ra = classOf(a);
-  const Value* rb = classOf(b);
-  parent_.emplace(ra, ra);
-  parent_[rb] = ra;
-}
-
-void AliasClasses::markWildcard(const Value* v) {
-  if (isMutableType(v)) wildcard_roots_.insert(v);
-}
-
-void AliasClasses::analyze(Block* block) {
-  for (Node* n : block->nodes()) {
-    for (Block* b : n->blocks()) analyze(b);
-    analyzeNode(n);
-  }
-}
-
-void AliasClasses::analyzeNode(Node* n) {
-  switch (n->kind()) {
-    case prim::Constant: return;
-    case prim::If:
-      for (size_t i = 0; i < n->outputs().size(); ++i) {
-        for (Block* b : n->blocks()) unite(n->output(i), b->outputs()[i]);
-      }
-      return;
-    case prim::Loop: {
-      Block* body = n->blocks()[0];
-      for (size_t i = 0; i < n->outputs().size(); ++i) {
-        unite(n->output(i), n->input(i + 2));
-        unite(n->output(i), body->inputs()[i + 1]);
-        unite(n->output(i), body->outputs()[i + 1]);
-      }
-      return;
-    }
-    default: break;
-  }
-  for (const Value* v : writtenInputs(n)) written_roots_.insert(v);
-  const FunctionSchema* schema = n->maybeSchema();
-  bool side_effects = hasSideEffects(n);
-  if (!schema || !n->kind().isAten() || side_effects) {
-    // Only aten schemas spell out their aliasing; for the rest (tuple and
-    // list construction, unpacking, attribute access) any output may alias
-    // any input, and calls may hand out anything.
-    for (Value* out : n->outputs()) {
-      for (Value* in : n->inputs()) unite(out, in);
-      if (side_effects) markWildcard(out);
-    }
-    if (side_effects) {
-      for (Value* in : n->inputs()) markWildcard(in);
-    }
-    return;
-  }
-  // (input index, set) for every set an input's annotation names.
-  std::vector<std::pair<size_t, const std::string*>> input_sets;
-  std::vector<const std::string*> sets;
-  for (size_t i = 0; i < n->inputs().size() && i < schema->arguments().size(); ++i) {
-    const Argument& arg = schema->arguments()[i];
-    if (!arg.alias_info) continue;
-    sets.clear();
-    collectSets(*arg.alias_info, sets);
-    for (const std::string* set : sets) {
-      if (*set == "*") markWildcard(n->input(i));
-      input_sets.emplace_back(i, set);
-    }
-  }
-  for (size_t j = 0; j < n->outputs().size() && j < schema->returns().size(); ++j) {
-    const Argument& ret = schema->returns()[j];
-    if (!ret.alias_info) continue;
-    sets.clear();
-    collectSets(*ret.alias_info, sets);
-    for (const std::string* set : sets) {
-      if (*set == "*") {
-        markWildcard(n->output(j));
-        continue;
-      }
-      for (const auto& [i, input_set] : input_sets) {
-        if (*input_set == *set) unite(n->output(j), n->input(i));
-      }
-    }
-  }
 }
 
 }  // namespace kiln
