@@ -37,13 +37,13 @@ int usage(std::ostream& out, int code) {
          "  run FILE.py FN ARG...   compile FILE.py, run FN and print its result; each ARG is a Python literal\n"
          "      [--out DIR]         (3, -1.5, True, None, 'text', [1, 2], (1, 'a'), {'k': 2.0}) or a .npy file\n"
          "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
-         "  opt FILE.ir -p P1,P2    run the named passes on IR text in order and print the result; the passes\n"
-         "                          are canonicalize_outputs, cleanup, constant_pooling, constant_propagation,\n"
-         "                          constant_propagation_immutable, dce, inline, lower_tuples, normalize_ops,\n"
-         "                          unroll_loops\n"
+         "  opt FILE.ir -p P1,P2    run the named passes on IR text in order and print the result\n"
          "  opt FILE.py [FN] -p P1,P2  compile a TorchScript source file and run the passes on a copy of the\n"
          "                          graph of FN (or of each function, printed as `graph` prints them)\n"
-         "  --help                  this text\n";
+         "  --help                  this text\n"
+         "passes:";
+  for (const std::string& name : kiln::passNames()) out << " " << name;
+  out << "\n";
   return code;
 }
 
