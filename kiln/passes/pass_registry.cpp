@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"
 #include "kiln/passes/constant_pooling.h"
@@ -24,6 +25,7 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"dce", eliminateDeadCode},
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
+      {"propagate_shapes", propagateShapes},
   };
   return table;
 }
