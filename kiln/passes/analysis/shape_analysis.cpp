@@ -9,6 +9,7 @@
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/passes/analysis/shape_formulas.h"
+#include "kiln/tensor/factory.h"
 #include "kiln/util/jit_log.h"
 
 namespace kiln {
@@ -138,6 +139,12 @@ class ShapePropagator {
   void collectHazards(Block* block) {
     for (Node* n : block->nodes()) {
       for (Block* b : n->blocks()) collectHazards(b);
+      if (n->kind() == prim::NumToTensor || isOpaqueCall(n) || n->kind() == aten::wait ||
+          (n->kind() == prim::Constant && n->output()->type()->kind() == TypeKind::Tensor &&
+           n->kindOf(attr::value) == AttributeKind::t && n->t(attr::value).defined() &&
+           n->t(attr::value).isWrappedNumber())) {
+        wrapped_sources_ = true;
+      }
       if (isOpaqueCall(n)) {
         for (Value* input : n->inputs()) {
           if (isMutableType(input)) {
@@ -210,12 +217,18 @@ class ShapePropagator {
   // Graph inputs keep their (specialized) types, less what mutation may change.
   void weakenInputs() {
     for (Value* input : graph_->inputs()) {
-      if (couldBeWrapped(*input->type())) facts_.setWrapped(input, Wrapped::Maybe);
       TypePtr t = input->type();
       if (shape_unstable_.count(input)) t = withoutShape(t);
       if (grad_unstable_.count(input)) t = withoutRequiresGrad(t);
       if (t != input->type()) setType(input, t);
     }
+  }
+
+  // A value that may hold a wrapped number: only when the graph makes some
+  // (graph inputs never are: the executor receives them from Python or
+  // from a caller's arguments, and ArgumentSpec does not tell).
+  void maybeWrapped(const Value* v) {
+    if (wrapped_sources_ && couldBeWrapped(*v->type())) facts_.setWrapped(v, Wrapped::Maybe);
   }
 
   // --- setting types ---------------------------------------------------------------------
@@ -342,7 +355,7 @@ class ShapePropagator {
       setUnshaped(out);
       setType(out, t);
       Wrapped wa = skip_a ? Wrapped::No : facts_.wrapped(a), wb = skip_b ? Wrapped::No : facts_.wrapped(b);
-      if (wa != Wrapped::No || wb != Wrapped::No) facts_.setWrapped(out, Wrapped::Maybe);
+      if (wa != Wrapped::No || wb != Wrapped::No) maybeWrapped(out);
     }
   }
 
@@ -358,7 +371,7 @@ class ShapePropagator {
       bottom[i] = init->node()->kind() == prim::Uninitialized;
       setUnshaped(param);
       if (!bottom[i]) setType(param, init->type());
-      if (facts_.wrapped(init) != Wrapped::No) facts_.setWrapped(param, Wrapped::Maybe);
+      if (facts_.wrapped(init) != Wrapped::No) maybeWrapped(param);
     }
     int rounds = 0;
     for (;; ++rounds) {
@@ -371,7 +384,7 @@ class ShapePropagator {
         TypePtr merged = bottom[i] ? next->type() : mergeTypes(param->type(), next->type());
         bottom[i] = false;
         if (facts_.wrapped(next) != Wrapped::No && facts_.wrapped(param) == Wrapped::No) {
-          facts_.setWrapped(param, Wrapped::Maybe);
+          maybeWrapped(param);
           changed = true;
         }
         if (*merged == *param->type()) continue;
@@ -391,7 +404,7 @@ class ShapePropagator {
       Value* param = body->inputs()[i + 1];
       setUnshaped(n->output(i));
       setType(n->output(i), param->type());
-      if (facts_.wrapped(param) != Wrapped::No) facts_.setWrapped(n->output(i), Wrapped::Maybe);
+      if (facts_.wrapped(param) != Wrapped::No) maybeWrapped(n->output(i));
     }
   }
 
@@ -460,7 +473,7 @@ class ShapePropagator {
       Value* out = n->output(i);
       setUnshaped(out);
       if (TypePtr t = listElement(n->input(), static_cast<int64_t>(i))) setType(out, t);
-      if (couldBeWrapped(*out->type())) facts_.setWrapped(out, Wrapped::Maybe);
+      maybeWrapped(out);
     }
   }
 
@@ -479,7 +492,7 @@ class ShapePropagator {
       setUnshaped(out);
       size_t k = index ? static_cast<size_t>(*index) : i;
       if (t && k < t->elements().size()) setType(out, t->elements()[k]);
-      if (couldBeWrapped(*out->type())) facts_.setWrapped(out, Wrapped::Maybe);
+      maybeWrapped(out);
     }
   }
 
@@ -491,7 +504,7 @@ class ShapePropagator {
     if (auto opt = t->cast<OptionalType>()) t = opt->elementType();
     setUnshaped(out);
     if (*unshapedType(t) == *unshapedType(out->type())) setType(out, t);
-    if (facts_.wrapped(n->input(0)) != Wrapped::No) facts_.setWrapped(out, Wrapped::Maybe);
+    if (facts_.wrapped(n->input(0)) != Wrapped::No) maybeWrapped(out);
     if (auto k = facts_.known(n->input(0))) facts_.setKnown(out, *k);
   }
 
@@ -626,14 +639,14 @@ class ShapePropagator {
         if (!written) break;
         TypePtr t = written->withRequiresGrad(outputRequiresGrad(n, &schema, written->scalarType()));
         setType(out, resizes ? withoutShape(t) : t);
-        if (facts_.wrapped(n->input(i)) != Wrapped::No) facts_.setWrapped(out, Wrapped::Maybe);
+        if (facts_.wrapped(n->input(i)) != Wrapped::No) maybeWrapped(out);
         break;
       }
     }
   }
 
-  // A zero-filled tensor of a complete type.
-  static std::optional<Tensor> standIn(const TensorType& t, int64_t& budget) {
+  // A tensor of a complete type filled with zeros (or ones).
+  static std::optional<Tensor> standIn(const TensorType& t, bool ones, int64_t& budget) {
     auto sizes = t.sizes().concrete();
     auto strides = t.strides().concrete();
     if (!sizes || !strides || !t.scalarType() || sizes->size() != strides->size()) return std::nullopt;
@@ -650,15 +663,14 @@ class ShapePropagator {
     if (budget < 0) return std::nullopt;
     Tensor r = emptyStrided(*sizes, *strides, *t.scalarType());
     std::memset(r.storage()->data(), 0, r.storage()->nbytes());
+    if (ones) fill_(r, Scalar(int64_t{1}));
     return r;
   }
 
-  // (a): runs `n` on zero-filled stand-ins of its complete input types and
-  // takes the complete types of the results.
-  bool tryRun(Node* n, const FunctionSchema& schema) {
-    if (schema.isVararg() || isFactory(n->kind()) || hasSideEffects(n) || isNondeterministic(n)) return false;
+  // The node's inputs: known values, and stand-ins for tensors (also in
+  // lists) of complete types. Nullopt when an input has neither.
+  std::optional<Stack> inputsForRun(Node* n, bool ones, bool& stand_ins) const {
     int64_t budget = expensiveToRun(n->kind()) ? kMaxExpensiveRunElements : kMaxRunElements;
-    bool stand_ins = false;
     Stack stack;
     for (Value* input : n->inputs()) {
       if (auto k = facts_.known(input)) {
@@ -668,16 +680,16 @@ class ShapePropagator {
       }
       if (auto t = tensorType(input)) {
         Wrapped w = facts_.wrapped(input);
-        auto r = w == Wrapped::Maybe ? std::nullopt : standIn(*t, budget);
-        if (!r) return false;
+        auto r = w == Wrapped::Maybe ? std::nullopt : standIn(*t, ones, budget);
+        if (!r) return std::nullopt;
         if (w == Wrapped::Yes) r->impl()->setWrappedNumber(true);
         stack.push_back(std::move(*r));
         stand_ins = true;
         continue;
       }
-      if (!isTensorList(*input->type())) return false;
+      if (!isTensorList(*input->type())) return std::nullopt;
       const ListFacts* list = facts_.tensorList(input);
-      if (!list || !list->elements) return false;
+      if (!list || !list->elements) return std::nullopt;
       std::vector<IValue> elements;
       for (const TypePtr& e : *list->elements) {
         if (e->kind() == TypeKind::None) {
@@ -685,26 +697,48 @@ class ShapePropagator {
           continue;
         }
         auto t = e->cast<TensorType>();
-        auto r = t ? standIn(*t, budget) : std::nullopt;
-        if (!r) return false;
+        auto r = t ? standIn(*t, ones, budget) : std::nullopt;
+        if (!r) return std::nullopt;
         elements.emplace_back(std::move(*r));
       }
       stack.push_back(IValue::list(input->type()->cast<ListType>()->elementType(), std::move(elements)));
       stand_ins = true;
     }
-    if (stand_ins && valueDependent(n, facts_)) return false;
-    Operation op = findOperation(*n);
-    if (!op) return false;
+    return stack;
+  }
+
+  static bool runs(const Node* n, const Operation& op, Stack& stack) {
     try {
       op(stack);
+      return true;
     } catch (const std::exception& e) {
       GRAPH_DEBUG("running on stand-ins raised (", e.what(), "): ", *n);
       return false;
     }
-    if (stack.size() != n->outputs().size()) return false;
-    for (size_t i = 0; i < stack.size(); ++i) {
+  }
+
+  // (a): runs `n` on stand-ins of its complete input types and takes the
+  // complete types of the results.
+  bool tryRun(Node* n, const FunctionSchema& schema) {
+    if (schema.isVararg() || isFactory(n->kind()) || hasSideEffects(n) || isNondeterministic(n)) return false;
+    bool stand_ins = false;
+    auto stack = inputsForRun(n, /*ones=*/false, stand_ins);
+    if (!stack || (stand_ins && valueDependent(n, facts_))) return false;
+    Operation op = findOperation(*n);
+    if (!op) return false;
+    // Zeros can make an op raise where the program's values do not (integer
+    // division by zero): ones get a second chance. An op that raises on both
+    // raises in the program too, on a shape: nothing to refine.
+    if (!runs(n, op, *stack)) {
+      if (!stand_ins || !(stack = inputsForRun(n, /*ones=*/true, stand_ins)) || !runs(n, op, *stack)) {
+        setUnshaped(n);
+        return true;
+      }
+    }
+    if (stack->size() != n->outputs().size()) return false;
+    for (size_t i = 0; i < stack->size(); ++i) {
       Value* out = n->output(i);
-      const IValue& result = stack[i];
+      const IValue& result = (*stack)[i];
       setUnshaped(out);
       if (result.isTensor() && tensorType(out)) {
         const Tensor& t = result.toTensor();
@@ -733,7 +767,7 @@ class ShapePropagator {
       if (!schema.returns()[r].alias_info) continue;
       for (const Value* input : n->inputs()) {
         if (facts_.wrapped(input) != Wrapped::No && couldBeWrapped(*n->output(r)->type())) {
-          facts_.setWrapped(n->output(r), Wrapped::Maybe);
+          maybeWrapped(n->output(r));
         }
       }
     }
@@ -800,16 +834,17 @@ class ShapePropagator {
       processMutating(n, *schema);
       return;
     }
-    if (!returnsTensors(*schema)) {
-      if (!processQuery(n)) evaluateKnown(n, *schema);
-      return;
-    }
     if (n->kind() == aten::__getitem__ && tensorType(n->output()) && isTensorList(*n->input(0)->type())) {
       setUnshaped(n->output());
       auto index = facts_.known(n->input(1));
       if (TypePtr t = listElement(n->input(0), index && index->isInt() ? std::optional(index->toInt()) : std::nullopt)) {
         setType(n->output(), t);
       }
+      maybeWrapped(n->output());
+      return;
+    }
+    if (!returnsTensors(*schema)) {
+      if (!processQuery(n)) evaluateKnown(n, *schema);
       return;
     }
     if (tryRun(n, *schema) || applyFormula(n, *schema)) return;
@@ -854,6 +889,7 @@ class ShapePropagator {
   std::shared_ptr<Graph> graph_;
   ValueFacts facts_;
   std::unique_ptr<AliasDb> alias_db_;
+  bool wrapped_sources_ = false;
   std::vector<Value*> resize_roots_;
   std::vector<Value*> grad_roots_;
   std::unordered_set<const Value*> shape_unstable_;

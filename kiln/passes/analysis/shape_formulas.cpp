@@ -616,7 +616,9 @@ Out baddbmm(const Args& a) {
 }
 Out linear(const Args& a) {
   auto x = dimsOf(a.tensor("input")), w = dimsOf(a.tensor("weight"));
-  if (!x || !w || x->empty() || w->empty() || w->size() > 2) return {};
+  if (!x || !w || x->empty() || w->empty() || w->size() > 2) {
+    return {freshOut(dtypeOf(a.tensor("input")), VaryingShape())};
+  }
   DimList out(x->begin(), x->end() - 1);
   if (w->size() == 2) out.push_back((*w)[0]);
   return {freshOut(dtypeOf(a.tensor("input")), VaryingShape(out))};
@@ -629,10 +631,13 @@ Out outer(const Args& a) {
 
 // --- views and reshapes ---------------------------------------------------------------
 
+// Self's dtype, sizes unknown: what a shape op whose sizes are not known says.
+Out unknownShape(const Args& a) { return {tensorOut(dtypeOf(self(a)), VaryingShape())}; }
+
 Out view(const Args& a) {
   std::string_view name = a.has("size") ? "size" : "shape";
   auto sizes = sizesFromList(a.intList(name), numelOf(self(a)));
-  if (!sizes) return {};
+  if (!sizes) return unknownShape(a);
   return {tensorOut(dtypeOf(self(a)), VaryingShape(*sizes))};
 }
 
@@ -640,12 +645,12 @@ Out viewAsOther(const Args& a) { return {tensorOut(dtypeOf(self(a)), sizesOf(a.t
 
 Out flatten(const Args& a) {
   auto in = dimsOf(self(a));
-  if (!in) return {};
+  if (!in) return unknownShape(a);
   if (in->empty()) return {tensorOut(dtypeOf(self(a)), VaryingShape::complete({1}))};
   auto start = a.knownInt("start_dim"), end = a.knownInt("end_dim");
   auto s = start ? wrapDim(*start, in->size()) : std::nullopt;
   auto e = end ? wrapDim(*end, in->size()) : std::nullopt;
-  if (!s || !e || *s > *e) return {};
+  if (!s || !e || *s > *e) return unknownShape(a);
   DimList out(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(*s));
   out.push_back(product(DimList(in->begin() + static_cast<std::ptrdiff_t>(*s),
                                 in->begin() + static_cast<std::ptrdiff_t>(*e) + 1)));
@@ -659,9 +664,9 @@ Out unflatten(const Args& a) {
   auto in = dimsOf(self(a));
   auto dim = a.knownInt("dim");
   auto w = in && dim ? wrapDim(*dim, in->size()) : std::nullopt;
-  if (!w || in->empty()) return {};
+  if (!w || in->empty()) return unknownShape(a);
   auto sizes = sizesFromList(a.intList("sizes"), (*in)[*w]);
-  if (!sizes) return {};
+  if (!sizes) return unknownShape(a);
   DimList out(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(*w));
   out.insert(out.end(), sizes->begin(), sizes->end());
   out.insert(out.end(), in->begin() + static_cast<std::ptrdiff_t>(*w) + 1, in->end());
@@ -670,18 +675,18 @@ Out unflatten(const Args& a) {
 
 Out squeeze(const Args& a) {
   auto in = dimsOf(self(a));
-  if (!in) return {};
+  if (!in) return unknownShape(a);
   DimList out;
   if (a.has("dim")) {
     auto dim = a.knownInt("dim");
     auto w = dim ? wrapDim(*dim, in->size()) : std::nullopt;
     if (in->empty()) return {tensorOut(dtypeOf(self(a)), VaryingShape(0))};
-    if (!w || !(*in)[*w]) return {};
+    if (!w || !(*in)[*w]) return unknownShape(a);
     out = *in;
     if (*(*in)[*w] == 1) out.erase(out.begin() + static_cast<std::ptrdiff_t>(*w));
   } else {
     for (const auto& d : *in) {
-      if (!d) return {};  // size-1 or not decides the rank
+      if (!d) return unknownShape(a);  // size-1 or not decides the rank
       if (*d != 1) out.push_back(d);
     }
   }
@@ -691,7 +696,7 @@ Out squeeze(const Args& a) {
 Out unsqueeze(const Args& a) {
   auto in = dimsOf(self(a));
   auto dim = a.knownInt("dim");
-  if (!in) return {};
+  if (!in) return unknownShape(a);
   auto w = dim ? wrapDim(*dim, in->size() + 1) : std::nullopt;
   if (!w) return {tensorOut(dtypeOf(self(a)), VaryingShape(in->size() + 1))};
   in->insert(in->begin() + static_cast<std::ptrdiff_t>(*w), 1);
@@ -707,7 +712,7 @@ Out permuted(const Args& a, const DimList& in, const std::vector<size_t>& order)
 
 Out transposeDims(const Args& a, std::optional<int64_t> d0, std::optional<int64_t> d1) {
   auto in = dimsOf(self(a));
-  if (!in) return {};
+  if (!in) return unknownShape(a);
   auto w0 = d0 ? wrapDim(*d0, in->size()) : std::nullopt;
   auto w1 = d1 ? wrapDim(*d1, in->size()) : std::nullopt;
   if (in->empty()) return {tensorOut(dtypeOf(self(a)), VaryingShape(0))};
@@ -722,17 +727,17 @@ Out transpose(const Args& a) {
 }
 Out transpose2d(const Args& a) {
   auto r = rankOf(self(a));
-  if (r && *r > 2) return {};
+  if (r && *r > 2) return unknownShape(a);
   return r && *r == 2 ? transposeDims(a, 0, 1) : Out{tensorOut(dtypeOf(self(a)), sizesOf(self(a)))};
 }
 Out mT(const Args& a) {
   auto r = rankOf(self(a));
-  if (r && *r < 2) return {};
+  if (r && *r < 2) return unknownShape(a);
   return transposeDims(a, -2, -1);
 }
 Out numpyT(const Args& a) {
   auto in = dimsOf(self(a));
-  if (!in) return {};
+  if (!in) return unknownShape(a);
   std::reverse(in->begin(), in->end());
   return {tensorOut(dtypeOf(self(a)), VaryingShape(*in))};
 }
@@ -740,7 +745,7 @@ Out numpyT(const Args& a) {
 Out permute(const Args& a) {
   auto in = dimsOf(self(a));
   auto dims = a.intList("dims");
-  if (!in || !dims || dims->size() != in->size()) return {};
+  if (!in || !dims || dims->size() != in->size()) return unknownShape(a);
   std::vector<size_t> order;
   for (const auto& d : *dims) {
     auto w = d ? wrapDim(*d, in->size()) : std::nullopt;
@@ -752,14 +757,14 @@ Out permute(const Args& a) {
 
 Out movedim(const Args& a) {
   auto in = dimsOf(self(a));
-  if (!in) return {};
+  if (!in) return unknownShape(a);
   size_t rank = in->size();
   auto listOf = [&](std::string_view name) -> std::optional<DimList> {
     if (a.value(name)->type()->kind() == TypeKind::Int) return DimList{a.knownInt(name)};
     return a.intList(name);
   };
   auto src = listOf("source"), dst = listOf("destination");
-  if (!src || !dst || src->size() != dst->size()) return {};
+  if (!src || !dst || src->size() != dst->size()) return unknownShape(a);
   std::vector<size_t> from, to;
   for (size_t i = 0; i < src->size(); ++i) {
     auto s = (*src)[i] ? wrapDim(*(*src)[i], rank) : std::nullopt;
@@ -778,7 +783,7 @@ Out movedim(const Args& a) {
   std::vector<size_t> final_order;
   for (size_t i = 0; i < rank; ++i) {
     if (!order[i]) {
-      if (next >= rest.size()) return {};
+      if (next >= rest.size()) return unknownShape(a);
       order[i] = rest[next++];
     }
     final_order.push_back(*order[i]);
@@ -789,9 +794,9 @@ Out movedim(const Args& a) {
 Out expand(const Args& a) {
   auto list = a.intList("size");
   auto in = dimsOf(self(a));
-  if (!list) return {};
+  if (!list) return unknownShape(a);
   if (!in) return {tensorOut(dtypeOf(self(a)), VaryingShape(list->size()))};
-  if (list->size() < in->size()) return {};
+  if (list->size() < in->size()) return unknownShape(a);
   size_t lead = list->size() - in->size();
   DimList out(list->size());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -818,7 +823,7 @@ std::optional<size_t> dimArg(const Args& a, const DimList& in, std::string_view 
 
 Out select(const Args& a) {
   auto in = dimsOf(self(a));
-  if (!in || in->empty()) return {};
+  if (!in || in->empty()) return unknownShape(a);
   auto w = dimArg(a, *in);
   if (!w) return {tensorOut(dtypeOf(self(a)), VaryingShape(in->size() - 1))};
   in->erase(in->begin() + static_cast<std::ptrdiff_t>(*w));
@@ -828,8 +833,8 @@ Out select(const Args& a) {
 // Replaces the size along `dim` (or every size when `dim` is unknown).
 Out withDimSize(const Args& a, std::string_view dim_name, const std::function<std::optional<int64_t>(std::optional<int64_t>)>& size) {
   auto in = dimsOf(self(a));
-  if (!in) return {};
-  if (in->empty()) return {};
+  if (!in) return unknownShape(a);
+  if (in->empty()) return unknownShape(a);
   auto w = dimArg(a, *in, dim_name);
   if (!w) return {tensorOut(dtypeOf(self(a)), VaryingShape(in->size()))};
   (*in)[*w] = size((*in)[*w]);
@@ -864,7 +869,7 @@ Out indexSelect(const Args& a) {
 
 Out diagonal(const Args& a) {
   auto in = dimsOf(self(a));
-  if (!in || in->size() < 2) return {};
+  if (!in || in->size() < 2) return unknownShape(a);
   auto d1 = dimArg(a, *in, "dim1"), d2 = dimArg(a, *in, "dim2");
   auto offset = a.knownInt("offset");
   if (!d1 || !d2 || *d1 == *d2) return {tensorOut(dtypeOf(self(a)), VaryingShape(in->size() - 1))};
@@ -885,7 +890,7 @@ Out diagonal(const Args& a) {
 Out unfold(const Args& a) {
   auto in = dimsOf(self(a));
   auto size = a.knownInt("size"), step = a.knownInt("step");
-  if (!in) return {};
+  if (!in) return unknownShape(a);
   if (in->empty()) return {tensorOut(dtypeOf(self(a)), VaryingShape(DimList{size}))};
   auto w = dimArg(a, *in, "dimension");
   if (!w) return {tensorOut(dtypeOf(self(a)), VaryingShape(in->size() + 1))};
@@ -897,7 +902,7 @@ Out unfold(const Args& a) {
 
 Out asStrided(const Args& a) {
   auto sizes = a.intList("size");
-  if (!sizes) return {};
+  if (!sizes) return unknownShape(a);
   OutputFacts o = tensorOut(dtypeOf(self(a)), VaryingShape(*sizes));
   if (auto strides = a.intList("stride"); strides && strides->size() == sizes->size()) {
     o.tensor.strides = VaryingShape(*strides);
@@ -908,9 +913,9 @@ Out asStrided(const Args& a) {
 Out repeat(const Args& a) {
   auto in = dimsOf(self(a));
   auto reps = a.intList("repeats");
-  if (!reps) return {};
-  if (!in) return {};
-  if (reps->size() < in->size()) return {};
+  if (!reps) return unknownShape(a);
+  if (!in) return unknownShape(a);
+  if (reps->size() < in->size()) return unknownShape(a);
   size_t lead = reps->size() - in->size();
   DimList out(reps->size());
   for (size_t i = 0; i < out.size(); ++i) {
@@ -929,9 +934,9 @@ Out take(const Args& a) { return {freshOut(dtypeOf(self(a)), sizesOf(a.tensor("i
 Out index(const Args& a) {
   auto in = dimsOf(self(a));
   const ListFacts* list = a.tensorList("indices");
-  if (!in || !list || !list->elements) return {};
+  if (!in || !list || !list->elements) return unknownShape(a);
   const auto& indices = *list->elements;
-  if (indices.size() > in->size()) return {};
+  if (indices.size() > in->size()) return unknownShape(a);
   std::vector<std::optional<DimList>> broadcast_inputs;
   std::vector<bool> indexed(in->size(), false);
   size_t dim = 0;
@@ -941,20 +946,20 @@ Out index(const Args& a) {
       continue;
     }
     auto t = index->cast<TensorType>();
-    if (!t || !t->scalarType() || !t->dim()) return {};
+    if (!t || !t->scalarType() || !t->dim()) return unknownShape(a);
     if (*t->scalarType() == ScalarType::Bool || *t->scalarType() == ScalarType::Byte) {
-      if (*t->dim() == 0 || dim + *t->dim() > in->size()) return {};
+      if (*t->dim() == 0 || dim + *t->dim() > in->size()) return unknownShape(a);
       for (size_t i = 0; i < *t->dim(); ++i) indexed[dim++] = true;
       broadcast_inputs.push_back(DimList{std::nullopt});
     } else {
-      if (dim >= in->size()) return {};
+      if (dim >= in->size()) return unknownShape(a);
       indexed[dim++] = true;
       broadcast_inputs.push_back(dimsOf(t));
     }
   }
-  if (broadcast_inputs.empty()) return {};
+  if (broadcast_inputs.empty()) return unknownShape(a);
   auto b = broadcastDims(broadcast_inputs);
-  if (!b) return {};
+  if (!b) return unknownShape(a);
   auto first = std::find(indexed.begin(), indexed.end(), true) - indexed.begin();
   auto last = indexed.rend() - std::find(indexed.rbegin(), indexed.rend(), true);
   bool adjacent = std::all_of(indexed.begin() + first, indexed.begin() + last, [](bool x) { return x; });
@@ -989,7 +994,7 @@ Out cat(const Args& a) {
   if (!elements) return {};
   std::optional<size_t> rank = 0;
   for (const TypePtr& e : *elements) {
-    if (!e->cast<TensorType>()) return {};
+    if (!e->cast<TensorType>()) return {};  // not a list of tensors after all
     auto r = rankOf(e->cast<TensorType>());
     rank = r && rank ? std::optional<size_t>(std::max(*rank, *r)) : std::nullopt;
   }
@@ -1030,7 +1035,7 @@ Out stack(const Args& a) {
   DimList shape = *first;
   for (const TypePtr& e : *elements) {
     auto d = dimsOf(e->cast<TensorType>());
-    if (!d || d->size() != shape.size()) return {};
+    if (!d || d->size() != shape.size()) return {freshOut(dtype, VaryingShape())};
     for (size_t i = 0; i < shape.size(); ++i) {
       if (!shape[i]) shape[i] = (*d)[i];
     }
@@ -1046,10 +1051,10 @@ Out stack(const Args& a) {
 // sizes the analysis does not know).
 Out pieces(const Args& a, std::string_view dim_name, const std::function<std::optional<DimList>(std::optional<int64_t>)>& sizes) {
   auto in = dimsOf(self(a));
-  if (!in || in->empty()) return {};
-  auto w = dimArg(a, *in, dim_name);
   TensorFacts each;
   each.dtype = dtypeOf(self(a));
+  if (!in || in->empty()) return {listOut(each)};
+  auto w = dimArg(a, *in, dim_name);
   if (!w) {
     each.sizes = VaryingShape(in->size());
     return {listOut(each)};
@@ -1129,10 +1134,10 @@ Out tensorSplit(const Args& a) {
 
 Out unbind(const Args& a) {
   auto in = dimsOf(self(a));
-  if (!in || in->empty()) return {};
-  auto w = dimArg(a, *in);
   TensorFacts each;
   each.dtype = dtypeOf(self(a));
+  if (!in || in->empty()) return {listOut(each)};
+  auto w = dimArg(a, *in);
   if (!w) {
     each.sizes = VaryingShape(in->size() - 1);
     return {listOut(each)};
