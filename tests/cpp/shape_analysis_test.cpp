@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 
+#include "kiln/api/kiln.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
 #include "kiln/passes/analysis/shape_analysis.h"
@@ -434,6 +435,40 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
   EXPECT_EQ(typeOf(g, "r"), "Tensor");
   // The callee may resize x or make it require grad.
   EXPECT_EQ(typeOf(g, "s"), "FloatTensor(device=cpu)");
+}
+
+// A compiled program: `f`'s graph with its tensor inputs given these types.
+std::shared_ptr<Graph> compiledGraph(const std::string& source, const std::vector<TypePtr>& input_types) {
+  auto cu = compile(source);
+  auto graph = cu->findFunction("f")->graph()->copy();
+  for (size_t i = 0; i < input_types.size(); ++i) graph->inputs()[i]->setType(input_types[i]);
+  propagateShapes(graph);
+  return graph;
+}
+
+TEST(ShapeAnalysisTest, CallsOfFunctionsThatResizeNothingKeepArgumentShapes) {
+  TypePtr f23 = TensorType::createWithRank(ScalarType::Float, Device(DeviceType::CPU), 2, false);
+  auto pure = compiledGraph(R"PY(
+def g(x: Tensor) -> Tensor:
+    return x * 2
+
+def f(x: Tensor) -> Tensor:
+    y = g(x)
+    return x + 1
+)PY",
+                            {f23});
+  EXPECT_EQ(irStr(*pure->outputs()[0]->type()), "Float(*, *, requires_grad=0, device=cpu)");
+  auto resizing = compiledGraph(R"PY(
+def g(x: Tensor) -> Tensor:
+    return x.unsqueeze_(0)
+
+def f(x: Tensor) -> Tensor:
+    y = g(x)
+    return x + 1
+)PY",
+                                {f23});
+  // (Any write in the callee may make x require grad, as far as the caller knows.)
+  EXPECT_EQ(irStr(*resizing->outputs()[0]->type()), "FloatTensor(device=cpu)");
 }
 
 // --- mutation --------------------------------------------------------------------------------------

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "kiln/core/function.h"
 #include "kiln/ir/graph.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
@@ -146,11 +148,11 @@ class ShapePropagator {
         wrapped_sources_ = true;
       }
       if (isOpaqueCall(n)) {
+        CalleeEffects effects = calleeEffects(n);
         for (Value* input : n->inputs()) {
-          if (isMutableType(input)) {
-            resize_roots_.push_back(input);
-            grad_roots_.push_back(input);
-          }
+          if (!isMutableType(input)) continue;
+          if (effects.resizes) resize_roots_.push_back(input);
+          if (effects.writes) grad_roots_.push_back(input);
         }
         continue;
       }
@@ -160,6 +162,47 @@ class ShapePropagator {
         if (schema->arguments()[i].isOutOrInPlace()) resize_roots_.push_back(n->input(i));
       }
     }
+  }
+
+  // What a call may do to its arguments: resize them, or write to them
+  // (which may make them require grad). Unknown callees may do both.
+  struct CalleeEffects {
+    bool resizes = true;
+    bool writes = true;
+  };
+
+  CalleeEffects calleeEffects(const Node* call) {
+    std::shared_ptr<Graph> callee;
+    if (call->kind() == prim::CallFunction && !call->inputs().empty()) {
+      if (auto f = call->input(0)->type()->cast<FunctionType>(); f && f->function()) {
+        callee = f->function()->inlinableGraph();
+      }
+    } else if (call->kind() == prim::CallMethod && !call->inputs().empty() && call->hasAttribute(attr::name)) {
+      if (auto cls = call->input(0)->type()->cast<ClassType>()) {
+        if (Function* method = cls->findMethod(call->s(attr::name))) callee = method->inlinableGraph();
+      }
+    }
+    if (!callee) return {};
+    auto [it, inserted] = callee_effects_.try_emplace(callee.get(), CalleeEffects{});
+    if (!inserted) return it->second;  // known, or being scanned (a recursive call: assume the worst)
+    CalleeEffects effects{false, false};
+    std::function<void(const Block*)> scan = [&](const Block* b) {
+      for (const Node* n : b->nodes()) {
+        for (const Block* inner : n->blocks()) scan(inner);
+        if (isOpaqueCall(n)) {
+          CalleeEffects inner = calleeEffects(n);
+          effects.resizes |= inner.resizes;
+          effects.writes |= inner.writes;
+        } else if (const FunctionSchema* schema = n->maybeSchema(); schema && schema->isMutable()) {
+          effects.writes = true;
+          effects.resizes |= resizesInput(n, *schema);
+        }
+      }
+    };
+    scan(callee->block());
+    callee_effects_[callee.get()] = effects;
+    callees_.push_back(std::move(callee));
+    return effects;
   }
 
   // In-place writes that can make a tensor require grad (a source that may
@@ -890,6 +933,8 @@ class ShapePropagator {
   ValueFacts facts_;
   std::unique_ptr<AliasDb> alias_db_;
   bool wrapped_sources_ = false;
+  std::unordered_map<const Graph*, CalleeEffects> callee_effects_;
+  std::vector<std::shared_ptr<Graph>> callees_;  // keeps the scanned graphs (and their addresses) alive
   std::vector<Value*> resize_roots_;
   std::vector<Value*> grad_roots_;
   std::unordered_set<const Value*> shape_unstable_;
