@@ -263,7 +263,7 @@ class ShapePropagator {
       TypePtr t = input->type();
       if (shape_unstable_.count(input)) t = withoutShape(t);
       if (grad_unstable_.count(input)) t = withoutRequiresGrad(t);
-      if (t != input->type()) setType(input, t);
+      if (t != input->type()) input->setType(t);
     }
   }
 
@@ -276,22 +276,32 @@ class ShapePropagator {
 
   // --- setting types ---------------------------------------------------------------------
 
-  // Sets `v`'s type if it has the declared structure (tensors refined, nothing
-  // else changed), applying what mutation hazards allow.
-  void setType(Value* v, TypePtr t) {
+  // Sets `v`'s type to `t` (null: unrefined) when `t` has the declared
+  // structure (tensors refined, nothing else changed), less what mutation
+  // hazards forbid; otherwise to the unrefined type.
+  void refine(Value* v, TypePtr t) {
+    const TypePtr& old = v->type();
+    if (!t || !(old->kind() == TypeKind::Tensor ? t->kind() == TypeKind::Tensor
+                                                 : *unshapedType(old) == *unshapedType(t))) {
+      t = unshapedType(old);
+    }
     if (shape_unstable_.count(v)) t = withoutShape(t);
     if (grad_unstable_.count(v)) t = withoutRequiresGrad(t);
-    const TypePtr& old = v->type();
-    bool same_structure = (old->kind() == TypeKind::Tensor && t->kind() == TypeKind::Tensor) ||
-                          *unshapedType(old) == *unshapedType(t);
-    if (!same_structure || *old == *t) return;
+    if (*old == *t) return;
     GRAPH_UPDATE("%", v->debugName(), " : ", *old, " -> ", *t);
+    // Refined tensor types never change which overload a user matches, but
+    // Value::setType makes users resolve theirs again: keep what they had.
+    std::vector<std::pair<Node*, OperatorPtr>> resolved;
+    resolved.reserve(v->uses().size());
+    for (const Use& use : v->uses()) resolved.emplace_back(use.user, use.user->maybeOperator());
     v->setType(std::move(t));
+    for (auto& [user, op] : resolved) {
+      if (op) user->setOperator(std::move(op));
+    }
   }
 
-  void setUnshaped(Value* v) { setType(v, unshapedType(v->type())); }
   void setUnshaped(Node* n) {
-    for (Value* out : n->outputs()) setUnshaped(out);
+    for (Value* out : n->outputs()) refine(out, nullptr);
   }
 
   // --- requires_grad -------------------------------------------------------------------------
@@ -391,12 +401,11 @@ class ShapePropagator {
       bool skip_b = else_raises || b->node()->kind() == prim::Uninitialized;
       Value* out = n->output(i);
       if (skip_a && skip_b) {
-        setUnshaped(out);
+        refine(out, nullptr);
         continue;
       }
       TypePtr t = skip_a ? b->type() : skip_b ? a->type() : mergeTypes(a->type(), b->type());
-      setUnshaped(out);
-      setType(out, t);
+      refine(out, t);
       Wrapped wa = skip_a ? Wrapped::No : facts_.wrapped(a), wb = skip_b ? Wrapped::No : facts_.wrapped(b);
       if (wa != Wrapped::No || wb != Wrapped::No) maybeWrapped(out);
     }
@@ -412,8 +421,7 @@ class ShapePropagator {
       Value* init = n->input(i + 2);
       Value* param = body->inputs()[i + 1];
       bottom[i] = init->node()->kind() == prim::Uninitialized;
-      setUnshaped(param);
-      if (!bottom[i]) setType(param, init->type());
+      refine(param, bottom[i] ? nullptr : init->type());
       if (facts_.wrapped(init) != Wrapped::No) maybeWrapped(param);
     }
     int rounds = 0;
@@ -432,12 +440,12 @@ class ShapePropagator {
         }
         if (*merged == *param->type()) continue;
         TypePtr before = param->type();
-        setType(param, merged);
+        refine(param, merged);
         changed |= *before != *param->type();
       }
       if (!changed) break;
       if (rounds == kMaxLoopRounds) {
-        for (size_t i = 0; i < carried; ++i) setUnshaped(body->inputs()[i + 1]);
+        for (size_t i = 0; i < carried; ++i) refine(body->inputs()[i + 1], nullptr);
         propagateBlock(body);
         break;
       }
@@ -445,8 +453,7 @@ class ShapePropagator {
     GRAPH_DEBUG("loop types stable after ", rounds + 1, " rounds: ", *n);
     for (size_t i = 0; i < carried; ++i) {
       Value* param = body->inputs()[i + 1];
-      setUnshaped(n->output(i));
-      setType(n->output(i), param->type());
+      refine(n->output(i), param->type());
       if (facts_.wrapped(param) != Wrapped::No) maybeWrapped(n->output(i));
     }
   }
@@ -514,8 +521,7 @@ class ShapePropagator {
   void processListUnpack(Node* n) {
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       Value* out = n->output(i);
-      setUnshaped(out);
-      if (TypePtr t = listElement(n->input(), static_cast<int64_t>(i))) setType(out, t);
+      refine(out, listElement(n->input(), static_cast<int64_t>(i)));
       maybeWrapped(out);
     }
   }
@@ -525,16 +531,15 @@ class ShapePropagator {
   void processTupleConstruct(Node* n) {
     std::vector<TypePtr> elements;
     for (const Value* input : n->inputs()) elements.push_back(input->type());
-    setType(n->output(), n->output()->type()->withContained(std::move(elements)));
+    refine(n->output(), n->output()->type()->withContained(std::move(elements)));
   }
 
   void setElementTypes(Node* n, const TypePtr& tuple, std::optional<int64_t> index) {
     auto t = tuple->cast<TupleType>();
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       Value* out = n->output(i);
-      setUnshaped(out);
       size_t k = index ? static_cast<size_t>(*index) : i;
-      if (t && k < t->elements().size()) setType(out, t->elements()[k]);
+      refine(out, t && k < t->elements().size() ? t->elements()[k] : nullptr);
       maybeWrapped(out);
     }
   }
@@ -545,8 +550,7 @@ class ShapePropagator {
     Value* out = n->output();
     TypePtr t = n->input(0)->type();
     if (auto opt = t->cast<OptionalType>()) t = opt->elementType();
-    setUnshaped(out);
-    if (*unshapedType(t) == *unshapedType(out->type())) setType(out, t);
+    refine(out, t);
     if (facts_.wrapped(n->input(0)) != Wrapped::No) maybeWrapped(out);
     if (auto k = facts_.known(n->input(0))) facts_.setKnown(out, *k);
   }
@@ -559,7 +563,7 @@ class ShapePropagator {
     if (n->kindOf(attr::value) != AttributeKind::t) return;
     const Tensor& t = n->t(attr::value);
     if (!t.defined()) return;
-    setType(out, TensorType::fromTensor(t));
+    refine(out, TensorType::fromTensor(t));
     if (t.isWrappedNumber()) facts_.setWrapped(out, Wrapped::Yes);
   }
 
@@ -580,7 +584,7 @@ class ShapePropagator {
     f.dtype = dtype;
     f.sizes = VaryingShape(0);
     f.contiguous = true;
-    setType(n->output(), tensorTypeFor(n, nullptr, f));
+    refine(n->output(), tensorTypeFor(n, nullptr, f));
     facts_.setWrapped(n->output(), Wrapped::Yes);
   }
 
@@ -611,7 +615,7 @@ class ShapePropagator {
       out_dims[d] = piece[i];
       // Chunks are narrowed views: the input's strides.
       VaryingShape strides = t->strides().size() == out_dims.size() ? t->strides() : VaryingShape(out_dims.size());
-      setType(n->output(i), TensorType::create(t->scalarType(), t->device(), VaryingShape(out_dims), strides,
+      refine(n->output(i), TensorType::create(t->scalarType(), t->device(), VaryingShape(out_dims), strides,
                                                outputRequiresGrad(n, nullptr, t->scalarType())));
     }
   }
@@ -672,19 +676,20 @@ class ShapePropagator {
     bool resizes = resizesInput(n, schema);
     for (size_t r = 0; r < schema.returns().size() && r < n->outputs().size(); ++r) {
       Value* out = n->output(r);
-      setUnshaped(out);
       const Argument& ret = schema.returns()[r];
-      if (!ret.alias_info || !tensorType(out)) continue;
-      for (size_t i = 0; i < schema.arguments().size() && i < n->inputs().size(); ++i) {
+      TypePtr t;
+      for (size_t i = 0; ret.alias_info && tensorType(out) && i < schema.arguments().size() && i < n->inputs().size();
+           ++i) {
         const Argument& arg = schema.arguments()[i];
         if (!arg.alias_info || arg.alias_info->before_sets != ret.alias_info->before_sets) continue;
-        auto written = tensorType(n->input(i));
-        if (!written) break;
-        TypePtr t = written->withRequiresGrad(outputRequiresGrad(n, &schema, written->scalarType()));
-        setType(out, resizes ? withoutShape(t) : t);
-        if (facts_.wrapped(n->input(i)) != Wrapped::No) maybeWrapped(out);
+        if (auto written = tensorType(n->input(i))) {
+          t = written->withRequiresGrad(outputRequiresGrad(n, &schema, written->scalarType()));
+          if (resizes) t = withoutShape(t);
+          if (facts_.wrapped(n->input(i)) != Wrapped::No) maybeWrapped(out);
+        }
         break;
       }
+      refine(out, t);
     }
   }
 
@@ -782,12 +787,9 @@ class ShapePropagator {
     for (size_t i = 0; i < stack->size(); ++i) {
       Value* out = n->output(i);
       const IValue& result = (*stack)[i];
-      setUnshaped(out);
-      if (result.isTensor() && tensorType(out)) {
-        const Tensor& t = result.toTensor();
-        if (!t.defined()) continue;
-        setType(out, completeType(n, schema, t));
-      } else if (result.isTensorList() && isTensorList(*out->type()) && isStableList(out)) {
+      bool tensor = result.isTensor() && result.toTensor().defined() && tensorType(out);
+      refine(out, tensor ? completeType(n, schema, result.toTensor()) : nullptr);
+      if (!tensor && result.isTensorList() && isTensorList(*out->type()) && isStableList(out)) {
         ListFacts facts;
         facts.elements.emplace();
         for (const Tensor& t : result.toTensorVector()) facts.elements->push_back(completeType(n, schema, t));
@@ -825,10 +827,9 @@ class ShapePropagator {
     for (size_t i = 0; i < results.size(); ++i) {
       Value* out = n->output(i);
       const OutputFacts& r = results[i];
-      setUnshaped(out);
-      if (r.kind == OutputFacts::Kind::Tensor && tensorType(out)) {
-        setType(out, tensorTypeFor(n, &schema, r.tensor));
-      } else if (r.kind == OutputFacts::Kind::TensorList && isTensorList(*out->type()) && isStableList(out)) {
+      bool tensor = r.kind == OutputFacts::Kind::Tensor && tensorType(out);
+      refine(out, tensor ? tensorTypeFor(n, &schema, r.tensor) : nullptr);
+      if (!tensor && r.kind == OutputFacts::Kind::TensorList && isTensorList(*out->type()) && isStableList(out)) {
         ListFacts facts;
         facts.each = tensorTypeFor(n, &schema, r.tensor);
         if (r.elements) {
@@ -878,11 +879,8 @@ class ShapePropagator {
       return;
     }
     if (n->kind() == aten::__getitem__ && tensorType(n->output()) && isTensorList(*n->input(0)->type())) {
-      setUnshaped(n->output());
       auto index = facts_.known(n->input(1));
-      if (TypePtr t = listElement(n->input(0), index && index->isInt() ? std::optional(index->toInt()) : std::nullopt)) {
-        setType(n->output(), t);
-      }
+      refine(n->output(), listElement(n->input(0), index && index->isInt() ? std::optional(index->toInt()) : std::nullopt));
       maybeWrapped(n->output());
       return;
     }

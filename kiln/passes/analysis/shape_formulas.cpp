@@ -18,11 +18,15 @@ namespace kiln::shapes {
 
 // --- what is known of values -----------------------------------------------
 
+const ValueFacts::Facts* ValueFacts::find(const Value* v) const {
+  auto it = facts_.find(v);
+  return it == facts_.end() ? nullptr : &it->second;
+}
+
 std::optional<IValue> ValueFacts::known(const Value* v) const {
   if (v->node()->kind() == prim::Constant) return toIValue(v);
-  auto it = known_.find(v);
-  if (it == known_.end()) return std::nullopt;
-  return it->second;
+  const Facts* f = find(v);
+  return f ? f->known : std::nullopt;
 }
 
 std::optional<DimList> ValueFacts::intList(const Value* v) const {
@@ -31,26 +35,18 @@ std::optional<DimList> ValueFacts::intList(const Value* v) const {
     for (int64_t i : value->toIntVector()) out.push_back(i);
     return out;
   }
-  auto it = int_lists_.find(v);
-  if (it == int_lists_.end()) return std::nullopt;
-  return it->second;
+  const Facts* f = find(v);
+  return f ? f->int_list : std::nullopt;
 }
 
 const ListFacts* ValueFacts::tensorList(const Value* v) const {
-  auto it = lists_.find(v);
-  return it == lists_.end() ? nullptr : &it->second;
+  const Facts* f = find(v);
+  return f && f->tensor_list ? &*f->tensor_list : nullptr;
 }
 
 Wrapped ValueFacts::wrapped(const Value* v) const {
-  auto it = wrapped_.find(v);
-  return it == wrapped_.end() ? Wrapped::No : it->second;
-}
-
-void ValueFacts::forget(const Value* v) {
-  known_.erase(v);
-  int_lists_.erase(v);
-  lists_.erase(v);
-  wrapped_.erase(v);
+  const Facts* f = find(v);
+  return f ? f->wrapped : Wrapped::No;
 }
 
 bool isValidDtype(int64_t code) {

@@ -57,17 +57,21 @@ class ValueFacts {
   const ListFacts* tensorList(const Value* v) const;
   Wrapped wrapped(const Value* v) const;
 
-  void setKnown(const Value* v, IValue value) { known_[v] = std::move(value); }
-  void setIntList(const Value* v, DimList list) { int_lists_[v] = std::move(list); }
-  void setTensorList(const Value* v, ListFacts facts) { lists_[v] = std::move(facts); }
-  void setWrapped(const Value* v, Wrapped w) { wrapped_[v] = w; }
-  void forget(const Value* v);
+  void setKnown(const Value* v, IValue value) { facts_[v].known = std::move(value); }
+  void setIntList(const Value* v, DimList list) { facts_[v].int_list = std::move(list); }
+  void setTensorList(const Value* v, ListFacts facts) { facts_[v].tensor_list = std::move(facts); }
+  void setWrapped(const Value* v, Wrapped w) { facts_[v].wrapped = w; }
+  void forget(const Value* v) { facts_.erase(v); }
 
  private:
-  std::unordered_map<const Value*, IValue> known_;
-  std::unordered_map<const Value*, DimList> int_lists_;
-  std::unordered_map<const Value*, ListFacts> lists_;
-  std::unordered_map<const Value*, Wrapped> wrapped_;
+  struct Facts {
+    std::optional<IValue> known;
+    std::optional<DimList> int_list;
+    std::optional<ListFacts> tensor_list;
+    Wrapped wrapped = Wrapped::No;
+  };
+  const Facts* find(const Value* v) const;
+  std::unordered_map<const Value*, Facts> facts_;
 };
 
 // A node's arguments as a formula sees them, by schema argument name.
