@@ -509,3 +509,29 @@ def test_coverage(capsys):
             print(f"\nshape propagation coverage ({mode}): {t['dtype']}/{t['values']} tensor values with a dtype, "
                   f"{t['rank']} with a rank, {t['complete']} complete")
     assert totals["rank_only"]["rank"] >= 0.9 * totals["rank_only"]["values"]
+
+
+GRAD_PAIRS = [("f", "f"), ("f", "d"), ("f", "row"), ("l", "f"), ("f", "g"), ("row", "row"), ("f3", "g")]
+
+
+@pytest.mark.parametrize("expr", BINARY)
+def test_op_requires_grad_matches_torch(expr):
+    """One operand requiring grad at a time: requires_grad of the result as
+    torch computes it (x.to(y), x.view_as(y), ... do not take y's)."""
+    fn = op_unit(expr, 2).f
+    tfn = torch.jit.CompilationUnit(f"def f(a: Tensor, b: Tensor):\n    return {expr}\n").f
+    for keys in GRAD_PAIRS:
+        arrays = [ARGS[k]() for k in keys]
+        for which in (0, 1):
+            if arrays[which].dtype not in (np.float32, np.float64):
+                continue
+            kargs, targs = convert(arrays, "kiln"), convert(arrays, "torch")
+            kargs[which] = requiring_grad(arrays[which])
+            targs[which] = targs[which].requires_grad_()
+            t_result, t_error = run(tfn, targs)
+            if t_error is not None:
+                continue
+            for complete in (True, False):
+                graph = kiln._C._propagate_shapes(fn, tuple(kargs), complete=complete)
+                check_against_torch(type_facts(graph.outputs()[0].type()), t_result,
+                                    f"{expr} on {keys}, operand {which} requiring grad")

@@ -98,17 +98,26 @@ bool alwaysRaises(const Block* b) {
   return false;
 }
 
+// `type` with `fn` applied to every tensor type in it (tuple elements too).
+template <typename Fn>
+TypePtr mapTensorTypes(const TypePtr& type, const Fn& fn) {
+  if (auto t = type->cast<TensorType>()) return fn(*t);
+  std::vector<TypePtr> contained = type->containedTypes();
+  if (contained.empty()) return type;
+  for (TypePtr& c : contained) c = mapTensorTypes(c, fn);
+  return type->withContained(std::move(contained));
+}
+
 // Strips what a resize may change: sizes, strides and rank.
 TypePtr withoutShape(const TypePtr& type) {
-  auto t = type->cast<TensorType>();
-  if (!t) return type;
-  return TensorType::create(t->scalarType(), t->device(), VaryingShape(), VaryingShape(), t->requiresGrad(),
-                            t->undefined());
+  return mapTensorTypes(type, [](const TensorType& t) {
+    return TensorType::create(t.scalarType(), t.device(), VaryingShape(), VaryingShape(), t.requiresGrad(),
+                              t.undefined());
+  });
 }
 
 TypePtr withoutRequiresGrad(const TypePtr& type) {
-  auto t = type->cast<TensorType>();
-  return t ? t->withRequiresGrad(std::nullopt) : type;
+  return mapTensorTypes(type, [](const TensorType& t) { return t.withRequiresGrad(std::nullopt); });
 }
 
 TypePtr mergeTypes(const TypePtr& a, const TypePtr& b) {
@@ -342,6 +351,7 @@ class ShapePropagator {
     }
     bool any_true = false, any_unknown = false;
     for (const Value* input : n->inputs()) {
+      if (onlySelfRequiresGrad(n->kind()) && input != n->input(0)) continue;
       auto rg = inputRequiresGrad(input);
       if (rg == true) any_true = true;
       if (!rg) any_unknown = true;

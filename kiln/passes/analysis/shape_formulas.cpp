@@ -1496,6 +1496,12 @@ bool neverRequiresGrad(Symbol kind) {
   return kinds.count(kind) > 0;
 }
 
+bool onlySelfRequiresGrad(Symbol kind) {
+  static const std::unordered_set<Symbol> kinds = {aten::to, aten::type_as, aten::expand_as, Symbol::aten("view_as"),
+                                                   Symbol::aten("reshape_as")};
+  return kinds.count(kind) > 0;
+}
+
 bool valueDependent(const Node* n, const ValueFacts& facts) {
   static const std::unordered_set<Symbol> kinds = [] {
     std::unordered_set<Symbol> s;

@@ -110,6 +110,8 @@ Formula findFormula(const FunctionSchema& schema);
 
 // Ops that never produce a tensor requiring grad (factories, detach, ...).
 bool neverRequiresGrad(Symbol kind);
+// Ops whose other tensor arguments only give metadata (x.to(y), x.view_as(y)).
+bool onlySelfRequiresGrad(Symbol kind);
 // Ops whose output sizes depend on tensor values (nonzero, masked_select, ...).
 bool valueDependent(const Node* n, const ValueFacts& facts);
 // Ops whose run time grows faster than their inputs (matrix products,
