@@ -1316,6 +1316,8 @@ Out tensorFromData(const Args& a) {
       level = elements[0];
     }
     if (dims.size() == depth) sizes = VaryingShape(dims);
+  } else if (auto list = a.facts().intList(data); list && depth == 1) {
+    sizes = VaryingShape(DimList{static_cast<int64_t>(list->size())});
   }
   return {contiguousOut(dtypeOr(a, leaf_dtype), sizes)};
 }
