@@ -513,6 +513,20 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
   EXPECT_EQ(typeOf(g, "shaped"), "Float(1, 1, strides=[1, 1], requires_grad=0, device=cpu)");
 }
 
+TEST(ShapeAnalysisTest, ListElementsResizedInPlaceAreNotFollowed) {
+  auto g = propagated(R"IR(
+graph(%x : Float(4, 3, strides=[3, 1], requires_grad=0, device=cpu)):
+  %zero : int = prim::Constant[value=0]()
+  %two : int = prim::Constant[value=2]()
+  %parts : Tensor[] = aten::chunk(%x, %two, %zero)
+  %e : Tensor = aten::__getitem__(%parts, %zero)
+  %r : Tensor = aten::unsqueeze_(%e, %zero)
+  %c : Tensor = aten::cat(%parts, %zero)
+  return (%c)
+)IR");
+  EXPECT_EQ(typeOf(g, "c"), "FloatTensor(requires_grad=0, device=cpu)");
+}
+
 // --- requires_grad ---------------------------------------------------------------------------------
 
 TEST(ShapeAnalysisTest, RequiresGradFollowsDifferentiableFloatResults) {

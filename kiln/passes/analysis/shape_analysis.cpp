@@ -320,7 +320,11 @@ class ShapePropagator {
     if (v->type()->kind() == TypeKind::None) return false;
     if (isTensorList(*v->type())) {
       const ListFacts* list = facts_.tensorList(v);
-      if (!list || !list->elements) return std::nullopt;
+      if (!list) return std::nullopt;
+      if (!list->elements) {
+        auto each = list->each ? list->each->cast<TensorType>() : nullptr;
+        return each ? each->requiresGrad() : std::nullopt;
+      }
       bool any_unknown = false;
       for (const TypePtr& e : *list->elements) {
         auto t = e->cast<TensorType>();
@@ -496,7 +500,7 @@ class ShapePropagator {
       ListFacts facts;
       facts.elements.emplace();
       for (const Value* input : n->inputs()) facts.elements->push_back(input->type());
-      facts_.setTensorList(list, std::move(facts));
+      recordTensorList(list, std::move(facts));
     } else if (isIntList(*list->type())) {
       DimList dims;
       bool all_known = true;
@@ -513,6 +517,18 @@ class ShapePropagator {
         facts_.setIntList(list, std::move(dims));
       }
     }
+  }
+
+  // What a list's elements are, less what mutation of them may change.
+  void recordTensorList(const Value* list, ListFacts facts) {
+    auto weaken = [&](TypePtr& t) {
+      if (!t) return;
+      if (shape_unstable_.count(list)) t = withoutShape(t);
+      if (grad_unstable_.count(list)) t = withoutRequiresGrad(t);
+    };
+    weaken(facts.each);
+    if (facts.elements) std::for_each(facts.elements->begin(), facts.elements->end(), weaken);
+    facts_.setTensorList(list, std::move(facts));
   }
 
   // The type of element `i` of a tensor list (negative from the end), or of
@@ -803,7 +819,7 @@ class ShapePropagator {
         ListFacts facts;
         facts.elements.emplace();
         for (const Tensor& t : result.toTensorVector()) facts.elements->push_back(completeType(n, schema, t));
-        facts_.setTensorList(out, std::move(facts));
+        recordTensorList(out, std::move(facts));
       }
     }
     markAliasOutputsWrapped(n, schema);
@@ -846,7 +862,7 @@ class ShapePropagator {
           facts.elements.emplace();
           for (const TensorFacts& e : *r.elements) facts.elements->push_back(tensorTypeFor(n, &schema, e));
         }
-        facts_.setTensorList(out, std::move(facts));
+        recordTensorList(out, std::move(facts));
       }
     }
     markAliasOutputsWrapped(n, schema);

@@ -970,9 +970,14 @@ Out index(const Args& a) {
 
 // --- joining and splitting --------------------------------------------------------------
 
-const std::vector<TypePtr>* listElements(const Args& a, std::string_view name) {
+// The elements of a list of tensors: all of them when the length is known
+// (`count_known`), else one standing for every element.
+std::optional<std::vector<TypePtr>> listElements(const Args& a, std::string_view name, bool& count_known) {
   const ListFacts* list = a.tensorList(name);
-  return list && list->elements && !list->elements->empty() ? &*list->elements : nullptr;
+  count_known = list && list->elements;
+  if (count_known && !list->elements->empty()) return *list->elements;
+  if (list && list->each && !count_known) return std::vector<TypePtr>{list->each};
+  return std::nullopt;
 }
 
 std::optional<ScalarType> promoteElements(const std::vector<TypePtr>& elements) {
@@ -986,7 +991,8 @@ std::optional<ScalarType> promoteElements(const std::vector<TypePtr>& elements) 
 }
 
 Out cat(const Args& a) {
-  const auto* elements = listElements(a, "tensors");
+  bool count_known = false;
+  auto elements = listElements(a, "tensors", count_known);
   if (!elements) return {};
   std::optional<size_t> rank = 0;
   for (const TypePtr& e : *elements) {
@@ -1014,7 +1020,7 @@ Out cat(const Args& a) {
   }
   // (1-d inputs of a cat of higher rank must be empty: they add nothing.)
   if (w) {
-    out[*w] = total;
+    out[*w] = count_known ? total : std::nullopt;
   } else {
     out.assign(*rank, std::nullopt);
   }
@@ -1022,7 +1028,8 @@ Out cat(const Args& a) {
 }
 
 Out stack(const Args& a) {
-  const auto* elements = listElements(a, "tensors");
+  bool count_known = false;
+  auto elements = listElements(a, "tensors", count_known);
   if (!elements) return {};
   if (!(*elements)[0]->cast<TensorType>()) return {};
   auto dtype = promoteElements(*elements);
@@ -1039,7 +1046,8 @@ Out stack(const Args& a) {
   auto dim = a.knownInt("dim");
   auto w = dim ? wrapDim(*dim, shape.size() + 1) : std::nullopt;
   if (!w) return {freshOut(dtype, VaryingShape(shape.size() + 1))};
-  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(*w), static_cast<int64_t>(elements->size()));
+  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(*w),
+               count_known ? std::optional<int64_t>(static_cast<int64_t>(elements->size())) : std::nullopt);
   return {freshOut(dtype, VaryingShape(shape))};
 }
 
