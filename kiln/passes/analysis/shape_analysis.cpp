@@ -629,14 +629,19 @@ class ShapePropagator {
     }
     size_t d = static_cast<size_t>(dim < 0 ? dim + rank : dim);
     std::vector<std::optional<int64_t>> piece(n->outputs().size());
+    size_t pieces = piece.size();
     if (auto size = dims[d]; size && *size > 0) {
       int64_t split = (*size + chunks - 1) / chunks;
+      pieces = static_cast<size_t>((*size + split - 1) / split);
       for (size_t i = 0; i < piece.size(); ++i) {
-        int64_t start = static_cast<int64_t>(i) * split;
-        piece[i] = std::max<int64_t>(std::min(split, *size - start), 0);
+        piece[i] = std::min(split, *size - static_cast<int64_t>(i) * split);
       }
     }
     for (size_t i = 0; i < n->outputs().size(); ++i) {
+      if (i >= pieces) {  // a short dim gives fewer pieces: the rest must go unused
+        refine(n->output(i), nullptr);
+        continue;
+      }
       DimList out_dims = dims;
       out_dims[d] = piece[i];
       // Chunks are narrowed views: the input's strides.
