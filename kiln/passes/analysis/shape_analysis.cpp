@@ -519,8 +519,13 @@ class ShapePropagator {
     }
   }
 
-  // What a list's elements are, less what mutation of them may change.
+  // What a list's elements are, less what mutation of them may change. What
+  // all elements share is what an element at an unknown index has.
   void recordTensorList(const Value* list, ListFacts facts) {
+    if (!facts.each && facts.elements && !facts.elements->empty()) {
+      facts.each = (*facts.elements)[0];
+      for (const TypePtr& e : *facts.elements) facts.each = mergeTypes(facts.each, e);
+    }
     auto weaken = [&](TypePtr& t) {
       if (!t) return;
       if (shape_unstable_.count(list)) t = withoutShape(t);
