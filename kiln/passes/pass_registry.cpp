@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"
 #include "kiln/passes/common_subexpression_elimination.h"
@@ -31,6 +32,7 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
       {"optimize", runOptimizationPasses},
+      {"propagate_shapes", propagateShapes},
       {"required", runRequiredPasses},
       {"unroll_loops", [](const std::shared_ptr<Graph>& g) { unrollLoops(g); }},
   };

@@ -1,6 +1,7 @@
 #include "kiln/passes/pipeline.h"
 
 #include "kiln/ir/graph.h"
+#include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
@@ -24,6 +25,7 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
   // 1. Inference. Shape propagation reads constants (sizes, dims), so
   //    constants come first.
   constantPropagation(graph);
+  propagateShapes(graph);
 
   // 2. Rewrites that keep the graph differentiable.
   eliminateDeadCode(graph);

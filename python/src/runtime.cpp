@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/prim_ops.h"
+#include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/runtime/function.h"
 
 namespace kiln::python {
@@ -75,6 +76,23 @@ Stack stackFor(GraphFunction& f, const py::args& args) {
   return stack;
 }
 
+// `specialized` (what the executor would give the input) with the complete
+// type of every tensor in `value`.
+TypePtr completeInputType(const TypePtr& specialized, const IValue& value) {
+  if (value.isTensor() && value.toTensor().defined() && specialized->kind() == TypeKind::Tensor) {
+    return TensorType::fromTensor(value.toTensor());
+  }
+  auto tuple = specialized->cast<TupleType>();
+  if (!value.isTuple() || !tuple || tuple->elements().size() != value.toTupleRef().elements.size()) {
+    return specialized;
+  }
+  std::vector<TypePtr> elements;
+  for (size_t i = 0; i < tuple->elements().size(); ++i) {
+    elements.push_back(completeInputType(tuple->elements()[i], value.toTupleRef().elements[i]));
+  }
+  return tuple->withContained(std::move(elements));
+}
+
 }  // namespace
 
 void bindRuntime(py::module_& m) {
@@ -127,6 +145,23 @@ void bindRuntime(py::module_& m) {
         return names;
       });
 
+  m.def(
+      "_propagate_shapes",
+      [](GraphFunction& f, const py::tuple& args, bool complete) {
+        Stack stack = stackFor(f, py::reinterpret_borrow<py::args>(args));
+        ArgumentSpec spec(stack.data(), stack.size());
+        auto graph = f.graph()->copy();
+        for (size_t i = 0; i < graph->inputs().size() && i < stack.size(); ++i) {
+          Value* input = graph->inputs()[i];
+          TypePtr t = spec.refinedInputType(i, input->type());
+          input->setType(complete ? completeInputType(t, stack[i]) : t);
+        }
+        propagateShapes(graph);
+        return graph;
+      },
+      py::arg("fn"), py::arg("args"), py::arg("complete") = true,
+      "A copy of fn's graph with input types from `args` (complete, or as the executor specializes them) "
+      "and every tensor type refined by shape propagation.");
   m.def("_set_graph_executor_optimize", &setGraphExecutorOptimize, py::arg("optimize"));
   m.def("_get_graph_executor_optimize", &graphExecutorOptimize);
   m.def("_set_shape_specialization_limit", &setShapeSpecializationLimit, py::arg("limit"),

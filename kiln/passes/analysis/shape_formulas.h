@@ -1,0 +1,132 @@
+#pragma once
+// Private to the shape analysis (shape_analysis.cpp): the per-operator
+// formulas, what they see of a node's inputs and what they say of its
+// outputs. Formulas derive dtype and sizes only; the analysis adds device,
+// requires_grad and strides.
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln::shapes {
+
+using DimList = std::vector<std::optional<int64_t>>;
+
+// Whether a tensor may be a wrapped number (a Python number the program
+// turned into a 0-dim tensor: it promotes only by category).
+enum class Wrapped { No, Yes, Maybe };
+
+// What a formula says of one tensor output.
+struct TensorFacts {
+  std::optional<ScalarType> dtype;
+  VaryingShape sizes;
+  // A fresh result laid out like its inputs: contiguous when every tensor
+  // input is known to be (pointwise ops, reductions, copies).
+  bool contiguous_like_inputs = false;
+  // Always contiguous, whatever the inputs (factories, contiguous()).
+  bool contiguous = false;
+  // Exact strides when the op takes them as an argument.
+  VaryingShape strides;
+};
+
+// A list of tensors: its elements when the length is known, and a type
+// every element has.
+struct ListFacts {
+  std::optional<std::vector<TypePtr>> elements;
+  TypePtr each;
+};
+
+// What a formula says of one output; a formula returns one per schema
+// return, or nothing at all when it cannot refine.
+struct OutputFacts {
+  enum class Kind { Unknown, Tensor, TensorList } kind = Kind::Unknown;
+  TensorFacts tensor;  // the tensor, or what every element of the list has
+  std::optional<std::vector<TensorFacts>> elements;  // a list of known length
+};
+
+// What the analysis knows of values beyond their types.
+class ValueFacts {
+ public:
+  // The value when it is known: a constant, or computed from known values
+  // (sizes of refined tensors, arithmetic on them, lists of them).
+  std::optional<IValue> known(const Value* v) const;
+  // An int list whose length (and maybe some elements) is known.
+  std::optional<DimList> intList(const Value* v) const;
+  const ListFacts* tensorList(const Value* v) const;
+  Wrapped wrapped(const Value* v) const;
+
+  void setKnown(const Value* v, IValue value) { facts_[v].known = std::move(value); }
+  void setIntList(const Value* v, DimList list) { facts_[v].int_list = std::move(list); }
+  void setTensorList(const Value* v, ListFacts facts) { facts_[v].tensor_list = std::move(facts); }
+  void setWrapped(const Value* v, Wrapped w) { facts_[v].wrapped = w; }
+  void forget(const Value* v) { facts_.erase(v); }
+
+ private:
+  struct Facts {
+    std::optional<IValue> known;
+    std::optional<DimList> int_list;
+    std::optional<ListFacts> tensor_list;
+    Wrapped wrapped = Wrapped::No;
+  };
+  const Facts* find(const Value* v) const;
+  std::unordered_map<const Value*, Facts> facts_;
+};
+
+// A node's arguments as a formula sees them, by schema argument name.
+class Args {
+ public:
+  Args(const Node* node, const FunctionSchema& schema, const ValueFacts& facts)
+      : node_(node), schema_(schema), facts_(facts) {}
+  const Node* node() const { return node_; }
+  const FunctionSchema& schema() const { return schema_; }
+  const ValueFacts& facts() const { return facts_; }
+  bool has(std::string_view name) const { return index(name).has_value(); }
+  std::optional<size_t> index(std::string_view name) const;
+  const Value* value(std::string_view name) const;
+  // The refined tensor type of an argument (null when it is not a tensor).
+  const TensorType* tensor(std::string_view name) const;
+  std::optional<IValue> known(std::string_view name) const;
+  std::optional<int64_t> knownInt(std::string_view name) const;
+  std::optional<bool> knownBool(std::string_view name) const;
+  // Whether the argument is None (absent or known to be).
+  bool isNone(std::string_view name) const;
+  // A ScalarType? argument: nullopt when unknown; a known None is Undefined.
+  std::optional<ScalarType> dtypeArg(std::string_view name) const;
+  std::optional<DimList> intList(std::string_view name) const;
+  const ListFacts* tensorList(std::string_view name) const;
+
+ private:
+  const Node* node_;
+  const FunctionSchema& schema_;
+  const ValueFacts& facts_;
+};
+
+using Formula = std::vector<OutputFacts> (*)(const Args& args);
+
+// The formula for an operator, or null.
+Formula findFormula(const FunctionSchema& schema);
+
+// Ops that never produce a tensor requiring grad (factories, detach, ...).
+bool neverRequiresGrad(Symbol kind);
+// Ops whose other tensor arguments only give metadata (x.to(y), x.view_as(y)).
+bool onlySelfRequiresGrad(Symbol kind);
+// Ops whose output sizes depend on tensor values (nonzero, masked_select, ...).
+bool valueDependent(const Node* n, const ValueFacts& facts);
+// Ops whose run time grows faster than their inputs (matrix products,
+// repeat): the analysis uses their formulas rather than running them.
+bool expensiveToRun(Symbol kind);
+// Factories: formulas know their results exactly, running them is waste.
+bool isFactory(Symbol kind);
+
+// The result dtype of PyTorch's type promotion over these operands, when
+// every possibility for the unknowns agrees.
+struct Operand {
+  std::optional<ScalarType> dtype;
+  std::optional<bool> zero_dim;  // a 0-dim tensor (or a Python number)
+  Wrapped wrapped = Wrapped::No;
+};
+std::optional<ScalarType> promoteOperands(const std::vector<Operand>& operands);
+
+}  // namespace kiln::shapes
