@@ -9,6 +9,8 @@
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/lower_tuples.h"
 #include "kiln/passes/normalize_ops.h"
+#include "kiln/passes/peephole.h"
+#include "kiln/passes/peephole_list_idioms.h"
 
 namespace kiln {
 
@@ -24,6 +26,8 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"dce", eliminateDeadCode},
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
+      {"peephole", [](const std::shared_ptr<Graph>& g) { peepholeOptimize(g); }},
+      {"peephole_list_idioms", [](const std::shared_ptr<Graph>& g) { peepholeOptimizeListIdioms(g); }},
   };
   return table;
 }
