@@ -11,6 +11,7 @@
 #include "kiln/passes/normalize_ops.h"
 #include "kiln/passes/peephole.h"
 #include "kiln/passes/peephole_list_idioms.h"
+#include "kiln/passes/remove_mutation.h"
 
 namespace kiln {
 
@@ -28,6 +29,7 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"normalize_ops", normalizeOps},
       {"peephole", [](const std::shared_ptr<Graph>& g) { peepholeOptimize(g); }},
       {"peephole_list_idioms", [](const std::shared_ptr<Graph>& g) { peepholeOptimizeListIdioms(g); }},
+      {"remove_mutation", [](const std::shared_ptr<Graph>& g) { removeMutation(g); }},
   };
   return table;
 }
