@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "kiln/passes/batch_mm.h"
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"
 #include "kiln/passes/constant_pooling.h"
@@ -19,6 +20,7 @@ namespace {
 
 const std::map<std::string, GraphPass, std::less<>>& passes() {
   static const std::map<std::string, GraphPass, std::less<>> table = {
+      {"batch_mm", batchMM},
       {"canonicalize_outputs", canonicalizeOutputs},
       {"cleanup", runCleanupPasses},
       {"constant_pooling", constantPooling},

@@ -173,14 +173,6 @@ class MutationRemover {
     return true;
   }
 
-  // Whether `v` is defined where `n` runs.
-  static bool definedAt(const Value* v, const Node* n) {
-    for (const Block* b = n->owningBlock(); b; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr) {
-      if (b->paramNode() == v->node()) return true;
-    }
-    return n->isDominatedBy(v->node());
-  }
-
   bool removeListMutation(Node* n) {
     bool append = n->kind() == aten::append && n->inputs().size() == 2;
     bool insert = n->kind() == Symbol::aten("insert") && n->inputs().size() == 3 &&
@@ -191,7 +183,7 @@ class MutationRemover {
     Value* element = n->inputs().back();
     if (!canMakeCreationAndMutationAtomic(list, n)) return false;
     // The construct now takes the element: it must be defined there.
-    if (!definedAt(element, construct)) return false;
+    if (!construct->isDominatedBy(element->node())) return false;
     GRAPH_UPDATE("folding ", *n, "into ", *construct);
     if (append) {
       construct->addInput(element);
