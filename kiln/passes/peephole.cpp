@@ -173,11 +173,27 @@ class PeepholeOptimizer {
   bool optimizeExpand(Node* n) {
     if (!isTensorOp(n, 3)) return false;
     const TensorType* type = refined(n->input(0));
-    auto size = toIValue(n->input(1));
-    if (!type || !size || !size->isList()) return false;
-    auto sizes = type->sizes().concrete();
-    if (!sizes || size->toIntVector() != *sizes) return false;
+    auto size = constantSizes(n->input(1));
+    auto sizes = type ? type->sizes().concrete() : std::nullopt;
+    if (!size || !sizes || *size != *sizes) return false;
     return replace(n, n->input(0), "expanding to its own size");
+  }
+
+  // An int list constant, or a prim::ListConstruct of int constants (as
+  // optimizeSizes makes them) used only once, which nothing can have changed.
+  static std::optional<std::vector<int64_t>> constantSizes(const Value* list) {
+    if (auto value = toIValue(list)) {
+      if (value->isList()) return value->toIntVector();
+      return std::nullopt;
+    }
+    if (list->node()->kind() != prim::ListConstruct || list->uses().size() != 1) return std::nullopt;
+    std::vector<int64_t> sizes;
+    for (const Value* element : list->node()->inputs()) {
+      auto size = detail::constantInt(element);
+      if (!size) return std::nullopt;
+      sizes.push_back(*size);
+    }
+    return sizes;
   }
 
   // `x.t().t()` is x, when x has at most two dimensions (else t raises).
