@@ -52,9 +52,16 @@ bool isScalarArithmetic(const Node* n) {
   }
 }
 
-bool isCandidate(const Node* n) { return batchedConvRank(n->kind()) || isScalarArithmetic(n); }
-
 double numberOf(const Value* v) { return toIValue(v)->toDouble(); }
+
+// `x + 0`, `x - 0`, `x * 1`, `x / 1`.
+bool isIdentity(const Node* n) {
+  if (!isScalarArithmetic(n)) return false;
+  if (n->kind() == aten::add || n->kind() == aten::sub) return numberOf(n->input(1)) == 0 && numberOf(n->input(2)) == 1;
+  return numberOf(n->input(1)) == 1;
+}
+
+bool isCandidate(const Node* n) { return batchedConvRank(n->kind()) || isIdentity(n); }
 
 class AliasSensitivePeepholes {
  public:
@@ -67,7 +74,7 @@ class AliasSensitivePeepholes {
       for (Block* b : n->blocks()) changed |= optimize(b);
       if (batchedConvRank(n->kind())) {
         changed |= foldConvDims(n);
-      } else if (isScalarArithmetic(n) && keepsTensorType(n) && isIdentity(n)) {
+      } else if (isIdentity(n) && keepsTensorType(n)) {
         changed |= replaceOutputWithInput(n);
       }
     }
@@ -105,11 +112,6 @@ class AliasSensitivePeepholes {
       if (n->input(i)->type()->kind() != TypeKind::Int) return false;
     }
     return true;
-  }
-
-  static bool isIdentity(const Node* n) {
-    if (n->kind() == aten::add || n->kind() == aten::sub) return numberOf(n->input(1)) == 0 && numberOf(n->input(2)) == 1;
-    return numberOf(n->input(1)) == 1;
   }
 
   // Once a value replaces another, the database no longer knows what the

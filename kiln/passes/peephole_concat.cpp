@@ -26,7 +26,7 @@ bool isCatOfList(const Node* n) {
 
 // The cat reading the list that is the only use of `cat`'s result, and the
 // position of that result in the list.
-std::optional<std::pair<Node*, size_t>> outerCat(Node* cat) {
+std::optional<std::pair<Node*, size_t>> outerCat(const Node* cat) {
   const auto& uses = cat->output()->uses();
   if (uses.size() != 1 || uses[0].user->kind() != prim::ListConstruct) return std::nullopt;
   Node* list = uses[0].user;
@@ -124,7 +124,7 @@ class ConcatCombiner {
 }  // namespace
 
 bool combineConcats(const std::shared_ptr<Graph>& graph) {
-  auto candidate = [](const Node* n) { return isCatOfList(n) && n->output()->uses().size() == 1; };
+  auto candidate = [](const Node* n) { return isCatOfList(n) && outerCat(n); };
   if (!anyNodeIn(graph->block(), candidate)) return false;
   return ConcatCombiner(graph).run();
 }
