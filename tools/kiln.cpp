@@ -16,6 +16,7 @@
 #include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
+#include "kiln/passes/pipeline.h"
 #include "kiln/passes/pass_registry.h"
 
 namespace {
@@ -28,12 +29,20 @@ int usage(std::ostream& out, int code) {
          "  graph FILE.py [FN]      compile a TorchScript source file and print the graphs of its functions\n"
          "                          (or of FN) as compiled, before optimization; other files are taken as\n"
          "                          IR text when they begin with `graph(`, else as TorchScript\n"
+         "  graph --optimized FILE.ir\n"
+         "                          the graph after the executor's pipeline, for the input types it declares\n"
+         "  graph --optimized FILE.py [FN [ARG...]]\n"
+         "                          the graphs after the executor's pipeline: for the declared argument types,\n"
+         "                          or with ARGs (as for run) the plan the executor compiles for those arguments\n"
          "  run FILE.py FN ARG...   compile FILE.py, run FN and print its result; each ARG is a Python literal\n"
          "      [--out DIR]         (3, -1.5, True, None, 'text', [1, 2], (1, 'a'), {'k': 2.0}) or a .npy file\n"
          "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
          "  opt FILE.ir -p P1,P2    run the named passes on IR text in order and print the result; the passes\n"
          "                          are canonicalize_outputs, cleanup, constant_pooling, constant_propagation,\n"
-         "                          constant_propagation_immutable, dce, lower_tuples, normalize_ops\n"
+         "                          constant_propagation_immutable, dce, inline, lower_tuples, normalize_ops,\n"
+         "                          unroll_loops\n"
+         "  opt FILE.py [FN] -p P1,P2  compile a TorchScript source file and run the passes on a copy of the\n"
+         "                          graph of FN (or of each function, printed as `graph` prints them)\n"
          "  --help                  this text\n";
   return code;
 }
@@ -77,15 +86,24 @@ bool isIRText(const std::string& path, const std::string& text) {
   return false;
 }
 
-int printIRGraph(const std::string& text) {
+// A copy of `graph` put through the executor's pipeline for the input
+// types it declares.
+std::shared_ptr<kiln::Graph> optimizedCopy(const kiln::Graph& graph) {
+  auto copy = graph.copy();
+  kiln::runRequiredPasses(copy);
+  kiln::runOptimizationPasses(copy);
+  return copy;
+}
+
+int printIRGraph(const std::string& text, bool optimized) {
   auto graph = kiln::parseIR(text);
   graph->lint();
-  std::cout << *graph;
+  std::cout << *(optimized ? optimizedCopy(*graph) : graph);
   return 0;
 }
 
-// `kiln opt FILE.ir -p a,b`: the passes in order, the graph checked after each.
-int optimizeIRGraph(const std::string& path, const std::string& pass_list) {
+// The passes named in `a,b`, in order; raises for an unknown name.
+std::vector<const kiln::GraphPass*> findPasses(const std::string& pass_list) {
   std::vector<const kiln::GraphPass*> passes;
   std::stringstream names(pass_list);
   for (std::string name; std::getline(names, name, ',');) {
@@ -98,14 +116,16 @@ int optimizeIRGraph(const std::string& path, const std::string& pass_list) {
     }
     passes.push_back(pass);
   }
-  auto graph = kiln::parseIR(readText(path));
+  return passes;
+}
+
+// The passes in order, the graph checked after each.
+void runPasses(const std::shared_ptr<kiln::Graph>& graph, const std::vector<const kiln::GraphPass*>& passes) {
   graph->lint();
   for (const kiln::GraphPass* pass : passes) {
     (*pass)(graph);
     graph->lint();
   }
-  std::cout << *graph;
-  return 0;
 }
 
 kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::string& name,
@@ -117,16 +137,41 @@ kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::
 }
 
 // Every function's graph, each under a `# NAME` line; or FN's graph alone.
-int printScriptGraphs(const std::string& path, const std::string& text, const char* name) {
+int printScriptGraphs(const std::string& path, const std::string& text, const char* name, bool optimized) {
   auto unit = kiln::compile(text, nullptr, path);
+  auto graph_of = [&](kiln::GraphFunction& f) { return optimized ? optimizedCopy(*f.graph()) : f.graph(); };
   if (name) {
-    std::cout << *findFunction(*unit, name, path).graph();
+    std::cout << *graph_of(findFunction(*unit, name, path));
     return 0;
   }
   bool first = true;
   for (kiln::GraphFunction* f : unit->functions()) {
-    std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *f->graph();
+    std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *graph_of(*f);
     first = false;
+  }
+  return 0;
+}
+
+// `kiln opt FILE [FN] -p a,b`: IR text, or copies of the compiled graphs
+// (the functions' own graphs stay as compiled, for the calls between them).
+int optimizeGraphs(const std::string& path, const char* name, const std::string& pass_list) {
+  std::vector<const kiln::GraphPass*> passes = findPasses(pass_list);
+  std::string text = readText(path);
+  if (isIRText(path, text)) {
+    KILN_CHECK(!name, "a function name is only for TorchScript source, and ", path, " is IR text");
+    auto graph = kiln::parseIR(text);
+    runPasses(graph, passes);
+    std::cout << *graph;
+    return 0;
+  }
+  auto unit = kiln::compile(text, nullptr, path);
+  std::vector<kiln::GraphFunction*> functions =
+      name ? std::vector<kiln::GraphFunction*>{&findFunction(*unit, name, path)} : unit->functions();
+  for (size_t i = 0; i < functions.size(); ++i) {
+    auto graph = functions[i]->graph()->copy();
+    runPasses(graph, passes);
+    if (!name) std::cout << (i ? "\n" : "") << "# " << functions[i]->name() << "\n";
+    std::cout << *graph;
   }
   return 0;
 }
@@ -244,13 +289,29 @@ kiln::IValue argumentValue(const kiln::GraphFunction& f, size_t position, const 
   }
 }
 
+kiln::Stack argumentValues(const kiln::GraphFunction& f, const std::vector<std::string>& args, size_t first) {
+  kiln::Stack stack;
+  for (size_t i = first; i < args.size(); ++i) stack.push_back(argumentValue(f, i - first, args[i]));
+  return stack;
+}
+
+// `kiln graph --optimized FILE.py FN ARG...`: the graph of the plan the
+// executor compiles for these arguments (bound and checked as a call's).
+int printPlanGraph(const std::vector<std::string>& args) {
+  const std::string& path = args[0];
+  auto unit = kiln::compile(readText(path), nullptr, path);
+  kiln::GraphFunction& f = findFunction(*unit, args[1], path);
+  kiln::Stack stack = f.bindArguments(argumentValues(f, args, 2));
+  f.checkInputs(stack);
+  std::cout << *f.executor().getPlanFor(stack).graph;
+  return 0;
+}
+
 int runFunction(const std::vector<std::string>& args, const std::optional<std::string>& out_dir) {
   const std::string& path = args[0];
   auto unit = kiln::compile(readText(path), nullptr, path);
   kiln::GraphFunction& f = findFunction(*unit, args[1], path);
-  kiln::Stack stack;
-  for (size_t i = 2; i < args.size(); ++i) stack.push_back(argumentValue(f, i - 2, args[i]));
-  kiln::IValue result = f(std::move(stack));
+  kiln::IValue result = f(argumentValues(f, args, 2));
   printPythonValue(std::cout, result);
   std::cout << "\n";
   if (out_dir) {
@@ -274,17 +335,21 @@ int run(const std::vector<std::string>& args) {
     return listOps(args.size() == 2 ? args[1].c_str() : nullptr);
   }
   if (command == "graph") {
-    if (args.size() < 2 || args.size() > 3) return usage(std::cerr, 2);
-    std::string text = readText(args[1]);
-    if (isIRText(args[1], text)) {
-      if (args.size() != 2) return usage(std::cerr, 2);
-      return printIRGraph(text);
+    bool optimized = args.size() > 1 && args[1] == "--optimized";
+    std::vector<std::string> rest(args.begin() + (optimized ? 2 : 1), args.end());
+    if (rest.empty() || (!optimized && rest.size() > 2)) return usage(std::cerr, 2);
+    std::string text = readText(rest[0]);
+    if (isIRText(rest[0], text)) {
+      if (rest.size() != 1) return usage(std::cerr, 2);
+      return printIRGraph(text, optimized);
     }
-    return printScriptGraphs(args[1], text, args.size() == 3 ? args[2].c_str() : nullptr);
+    if (rest.size() > 2) return printPlanGraph(rest);
+    return printScriptGraphs(rest[0], text, rest.size() == 2 ? rest[1].c_str() : nullptr, optimized);
   }
   if (command == "opt") {
-    if (args.size() != 4 || args[2] != "-p") return usage(std::cerr, 2);
-    return optimizeIRGraph(args[1], args[3]);
+    if (args.size() == 4 && args[2] == "-p") return optimizeGraphs(args[1], nullptr, args[3]);
+    if (args.size() == 5 && args[3] == "-p") return optimizeGraphs(args[1], args[2].c_str(), args[4]);
+    return usage(std::cerr, 2);
   }
   if (command == "run") {
     std::vector<std::string> positional;

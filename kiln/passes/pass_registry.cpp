@@ -8,10 +8,13 @@
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/inliner.h"
+#include "kiln/passes/loop_unrolling.h"
 #include "kiln/passes/lower_tuples.h"
 #include "kiln/passes/normalize_ops.h"
 #include "kiln/passes/peephole.h"
 #include "kiln/passes/peephole_list_idioms.h"
+#include "kiln/passes/pipeline.h"
 #include "kiln/passes/remove_mutation.h"
 
 namespace kiln {
@@ -27,11 +30,15 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"constant_propagation", constantPropagation},
       {"constant_propagation_immutable", constantPropagationImmutableTypes},
       {"dce", eliminateDeadCode},
+      {"inline", inlineCalls},
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
+      {"optimize", runOptimizationPasses},
       {"peephole", [](const std::shared_ptr<Graph>& g) { peepholeOptimize(g); }},
       {"peephole_list_idioms", [](const std::shared_ptr<Graph>& g) { peepholeOptimizeListIdioms(g); }},
       {"remove_mutation", [](const std::shared_ptr<Graph>& g) { removeMutation(g); }},
+      {"required", runRequiredPasses},
+      {"unroll_loops", [](const std::shared_ptr<Graph>& g) { unrollLoops(g); }},
   };
   return table;
 }

@@ -24,16 +24,24 @@ uint32_t tensorEntry(const Tensor& t) {
 ArgumentSpec::ArgumentSpec(const IValue* inputs, size_t num_inputs) {
   for (size_t i = 0; i < num_inputs; ++i) {
     input_starts_.push_back(static_cast<uint32_t>(entries_.size()));
+    shape_starts_.push_back(static_cast<uint32_t>(shapes_.size()));
     add(inputs[i]);
   }
   size_t h = num_inputs;
   for (uint32_t e : entries_) h = h * 1000003u ^ e;
   hash_ = h;
+  for (int64_t d : shapes_) h = h * 1000003u ^ static_cast<size_t>(d);
+  shape_hash_ = h;
 }
 
 void ArgumentSpec::add(const IValue& v) {
   if (v.isTensor()) {
-    entries_.push_back(tensorEntry(v.toTensor()));
+    const Tensor& t = v.toTensor();
+    entries_.push_back(tensorEntry(t));
+    if (t.defined()) {
+      for (int64_t d : t.sizes()) shapes_.push_back(d);
+      for (int64_t d : t.strides()) shapes_.push_back(d);
+    }
   } else if (v.isNone()) {
     entries_.push_back(kNone);
   } else if (v.isTuple()) {
@@ -45,32 +53,47 @@ void ArgumentSpec::add(const IValue& v) {
   }
 }
 
-TypePtr ArgumentSpec::refinedInputType(size_t i, const TypePtr& declared) const {
+TypePtr ArgumentSpec::refinedInputType(size_t i, const TypePtr& declared, bool with_shapes) const {
   size_t cursor = input_starts_[i];
-  return refine(declared, cursor);
+  size_t shape_cursor = shape_starts_[i];
+  return refine(declared, cursor, shape_cursor, with_shapes);
 }
 
-TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor) const {
+TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor, size_t& shape_cursor,
+                             bool with_shapes) const {
   uint32_t entry = entries_[cursor++];
+  // A value given for an Optional parameter specializes it to the element
+  // type (1.13's SPECIALIZE_OPTIONAL); None keeps the Optional.
+  const TypePtr& type = (entry & 7) != kNone && declared->kind() == TypeKind::Optional
+                            ? declared->cast<OptionalType>()->getElementType()
+                            : declared;
   switch (entry & 7) {
     case kTensor: {
-      if (declared->kind() != TypeKind::Tensor) return declared;
-      auto dtype = static_cast<ScalarType>((entry >> 4) & 0xff);
       size_t rank = (entry >> 12) & 0xff;
-      return TensorType::createWithRank(dtype, Device(DeviceType::CPU), rank, ((entry >> 3) & 1) != 0);
+      const int64_t* sizes = shapes_.data() + shape_cursor;
+      shape_cursor += 2 * rank;
+      if (type->kind() != TypeKind::Tensor) return type;
+      auto dtype = static_cast<ScalarType>((entry >> 4) & 0xff);
+      bool requires_grad = ((entry >> 3) & 1) != 0;
+      if (!with_shapes) return TensorType::createWithRank(dtype, Device(DeviceType::CPU), rank, requires_grad);
+      std::vector<int64_t> size_list(sizes, sizes + rank), stride_list(sizes + rank, sizes + 2 * rank);
+      return TensorType::create(dtype, Device(DeviceType::CPU), VaryingShape::complete(size_list),
+                                VaryingShape::complete(stride_list), requires_grad);
     }
     case kTuple: {
       size_t arity = entry >> 3;
-      auto tuple = declared->cast<TupleType>();
+      auto tuple = type->cast<TupleType>();
       if (!tuple || tuple->elements().size() != arity) {
-        for (size_t k = 0; k < arity; ++k) refine(declared, cursor);  // skip the elements
-        return declared;
+        for (size_t k = 0; k < arity; ++k) refine(type, cursor, shape_cursor, with_shapes);  // skip the elements
+        return type;
       }
       std::vector<TypePtr> elements;
-      for (size_t k = 0; k < arity; ++k) elements.push_back(refine(tuple->elements()[k], cursor));
+      for (size_t k = 0; k < arity; ++k) {
+        elements.push_back(refine(tuple->elements()[k], cursor, shape_cursor, with_shapes));
+      }
       return tuple->withContained(std::move(elements));
     }
-    default: return declared;
+    default: return type;
   }
 }
 

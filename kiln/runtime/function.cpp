@@ -109,6 +109,15 @@ IntrusivePtr<FutureObj> GraphFunction::runAsync(Stack& stack) {
 }
 
 IValue GraphFunction::operator()(Stack args, const Kwargs& kwargs) {
+  args = bindArguments(std::move(args), kwargs);
+  checkInputs(args);
+  executor_.run(args);
+  KILN_INTERNAL_ASSERT(!args.empty() || graph_->outputs().empty(), "a function returned nothing");
+  if (args.size() == 1) return std::move(args[0]);
+  return IValue::tuple(std::move(args));
+}
+
+Stack GraphFunction::bindArguments(Stack args, const Kwargs& kwargs) const {
   const auto& formals = schema_->arguments();
   checkPositionalCount(args.size());
   std::vector<bool> given(formals.size(), false);
@@ -126,10 +135,7 @@ IValue GraphFunction::operator()(Stack args, const Kwargs& kwargs) {
                "'.\nDeclaration: ", *schema_);
     args[i] = *formals[i].default_value;
   }
-  run(args);
-  KILN_INTERNAL_ASSERT(!args.empty() || graph_->outputs().empty(), "a function returned nothing");
-  if (args.size() == 1) return std::move(args[0]);
-  return IValue::tuple(std::move(args));
+  return args;
 }
 
 CompilationUnit::CompilationUnit() = default;

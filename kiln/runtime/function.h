@@ -38,6 +38,10 @@ class GraphFunction : public Function {
   // Binds positional and keyword arguments to the schema (filling defaults),
   // checks them, runs, and returns the single result.
   IValue operator()(Stack args, const Kwargs& kwargs = {});
+  // The full argument list of a call: positional and keyword arguments in
+  // schema order, defaults filled in. Raises naming the argument when one
+  // is missing, repeated or unknown (types are checked by run()).
+  Stack bindArguments(Stack args, const Kwargs& kwargs = {}) const;
   // As run(), but may finish later on another thread (see GraphExecutor::runAsync).
   IntrusivePtr<FutureObj> runAsync(Stack& stack);
 

@@ -25,6 +25,7 @@ PassRegistry& passRegistry() {
 }
 
 std::atomic<bool> optimize_enabled{true};
+std::atomic<size_t> shape_specialization_limit{4};
 
 std::vector<NamedPass> passesOf(PassStage stage) {
   PassRegistry& r = passRegistry();
@@ -48,16 +49,27 @@ std::vector<std::string> graphExecutorPasses(PassStage stage) {
 
 void setGraphExecutorOptimize(bool optimize) { optimize_enabled = optimize; }
 bool graphExecutorOptimize() { return optimize_enabled; }
+void setShapeSpecializationLimit(size_t limit) { shape_specialization_limit = limit; }
+size_t shapeSpecializationLimit() { return shape_specialization_limit; }
+
+struct GraphExecutor::PlansForSpec {
+  std::vector<std::pair<ArgumentSpec, std::unique_ptr<ExecutionPlan>>> by_shape;
+  std::unique_ptr<ExecutionPlan> any_shape;
+};
 
 GraphExecutor::GraphExecutor(std::shared_ptr<Graph> graph, std::string name, FunctionResolver resolver)
     : graph_(std::move(graph)), name_(std::move(name)), resolver_(std::move(resolver)),
       num_inputs_(graph_->inputs().size()) {}
 
-std::unique_ptr<ExecutionPlan> GraphExecutor::compile(const ArgumentSpec& spec) const {
+GraphExecutor::~GraphExecutor() = default;
+
+std::unique_ptr<ExecutionPlan> GraphExecutor::compile(const ArgumentSpec& spec, bool with_shapes) const {
   auto plan = std::make_unique<ExecutionPlan>();
   plan->graph = graph_->copy();
   auto inputs = plan->graph->inputs();
-  for (size_t i = 0; i < inputs.size(); ++i) inputs[i]->setType(spec.refinedInputType(i, inputs[i]->type()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i]->setType(spec.refinedInputType(i, inputs[i]->type(), with_shapes));
+  }
   for (const NamedPass& p : passesOf(PassStage::Required)) p.pass(plan->graph);
   if (graphExecutorOptimize()) {
     for (const NamedPass& p : passesOf(PassStage::Optimization)) p.pass(plan->graph);
@@ -69,17 +81,34 @@ std::unique_ptr<ExecutionPlan> GraphExecutor::compile(const ArgumentSpec& spec) 
 const ExecutionPlan& GraphExecutor::getPlanFor(const Stack& stack) {
   KILN_CHECK(stack.size() >= num_inputs_, name_, "() expected ", num_inputs_, " arguments but got ", stack.size());
   ArgumentSpec spec(stack.data() + stack.size() - num_inputs_, num_inputs_);
+  bool with_shapes;
   {
     std::lock_guard lock(mutex_);
     auto it = plans_.find(spec);
-    if (it != plans_.end()) return *it->second;
+    if (it != plans_.end()) {
+      for (const auto& [shapes, plan] : it->second->by_shape) {
+        if (shapes.sameShapes(spec)) return *plan;
+      }
+      if (it->second->any_shape) return *it->second->any_shape;
+    }
+    size_t specialized = it == plans_.end() ? 0 : it->second->by_shape.size();
+    with_shapes = specialized < shapeSpecializationLimit();
   }
   // Compiled outside the lock: a slow compile must not hold up other specs.
   // When two threads race on one spec, the first plan stored wins.
-  auto plan = compile(spec);
+  auto plan = compile(spec, with_shapes);
   std::lock_guard lock(mutex_);
-  auto [it, added] = plans_.emplace(std::move(spec), std::move(plan));
-  return *it->second;
+  auto& plans = plans_[spec];
+  if (!plans) plans = std::make_unique<PlansForSpec>();
+  if (with_shapes) {
+    for (const auto& [shapes, existing] : plans->by_shape) {
+      if (shapes.sameShapes(spec)) return *existing;
+    }
+    plans->by_shape.emplace_back(std::move(spec), std::move(plan));
+    return *plans->by_shape.back().second;
+  }
+  if (!plans->any_shape) plans->any_shape = std::move(plan);
+  return *plans->any_shape;
 }
 
 void GraphExecutor::run(Stack& stack) { InterpreterState(getPlanFor(stack).code).run(stack); }
@@ -90,7 +119,9 @@ IntrusivePtr<FutureObj> GraphExecutor::runAsync(Stack& stack) {
 
 size_t GraphExecutor::numPlans() const {
   std::lock_guard lock(mutex_);
-  return plans_.size();
+  size_t count = 0;
+  for (const auto& [spec, plans] : plans_) count += plans->by_shape.size() + (plans->any_shape ? 1 : 0);
+  return count;
 }
 
 }  // namespace kiln

@@ -3,8 +3,10 @@
 // it to the properties of its inputs. Each distinct ArgumentSpec gets an
 // execution plan: a copy of the graph with refined input types, put through
 // the required passes and the optimization pipeline, then linearized into
-// Code. Later calls with the same spec reuse the plan. Safe to call from
-// several threads at once.
+// Code. The first shapes seen for a spec get plans of their own, refined to
+// complete sizes and strides (see setShapeSpecializationLimit). Later calls
+// with the same spec and shapes reuse the plan. Safe to call from several
+// threads at once.
 //
 // The passes are registered into the executor by the layers that define
 // them (passes/, fuser/), so the runtime never includes their headers.
@@ -38,10 +40,17 @@ std::vector<std::string> graphExecutorPasses(PassStage stage);
 // Optimization is on by default (torch._C._set_graph_executor_optimize).
 void setGraphExecutorOptimize(bool optimize);
 bool graphExecutorOptimize();
+// How many distinct input shapes of one rank-level ArgumentSpec get a plan
+// specialized to their exact sizes and strides before the executor settles
+// on one plan that knows ranks only. 0 specializes to ranks only, as
+// 1.13's legacy executor does. Default 4.
+void setShapeSpecializationLimit(size_t limit);
+size_t shapeSpecializationLimit();
 
 class GraphExecutor {
  public:
   GraphExecutor(std::shared_ptr<Graph> graph, std::string name, FunctionResolver resolver = nullptr);
+  ~GraphExecutor();
 
   // The plan for the graph's inputs, which are the last values of `stack`.
   const ExecutionPlan& getPlanFor(const Stack& stack);
@@ -55,14 +64,18 @@ class GraphExecutor {
   size_t numPlans() const;
 
  private:
-  std::unique_ptr<ExecutionPlan> compile(const ArgumentSpec& spec) const;
+  // The plans of one rank-level spec: one per specialized shape, and the
+  // shape-generic one once the shapes are too many.
+  struct PlansForSpec;
+
+  std::unique_ptr<ExecutionPlan> compile(const ArgumentSpec& spec, bool with_shapes) const;
 
   std::shared_ptr<Graph> graph_;
   std::string name_;
   FunctionResolver resolver_;
   size_t num_inputs_;
   mutable std::mutex mutex_;
-  std::unordered_map<ArgumentSpec, std::unique_ptr<ExecutionPlan>, ArgumentSpecHash> plans_;
+  std::unordered_map<ArgumentSpec, std::unique_ptr<PlansForSpec>, ArgumentSpecHash> plans_;
 };
 
 }  // namespace kiln

@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "kiln/ir/ir_parser.h"
+#include "kiln/passes/pass_registry.h"
 
 namespace kiln::python {
 
@@ -241,6 +242,15 @@ void bindIR(py::module_& m) {
   m.def(
       "parse_ir", [](const std::string& text) { return parseIR(text); }, py::arg("text"),
       "Parses IR text (as Graph.__str__ and PyTorch print it) into a Graph.");
+  m.def(
+      "_jit_pass",
+      [](const std::string& name, const std::shared_ptr<Graph>& graph) {
+        const GraphPass* pass = findPass(name);
+        KILN_CHECK(pass, "unknown pass '", name, "'");
+        (*pass)(graph);
+      },
+      py::arg("name"), py::arg("graph"), "Runs the pass called `name` (as `kiln opt -p` names it) on the graph in place.");
+  m.def("_pass_names", &passNames);
 }
 
 }  // namespace kiln::python

@@ -68,9 +68,9 @@ py::object callFunction(GraphFunction& f, const py::args& args, const py::kwargs
 
 Stack stackFor(GraphFunction& f, const py::args& args) {
   Stack stack;
-  for (size_t i = 0; i < args.size() && i < f.getSchema().arguments().size(); ++i) {
-    stack.push_back(argumentToIValue(f, i, args[i]));
-  }
+  f.checkPositionalCount(args.size());
+  for (size_t i = 0; i < args.size(); ++i) stack.push_back(argumentToIValue(f, i, args[i]));
+  stack = f.bindArguments(std::move(stack));
   f.checkInputs(stack);
   return stack;
 }
@@ -129,6 +129,10 @@ void bindRuntime(py::module_& m) {
 
   m.def("_set_graph_executor_optimize", &setGraphExecutorOptimize, py::arg("optimize"));
   m.def("_get_graph_executor_optimize", &graphExecutorOptimize);
+  m.def("_set_shape_specialization_limit", &setShapeSpecializationLimit, py::arg("limit"),
+        "How many distinct input shapes per dtype/rank signature get plans specialized to their sizes "
+        "(0: ranks only, as 1.13's legacy executor).");
+  m.def("_get_shape_specialization_limit", &shapeSpecializationLimit);
 
   // `print` in TorchScript writes to sys.stdout, from whichever thread runs it.
   setPrintHandler([](const std::string& text) {

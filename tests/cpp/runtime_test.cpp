@@ -12,6 +12,7 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
+#include "kiln/tensor/shape.h"
 #include "kiln/ops/prim_ops.h"
 #include "kiln/runtime/code.h"
 #include "kiln/runtime/function.h"
@@ -528,6 +529,7 @@ graph(%x : Tensor):
     exec.run(s);
     return s[0].toTensor();
   };
+  setShapeSpecializationLimit(0);
   runWith(ones({2}));
   runWith(ones({3}));  // same dtype and rank: same plan
   EXPECT_EQ(exec.numPlans(), 1u);
@@ -541,6 +543,31 @@ graph(%x : Tensor):
   EXPECT_EQ(type.str(), "Float(*, *, requires_grad=0, device=cpu)");
   // The function's own graph is untouched.
   EXPECT_EQ(g->inputs()[0]->type()->str(), "Tensor");
+  setShapeSpecializationLimit(4);
+}
+
+TEST(GraphExecutor, FirstShapesGetCompletePlans) {
+  auto g = parseIR(R"IR(
+graph(%x : Tensor):
+  %r : Tensor = aten::neg(%x)
+  return (%r))IR");
+  GraphExecutor exec(g, "neg");
+  setShapeSpecializationLimit(2);
+  auto typeFor = [&](Tensor t) {
+    std::ostringstream type;
+    type << *exec.getPlanFor({IValue(t)}).graph->inputs()[0]->type();
+    return type.str();
+  };
+  EXPECT_EQ(typeFor(ones({2, 3})), "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)");
+  EXPECT_EQ(typeFor(ones({2, 3})), "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)");
+  EXPECT_EQ(exec.numPlans(), 1u);
+  EXPECT_EQ(typeFor(t(ones({3, 2}))), "Float(2, 3, strides=[1, 2], requires_grad=0, device=cpu)");
+  EXPECT_EQ(typeFor(ones({4, 4})), "Float(*, *, requires_grad=0, device=cpu)");
+  EXPECT_EQ(typeFor(ones({5, 4})), "Float(*, *, requires_grad=0, device=cpu)");
+  EXPECT_EQ(exec.numPlans(), 3u);
+  // Shapes already specialized keep their plans.
+  EXPECT_EQ(typeFor(ones({2, 3})), "Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)");
+  setShapeSpecializationLimit(4);
 }
 
 TEST(GraphExecutor, TensorsInsideTuplesAreSpecialized) {
@@ -556,7 +583,25 @@ graph(%t : (Tensor, int)):
   EXPECT_EQ(exec.numPlans(), 2u);
   std::ostringstream type;
   type << *plan.graph->inputs()[0]->type();
-  EXPECT_EQ(type.str(), "(Float(*, *, requires_grad=0, device=cpu), int)");
+  EXPECT_EQ(type.str(), "(Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), int)");
+}
+
+TEST(GraphExecutor, OptionalsWithValuesBecomeTheirElementType) {
+  auto g = parseIR(R"IR(
+graph(%n : int?, %t : Tensor?):
+  return (%n))IR");
+  GraphExecutor exec(g, "first");
+  auto typesFor = [&](IValue n, IValue t) {
+    const ExecutionPlan& plan = exec.getPlanFor({std::move(n), std::move(t)});
+    std::ostringstream types;
+    types << *plan.graph->inputs()[0]->type() << " " << *plan.graph->inputs()[1]->type();
+    return types.str();
+  };
+  EXPECT_EQ(typesFor(IValue(int64_t{3}), IValue(ones({2}))),
+            "int Float(2, strides=[1], requires_grad=0, device=cpu)");
+  // None keeps the Optional, as 1.13's ArgumentSpec does.
+  EXPECT_EQ(typesFor(IValue(), IValue()), "int? Tensor?");
+  EXPECT_EQ(exec.numPlans(), 2u);
 }
 
 TEST(GraphExecutor, RunsRegisteredPassesWhenOptimizing) {

@@ -53,11 +53,13 @@ graph(%l : int[], %t : (float, str), %d : Dict(str, Tensor), %o : int?):
 def test_one_plan_per_specialization():
     f = kiln.function_from_graph("scale", kiln.parse_ir(SCALE))
     f(np.ones(2, np.float32), 1)
-    f(np.ones(5, np.float32), 1)
+    f(np.ones(2, np.float32), 7)
     assert f.num_plans == 1
-    f(np.ones((2, 2), np.float64), 1)
+    f(np.ones(5, np.float32), 1)  # another shape: a plan specialized to it
     assert f.num_plans == 2
-    assert "Double(*, *, requires_grad=0, device=cpu)" in str(f.graph_for(np.ones((2, 2)), 1))
+    f(np.ones((2, 2), np.float64), 1)
+    assert f.num_plans == 3
+    assert "Double(2, 2, strides=[2, 1], requires_grad=0, device=cpu)" in str(f.graph_for(np.ones((2, 2)), 1))
     assert "OP aten::mul" in f.code_for(np.ones(2, np.float32), 1)
 
 

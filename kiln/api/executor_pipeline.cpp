@@ -1,0 +1,17 @@
+// Puts the passes' pipeline into the graph executor when the library loads:
+// the runtime does not include pass headers (DESIGN.md, "Layers"), so this
+// layer, which sees both, connects them.
+#include "kiln/passes/pipeline.h"
+#include "kiln/runtime/graph_executor.h"
+
+namespace kiln {
+namespace {
+
+const bool pipeline_registered = [] {
+  registerGraphExecutorPass(PassStage::Required, "required", runRequiredPasses);
+  registerGraphExecutorPass(PassStage::Optimization, "optimization", runOptimizationPasses);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,28 @@
+#pragma once
+// The graph executor's pass pipeline (seed 001, "Graph Executor"; 1.13's
+// legacy GraphExecutorImpl::compileSpec), run on a copy of a function's
+// graph whose input types the executor has specialized to the arguments.
+//
+// Required passes bring any graph to a form the interpreter runs; they also
+// run with optimization off. The optimization passes, in seed 001's order:
+//   0. inline every call, lower simple tuples, pool constants;
+//   1. inference: propagate constants, then shapes and types from the
+//      specialized inputs through every op;
+//   2. derivative-preserving rewrites: dead code, common subexpressions,
+//      peephole (answers shape queries from the refined types), constants
+//      again, constant pooling, loop unrolling (and when it unrolled,
+//      list mutation removal, peephole and constants once more), common
+//      subexpressions again;
+//   3. the rest: lower tuples, batch matrix multiplies, dead code.
+// Each pass keeps the graph's results; together they leave no calls, no dead
+// code, no duplicate subexpressions and no branches on constants.
+#include <memory>
+
+namespace kiln {
+
+class Graph;
+
+void runRequiredPasses(const std::shared_ptr<Graph>& graph);
+void runOptimizationPasses(const std::shared_ptr<Graph>& graph);
+
+}  // namespace kiln

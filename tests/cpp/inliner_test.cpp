@@ -1,0 +1,322 @@
+// Inlining: functions compiled from source, their graphs inlined and
+// compared with what PyTorch 1.13 prints for the same program after
+// torch._C._jit_pass_inline (then constant pooling and dead code
+// elimination, which put the constants 1.13's preoptimized callees pool in
+// one place); method calls through a class type; calls that must stay; and
+// the same results before and after.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <unordered_map>
+
+#include "kiln/api/kiln.h"
+#include "kiln/core/function_schema.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ir/ir_parser.h"
+#include "kiln/passes/constant_pooling.h"
+#include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/inliner.h"
+#include "kiln/runtime/function.h"
+#include "kiln/tensor/factory.h"
+
+using namespace kiln;
+
+namespace {
+
+// Renames every numbered value (%12) to %v<n> in order of first appearance;
+// named values keep their names, so names are compared too.
+std::string canonical(const std::string& ir) {
+  static const std::regex numbered(R"(%[0-9]+\b)");
+  std::unordered_map<std::string, std::string> names;
+  std::string out;
+  size_t last = 0;
+  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), numbered); it != std::sregex_iterator(); ++it) {
+    out += ir.substr(last, it->position() - last);
+    auto [entry, inserted] = names.emplace(it->str(), "");
+    if (inserted) entry->second = "%v" + std::to_string(names.size() - 1);
+    out += entry->second;
+    last = it->position() + it->length();
+  }
+  out += ir.substr(last);
+  out = std::regex_replace(out, std::regex(R"(\s+)"), " ");
+  size_t first = out.find_first_not_of(' ');
+  return first == std::string::npos ? "" : out.substr(first, out.find_last_not_of(' ') - first + 1);
+}
+
+size_t count(const Block* block, const char* kind) {
+  size_t n = 0;
+  for (const Node* node : block->nodes()) {
+    n += node->kind().toQualString() == std::string(kind);
+    for (const Block* b : node->blocks()) n += count(b, kind);
+  }
+  return n;
+}
+
+std::string shown(const IValue& v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+IValue run(const std::shared_ptr<Graph>& g, Stack inputs) {
+  GraphFunction fn("f", g->copy());
+  return fn(std::move(inputs));
+}
+
+// A copy of `fn`'s graph in `source`, inlined.
+std::shared_ptr<Graph> inlined(const CompilationUnit& unit, const char* fn) {
+  auto g = unit.getFunction(fn).graph()->copy();
+  inlineCalls(g);
+  g->lint();
+  return g;
+}
+
+// What 1.13 compares with: inlined, constants pooled, dead code gone.
+std::string inlinedAndCleaned(const std::string& source) {
+  auto unit = compile(source);
+  auto g = inlined(*unit, "f");
+  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 0u) << *g;
+  constantPooling(g);
+  eliminateDeadCode(g);
+  return canonical(g->toString(false));
+}
+
+}  // namespace
+
+TEST(Inliner, InlinesAFunctionCalledTwiceRenamingItsValues) {
+  EXPECT_EQ(inlinedAndCleaned(R"PY(
+def g(x: int):
+    y = x * 2
+    return y + 1
+
+def f(a: int):
+    b = g(a)
+    c = g(b)
+    return b + c
+)PY"),
+            canonical(R"IR(
+graph(%a.1 : int):
+  %6 : int = prim::Constant[value=2]()
+  %5 : int = prim::Constant[value=1]()
+  %y.2 : int = aten::mul(%a.1, %6)
+  %b.1 : int = aten::add(%y.2, %5)
+  %y.1 : int = aten::mul(%b.1, %6)
+  %c.1 : int = aten::add(%y.1, %5)
+  %4 : int = aten::add(%b.1, %c.1)
+  return (%4))IR"));
+}
+
+TEST(Inliner, ResultNamePassesToTheValueReplacingIt) {
+  // g returns its argument: the caller's `a` takes the call's name `b`.
+  EXPECT_EQ(inlinedAndCleaned(R"PY(
+def g(x: int, y: int):
+    return x
+
+def f(a: int):
+    b = g(a, 3)
+    return b + a
+)PY"),
+            canonical(R"IR(
+graph(%b.1 : int):
+  %4 : int = aten::add(%b.1, %b.1)
+  return (%4))IR"));
+}
+
+TEST(Inliner, InlinesTensorCallsKeepingInPlaceOps) {
+  EXPECT_EQ(inlinedAndCleaned(R"PY(
+def g(x, y):
+    return x.add_(y) * 2
+
+def f(a, b):
+    c = g(a, b)
+    return g(c, a)
+)PY"),
+            canonical(R"IR(
+graph(%a.1 : Tensor,
+      %b.1 : Tensor):
+  %6 : int = prim::Constant[value=1]()
+  %5 : int = prim::Constant[value=2]()
+  %7 : Tensor = aten::add_(%a.1, %b.1, %6)
+  %c.1 : Tensor = aten::mul(%7, %5)
+  %11 : Tensor = aten::add_(%c.1, %a.1, %6)
+  %12 : Tensor = aten::mul(%11, %5)
+  return (%12))IR"));
+}
+
+TEST(Inliner, InlinesCallsOfCalleesAndInNestedBlocksWithDefaultsAndTuples) {
+  // The names are 1.13's: each callee is inlined into a copy of its own
+  // graph first, then that copy into the caller.
+  const char* source = R"PY(
+def g(x: int, y: int = 2):
+    z = x + y
+    if z > 3:
+        z = z * 2
+    return z, x
+
+def h(a: int):
+    b, c = g(a)
+    return b + c
+
+def f(x: int):
+    y = h(x)
+    for i in range(3):
+        if x > 1:
+            y = y + g(i, 5)[0]
+    return y + h(y)
+)PY";
+  auto unit = compile(source);
+  auto g = inlined(*unit, "f");
+  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 0u);
+  std::string text = g->toString(false);
+  for (const char* line : {"%z.2 : int = aten::add(%x.1, ", "%z.4 : int = prim::If(", "%b.2 : int, %c.2 : int = ",
+                           "%y.1 : int = aten::add(%b.2, %c.2)", "%z.10 : int = aten::add(%i.1, ",
+                           "%z.12 : int = prim::If(", "%z.14 : int = aten::mul(%z.10, ", "%z.1 : int = aten::add(%y, ",
+                           "%b.1 : int, %c.1 : int = ", "prim::TupleConstruct(%z, %y)"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  // Source ranges come with the copied nodes.
+  for (const Node* n : g->nodes()) {
+    if (n->kind() == aten::gt) {
+      EXPECT_EQ(n->sourceRange().text(), "z > 3");
+    }
+  }
+  for (int64_t x : {-2, 0, 1, 2, 5}) {
+    EXPECT_EQ(shown(run(g, {IValue(x)})), shown(unit->getFunction("f")({IValue(x)}))) << x;
+  }
+}
+
+TEST(Inliner, KeywordArgumentsAndNoneResults) {
+  const char* source = R"PY(
+def g(x: int, y: int = 4, z: float = 1.5):
+    return x * y, z
+
+def p(x: int):
+    assert x < 100
+
+def f(a: int):
+    b, c = g(a)
+    d, e = g(a, z=2.0)
+    p(b)
+    return b + d, c + e
+)PY";
+  auto unit = compile(source);
+  auto g = inlined(*unit, "f");
+  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 0u);
+  EXPECT_EQ(count(g->block(), "prim::RaiseException"), 1u);
+  for (int64_t a : {0, 3}) {
+    EXPECT_EQ(shown(run(g, {IValue(a)})), shown(unit->getFunction("f")({IValue(a)})));
+  }
+  EXPECT_THROW(run(g, {IValue(int64_t{30})}), Error);
+}
+
+TEST(Inliner, InlinesMethodCallsThroughTheClassType) {
+  // class Counter: count: int; bump(k) = add(k) twice; add(k) adds k.
+  auto counter = ClassType::create("__torch__.Counter");
+  counter->addAttribute("count", IntType::get());
+  CompilationUnit cu;
+  auto method = [&](const std::string& name, const char* ir) {
+    auto g = parseIR(ir);
+    g->inputs()[0]->setType(counter);
+    counter->addMethod(&cu.createFunction("__torch__.Counter." + name, g));
+  };
+  method("add", R"IR(
+graph(%self : Any, %k : int):
+  %c : int = prim::GetAttr[name="count"](%self)
+  %d : int = aten::add(%c, %k)
+   = prim::SetAttr[name="count"](%self, %d)
+  return (%d))IR");
+  method("bump", R"IR(
+graph(%self : Any, %k : int):
+  %a : int = prim::CallMethod[name="add"](%self, %k)
+  %b : int = prim::CallMethod[name="add"](%self, %k)
+  return (%b))IR");
+  auto g = parseIR(R"IR(
+graph(%self : Any, %k : int):
+  %r : int = prim::CallMethod[name="bump"](%self, %k)
+  %s : int = prim::CallMethod[name="bump"](%self, %r)
+  %c : int = prim::GetAttr[name="count"](%self)
+  %t : (int, int, int) = prim::TupleConstruct(%r, %s, %c)
+  return (%t))IR");
+  g->inputs()[0]->setType(counter);
+  auto after = g->copy();
+  inlineCalls(after);
+  after->lint();
+  EXPECT_EQ(count(after->block(), "prim::CallMethod"), 0u) << *after;
+  EXPECT_EQ(count(after->block(), "prim::SetAttr"), 4u);
+  auto runOn = [&](const std::shared_ptr<Graph>& graph) {
+    auto object = makeIntrusive<ObjectObj>(counter);
+    object->setAttr("count", IValue(int64_t{5}));
+    IValue result = run(graph, {IValue(object), IValue(int64_t{2})});
+    return shown(result) + " count=" + std::to_string(object->getAttr("count").toInt());
+  };
+  EXPECT_EQ(runOn(after), "(9, 27, 27) count=27");
+  EXPECT_EQ(runOn(after), runOn(g));
+}
+
+TEST(Inliner, LeavesCallsOfFunctionsWithoutGraphsAndMissingMethods) {
+  // A callee made of native code has no graph to inline.
+  struct NativeFunction : Function {
+    const std::string& name() const override { return name_; }
+    const FunctionSchema& getSchema() const override { return schema_; }
+    void run(Stack& stack) override { stack.back() = IValue(stack.back().toInt() + 1); }
+    std::string name_ = "native";
+    FunctionSchema schema_ = parseSchema("test::native(int x) -> int");
+  };
+  auto native = std::make_shared<NativeFunction>();
+  auto g = parseIR(R"IR(
+graph(%x : int, %o : __torch__.Empty):
+  %f : Function = prim::Constant[name="native"]()
+  %named : Function = prim::Constant[name="elsewhere"]()
+  %y : int = prim::CallFunction(%f, %x)
+  %z : int = prim::CallFunction(%named, %y)
+  %w : int = prim::CallMethod[name="missing"](%o, %z)
+  return (%w))IR");
+  g->nodes().front()->output()->setType(FunctionType::create("native", native));
+  std::string before = g->toString(false);
+  inlineCalls(g);
+  g->lint();
+  EXPECT_EQ(g->toString(false), before);
+}
+
+TEST(Inliner, RecursiveCallsStayAfterOneLevel) {
+  // count(n) = 0 if n == 0 else count(n - 1) + 1: inlining stops where the
+  // callee calls back into a function being inlined.
+  CompilationUnit cu;
+  auto g = parseIR(R"IR(
+graph(%n : int):
+  %f : Function = prim::Constant[name="count"]()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %done : bool = aten::eq(%n, %zero)
+  %r : int = prim::If(%done)
+    block0():
+      -> (%zero)
+    block1():
+      %m : int = aten::sub(%n, %one)
+      %c : int = prim::CallFunction(%f, %m)
+      %s : int = aten::add(%c, %one)
+      -> (%s)
+  return (%r))IR");
+  cu.createFunction("count", g);
+  g->nodes().front()->output()->setType(FunctionType::create("count", cu.findFunctionShared("count")));
+  auto after = g->copy();
+  inlineCalls(after);
+  after->lint();
+  EXPECT_EQ(count(after->block(), "prim::CallFunction"), 1u) << *after;
+  EXPECT_EQ(count(after->block(), "prim::If"), 2u);
+  for (int64_t n : {0, 1, 4}) EXPECT_EQ(run(after, {IValue(n)}).toInt(), n);
+}
+
+TEST(Inliner, LeavesCallsWhoseArgumentsDoNotFitTheCallee) {
+  auto unit = compile("def g(x: int, y: int):\n    return x + y\n");
+  auto g = parseIR(R"IR(
+graph(%x : int):
+  %f : Function = prim::Constant[name="g"]()
+  %y : int = prim::CallFunction(%f, %x)
+  return (%y))IR");
+  g->nodes().front()->output()->setType(FunctionType::create("g", unit->findFunctionShared("g")));
+  inlineCalls(g);
+  g->lint();
+  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 1u);
+}

@@ -1,0 +1,393 @@
+// Loop unrolling: IR in, IR out, compared with what PyTorch 1.13 prints
+// after torch._C._jit_pass_loop_unrolling on the same IR text (numbered
+// values renamed in order, debug names kept); and the same results with and
+// without the pass for trip counts around the unroll factor.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <unordered_map>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ir/ir_parser.h"
+#include "kiln/passes/loop_unrolling.h"
+#include "kiln/runtime/function.h"
+#include "kiln/tensor/factory.h"
+
+using namespace kiln;
+
+namespace {
+
+// Renames every numbered value (%12) to %v<n> in order of first appearance;
+// named values keep their names, so names are compared too.
+std::string canonical(const std::string& ir) {
+  static const std::regex numbered(R"(%[0-9]+\b)");
+  std::unordered_map<std::string, std::string> names;
+  std::string out;
+  size_t last = 0;
+  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), numbered); it != std::sregex_iterator(); ++it) {
+    out += ir.substr(last, it->position() - last);
+    auto [entry, inserted] = names.emplace(it->str(), "");
+    if (inserted) entry->second = "%v" + std::to_string(names.size() - 1);
+    out += entry->second;
+    last = it->position() + it->length();
+  }
+  out += ir.substr(last);
+  out = std::regex_replace(out, std::regex(R"(\s+)"), " ");
+  size_t first = out.find_first_not_of(' ');
+  return first == std::string::npos ? "" : out.substr(first, out.find_last_not_of(' ') - first + 1);
+}
+
+std::string unrolled(const std::string& ir, bool expect_change = true) {
+  auto g = parseIR(ir);
+  EXPECT_EQ(unrollLoops(g), expect_change);
+  g->lint();
+  return canonical(g->toString(false));
+}
+
+size_t count(const Block* block, const char* kind) {
+  size_t n = 0;
+  for (const Node* node : block->nodes()) {
+    n += node->kind().toQualString() == std::string(kind);
+    for (const Block* b : node->blocks()) n += count(b, kind);
+  }
+  return n;
+}
+
+std::string shown(const IValue& v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+IValue run(const std::shared_ptr<Graph>& g, Stack inputs) {
+  GraphFunction fn("f", g->copy());
+  return fn(std::move(inputs));
+}
+
+// k = k * 2 + i, y = y + i, l.append(i), for i in range(trip count): the
+// counter is read by three kinds of ops, one of them a write.
+const char* kCounterLoop = R"IR(
+graph(%n : int, %x : Tensor):
+  %t : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %l : int[] = prim::ListConstruct()
+  %k : int, %y : Tensor = prim::Loop(TRIP, %t, %one, %x)
+    block0(%i : int, %k.1 : int, %y.1 : Tensor):
+      %a : int = aten::mul(%k.1, %two)
+      %b : int = aten::add(%a, %i)
+      %z : Tensor = aten::add(%y.1, %i, %one)
+      %u : int[] = aten::append(%l, %i)
+      -> (%t, %b, %z)
+  %r : (int, Tensor, int[]) = prim::TupleConstruct(%k, %y, %l)
+  return (%r))IR";
+
+// The loop above, computed here.
+std::string expectedCounterLoop(int64_t n) {
+  int64_t k = 1, sum = 0;
+  std::vector<IValue> list;
+  for (int64_t i = 0; i < n; ++i) {
+    k = k * 2 + i;
+    sum += i;
+    list.emplace_back(i);
+  }
+  Tensor y = full({3}, static_cast<double>(sum) + 1.0, ScalarType::Float);
+  auto elements = makeIntrusive<ListObj>(IntType::get(), std::move(list));
+  return shown(IValue(makeIntrusive<TupleObj>(std::vector<IValue>{IValue(k), IValue(y), IValue(elements)})));
+}
+
+std::string withTripCount(const std::string& trip) {
+  std::string ir = kCounterLoop;
+  ir.replace(ir.find("TRIP"), 4, trip);
+  return ir;
+}
+
+}  // namespace
+
+TEST(LoopUnrolling, UnrollsByEightWithEpilogueAndSharedCounter) {
+  EXPECT_EQ(unrolled(R"IR(
+graph(%n : int, %x : Tensor):
+  %t : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor, %k : int = prim::Loop(%n, %t, %x, %one)
+    block0(%i : int, %y.1 : Tensor, %k.1 : int):
+      %z : Tensor = aten::add(%y.1, %i, %one)
+      %k.2 : int = aten::mul(%k.1, %i)
+      -> (%t, %z, %k.2)
+  %r : (Tensor, int) = prim::TupleConstruct(%y, %k)
+  return (%r))IR"),
+            canonical(R"IR(
+graph(%n : int,
+      %x : Tensor):
+  %2 : bool = prim::Constant[value=1]()
+  %3 : int = prim::Constant[value=1]()
+  %12 : int = prim::Constant[value=0]()
+  %64 : int = prim::Constant[value=8]()
+  %65 : int = aten::__round_to_zero_floordiv(%n, %64)
+  %67 : int = prim::Constant[value=8]()
+  %68 : int = aten::mul(%65, %67)
+  %69 : int = aten::sub(%n, %68)
+  %13 : int, %4 : Tensor, %5 : int = prim::Loop(%65, %2, %12, %x, %3)
+    block0(%i.1 : int, %29 : int, %y.2 : Tensor, %k.2 : int):
+      %32 : Tensor = aten::add(%y.2, %29, %3)
+      %33 : int = aten::mul(%k.2, %29)
+      %34 : int = prim::Constant[value=1]()
+      %35 : int = aten::add(%29, %34)
+      %36 : Tensor = aten::add(%32, %35, %3)
+      %37 : int = aten::mul(%33, %35)
+      %38 : int = prim::Constant[value=1]()
+      %39 : int = aten::add(%35, %38)
+      %40 : Tensor = aten::add(%36, %39, %3)
+      %41 : int = aten::mul(%37, %39)
+      %42 : int = prim::Constant[value=1]()
+      %43 : int = aten::add(%39, %42)
+      %44 : Tensor = aten::add(%40, %43, %3)
+      %45 : int = aten::mul(%41, %43)
+      %46 : int = prim::Constant[value=1]()
+      %47 : int = aten::add(%43, %46)
+      %48 : Tensor = aten::add(%44, %47, %3)
+      %49 : int = aten::mul(%45, %47)
+      %50 : int = prim::Constant[value=1]()
+      %51 : int = aten::add(%47, %50)
+      %52 : Tensor = aten::add(%48, %51, %3)
+      %53 : int = aten::mul(%49, %51)
+      %54 : int = prim::Constant[value=1]()
+      %55 : int = aten::add(%51, %54)
+      %56 : Tensor = aten::add(%52, %55, %3)
+      %57 : int = aten::mul(%53, %55)
+      %58 : int = prim::Constant[value=1]()
+      %59 : int = aten::add(%55, %58)
+      %60 : Tensor = aten::add(%56, %59, %3)
+      %61 : int = aten::mul(%57, %59)
+      %62 : int = prim::Constant[value=1]()
+      %63 : int = aten::add(%59, %62)
+      -> (%2, %63, %60, %61)
+  %17 : int, %18 : Tensor, %19 : int = prim::Loop(%69, %2, %13, %4, %5)
+    block0(%i : int, %21 : int, %y.1 : Tensor, %k.1 : int):
+      %24 : Tensor = aten::add(%y.1, %21, %3)
+      %25 : int = aten::mul(%k.1, %21)
+      %26 : int = prim::Constant[value=1]()
+      %27 : int = aten::add(%21, %26)
+      -> (%2, %27, %24, %25)
+  %11 : (Tensor, int) = prim::TupleConstruct(%18, %19)
+  return (%11))IR"));
+}
+
+TEST(LoopUnrolling, KeepsTheBuiltinCounterWhenTheBodyDoesNotReadIt) {
+  EXPECT_EQ(unrolled(R"IR(
+graph(%n : int, %x : Tensor):
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %y.1 : Tensor):
+      %z : Tensor = aten::mul(%y.1, %y.1)
+      -> (%t, %z)
+  return (%y))IR"),
+            canonical(R"IR(
+graph(%n : int,
+      %x : Tensor):
+  %2 : bool = prim::Constant[value=1]()
+  %21 : int = prim::Constant[value=8]()
+  %22 : int = aten::__round_to_zero_floordiv(%n, %21)
+  %24 : int = prim::Constant[value=8]()
+  %25 : int = aten::mul(%22, %24)
+  %26 : int = aten::sub(%n, %25)
+  %3 : Tensor = prim::Loop(%22, %2, %x)
+    block0(%i.1 : int, %y.2 : Tensor):
+      %13 : Tensor = aten::mul(%y.2, %y.2)
+      %14 : Tensor = aten::mul(%13, %13)
+      %15 : Tensor = aten::mul(%14, %14)
+      %16 : Tensor = aten::mul(%15, %15)
+      %17 : Tensor = aten::mul(%16, %16)
+      %18 : Tensor = aten::mul(%17, %17)
+      %19 : Tensor = aten::mul(%18, %18)
+      %20 : Tensor = aten::mul(%19, %19)
+      -> (%2, %20)
+  %7 : Tensor = prim::Loop(%26, %2, %3)
+    block0(%i : int, %y.1 : Tensor):
+      %10 : Tensor = aten::mul(%y.1, %y.1)
+      -> (%2, %10)
+  return (%7))IR"));
+}
+
+TEST(LoopUnrolling, UnrollsConstantTripCountFully) {
+  EXPECT_EQ(unrolled(R"IR(
+graph(%n : int, %x : Tensor):
+  %t : bool = prim::Constant[value=1]()
+  %c3 : int = prim::Constant[value=3]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor, %k : int = prim::Loop(%c3, %t, %x, %one)
+    block0(%i : int, %y.1 : Tensor, %k.1 : int):
+      %z : Tensor = aten::add(%y.1, %i, %one)
+      %k.2 : int = aten::mul(%k.1, %i)
+      -> (%t, %z, %k.2)
+  %r : (Tensor, int) = prim::TupleConstruct(%y, %k)
+  return (%r))IR"),
+            canonical(R"IR(
+graph(%n : int,
+      %x : Tensor):
+  %4 : int = prim::Constant[value=1]()
+  %13 : int = prim::Constant[value=0]()
+  %34 : Tensor = aten::add(%x, %13, %4)
+  %35 : int = aten::mul(%4, %13)
+  %36 : int = prim::Constant[value=1]()
+  %37 : int = aten::add(%13, %36)
+  %38 : Tensor = aten::add(%34, %37, %4)
+  %39 : int = aten::mul(%35, %37)
+  %40 : int = prim::Constant[value=1]()
+  %41 : int = aten::add(%37, %40)
+  %42 : Tensor = aten::add(%38, %41, %4)
+  %43 : int = aten::mul(%39, %41)
+  %12 : (Tensor, int) = prim::TupleConstruct(%42, %43)
+  return (%12))IR"));
+}
+
+TEST(LoopUnrolling, ZeroAndNegativeConstantTripCountsLeaveTheInitialValues) {
+  for (const char* trip : {"0", "-3"}) {
+    std::string ir = std::string(R"IR(
+graph(%n : int):
+  %t : bool = prim::Constant[value=1]()
+  %c : int = prim::Constant[value=)IR") + trip + R"IR(]()
+  %k : int = prim::Loop(%c, %t, %n)
+    block0(%i : int, %k.1 : int):
+      %b : int = aten::add(%k.1, %i)
+      -> (%t, %b)
+  return (%k))IR";
+    EXPECT_EQ(unrolled(ir), canonical("graph(%n : int): return (%n)")) << trip;
+  }
+}
+
+TEST(LoopUnrolling, SixtyFourOrMoreConstantIterationsUnrollByEight) {
+  for (auto [trip, loops] : {std::pair{63, 0}, std::pair{64, 2}}) {
+    auto g = parseIR(R"IR(
+graph(%n : int):
+  %t : bool = prim::Constant[value=1]()
+  %c : int = prim::Constant[value=)IR" + std::to_string(trip) + R"IR(]()
+  %k : int = prim::Loop(%c, %t, %n)
+    block0(%i : int, %k.1 : int):
+      %b : int = aten::mul(%k.1, %k.1)
+      -> (%t, %b)
+  return (%k))IR");
+    EXPECT_TRUE(unrollLoops(g));
+    EXPECT_EQ(count(g->block(), "prim::Loop"), static_cast<size_t>(loops)) << trip;
+    EXPECT_EQ(count(g->block(), "aten::mul"), trip < 64 ? static_cast<size_t>(trip) : 8 + 1 + 1) << trip;
+  }
+}
+
+TEST(LoopUnrolling, LeavesWhileLoopsAndLoopsThatMayBreak) {
+  const char* while_loop = R"IR(
+graph(%n : int):
+  %t : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %k : int = prim::Loop(%n, %t, %one)
+    block0(%i : int, %k.1 : int):
+      %b : int = aten::add(%k.1, %i)
+      %c : bool = aten::lt(%b, %n)
+      -> (%c, %b)
+  return (%k))IR";
+  EXPECT_EQ(unrolled(while_loop, false), canonical(parseIR(while_loop)->toString(false)));
+  const char* start_condition = R"IR(
+graph(%n : int, %s : bool):
+  %t : bool = prim::Constant[value=1]()
+  %k : int = prim::Loop(%n, %s, %n)
+    block0(%i : int, %k.1 : int):
+      %b : int = aten::add(%k.1, %i)
+      -> (%t, %b)
+  return (%k))IR";
+  EXPECT_EQ(unrolled(start_condition, false), canonical(parseIR(start_condition)->toString(false)));
+}
+
+TEST(LoopUnrolling, BodiesOfThirtyTwoNodesThatRunAreTooLarge) {
+  // 1.13 counts the nodes that run (not constants) plus the return node.
+  for (int size : {31, 32}) {
+    std::string ir = "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n"
+                     "  %k : int = prim::Loop(%n, %t, %n)\n    block0(%i : int, %m0 : int):\n";
+    for (int j = 0; j < size; ++j) {
+      ir += "      %c" + std::to_string(j) + " : int = prim::Constant[value=2]()\n";
+      ir += "      %m" + std::to_string(j + 1) + " : int = aten::mul(%m" + std::to_string(j) + ", %c" +
+            std::to_string(j) + ")\n";
+    }
+    ir += "      -> (%t, %m" + std::to_string(size) + ")\n  return (%k)";
+    auto g = parseIR(ir);
+    EXPECT_EQ(unrollLoops(g), size == 31) << size;
+  }
+}
+
+TEST(LoopUnrolling, UnrollsInnerLoopsFirst) {
+  // The inner loop (3 iterations) becomes straight-line code; the outer one
+  // then still fits and is unrolled by eight with an epilogue.
+  auto g = parseIR(R"IR(
+graph(%n : int):
+  %t : bool = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %one : int = prim::Constant[value=1]()
+  %k : int = prim::Loop(%n, %t, %one)
+    block0(%i : int, %k.1 : int):
+      %m : int = prim::Loop(%three, %t, %k.1)
+        block0(%j : int, %m.1 : int):
+          %a : int = aten::mul(%m.1, %i)
+          %b : int = aten::add(%a, %j)
+          -> (%t, %b)
+      -> (%t, %m)
+  return (%k))IR");
+  EXPECT_TRUE(unrollLoops(g));
+  g->lint();
+  EXPECT_EQ(count(g->block(), "prim::Loop"), 2u);
+  EXPECT_EQ(count(g->block(), "aten::mul"), 3u * 8 + 3 + 1);  // unrolled body, epilogue, trip count
+}
+
+TEST(LoopUnrolling, ReturnsFalseWithoutForLoops) {
+  auto g = parseIR("graph(%x : int):\n  %y : int = aten::add(%x, %x)\n  return (%y)");
+  EXPECT_FALSE(unrollLoops(g));
+}
+
+TEST(LoopUnrolling, SameResultsForTripCountsAroundTheFactor) {
+  for (int64_t n : {0, 1, 7, 8, 9, 17, -3}) {
+    Stack inputs = {IValue(n), IValue(ones({3}))};
+    // A trip count known only at run time: unrolled by eight.
+    auto by_eight = parseIR(withTripCount("%n"));
+    EXPECT_TRUE(unrollLoops(by_eight));
+    EXPECT_EQ(count(by_eight->block(), "prim::Loop"), 2u);
+    EXPECT_EQ(shown(run(by_eight, inputs)), expectedCounterLoop(n)) << n;
+    EXPECT_EQ(shown(run(parseIR(withTripCount("%n")), inputs)), expectedCounterLoop(n)) << n;
+    // The same count as a constant: unrolled fully.
+    std::string constant_ir = withTripCount("%c");
+    constant_ir.insert(constant_ir.find("  %l : int[]"),
+                       "  %c : int = prim::Constant[value=" + std::to_string(n) + "]()\n");
+    auto full = parseIR(constant_ir);
+    EXPECT_TRUE(unrollLoops(full));
+    EXPECT_EQ(count(full->block(), "prim::Loop"), 0u);
+    EXPECT_EQ(shown(run(full, inputs)), expectedCounterLoop(n)) << n;
+  }
+}
+
+TEST(LoopUnrolling, SameResultsForNestedLoopsReadingBothCounters) {
+  const char* ir = R"IR(
+graph(%n : int, %p : int):
+  %t : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %k : int = prim::Loop(%n, %t, %one)
+    block0(%i : int, %k.1 : int):
+      %m : int = prim::Loop(%p, %t, %k.1)
+        block0(%j : int, %m.1 : int):
+          %a : int = aten::mul(%m.1, %i)
+          %b : int = aten::add(%a, %j)
+          %c : int = aten::remainder(%b, %p)
+          %d : int = aten::add(%c, %i)
+          -> (%t, %d)
+      -> (%t, %m)
+  return (%k))IR";
+  auto after = parseIR(ir);
+  EXPECT_TRUE(unrollLoops(after));
+  // The inner loop is unrolled by eight; the outer one is then too large.
+  EXPECT_EQ(count(after->block(), "prim::Loop"), 3u);
+  for (int64_t n : {0, 3, 9, 17}) {
+    for (int64_t p : {1, 5, 8, 11}) {
+      int64_t k = 1;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t j = 0; j < p; ++j) k = (k * i + j) % p + i;
+      }
+      EXPECT_EQ(run(after, {IValue(n), IValue(p)}).toInt(), k) << n << " " << p;
+    }
+  }
+}
