@@ -151,26 +151,33 @@ class MutationRemover {
     return true;
   }
 
-  // `v`, a fresh value nothing uses before `mutation`: its creation and the
-  // mutation may be seen as one step. Moves v's node next to the mutation
-  // where it can, as 1.13 does.
-  bool canMakeCreationAndMutationAtomic(Value* v, Node* mutation) {
-    if (hasSideEffectOrAlias(v) || !unusedBefore(v, mutation)) return false;
-    if (v->node()->next() != mutation) db().moveBeforeTopologicallyValid(v->node(), mutation);
-    return true;
+  // `v`, a fresh value made in `mutation`'s block (not once for many or
+  // no runs of a loop or branch) that nothing uses before `mutation`: its
+  // creation and the mutation may be seen as one step.
+  bool isFreshUntil(const Value* v, const Node* mutation) {
+    return v->node()->owningBlock() == mutation->owningBlock() && !hasSideEffectOrAlias(v) &&
+           unusedBefore(v, mutation);
   }
 
   // `v` an output of an if whose branches each make it fresh and use it for
-  // nothing else.
-  bool canMakeIfOutputAndMutationAtomic(Value* v, Node* mutation) {
-    Node* if_node = v->node();
-    if (if_node->kind() != prim::If || !unusedBefore(v, mutation)) return false;
-    for (Block* b : if_node->blocks()) {
-      Value* branch_value = b->outputs()[v->offset()];
+  // nothing else, and that nothing uses before `mutation`.
+  bool isFreshIfOutputUntil(const Value* v, const Node* mutation) {
+    const Node* if_node = v->node();
+    if (if_node->kind() != prim::If || if_node->owningBlock() != mutation->owningBlock() ||
+        !unusedBefore(v, mutation)) {
+      return false;
+    }
+    for (const Block* b : if_node->blocks()) {
+      const Value* branch_value = b->outputs()[v->offset()];
       if (branch_value->uses().size() > 1 || hasSideEffectOrAlias(branch_value)) return false;
     }
-    if (if_node->next() != mutation) db().moveBeforeTopologicallyValid(if_node, mutation);
     return true;
+  }
+
+  // Moves the node making the mutated value next to the mutation, as 1.13
+  // does, where the database allows it. Returns whether they are adjacent.
+  bool moveNextTo(Node* creation, Node* mutation) {
+    return creation->next() == mutation || db().moveBeforeTopologicallyValid(creation, mutation);
   }
 
   bool removeListMutation(Node* n) {
@@ -181,9 +188,9 @@ class MutationRemover {
     Value* list = n->input(0);
     Node* construct = list->node();
     Value* element = n->inputs().back();
-    if (!canMakeCreationAndMutationAtomic(list, n)) return false;
-    // The construct now takes the element: it must be defined there.
-    if (!construct->isDominatedBy(element->node())) return false;
+    if (!isFreshUntil(list, n)) return false;
+    // The construct takes the element: it must be defined there.
+    if (!moveNextTo(construct, n) && !construct->isDominatedBy(element->node())) return false;
     GRAPH_UPDATE("folding ", *n, "into ", *construct);
     if (append) {
       construct->addInput(element);
@@ -234,8 +241,16 @@ class MutationRemover {
     return true;
   }
 
-  // The pure node standing for `n`, inserted before it; null when no
-  // overload of the pure op takes n's inputs.
+  // Whether an overload of the pure op takes `n`'s inputs.
+  bool pureOpExists(Node* n, Symbol pure) {
+    if (isSpecialMappedOp(n)) return true;
+    Node* probe = graph_->create(pure, n->inputs());
+    bool exists = probe->maybeOperator() != nullptr;
+    probe->destroy();
+    return exists;
+  }
+
+  // The pure node standing for `n`, inserted before it.
   Node* createPureNode(Node* n, Symbol pure) {
     WithInsertPoint guard(n);
     Node* pure_node;
@@ -247,10 +262,6 @@ class MutationRemover {
       pure_node = graph_->insert(Symbol::aten("full_like"), {n->input(0), n->input(1)}, {{"dtype", dtype}})->node();
     } else {
       pure_node = graph_->insertNode(graph_->create(pure, n->inputs()));
-      if (!pure_node->maybeOperator()) {
-        pure_node->destroy();
-        return nullptr;
-      }
     }
     pure_node->copyMetadata(n);
     pure_node->output()->setType(resultType(n, pure));
@@ -269,11 +280,11 @@ class MutationRemover {
 
   bool removeTensorMutation(Node* n) {
     auto pure = pureVariant(n);
-    if (!pure || !sameResult(n, *pure)) return false;
+    if (!pure || !sameResult(n, *pure) || !pureOpExists(n, *pure)) return false;
     Value* mutated = n->input(0);
-    if (!canMakeCreationAndMutationAtomic(mutated, n) && !canMakeIfOutputAndMutationAtomic(mutated, n)) return false;
+    if (!isFreshUntil(mutated, n) && !isFreshIfOutputUntil(mutated, n)) return false;
+    moveNextTo(mutated->node(), n);
     Node* pure_node = createPureNode(n, *pure);
-    if (!pure_node) return false;
     GRAPH_UPDATE("replacing ", *n, "with ", *pure_node);
     mutated->replaceAllUsesAfterNodeWith(n, pure_node->output());
     n->output()->replaceAllUsesWith(pure_node->output());

@@ -210,6 +210,31 @@ void expectListProgramPreserved(const std::string& source) {
 
 }  // namespace
 
+TEST(RemoveMutation, WritesInBranchesAndLoopsStay) {
+  // The write happens maybe, or many times: it is no part of making the value.
+  expectUnchanged(R"IR(
+graph(%x : Float(3, strides=[1], requires_grad=0, device=cpu), %c : bool, %n : int, %a : int):
+  %1 : int = prim::Constant[value=1]()
+  %true : bool = prim::Constant[value=1]()
+  %y : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::neg(%x)
+  %u : int = prim::If(%c)
+    block0():
+      %y1 : Tensor = aten::relu_(%y)
+      -> (%1)
+    block1():
+      -> (%1)
+  %l : int[] = prim::ListConstruct(%a)
+  %w : int = prim::Loop(%n, %true, %a)
+    block0(%i : int, %acc : int):
+      %l2 : int[] = aten::append(%l, %a)
+      -> (%true, %acc)
+  %len : int = aten::len(%l)
+  %r : Tensor = aten::mul(%y, %y)
+  %t : (Tensor, int, int, int) = prim::TupleConstruct(%r, %len, %u, %w)
+  return (%t))IR",
+                  {IValue(floats({3})), IValue(true), IValue(int64_t{3}), IValue(int64_t{5})});
+}
+
 TEST(RemoveMutation, ListProgram) {
   expectListProgramPreserved(R"(
 def f(a: int, b: int):
