@@ -184,7 +184,8 @@ class NonTensorPeepholes {
         replaceWithInput(n);
         return true;
       case aten::Int:
-      case aten::Float: return removeConversion(n);
+      case aten::Float:
+      case aten::Bool: return removeConversion(n);
       case aten::eq:
       case aten::ne:
         if (n->inputs().size() != 2 || n->input(0) != n->input(1) || !alwaysEqualToItself(n->input(0)->type())) {
@@ -209,9 +210,9 @@ class NonTensorPeepholes {
     return true;
   }
 
-  // `int(i)`, `ceil(i)`, `float(f)`: already the result.
+  // `int(i)`, `ceil(i)`, `float(f)`, `bool(b)`: already the result.
   bool removeConversion(Node* n) {
-    TypeKind result = n->kind() == aten::Float ? TypeKind::Float : TypeKind::Int;
+    TypeKind result = n->kind() == aten::Float ? TypeKind::Float : n->kind() == aten::Bool ? TypeKind::Bool : TypeKind::Int;
     if (n->inputs().size() != 1 || n->input()->type()->kind() != result) return false;
     replaceWithInput(n);
     return true;

@@ -221,6 +221,23 @@ graph(%i : int, %j : int):
   expectPreserved(ir, {{IValue(int64_t{3}), IValue(int64_t{-8})}, {IValue(int64_t{-20}), IValue(int64_t{0})}});
 }
 
+TEST(Peephole, ConversionsToTheSameType) {
+  EXPECT_EQ(afterPass(peephole, R"IR(
+graph(%i : int, %f : float, %b : bool):
+  %a : int = aten::Int(%i)
+  %c : int = aten::ceil(%i)
+  %g : float = aten::Float(%f)
+  %d : bool = aten::Bool(%b)
+  %h : int = aten::Int(%f)
+  %r : (int, int, float, bool, int) = prim::TupleConstruct(%a, %c, %g, %d, %h)
+  return (%r))IR"),
+            canonicalIR(R"IR(
+graph(%i : int, %f : float, %b : bool):
+  %h : int = aten::Int(%f)
+  %r : (int, int, float, bool, int) = prim::TupleConstruct(%i, %i, %f, %b, %h)
+  return (%r))IR"));
+}
+
 TEST(Peephole, NoneChecks) {
   EXPECT_EQ(afterPass(peephole, R"IR(
 graph(%i : int, %o : int?, %a : Any, %t : Tensor):
