@@ -21,10 +21,11 @@
 // by constants into `prim::ConstantChunk` (1.13 does this when fusing), forwards
 // tuple construct/unpack pairs (lower_tuples.h), and folds `None is None`.
 // It leaves alone what 1.13 rewrites wrongly: `x + 0` on bool tensors or
-// tensors of unknown dtype (the result would be int64), `t(t(x))` when x may
-// have more than two dimensions (t raises), `i / 1` (a float), `f == f`
-// on floats (NaN), `x is None` and unwrapping for `Any`, and
-// `Int(NumToTensor(2.5))`.
+// tensors of unknown dtype (a bool tensor plus 0 is int64), `t(t(x))` when x
+// may have more than two dimensions (t raises), `i / 1` (a float), `f == f`
+// on floats (NaN), `x is None` and unwrapping for `Any`,
+// `Int(NumToTensor(2.5))`, `dim(conv2d(x))` of an unbatched x, and nested
+// concatenations whose inner elements are written between the two.
 //
 // `disable_shape_peepholes` skips every rewrite that trusts tensor
 // refinements (for graphs whose refinements may be stale).
