@@ -159,6 +159,25 @@ graph(%x : Float(2, device=cpu), %y : Float(3, device=cpu), %z : Long(3, device=
   return (%r))IR"));
 }
 
+TEST(Peephole, GradSumToSize) {
+  // (The op is not registered in kiln, so dead code elimination may keep
+  // the node; what matters is who reads its result.)
+  auto g = parseIR(R"IR(
+graph(%x : Tensor, %s : int[], %t : int[]):
+  %none : NoneType = prim::Constant()
+  %a : Tensor = aten::_grad_sum_to_size(%x, %none)
+  %b : Tensor = aten::_grad_sum_to_size(%x, %s)
+  %c : Tensor = aten::_grad_sum_to_size(%b, %t)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%a, %c)
+  return (%r))IR");
+  EXPECT_TRUE(peepholeOptimize(g));
+  Node* tuple = g->outputs()[0]->node();
+  EXPECT_EQ(tuple->input(0), g->inputs()[0]) << *g;
+  Node* outer = tuple->input(1)->node();
+  EXPECT_EQ(outer->input(0), g->inputs()[0]) << *g;
+  EXPECT_EQ(outer->input(1), g->inputs()[2]) << *g;
+}
+
 TEST(Peephole, ChunkBecomesConstantChunk) {
   const char* ir = R"IR(
 graph(%x : Tensor):
