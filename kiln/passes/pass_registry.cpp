@@ -3,6 +3,7 @@
 #include <map>
 
 #include "kiln/passes/analysis/shape_analysis.h"
+#include "kiln/passes/batch_mm.h"
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"
 #include "kiln/passes/common_subexpression_elimination.h"
@@ -13,7 +14,10 @@
 #include "kiln/passes/loop_unrolling.h"
 #include "kiln/passes/lower_tuples.h"
 #include "kiln/passes/normalize_ops.h"
+#include "kiln/passes/peephole.h"
+#include "kiln/passes/peephole_list_idioms.h"
 #include "kiln/passes/pipeline.h"
+#include "kiln/passes/remove_mutation.h"
 
 namespace kiln {
 
@@ -21,6 +25,7 @@ namespace {
 
 const std::map<std::string, GraphPass, std::less<>>& passes() {
   static const std::map<std::string, GraphPass, std::less<>> table = {
+      {"batch_mm", batchMM},
       {"canonicalize_outputs", canonicalizeOutputs},
       {"cleanup", runCleanupPasses},
       {"constant_pooling", constantPooling},
@@ -32,7 +37,10 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
       {"optimize", runOptimizationPasses},
+      {"peephole", [](const std::shared_ptr<Graph>& g) { peepholeOptimize(g); }},
+      {"peephole_list_idioms", [](const std::shared_ptr<Graph>& g) { peepholeOptimizeListIdioms(g); }},
       {"propagate_shapes", propagateShapes},
+      {"remove_mutation", [](const std::shared_ptr<Graph>& g) { removeMutation(g); }},
       {"required", runRequiredPasses},
       {"unroll_loops", [](const std::shared_ptr<Graph>& g) { unrollLoops(g); }},
   };

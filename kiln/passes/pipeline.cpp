@@ -2,6 +2,8 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/passes/analysis/shape_analysis.h"
+#include "kiln/passes/batch_mm.h"
+#include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
@@ -9,6 +11,8 @@
 #include "kiln/passes/inliner.h"
 #include "kiln/passes/loop_unrolling.h"
 #include "kiln/passes/lower_tuples.h"
+#include "kiln/passes/peephole.h"
+#include "kiln/passes/remove_mutation.h"
 #include "kiln/util/jit_log.h"
 
 namespace kiln {
@@ -30,15 +34,21 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
   // 2. Rewrites that keep the graph differentiable.
   eliminateDeadCode(graph);
   eliminateCommonSubexpression(graph);
+  peepholeOptimize(graph);
   constantPropagation(graph);
   constantPooling(graph);
   if (unrollLoops(graph)) {
+    // The unrolled bodies expose appends to lists built just before and
+    // sizes of constant lists.
+    removeMutation(graph);
+    peepholeOptimize(graph);
     constantPropagation(graph);
   }
   eliminateCommonSubexpression(graph);
 
   // 3. The rest.
   lowerSimpleTuples(graph);
+  batchMM(graph);
   eliminateDeadCode(graph);
   GRAPH_DUMP("after optimization:\n", *graph);
 }

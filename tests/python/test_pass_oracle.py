@@ -19,6 +19,10 @@ TORCH_PASSES = {
     "cse": torch._C._jit_pass_cse,
     "constant_propagation": torch._C._jit_pass_constant_propagation,
     "constant_pooling": torch._C._jit_pass_constant_pooling,
+    "peephole": lambda g: torch._C._jit_pass_peephole(g, False),
+    "peephole_list_idioms": torch._C._jit_pass_peephole_list_idioms,
+    "remove_mutation": torch._C._jit_pass_remove_mutation,
+    "batch_mm": torch._C._jit_pass_batch_mm,
 }
 
 

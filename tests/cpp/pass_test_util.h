@@ -1,0 +1,125 @@
+#pragma once
+// Helpers for tests of optimization passes: graphs compared up to value
+// names, and graphs run before and after a pass on the same inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+
+#include "kiln/ir/graph.h"
+#include "kiln/ir/ir_parser.h"
+#include "kiln/runtime/function.h"
+#include "kiln/tensor/copy.h"
+
+namespace kiln::testing {
+
+// Renames every %value to %v<n> in order of first appearance and folds
+// whitespace, so graphs compare independently of numbering and wrapping.
+inline std::string canonicalIR(const std::string& ir) {
+  static const std::regex value_name(R"(%[A-Za-z0-9_.]+)");
+  std::unordered_map<std::string, std::string> names;
+  std::string out;
+  size_t last = 0;
+  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), value_name); it != std::sregex_iterator(); ++it) {
+    out += ir.substr(last, static_cast<size_t>(it->position()) - last);
+    auto [entry, inserted] = names.emplace(it->str(), "");
+    if (inserted) entry->second = "%v" + std::to_string(names.size() - 1);
+    out += entry->second;
+    last = static_cast<size_t>(it->position() + it->length());
+  }
+  out += ir.substr(last);
+  out = std::regex_replace(out, std::regex(R"(\s+)"), " ");
+  size_t first = out.find_first_not_of(' ');
+  size_t end = out.find_last_not_of(' ');
+  return first == std::string::npos ? "" : out.substr(first, end - first + 1);
+}
+
+inline std::string printedIR(const std::shared_ptr<Graph>& g) { return canonicalIR(g->toString(false)); }
+
+// The graph after `pass`, linted and printed canonically.
+template <typename Pass>
+std::string afterPass(Pass pass, const std::string& ir) {
+  auto g = parseIR(ir);
+  pass(g);
+  g->lint();
+  return printedIR(g);
+}
+
+// Runs a copy of `g` on `inputs` (tensors are copied, so the graph may write
+// to them) and returns its output, or the error it raised.
+struct RunResult {
+  std::optional<IValue> value;
+  std::string error;
+};
+
+inline IValue copyInputs(const IValue& v) {
+  if (v.isTensor() && v.toTensor().defined()) return IValue(clone(v.toTensor()));
+  return v;
+}
+
+inline RunResult runGraph(const std::shared_ptr<Graph>& g, const Stack& inputs) {
+  Stack copies;
+  for (const IValue& v : inputs) copies.push_back(copyInputs(v));
+  try {
+    GraphFunction fn("f", g->copy());
+    return {fn(std::move(copies)), ""};
+  } catch (const Error& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
+// Values equal in structure, dtypes and shapes; tensors within `tolerance`
+// relative to their magnitude (0: exactly).
+inline ::testing::AssertionResult sameValues(const IValue& a, const IValue& b, double tolerance) {
+  if (a.isTensor() && b.isTensor()) {
+    const Tensor& x = a.toTensor();
+    const Tensor& y = b.toTensor();
+    if (x.dtype() != y.dtype() || x.sizes() != y.sizes()) {
+      return ::testing::AssertionFailure() << "tensors differ in dtype or shape: " << a << " vs " << b;
+    }
+    Tensor xd = contiguous(to(x, ScalarType::Double));
+    Tensor yd = contiguous(to(y, ScalarType::Double));
+    const double* p = xd.data<double>();
+    const double* q = yd.data<double>();
+    for (int64_t i = 0; i < xd.numel(); ++i) {
+      bool both_nan = std::isnan(p[i]) && std::isnan(q[i]);
+      if (!both_nan && !(std::abs(p[i] - q[i]) <= tolerance * (1 + std::abs(q[i])))) {
+        return ::testing::AssertionFailure() << "element " << i << ": " << p[i] << " vs " << q[i];
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+  if ((a.isTuple() && b.isTuple()) || (a.isList() && b.isList())) {
+    const auto& xs = a.isTuple() ? a.toTupleRef().elements : a.toListRef().elements;
+    const auto& ys = b.isTuple() ? b.toTupleRef().elements : b.toListRef().elements;
+    if (xs.size() != ys.size()) return ::testing::AssertionFailure() << "lengths differ: " << a << " vs " << b;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      auto r = sameValues(xs[i], ys[i], tolerance);
+      if (!r) return r << " (at " << i << ")";
+    }
+    return ::testing::AssertionSuccess();
+  }
+  std::ostringstream x, y;
+  x << a;
+  y << b;
+  if (x.str() != y.str()) return ::testing::AssertionFailure() << x.str() << " vs " << y.str();
+  return ::testing::AssertionSuccess();
+}
+
+// Both graphs raise on `inputs`, or both give the same values.
+inline ::testing::AssertionResult sameResults(const std::shared_ptr<Graph>& before,
+                                              const std::shared_ptr<Graph>& after, const Stack& inputs,
+                                              double tolerance = 0) {
+  RunResult x = runGraph(before, inputs);
+  RunResult y = runGraph(after, inputs);
+  if (!x.value || !y.value) {
+    if (!x.value && !y.value) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "only one raised: before '" << x.error << "', after '" << y.error << "'";
+  }
+  return sameValues(*x.value, *y.value, tolerance);
+}
+
+}  // namespace kiln::testing
