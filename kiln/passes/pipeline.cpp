@@ -4,7 +4,6 @@
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/batch_mm.h"
 #include "kiln/passes/common_subexpression_elimination.h"
-#include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/dead_code_elimination.h"
