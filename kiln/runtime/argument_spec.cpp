@@ -53,6 +53,8 @@ void ArgumentSpec::add(const IValue& v) {
   }
 }
 
+bool ArgumentSpec::isNone(size_t i) const { return (entries_[input_starts_[i]] & 7) == kNone; }
+
 TypePtr ArgumentSpec::refinedInputType(size_t i, const TypePtr& declared, bool with_shapes) const {
   size_t cursor = input_starts_[i];
   size_t shape_cursor = shape_starts_[i];

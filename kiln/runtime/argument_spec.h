@@ -26,6 +26,9 @@ class ArgumentSpec {
   // or with `with_shapes` `Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)`.
   TypePtr refinedInputType(size_t i, const TypePtr& declared, bool with_shapes = false) const;
 
+  // Whether input `i` is None.
+  bool isNone(size_t i) const;
+
   // The rank-level facts: equality and hash ignore sizes and strides.
   size_t hashCode() const { return hash_; }
   friend bool operator==(const ArgumentSpec& a, const ArgumentSpec& b) {

@@ -69,6 +69,12 @@ std::unique_ptr<ExecutionPlan> GraphExecutor::compile(const ArgumentSpec& spec, 
   auto inputs = plan->graph->inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i]->setType(spec.refinedInputType(i, inputs[i]->type(), with_shapes));
+    if (spec.isNone(i) && inputs[i]->type()->kind() == TypeKind::Optional && inputs[i]->hasUses()) {
+      // The plan only runs for None here: uses read a None constant, so
+      // `x is None` and the branches on it fold (1.13's specializeTypes).
+      WithInsertPoint guard(plan->graph->block()->nodes().front());
+      inputs[i]->replaceAllUsesWith(plan->graph->insertConstant(IValue()));
+    }
   }
   for (const NamedPass& p : passesOf(PassStage::Required)) p.pass(plan->graph);
   if (graphExecutorOptimize()) {

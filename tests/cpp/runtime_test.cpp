@@ -604,6 +604,24 @@ graph(%n : int?, %t : Tensor?):
   EXPECT_EQ(exec.numPlans(), 2u);
 }
 
+TEST(GraphExecutor, NoneForAnOptionalBecomesAConstant) {
+  auto g = parseIR(R"IR(
+graph(%n : int?):
+  %none : NoneType = prim::Constant()
+  %r : bool = aten::__is__(%n, %none)
+  return (%r))IR");
+  GraphExecutor exec(g, "is_none");
+  Stack none{IValue()};
+  std::ostringstream text;
+  text << *exec.getPlanFor(none).graph;
+  EXPECT_EQ(text.str().find("aten::__is__"), std::string::npos) << text.str();
+  exec.run(none);
+  EXPECT_TRUE(none[0].toBool());
+  Stack three{IValue(int64_t{3})};
+  exec.run(three);
+  EXPECT_FALSE(three[0].toBool());
+}
+
 TEST(GraphExecutor, RunsRegisteredPassesWhenOptimizing) {
   static std::atomic<int> runs{0};
   static bool registered = [] {
