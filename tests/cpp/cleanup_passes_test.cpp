@@ -6,9 +6,7 @@
 // run the graph before and after.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <sstream>
-#include <unordered_map>
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
@@ -23,36 +21,17 @@
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/reduce.h"
 
+#include "pass_test_util.h"
+
 using namespace kiln;
+using kiln::testing::canonicalIR;
 
 namespace {
 
 using Pass = void (*)(const std::shared_ptr<Graph>&);
 
-// Renames every %value to %v<n> in order of first appearance, so graphs
-// compare independently of value numbering.
-std::string canonical(const std::string& ir) {
-  static const std::regex value_name(R"(%[A-Za-z0-9_.]+)");
-  std::unordered_map<std::string, std::string> names;
-  std::string out;
-  auto begin = std::sregex_iterator(ir.begin(), ir.end(), value_name);
-  size_t last = 0;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    out += ir.substr(last, it->position() - last);
-    auto [entry, inserted] = names.emplace(it->str(), "");
-    if (inserted) entry->second = "%v" + std::to_string(names.size() - 1);
-    out += entry->second;
-    last = it->position() + it->length();
-  }
-  out += ir.substr(last);
-  // Graph input lists wrap differently; compare without line structure.
-  out = std::regex_replace(out, std::regex(R"(\s+)"), " ");
-  size_t first = out.find_first_not_of(' ');
-  size_t end = out.find_last_not_of(' ');
-  return first == std::string::npos ? "" : out.substr(first, end - first + 1);
-}
 
-std::string printed(const std::shared_ptr<Graph>& g) { return canonical(g->toString(false)); }
+std::string printed(const std::shared_ptr<Graph>& g) { return canonicalIR(g->toString(false)); }
 
 std::string afterPass(Pass pass, const char* ir) {
   auto g = parseIR(ir);
@@ -104,7 +83,7 @@ graph(%x : int):
   %4 : int = aten::add(%3, %1)
   %5 : int = aten::add(%x, %4)
   return (%5))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int):
   %7 : int = prim::Constant[value=8]()
   %5 : int = aten::add(%x, %7)
@@ -120,7 +99,7 @@ graph(%x : float):
   %4 : float = aten::mul(%x, %1)
   %5 : (bool, float) = prim::TupleConstruct(%3, %4)
   return (%5))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : float):
   %1 : float = prim::Constant[value=2.5]()
   %6 : bool = prim::Constant[value=0]()
@@ -139,7 +118,7 @@ graph(%x : str):
   %5 : bool = aten::eq(%3, %x)
   %6 : (int, bool) = prim::TupleConstruct(%4, %5)
   return (%6))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : str):
   %7 : str = prim::Constant[value="abcd"]()
   %8 : int = prim::Constant[value=4]()
@@ -161,7 +140,7 @@ graph(%x : int):
       %b : int = aten::sub(%x, %1)
       -> (%b)
   return (%y))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int):
   %2 : int = prim::Constant[value=1]()
   %4 : int = aten::add(%x, %2)
@@ -181,7 +160,7 @@ graph(%x : int):
       %b : int = aten::sub(%x, %1)
       -> (%b)
   return (%y))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int):
   %2 : int = prim::Constant[value=1]()
   %5 : int = aten::sub(%x, %2)
@@ -202,7 +181,7 @@ graph(%x : int):
       %b : int = aten::mul(%x, %2)
       -> (%b)
   return (%y))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
 graph(%x : int):
   %2 : int = prim::Constant[value=2]()
   %6 : int = aten::mul(%x, %2)
@@ -221,7 +200,7 @@ graph(%x : int):
       %a : int = aten::add(%acc, %1)
       -> (%t, %a)
   return (%y))IR"),
-            canonical("graph(%x : int): return (%x)"));
+            canonicalIR("graph(%x : int): return (%x)"));
 }
 
 TEST(ConstantPropagation, RemovesLoopWithFalseCondition) {
@@ -234,7 +213,7 @@ graph(%x : int, %n : int):
       %a : int = aten::add(%acc, %1)
       -> (%f, %a)
   return (%y))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
 graph(%x : int,
       %n : int):
   return (%x))IR"));
@@ -253,7 +232,7 @@ graph(%x : int, %n : int):
       %a : int = aten::add(%acc, %s)
       -> (%t, %a)
   return (%y))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
 graph(%x : int,
       %n : int):
   %2 : bool = prim::Constant[value=1]()
@@ -289,7 +268,7 @@ graph(%x : int):
   %3 : (int, float) = prim::TupleConstruct(%1, %2)
   %4 : ((int, float), int) = prim::TupleConstruct(%3, %x)
   return (%4))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int):
   %5 : (int, float) = prim::Constant[value=(1, 2.5)]()
   %4 : ((int, float), int) = prim::TupleConstruct(%5, %x)
@@ -303,7 +282,7 @@ graph(%x : Tensor):
   %2 : Tensor = prim::NumToTensor(%1)
   %3 : Tensor = aten::mul(%x, %2)
   return (%3))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonical(ir));
+  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(ir));
 }
 
 TEST(ConstantPropagation, FullVariantFoldsTensors) {
@@ -331,7 +310,7 @@ graph(%x : int):
   %n : int = aten::len(%l)
   %r : int = aten::add(%x, %n)
   return (%r))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int):
   %7 : int = prim::Constant[value=2]()
   %5 : int = aten::add(%x, %7)
@@ -347,7 +326,7 @@ graph(%x : int):
   %m : int[] = aten::append(%l, %x)
   %n : int = aten::len(%l)
   return (%n))IR";
-  EXPECT_EQ(afterPass(constantPropagation, ir), canonical(ir));
+  EXPECT_EQ(afterPass(constantPropagation, ir), canonicalIR(ir));
   expectSameResults(constantPropagation, ir, {{IValue(int64_t{7})}});
 }
 
@@ -358,7 +337,7 @@ graph():
   %1 : int = prim::Constant[value=3]()
   %l : int[] = prim::ListConstruct(%1)
   return (%l))IR";
-  EXPECT_EQ(afterPass(constantPropagation, ir), canonical(ir));
+  EXPECT_EQ(afterPass(constantPropagation, ir), canonicalIR(ir));
 }
 
 TEST(ConstantPropagation, NeverFoldsRandomOps) {
@@ -409,7 +388,7 @@ graph(%c : bool, %x : int):
   %r : int = aten::add(%y, %z)
   %s : int = aten::add(%r, %w)
   return (%s))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
 graph(%c : bool,
       %x : int):
   %2 : int = prim::Constant[value=1]()
@@ -438,7 +417,7 @@ graph(%x : int, %n : int):
       -> (%t, %a, %k)
   %r : int = aten::add(%y, %z)
   return (%r))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
 graph(%x : int,
       %n : int):
   %2 : bool = prim::Constant[value=1]()
@@ -462,7 +441,7 @@ graph(%x : int):
   %3 : int = aten::mul(%2, %2)
   %4 : int = aten::sub(%x, %1)
   return (%4))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int):
   %1 : int = prim::Constant[value=1]()
   %4 : int = aten::sub(%x, %1)
@@ -502,7 +481,7 @@ graph(%x : int):
   %l : int[] = prim::ListConstruct(%x)
   %m : int[] = aten::append(%l, %x)
   return (%l))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonical(ir));
+  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
 }
 
 TEST(DeadCodeElimination, KeepsMutationOfListReadLater) {
@@ -512,7 +491,7 @@ graph(%x : int):
   %m : int[] = aten::append(%l, %x)
   %n : int = aten::len(%l)
   return (%n))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonical(ir));
+  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
   expectSameResults(eliminateDeadCode, ir, {{IValue(int64_t{3})}});
 }
 
@@ -523,7 +502,7 @@ graph(%x : int):
   %l : int[] = prim::ListConstruct(%x)
   %m : int[] = aten::append(%l, %x)
   return (%x))IR"),
-            canonical("graph(%x : int): return (%x)"));
+            canonicalIR("graph(%x : int): return (%x)"));
 }
 
 TEST(DeadCodeElimination, KeepsListMutatedInLoop) {
@@ -539,7 +518,7 @@ graph(%x : int, %n : int):
   %s : int = aten::len(%l)
   %r : int = aten::add(%y, %s)
   return (%r))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonical(ir));
+  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
   expectSameResults(eliminateDeadCode, ir, {{IValue(int64_t{1}), IValue(int64_t{4})}});
 }
 
@@ -567,7 +546,7 @@ graph(%x : Tensor):
   %z : Tensor = aten::add(%x, %1, %1)
   %y : Tensor = aten::add_(%z, %1, %1)
   return (%x))IR"),
-            canonical("graph(%x : Tensor): return (%x)"));
+            canonicalIR("graph(%x : Tensor): return (%x)"));
 }
 
 TEST(DeadCodeElimination, KeepsWritesThroughListElements) {
@@ -598,7 +577,7 @@ graph(%c : bool, %x : int):
       %d : int = aten::sub(%x, %1)
       -> (%d, %x)
   return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(R"IR(
 graph(%c : bool,
       %x : int):
   %2 : int = prim::Constant[value=1]()
@@ -623,7 +602,7 @@ graph(%x : int, %n : int):
       %b2 : int = aten::mul(%b, %i)
       -> (%t, %a2, %b2)
   return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(R"IR(
 graph(%x : int,
       %n : int):
   %2 : bool = prim::Constant[value=1]()
@@ -647,7 +626,7 @@ graph(%x : int, %n : int):
       %b2 : int = aten::mul(%b, %i)
       -> (%t, %a2, %b2)
   return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonical(ir));
+  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
 }
 
 TEST(DeadCodeElimination, KeepsLoopCarriedValueUsedInBody) {
@@ -661,7 +640,7 @@ graph(%x : int, %n : int):
       %b2 : int = aten::mul(%b, %a)
       -> (%t, %a2, %b2)
   return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonical(ir));
+  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
 }
 
 // --- constant pooling ------------------------------------------------------------
@@ -676,7 +655,7 @@ graph(%x : int):
   %d : int = prim::Constant[value=1]()
   %v : int = aten::add(%z, %d)
   return (%v))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int):
   %3 : int = prim::Constant[value=2]()
   %1 : int = prim::Constant[value=1]()
@@ -701,7 +680,7 @@ graph(%c : bool, %x : int):
       -> (%q)
   %r : int = aten::add(%y, %a)
   return (%r))IR";
-  EXPECT_EQ(afterPass(constantPooling, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(constantPooling, ir), canonicalIR(R"IR(
 graph(%c : bool,
       %x : int):
   %6 : int = prim::Constant[value=7]()
@@ -731,7 +710,7 @@ graph():
   %n3 : NoneType = prim::Constant()
   %t : (int, float, bool, int, str, NoneType, int?, NoneType) = prim::TupleConstruct(%a, %b, %c, %d, %e, %n1, %n2, %n3)
   return (%t))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph():
   %6 : int? = prim::Constant()
   %5 : NoneType = prim::Constant()
@@ -769,7 +748,7 @@ graph(%x : int, %y : float):
   %a : int, %b : float = prim::TupleUnpack(%t)
   %r : (float, int) = prim::TupleConstruct(%b, %a)
   return (%r))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : int, %y : float):
   %r : (float, int) = prim::TupleConstruct(%y, %x)
   return (%r))IR"));
@@ -785,7 +764,7 @@ graph(%x : int, %y : int):
   %b : int = prim::TupleIndex(%t, %m)
   %r : int = aten::sub(%a, %b)
   return (%r))IR";
-  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonicalIR(R"IR(
 graph(%x : int, %y : int):
   %r : int = aten::sub(%x, %y)
   return (%r))IR"));
@@ -799,7 +778,7 @@ graph(%x : int, %y : int):
   %5 : int = prim::Constant[value=5]()
   %a : int = prim::TupleIndex(%t, %5)
   return (%a))IR";
-  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonical(ir));
+  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonicalIR(ir));
 }
 
 TEST(LowerTuples, LeavesTuplesNotBuiltHere) {
@@ -808,7 +787,7 @@ graph(%t : (int, int)):
   %a : int, %b : int = prim::TupleUnpack(%t)
   %r : int = aten::add(%a, %b)
   return (%r))IR";
-  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonical(ir));
+  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonicalIR(ir));
 }
 
 TEST(LowerTuples, SlicesIntoSmallerConstruct) {
@@ -836,7 +815,7 @@ graph(%x : Tensor):
   %g.1 : Tensor = aten::greater(%w.1, %2)
   %m.1 : Tensor = aten::multiply(%g.1, %x)
   return (%m.1))IR"),
-            canonical(R"IR(
+            canonicalIR(R"IR(
 graph(%x : Tensor):
   %2 : int = prim::Constant[value=2]()
   %y.1 : Tensor = aten::div(%x, %2)
@@ -900,7 +879,7 @@ graph(%x.1 : int):
     block1():
       -> (%x.1)
   return (%x))IR";
-  EXPECT_EQ(afterPass(runCleanupPasses, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(runCleanupPasses, ir), canonicalIR(R"IR(
 graph(%x.1 : int):
   %2 : int = prim::Constant[value=1]()
   %x.5 : int = aten::add(%x.1, %2)
@@ -947,7 +926,7 @@ graph(%c : bool, %x : int):
       -> (%x, %1)
   %r : int = aten::sub(%b, %a)
   return (%r))IR";
-  EXPECT_EQ(afterPass(canonicalizeOutputs, ir), canonical(R"IR(
+  EXPECT_EQ(afterPass(canonicalizeOutputs, ir), canonicalIR(R"IR(
 graph(%c : bool, %x : int):
   %1 : int = prim::Constant[value=1]()
   %b : int, %a : int = prim::If(%c)
@@ -975,7 +954,7 @@ graph(%x : int, %n : int):
   auto g = parseIR(ir);
   canonicalizeOutputs(g);
   g->lint();
-  EXPECT_EQ(printed(g), canonical(R"IR(
+  EXPECT_EQ(printed(g), canonicalIR(R"IR(
 graph(%x : int, %n : int):
   %t : bool = prim::Constant[value=1]()
   %z : int, %y : int = prim::Loop(%n, %t, %n, %x)

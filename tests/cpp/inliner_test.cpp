@@ -6,9 +6,7 @@
 // the same results before and after.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <sstream>
-#include <unordered_map>
 
 #include "kiln/api/kiln.h"
 #include "kiln/core/function_schema.h"
@@ -20,29 +18,14 @@
 #include "kiln/runtime/function.h"
 #include "kiln/tensor/factory.h"
 
+#include "pass_test_util.h"
+
 using namespace kiln;
 
 namespace {
 
-// Renames every numbered value (%12) to %v<n> in order of first appearance;
-// named values keep their names, so names are compared too.
-std::string canonical(const std::string& ir) {
-  static const std::regex numbered(R"(%[0-9]+\b)");
-  std::unordered_map<std::string, std::string> names;
-  std::string out;
-  size_t last = 0;
-  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), numbered); it != std::sregex_iterator(); ++it) {
-    out += ir.substr(last, it->position() - last);
-    auto [entry, inserted] = names.emplace(it->str(), "");
-    if (inserted) entry->second = "%v" + std::to_string(names.size() - 1);
-    out += entry->second;
-    last = it->position() + it->length();
-  }
-  out += ir.substr(last);
-  out = std::regex_replace(out, std::regex(R"(\s+)"), " ");
-  size_t first = out.find_first_not_of(' ');
-  return first == std::string::npos ? "" : out.substr(first, out.find_last_not_of(' ') - first + 1);
-}
+// Graphs compared up to value numbering; debug names count.
+std::string canonical(const std::string& ir) { return kiln::testing::canonicalIR(ir, /*keep_names=*/true); }
 
 size_t count(const Block* block, const char* kind) {
   size_t n = 0;

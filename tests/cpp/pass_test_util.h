@@ -18,12 +18,16 @@ namespace kiln::testing {
 
 // Renames every %value to %v<n> in order of first appearance and folds
 // whitespace, so graphs compare independently of numbering and wrapping.
-inline std::string canonicalIR(const std::string& ir) {
-  static const std::regex value_name(R"(%[A-Za-z0-9_.]+)");
+// With `keep_names`, only numbered values (%12) are renamed: debug names are
+// compared too.
+inline std::string canonicalIR(const std::string& ir, bool keep_names = false) {
+  static const std::regex any_value(R"(%[A-Za-z0-9_.]+)");
+  static const std::regex numbered_value(R"(%[0-9]+\b)");
   std::unordered_map<std::string, std::string> names;
   std::string out;
   size_t last = 0;
-  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), value_name); it != std::sregex_iterator(); ++it) {
+  const std::regex& pattern = keep_names ? numbered_value : any_value;
+  for (auto it = std::sregex_iterator(ir.begin(), ir.end(), pattern); it != std::sregex_iterator(); ++it) {
     out += ir.substr(last, static_cast<size_t>(it->position()) - last);
     auto [entry, inserted] = names.emplace(it->str(), "");
     if (inserted) entry->second = "%v" + std::to_string(names.size() - 1);
