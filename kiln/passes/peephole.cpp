@@ -46,18 +46,6 @@ bool mustNotBeNone(const Value* v) {
   }
 }
 
-namespace {
-// Whether `v` may be (or be held by) memory the caller sees.
-bool escapesScope(const AliasDb& db, const Graph& graph, const Value* v) {
-  return db.mayContainAlias(graph.inputs(), v) || db.mayContainAlias(graph.outputs(), v) || db.mayAliasWildcard(v);
-}
-}  // namespace
-
-bool safeToChangeAliasingRelationship(const AliasDb& db, const Graph& graph, const Value* a, const Value* b) {
-  if (db.hasWriters(a) || db.hasWriters(b)) return false;
-  return !(escapesScope(db, graph, a) && escapesScope(db, graph, b));
-}
-
 }  // namespace detail
 
 namespace {

@@ -120,7 +120,7 @@ class AliasSensitivePeepholes {
   bool replaceOutputWithInput(Node* n) {
     Value* input = n->input(0);
     Value* output = n->output();
-    if (!safeToChangeAliasingRelationship(db_, *graph_, input, output)) return false;
+    if (!db_.safeToChangeAliasingRelationship(input, output)) return false;
     std::vector<const Value*> stale(stale_.begin(), stale_.end());
     if (db_.mayAlias(std::vector<const Value*>{input, output}, stale)) return false;
     GRAPH_UPDATE("replacing ", *n, "with %", input->debugName());

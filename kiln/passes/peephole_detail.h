@@ -36,10 +36,6 @@ std::optional<int64_t> constantInt(const Value* v);
 bool mustBeNone(const Value* v);
 // Whether `v` can never be None. Unlike 1.13, an `Any` may be None.
 bool mustNotBeNone(const Value* v);
-// Whether `a` and `b` may stop being distinct memory (one replacing the
-// other) without a reader noticing: neither is written anywhere, and they do
-// not both reach outside the graph (1.13's safeToChangeAliasingRelationship).
-bool safeToChangeAliasingRelationship(const AliasDb& db, const Graph& graph, const Value* a, const Value* b);
 
 }  // namespace detail
 }  // namespace kiln

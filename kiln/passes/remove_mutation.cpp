@@ -101,28 +101,28 @@ class MutationRemover {
   explicit MutationRemover(std::shared_ptr<Graph> graph) : graph_(std::move(graph)) {}
 
   bool removeListMutation(Block* block) {
-    bool changed = false;
-    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-      Node* n = *it;
-      ++it;  // n may be destroyed
-      for (Block* b : n->blocks()) changed |= removeListMutation(b);
-      changed |= removeListMutation(n);
-    }
-    return changed;
+    return forEachNode(block, [this](Node* n) { return removeListMutation(n); });
   }
 
   bool removeTensorMutation(Block* block) {
+    return forEachNode(block, [this](Node* n) { return removeTensorMutation(n); });
+  }
+
+ private:
+  // Applies `rewrite` to every node of `block` and its nested blocks, inner
+  // blocks first; `rewrite` may destroy the node it is given.
+  template <typename Rewrite>
+  static bool forEachNode(Block* block, const Rewrite& rewrite) {
     bool changed = false;
     for (auto it = block->nodes().begin(); it != block->nodes().end();) {
       Node* n = *it;
-      ++it;  // n may be destroyed
-      for (Block* b : n->blocks()) changed |= removeTensorMutation(b);
-      changed |= removeTensorMutation(n);
+      ++it;
+      for (Block* b : n->blocks()) changed |= forEachNode(b, rewrite);
+      changed |= rewrite(n);
     }
     return changed;
   }
 
- private:
   AliasDb& db() {
     if (!db_) db_ = std::make_unique<AliasDb>(graph_);
     return *db_;

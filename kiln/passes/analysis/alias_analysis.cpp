@@ -722,6 +722,12 @@ bool AliasDb::mayWrite(const Node* n) {
   }
 }
 
+// Values the database does not know (created after it was built) may alias
+// anything of a mutable type.
+bool AliasDb::anyMutable(ArrayRef<const Value*> values) const {
+  return std::any_of(values.begin(), values.end(), [&](const Value* v) { return state_->isMutable(v); });
+}
+
 bool AliasDb::mayAlias(const Value* a, const Value* b) const {
   return mayAlias(ArrayRef<const Value*>(a), ArrayRef<const Value*>(b));
 }
@@ -729,12 +735,7 @@ bool AliasDb::mayAlias(const Value* a, const Value* b) const {
 bool AliasDb::mayAlias(ArrayRef<const Value*> a, ArrayRef<const Value*> b) const {
   auto ea = state_->elementsOf(a);
   auto eb = state_->elementsOf(b);
-  if (!ea || !eb) {
-    auto any_mutable = [&](ArrayRef<const Value*> vs) {
-      return std::any_of(vs.begin(), vs.end(), [&](const Value* v) { return state_->isMutable(v); });
-    };
-    return any_mutable(a) && any_mutable(b);
-  }
+  if (!ea || !eb) return anyMutable(a) && anyMutable(b);
   if (ea->empty() || eb->empty()) return false;
   MemoryLocations locations;
   for (const Element* e : *ea) locations |= state_->dag.getMemoryLocations(e);
@@ -749,12 +750,7 @@ bool AliasDb::mayContainAlias(const Value* a, const Value* b) const {
 bool AliasDb::mayContainAlias(ArrayRef<const Value*> a, ArrayRef<const Value*> b) const {
   auto ea = state_->elementsOf(a);
   auto eb = state_->elementsOf(b);
-  if (!ea || !eb) {
-    auto any_mutable = [&](ArrayRef<const Value*> vs) {
-      return std::any_of(vs.begin(), vs.end(), [&](const Value* v) { return state_->isMutable(v); });
-    };
-    return any_mutable(a) && any_mutable(b);
-  }
+  if (!ea || !eb) return anyMutable(a) && anyMutable(b);
   return state_->dag.mayContainAlias(*ea, *eb);
 }
 

@@ -129,6 +129,8 @@ class AliasDb {
   std::string toString() const;
 
  private:
+  bool anyMutable(ArrayRef<const Value*> values) const;
+
   std::shared_ptr<Graph> graph_;
   std::unique_ptr<AliasDbState> state_;
 };
