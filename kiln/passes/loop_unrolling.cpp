@@ -168,13 +168,37 @@ void unroll(Node* loop) {
   epilogue->replaceInput(0, graph.insert(aten::sub, {iterations, done}));
 }
 
-bool unrollLoops(Block* block) {
+bool computesOnTensors(const Block* body) {
+  for (const Node* n : body->nodes()) {
+    for (const Value* v : n->outputs()) {
+      if (v->type()->kind() == TypeKind::Tensor) return true;
+    }
+    for (const Block* b : n->blocks()) {
+      if (computesOnTensors(b)) return true;
+    }
+  }
+  return false;
+}
+
+bool policyAllows(const Node* loop, UnrollPolicy policy) {
+  // Copied out in full: always worth it.
+  std::optional<IValue> trip_count = toIValue(loop->input(0));
+  if (trip_count && trip_count->isInt() && trip_count->toInt() < kMaxBodyRepeats) return true;
+  switch (policy) {
+    case UnrollPolicy::AllLoops: return true;
+    case UnrollPolicy::ConstantTripCounts: return false;
+    case UnrollPolicy::ConstantTripCountsOrTensorBodies: return computesOnTensors(loop->blocks()[0]);
+  }
+  return false;
+}
+
+bool unrollLoops(Block* block, UnrollPolicy policy) {
   bool changed = false;
   for (auto it = block->nodes().begin(); it != block->nodes().end();) {
     Node* n = *it;
     ++it;  // unrolling may destroy n
-    for (Block* b : n->blocks()) changed |= unrollLoops(b);
-    if (isForLoop(n) && isSmallBlock(n->blocks()[0])) {
+    for (Block* b : n->blocks()) changed |= unrollLoops(b, policy);
+    if (isForLoop(n) && isSmallBlock(n->blocks()[0]) && policyAllows(n, policy)) {
       unroll(n);
       changed = true;
     }
@@ -184,9 +208,9 @@ bool unrollLoops(Block* block) {
 
 }  // namespace
 
-bool unrollLoops(const std::shared_ptr<Graph>& graph) {
+bool unrollLoops(const std::shared_ptr<Graph>& graph, UnrollPolicy policy) {
   GRAPH_DUMP("Before unrolling loops:\n", *graph);
-  bool changed = unrollLoops(graph->block());
+  bool changed = unrollLoops(graph->block(), policy);
   if (changed) eliminateDeadCode(graph);
   GRAPH_DUMP("After unrolling loops:\n", *graph);
   return changed;

@@ -22,6 +22,14 @@
 // number of copies (it never finishes); kiln makes none, as the loop would
 // run none.
 //
+// Which loops of a non-constant trip count are unrolled by 8 is a policy:
+// all (1.13's UnrollLoops, the legacy executor's), none (1.13's
+// UnrollConstantLoops, the profiling executor's), or only those whose body
+// computes on tensors (the executor's choice: for a body of scalar work the
+// counter arithmetic the copies need costs the interpreter more than the
+// loop it saves, about 1.5x on `s += (i * i) % 7`; tensor bodies gain
+// common subexpressions and, later, fusion across iterations).
+//
 // Assumes an SSA graph; keeps its results. Returns whether a loop changed.
 #include <memory>
 
@@ -29,6 +37,12 @@ namespace kiln {
 
 class Graph;
 
-bool unrollLoops(const std::shared_ptr<Graph>& graph);
+enum class UnrollPolicy {
+  AllLoops,
+  ConstantTripCounts,
+  ConstantTripCountsOrTensorBodies,
+};
+
+bool unrollLoops(const std::shared_ptr<Graph>& graph, UnrollPolicy policy = UnrollPolicy::AllLoops);
 
 }  // namespace kiln

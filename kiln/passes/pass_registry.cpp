@@ -42,6 +42,8 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
       {"propagate_shapes", propagateShapes},
       {"remove_mutation", [](const std::shared_ptr<Graph>& g) { removeMutation(g); }},
       {"required", runRequiredPasses},
+      {"unroll_constant_loops",
+       [](const std::shared_ptr<Graph>& g) { unrollLoops(g, UnrollPolicy::ConstantTripCounts); }},
       {"unroll_loops", [](const std::shared_ptr<Graph>& g) { unrollLoops(g); }},
   };
   return table;

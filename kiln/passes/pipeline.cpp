@@ -36,12 +36,15 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
   peepholeOptimize(graph);
   constantPropagation(graph);
   constantPooling(graph);
-  if (unrollLoops(graph)) {
+  if (unrollLoops(graph, UnrollPolicy::ConstantTripCountsOrTensorBodies)) {
     // The unrolled bodies expose appends to lists built just before and
     // sizes of constant lists.
     removeMutation(graph);
     peepholeOptimize(graph);
     constantPropagation(graph);
+    // The copies' counter offsets are new constants inside loop bodies:
+    // hoisted, the interpreter does not load them on every iteration.
+    constantPooling(graph);
   }
   eliminateCommonSubexpression(graph);
 

@@ -374,3 +374,44 @@ graph(%n : int, %p : int):
     }
   }
 }
+
+TEST(LoopUnrolling, PolicyDecidesLoopsOfUnknownTripCount) {
+  const char* scalar_loop = R"IR(
+graph(%n : int):
+  %true : bool = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %s : int = prim::Loop(%n, %true, %zero)
+    block0(%i : int, %acc : int):
+      %next : int = aten::add(%acc, %i)
+      -> (%true, %next)
+  return (%s))IR";
+  const char* tensor_loop = R"IR(
+graph(%n : int, %x : Tensor):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %acc : Tensor):
+      %next : Tensor = aten::add(%acc, %one, %one)
+      -> (%true, %next)
+  return (%y))IR";
+  const char* constant_loop = R"IR(
+graph(%x : int):
+  %true : bool = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %y : int = prim::Loop(%three, %true, %x)
+    block0(%i : int, %acc : int):
+      %next : int = aten::add(%acc, %i)
+      -> (%true, %next)
+  return (%y))IR";
+  auto changes = [](const char* ir, UnrollPolicy policy) { return unrollLoops(parseIR(ir), policy); };
+  EXPECT_TRUE(changes(scalar_loop, UnrollPolicy::AllLoops));
+  EXPECT_FALSE(changes(scalar_loop, UnrollPolicy::ConstantTripCounts));
+  EXPECT_FALSE(changes(scalar_loop, UnrollPolicy::ConstantTripCountsOrTensorBodies));
+  EXPECT_TRUE(changes(tensor_loop, UnrollPolicy::AllLoops));
+  EXPECT_FALSE(changes(tensor_loop, UnrollPolicy::ConstantTripCounts));
+  EXPECT_TRUE(changes(tensor_loop, UnrollPolicy::ConstantTripCountsOrTensorBodies));
+  for (UnrollPolicy policy : {UnrollPolicy::AllLoops, UnrollPolicy::ConstantTripCounts,
+                              UnrollPolicy::ConstantTripCountsOrTensorBodies}) {
+    EXPECT_TRUE(changes(constant_loop, policy));
+  }
+}
