@@ -61,6 +61,7 @@ bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_tensor.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_interpreter.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_compile.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_plans.py
 
 clean:
 	rm -rf $(BUILD_DIR) python/kiln/_C*.so
