@@ -25,6 +25,8 @@
 
 using namespace kiln;
 using kiln::testing::canonicalIR;
+using kiln::testing::runCopy;
+using kiln::testing::shown;
 
 namespace {
 
@@ -47,18 +49,6 @@ std::vector<std::string> kinds(const std::shared_ptr<Graph>& g) {
 }
 
 // Runs a copy of the graph on `inputs` and returns its output.
-IValue runGraph(const std::shared_ptr<Graph>& g, Stack inputs) {
-  GraphFunction fn("f", g->copy());
-  return fn(std::move(inputs));
-}
-
-// Tensors compare by their printed values (IValue == wants one element).
-std::string shown(const IValue& v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
 // The pass leaves the graph computing the same outputs on each input set.
 void expectSameResults(Pass pass, const char* ir, const std::vector<Stack>& input_sets) {
   auto before = parseIR(ir);
@@ -66,7 +56,7 @@ void expectSameResults(Pass pass, const char* ir, const std::vector<Stack>& inpu
   pass(after);
   after->lint();
   for (const Stack& inputs : input_sets) {
-    EXPECT_EQ(shown(runGraph(before, inputs)), shown(runGraph(after, inputs))) << *after;
+    EXPECT_EQ(shown(runCopy(before, inputs)), shown(runCopy(after, inputs))) << *after;
   }
 }
 
@@ -257,7 +247,7 @@ graph(%x : int):
   auto g = parseIR(ir);
   constantPropagationImmutableTypes(g);
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::floordiv", "aten::add"}));
-  EXPECT_THROW(runGraph(g, {IValue(int64_t{1})}), Error);
+  EXPECT_THROW(runCopy(g, {IValue(int64_t{1})}), Error);
 }
 
 TEST(ConstantPropagation, FoldsTupleOfConstantsIntoConstant) {
@@ -354,8 +344,8 @@ graph():
   // As 1.13: the list and the zeros fold, rand and what uses it stay.
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::Constant", "aten::rand",
                                                 "prim::Constant", "aten::add"}));
-  Tensor first = runGraph(g, {}).toTensor();
-  Tensor second = runGraph(g, {}).toTensor();
+  Tensor first = runCopy(g, {}).toTensor();
+  Tensor second = runCopy(g, {}).toTensor();
   EXPECT_NE(sum(first).item().toDouble(), sum(second).item().toDouble());
 }
 

@@ -21,31 +21,14 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
+using kiln::testing::countNodes;
+using kiln::testing::runCopy;
+using kiln::testing::shown;
 
 namespace {
 
 // Graphs compared up to value numbering; debug names count.
 std::string canonical(const std::string& ir) { return kiln::testing::canonicalIR(ir, /*keep_names=*/true); }
-
-size_t count(const Block* block, const char* kind) {
-  size_t n = 0;
-  for (const Node* node : block->nodes()) {
-    n += node->kind().toQualString() == std::string(kind);
-    for (const Block* b : node->blocks()) n += count(b, kind);
-  }
-  return n;
-}
-
-std::string shown(const IValue& v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-IValue run(const std::shared_ptr<Graph>& g, Stack inputs) {
-  GraphFunction fn("f", g->copy());
-  return fn(std::move(inputs));
-}
 
 // A copy of `fn`'s graph in `source`, inlined.
 std::shared_ptr<Graph> inlined(const CompilationUnit& unit, const char* fn) {
@@ -59,7 +42,7 @@ std::shared_ptr<Graph> inlined(const CompilationUnit& unit, const char* fn) {
 std::string inlinedAndCleaned(const std::string& source) {
   auto unit = compile(source);
   auto g = inlined(*unit, "f");
-  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 0u) << *g;
+  EXPECT_EQ(countNodes(g->block(), "prim::CallFunction"), 0u) << *g;
   constantPooling(g);
   eliminateDeadCode(g);
   return canonical(g->toString(false));
@@ -150,7 +133,7 @@ def f(x: int):
 )PY";
   auto unit = compile(source);
   auto g = inlined(*unit, "f");
-  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 0u);
+  EXPECT_EQ(countNodes(g->block(), "prim::CallFunction"), 0u);
   std::string text = g->toString(false);
   for (const char* line : {"%z.2 : int = aten::add(%x.1, ", "%z.4 : int = prim::If(", "%b.2 : int, %c.2 : int = ",
                            "%y.1 : int = aten::add(%b.2, %c.2)", "%z.10 : int = aten::add(%i.1, ",
@@ -165,7 +148,7 @@ def f(x: int):
     }
   }
   for (int64_t x : {-2, 0, 1, 2, 5}) {
-    EXPECT_EQ(shown(run(g, {IValue(x)})), shown(unit->getFunction("f")({IValue(x)}))) << x;
+    EXPECT_EQ(shown(runCopy(g, {IValue(x)})), shown(unit->getFunction("f")({IValue(x)}))) << x;
   }
 }
 
@@ -185,12 +168,12 @@ def f(a: int):
 )PY";
   auto unit = compile(source);
   auto g = inlined(*unit, "f");
-  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 0u);
-  EXPECT_EQ(count(g->block(), "prim::RaiseException"), 1u);
+  EXPECT_EQ(countNodes(g->block(), "prim::CallFunction"), 0u);
+  EXPECT_EQ(countNodes(g->block(), "prim::RaiseException"), 1u);
   for (int64_t a : {0, 3}) {
-    EXPECT_EQ(shown(run(g, {IValue(a)})), shown(unit->getFunction("f")({IValue(a)})));
+    EXPECT_EQ(shown(runCopy(g, {IValue(a)})), shown(unit->getFunction("f")({IValue(a)})));
   }
-  EXPECT_THROW(run(g, {IValue(int64_t{30})}), Error);
+  EXPECT_THROW(runCopy(g, {IValue(int64_t{30})}), Error);
 }
 
 TEST(Inliner, InlinesMethodCallsThroughTheClassType) {
@@ -225,12 +208,12 @@ graph(%self : Any, %k : int):
   auto after = g->copy();
   inlineCalls(after);
   after->lint();
-  EXPECT_EQ(count(after->block(), "prim::CallMethod"), 0u) << *after;
-  EXPECT_EQ(count(after->block(), "prim::SetAttr"), 4u);
+  EXPECT_EQ(countNodes(after->block(), "prim::CallMethod"), 0u) << *after;
+  EXPECT_EQ(countNodes(after->block(), "prim::SetAttr"), 4u);
   auto runOn = [&](const std::shared_ptr<Graph>& graph) {
     auto object = makeIntrusive<ObjectObj>(counter);
     object->setAttr("count", IValue(int64_t{5}));
-    IValue result = run(graph, {IValue(object), IValue(int64_t{2})});
+    IValue result = runCopy(graph, {IValue(object), IValue(int64_t{2})});
     return shown(result) + " count=" + std::to_string(object->getAttr("count").toInt());
   };
   EXPECT_EQ(runOn(after), "(9, 27, 27) count=27");
@@ -286,9 +269,9 @@ graph(%n : int):
   auto after = g->copy();
   inlineCalls(after);
   after->lint();
-  EXPECT_EQ(count(after->block(), "prim::CallFunction"), 1u) << *after;
-  EXPECT_EQ(count(after->block(), "prim::If"), 2u);
-  for (int64_t n : {0, 1, 4}) EXPECT_EQ(run(after, {IValue(n)}).toInt(), n);
+  EXPECT_EQ(countNodes(after->block(), "prim::CallFunction"), 1u) << *after;
+  EXPECT_EQ(countNodes(after->block(), "prim::If"), 2u);
+  for (int64_t n : {0, 1, 4}) EXPECT_EQ(runCopy(after, {IValue(n)}).toInt(), n);
 }
 
 TEST(Inliner, LeavesCallsWhoseArgumentsDoNotFitTheCallee) {
@@ -301,5 +284,5 @@ graph(%x : int):
   g->nodes().front()->output()->setType(FunctionType::create("g", unit->findFunctionShared("g")));
   inlineCalls(g);
   g->lint();
-  EXPECT_EQ(count(g->block(), "prim::CallFunction"), 1u);
+  EXPECT_EQ(countNodes(g->block(), "prim::CallFunction"), 1u);
 }

@@ -15,6 +15,9 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
+using kiln::testing::countNodes;
+using kiln::testing::runCopy;
+using kiln::testing::shown;
 
 namespace {
 
@@ -26,26 +29,6 @@ std::string unrolled(const std::string& ir, bool expect_change = true) {
   EXPECT_EQ(unrollLoops(g), expect_change);
   g->lint();
   return canonical(g->toString(false));
-}
-
-size_t count(const Block* block, const char* kind) {
-  size_t n = 0;
-  for (const Node* node : block->nodes()) {
-    n += node->kind().toQualString() == std::string(kind);
-    for (const Block* b : node->blocks()) n += count(b, kind);
-  }
-  return n;
-}
-
-std::string shown(const IValue& v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-IValue run(const std::shared_ptr<Graph>& g, Stack inputs) {
-  GraphFunction fn("f", g->copy());
-  return fn(std::move(inputs));
 }
 
 // k = k * 2 + i, y = y + i, l.append(i), for i in range(trip count): the
@@ -252,8 +235,8 @@ graph(%n : int):
       -> (%t, %b)
   return (%k))IR");
     EXPECT_TRUE(unrollLoops(g));
-    EXPECT_EQ(count(g->block(), "prim::Loop"), static_cast<size_t>(loops)) << trip;
-    EXPECT_EQ(count(g->block(), "aten::mul"), trip < 64 ? static_cast<size_t>(trip) : 8 + 1 + 1) << trip;
+    EXPECT_EQ(countNodes(g->block(), "prim::Loop"), static_cast<size_t>(loops)) << trip;
+    EXPECT_EQ(countNodes(g->block(), "aten::mul"), trip < 64 ? static_cast<size_t>(trip) : 8 + 1 + 1) << trip;
   }
 }
 
@@ -315,8 +298,8 @@ graph(%n : int):
   return (%k))IR");
   EXPECT_TRUE(unrollLoops(g));
   g->lint();
-  EXPECT_EQ(count(g->block(), "prim::Loop"), 2u);
-  EXPECT_EQ(count(g->block(), "aten::mul"), 3u * 8 + 3 + 1);  // unrolled body, epilogue, trip count
+  EXPECT_EQ(countNodes(g->block(), "prim::Loop"), 2u);
+  EXPECT_EQ(countNodes(g->block(), "aten::mul"), 3u * 8 + 3 + 1);  // unrolled body, epilogue, trip count
 }
 
 TEST(LoopUnrolling, ReturnsFalseWithoutForLoops) {
@@ -330,17 +313,17 @@ TEST(LoopUnrolling, SameResultsForTripCountsAroundTheFactor) {
     // A trip count known only at run time: unrolled by eight.
     auto by_eight = parseIR(withTripCount("%n"));
     EXPECT_TRUE(unrollLoops(by_eight));
-    EXPECT_EQ(count(by_eight->block(), "prim::Loop"), 2u);
-    EXPECT_EQ(shown(run(by_eight, inputs)), expectedCounterLoop(n)) << n;
-    EXPECT_EQ(shown(run(parseIR(withTripCount("%n")), inputs)), expectedCounterLoop(n)) << n;
+    EXPECT_EQ(countNodes(by_eight->block(), "prim::Loop"), 2u);
+    EXPECT_EQ(shown(runCopy(by_eight, inputs)), expectedCounterLoop(n)) << n;
+    EXPECT_EQ(shown(runCopy(parseIR(withTripCount("%n")), inputs)), expectedCounterLoop(n)) << n;
     // The same count as a constant: unrolled fully.
     std::string constant_ir = withTripCount("%c");
     constant_ir.insert(constant_ir.find("  %l : int[]"),
                        "  %c : int = prim::Constant[value=" + std::to_string(n) + "]()\n");
     auto full = parseIR(constant_ir);
     EXPECT_TRUE(unrollLoops(full));
-    EXPECT_EQ(count(full->block(), "prim::Loop"), 0u);
-    EXPECT_EQ(shown(run(full, inputs)), expectedCounterLoop(n)) << n;
+    EXPECT_EQ(countNodes(full->block(), "prim::Loop"), 0u);
+    EXPECT_EQ(shown(runCopy(full, inputs)), expectedCounterLoop(n)) << n;
   }
 }
 
@@ -363,14 +346,14 @@ graph(%n : int, %p : int):
   auto after = parseIR(ir);
   EXPECT_TRUE(unrollLoops(after));
   // The inner loop is unrolled by eight; the outer one is then too large.
-  EXPECT_EQ(count(after->block(), "prim::Loop"), 3u);
+  EXPECT_EQ(countNodes(after->block(), "prim::Loop"), 3u);
   for (int64_t n : {0, 3, 9, 17}) {
     for (int64_t p : {1, 5, 8, 11}) {
       int64_t k = 1;
       for (int64_t i = 0; i < n; ++i) {
         for (int64_t j = 0; j < p; ++j) k = (k * i + j) % p + i;
       }
-      EXPECT_EQ(run(after, {IValue(n), IValue(p)}).toInt(), k) << n << " " << p;
+      EXPECT_EQ(runCopy(after, {IValue(n), IValue(p)}).toInt(), k) << n << " " << p;
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "kiln/ir/graph.h"
@@ -50,6 +51,30 @@ std::string afterPass(Pass pass, const std::string& ir) {
   pass(g);
   g->lint();
   return printedIR(g);
+}
+
+// How many nodes of `kind` the block holds, nested blocks included.
+inline size_t countNodes(const Block* block, std::string_view kind) {
+  size_t n = 0;
+  for (const Node* node : block->nodes()) {
+    n += node->kind().toQualString() == kind;
+    for (const Block* b : node->blocks()) n += countNodes(b, kind);
+  }
+  return n;
+}
+
+// A value as printed: tensors compare by their printed values (IValue's ==
+// wants one element).
+inline std::string shown(const IValue& v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+// Runs a copy of `g` on `inputs` and returns its output; errors propagate.
+inline IValue runCopy(const std::shared_ptr<Graph>& g, Stack inputs) {
+  GraphFunction fn("f", g->copy());
+  return fn(std::move(inputs));
 }
 
 // Runs a copy of `g` on `inputs` (tensors are copied, so the graph may write
