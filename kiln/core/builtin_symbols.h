@@ -35,6 +35,7 @@
   _(prim, CallFunction)              \
   _(prim, CallMethod)                \
   _(prim, FusionGroup)               \
+  _(prim, FusedConcat)               \
   _(prim, TensorExprGroup)           \
   _(prim, DifferentiableGraph)       \
   _(prim, FallbackGraph)             \

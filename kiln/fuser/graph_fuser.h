@@ -15,7 +15,8 @@
 //
 // Assumes: the executor's optimization passes have run (shapes propagated,
 // chunk + ListUnpack already prim::ConstantChunk). Does nothing when any
-// graph input may require grad, or when fusion is off (fuser.h).
+// graph input requires grad (its type says requires_grad=1; unknown counts
+// as not), or when fusion is off (fuser.h).
 // Guarantees: results are unchanged; no node that writes memory, aliases its
 // inputs or is not pointwise is in a group; a group has at least two
 // non-constant nodes (a single op is not worth a kernel).
