@@ -1,6 +1,7 @@
 // aten:: registrations of views, shape operations and copies, with PyTorch 1.13's schemas.
 #include "kiln/core/op_registration.h"
 #include "kiln/tensor/copy.h"
+#include "kiln/tensor/iterator.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -49,6 +50,15 @@ int64_t checkedDim(const Tensor& self, int64_t dim) {
 void writeOuts(std::vector<Tensor>& outs, const std::vector<Tensor>& pieces, const char* op) {
   KILN_CHECK(outs.size() == pieces.size(), op, ": expected ", pieces.size(), " out tensors, got ", outs.size());
   for (size_t i = 0; i < outs.size(); ++i) writeOut(outs[i], pieces[i], op, OutDtype::Any);
+}
+
+// Views of each tensor expanded to the shape they broadcast to.
+std::vector<Tensor> broadcastTensors(const std::vector<Tensor>& tensors) {
+  DimVector shape;
+  for (const Tensor& t : tensors) shape = broadcastShapes(shape, t.sizes(), "broadcast_tensors");
+  std::vector<Tensor> out;
+  for (const Tensor& t : tensors) out.push_back(expand(t, shape));
+  return out;
 }
 
 Tensor detached(const Tensor& self) {
@@ -132,6 +142,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef size, bool) { return expand(self, size); }),
     op("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)",
        [](const Tensor& self, const Tensor& other) { return expand(self, other.sizes()); }),
+    op("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", broadcastTensors),
     op("aten::squeeze(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return squeeze(self); }),
     op("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
        [](const Tensor& self, int64_t dim) { return squeeze(self, dim); }),

@@ -18,13 +18,14 @@
 #include "kiln/passes/peephole_list_idioms.h"
 #include "kiln/passes/pipeline.h"
 #include "kiln/passes/remove_mutation.h"
+#include "kiln/util/error.h"
 
 namespace kiln {
 
 namespace {
 
-const std::map<std::string, GraphPass, std::less<>>& passes() {
-  static const std::map<std::string, GraphPass, std::less<>> table = {
+std::map<std::string, GraphPass, std::less<>>& passes() {
+  static std::map<std::string, GraphPass, std::less<>> table = {
       {"batch_mm", batchMM},
       {"canonicalize_outputs", canonicalizeOutputs},
       {"cleanup", runCleanupPasses},
@@ -50,6 +51,11 @@ const std::map<std::string, GraphPass, std::less<>>& passes() {
 }
 
 }  // namespace
+
+void registerPass(std::string name, GraphPass pass) {
+  auto [it, inserted] = passes().emplace(std::move(name), std::move(pass));
+  KILN_INTERNAL_ASSERT(inserted, "a pass named '", it->first, "' is already registered");
+}
 
 const GraphPass* findPass(std::string_view name) {
   auto it = passes().find(name);

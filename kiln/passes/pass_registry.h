@@ -13,6 +13,9 @@ class Graph;
 
 using GraphPass = std::function<void(const std::shared_ptr<Graph>&)>;
 
+// Adds a pass defined in a layer below passes/ (the fuser), which this
+// file cannot include; called while the library loads. `name` must be new.
+void registerPass(std::string name, GraphPass pass);
 // The pass called `name`, or null.
 const GraphPass* findPass(std::string_view name);
 // Every name, in alphabetical order.
