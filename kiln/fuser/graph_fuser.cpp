@@ -484,7 +484,8 @@ class GraphFuser {
   }
 
   // Outputs nobody uses leave each group (a concatenation that stayed
-  // outside), and its subgraph loses dead code and duplicates.
+  // outside), its subgraph loses dead code and duplicates, and inputs that
+  // only the dead code read go too.
   void tidyGroups() {
     for (auto it = block_->nodes().begin(); it != block_->nodes().end(); ++it) {
       Node* group = *it;
@@ -502,6 +503,11 @@ class GraphFuser {
       eliminateDeadCode(subgraph);
       eliminateCommonSubexpression(subgraph);
       constantPooling(subgraph);
+      for (size_t i = group->inputs().size(); i-- > 0;) {
+        if (subgraph->inputs()[i]->hasUses()) continue;
+        group->removeInput(i);
+        subgraph->eraseInput(i);
+      }
     }
   }
 

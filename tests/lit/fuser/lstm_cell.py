@@ -15,3 +15,24 @@ def lstm_cell(x: Tensor, hx: Tensor, cx: Tensor, w_ih: Tensor, w_hh: Tensor, b_i
     cy = (forgetgate * cx) + (ingate * cellgate)
     hy = outgate * torch.tanh(cy)
     return hy, cy
+
+# CHECK:      %[[L:[0-9]+]] : Tensor[] = prim::ListConstruct(%b_hh.1, %b_ih.1, %[[MM1:[0-9]+]], %[[MM2:[0-9]+]])
+# CHECK-NEXT: %[[B:[0-9]+]] : Tensor[] = aten::broadcast_tensors(%[[L]])
+# CHECK-NEXT: %[[B0:[0-9]+]] : Tensor, %[[B1:[0-9]+]] : Tensor, %[[B2:[0-9]+]] : Tensor(device=cpu), %[[B3:[0-9]+]] : Tensor(device=cpu) = prim::ListUnpack(%[[B]])
+# CHECK-NEXT: %hy.1 : Tensor(device=cpu), %cy.1 : Tensor(device=cpu) = prim::FusionGroup_0(%cx.1, %[[B3]], %[[B2]], %[[B1]], %[[B0]])
+# CHECK-NEXT: prim::TupleConstruct(%hy.1, %cy.1)
+# CHECK-NOT:  prim::FusionGroup_1
+# CHECK:      with prim::FusionGroup_0 = graph(%cx.1 : Tensor,
+# CHECK-COUNT-4: prim::ConstantChunk[chunks=4, dim=1](%{{[0-9]+}})
+# CHECK-NEXT: prim::Constant[value=1]()
+# CHECK-COUNT-12: aten::add(
+# CHECK-NEXT: %ingate.5 : Tensor(device=cpu) = aten::sigmoid(
+# CHECK-NEXT: %forgetgate.5 : Tensor(device=cpu) = aten::sigmoid(
+# CHECK-NEXT: %cellgate.5 : Tensor(device=cpu) = aten::tanh(
+# CHECK-NEXT: %outgate.5 : Tensor(device=cpu) = aten::sigmoid(
+# CHECK-NEXT: aten::mul(%forgetgate.5, %cx.1)
+# CHECK-NEXT: aten::mul(%ingate.5, %cellgate.5)
+# CHECK-NEXT: %cy.1 : Tensor(device=cpu) = aten::add(
+# CHECK-NEXT: aten::tanh(%cy.1)
+# CHECK-NEXT: %hy.1 : Tensor(device=cpu) = aten::mul(%outgate.5,
+# CHECK-NEXT: return (%hy.1, %cy.1)
