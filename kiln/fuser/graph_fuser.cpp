@@ -244,20 +244,10 @@ class GraphFuser {
         if (use.user != consumer) return false;
       }
     }
-    auto movable = [&](Value* chunked) {
-      Node* op = chunked->node();
-      // type_as's output has its first input's shape, not the broadcast one.
-      if (op->kind() == prim::FusionGroup || op->kind() == aten::type_as || !isFusable(op)) return false;
-      for (const Use& use : chunked->uses()) {
-        if (use.user != chunk) return false;
-      }
-      // The op will read its inputs where the chunk is.
-      return db_.moveBeforeTopologicallyValid(op, chunk);
-    };
-    auto it = std::find_if(chunk->inputs().begin(), chunk->inputs().end(), movable);
-    if (it == chunk->inputs().end()) return false;
-    const size_t op_index = static_cast<size_t>(it - chunk->inputs().begin());
-    Node* op = (*it)->node();
+    size_t op_index = 0;
+    while (op_index < chunk->inputs().size() && !bringNextToChunk(chunk->input(op_index), chunk)) ++op_index;
+    if (op_index == chunk->inputs().size()) return false;
+    Node* op = chunk->input(op_index)->node();
     GRAPH_UPDATE("moving ", *chunk, "above ", *op);
 
     Node* bchunk = chunk->kind() == prim::ConstantChunk ? promoteToBroadcastingChunk(chunk) : chunk;
@@ -304,6 +294,39 @@ class GraphFuser {
     for (size_t c = 0; c < nchunks; ++c) bchunk->eraseOutput(nchunks * op_index);
     op->destroy();
     return true;
+  }
+
+  // Whether the chunk may move above the pointwise op computing `chunked`
+  // (which then moves right before it, where the pieces will read its
+  // inputs).
+  bool bringNextToChunk(Value* chunked, Node* chunk) {
+    Node* op = chunked->node();
+    // type_as's output has its first input's shape, not the broadcast one.
+    if (op->kind() == prim::FusionGroup || op->kind() == aten::type_as || !isFusable(op)) return false;
+    for (const Use& use : chunked->uses()) {
+      if (use.user != chunk) return false;
+    }
+    return chunkingKeepsDtype(op) && db_.moveBeforeTopologicallyValid(op, chunk);
+  }
+
+  // Chunks of a broadcast 0-dim tensor have dimensions, which changes its
+  // rank in type promotion (a 0-dim double loses to a float tensor; a
+  // dimensioned one wins): only ops whose tensor inputs all have dimensions,
+  // or all have one dtype, are chunked.
+  static bool chunkingKeepsDtype(Node* op) {
+    std::optional<ScalarType> common;
+    bool one_dtype = true;
+    bool all_dimensioned = true;
+    for (const Value* v : op->inputs()) {
+      const auto* type = v->type()->cast<TensorType>();
+      if (!type) continue;
+      auto rank = type->sizes().size();
+      all_dimensioned = all_dimensioned && rank && *rank > 0;
+      auto dtype = type->scalarType();
+      one_dtype = one_dtype && dtype && (!common || *common == *dtype);
+      common = dtype;
+    }
+    return all_dimensioned || one_dtype;
   }
 
   Node* promoteToBroadcastingChunk(Node* chunk) {
@@ -429,8 +452,17 @@ class GraphFuser {
       return false;
     }
     Node* list = n->input(0)->node();
-    return list->kind() == prim::ListConstruct && list->owningBlock() == block_ && list->output()->uses().size() == 1 &&
-           tensorTypeAllowsFusion(n->output());
+    if (list->kind() != prim::ListConstruct || list->owningBlock() != block_ || list->output()->uses().size() != 1 ||
+        !tensorTypeAllowsFusion(n->output())) {
+      return false;
+    }
+    // Kernels write the pieces into the result: cat's type promotion must
+    // have nothing to convert (where the dtypes are known).
+    auto dtype = n->output()->type()->cast<TensorType>()->scalarType();
+    return std::all_of(list->inputs().begin(), list->inputs().end(), [&](const Value* v) {
+      const auto* type = v->type()->cast<TensorType>();
+      return !dtype || !type || !type->scalarType() || *type->scalarType() == *dtype;
+    });
   }
 
   bool canFuseWithConcat(Value* producer, Node* group) {
