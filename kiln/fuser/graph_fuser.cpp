@@ -211,8 +211,9 @@ class GraphFuser {
   // `consumer` if it is not one yet) when it can move right before it.
   Node* tryFuse(Node* consumer, Value* producer) {
     Node* p = producer->node();
-    // A concatenation is only ever a group's output.
-    if (!isFusable(p) || isFusedConcatOutput(producer)) return nullptr;
+    // A concatenation is only ever a group's output; a chunk in a group
+    // reads a group input.
+    if (!isFusable(p) || isFusedConcatOutput(producer) || chunkedInGroup(consumer, producer)) return nullptr;
     if (!db_.moveBeforeTopologicallyValid(p, consumer)) return nullptr;
     GRAPH_UPDATE("fusing ", *p, "into ", *consumer);
     Node* group = consumer;
@@ -394,6 +395,12 @@ class GraphFuser {
       return inner->uses()[0].user;
     }
     return nullptr;
+  }
+
+  bool chunkedInGroup(Node* consumer, Value* v) {
+    if (consumer->kind() != prim::FusionGroup) return false;
+    auto chunk = chunkInGroup(consumer, v);
+    return chunk && *chunk;
   }
 
   bool canFuseChunk(Node* group, Value* producer) {
