@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "kiln/fuser/fuser.h"
+#include "kiln/fuser/kernel_compiler.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/prim_ops.h"
 #include "kiln/passes/analysis/shape_analysis.h"
@@ -168,6 +170,32 @@ void bindRuntime(py::module_& m) {
         "How many distinct input shapes per dtype/rank signature get plans specialized to their sizes "
         "(0: ranks only, as 1.13's legacy executor).");
   m.def("_get_shape_specialization_limit", &shapeSpecializationLimit);
+  m.def("_jit_set_fusion_enabled", &fuser::setFusionEnabled, py::arg("enabled"),
+        "Turns the fuser on or off for plans compiled from now on (KILN_FUSION=0 starts it off).");
+  m.def("_jit_fusion_enabled", &fuser::fusionEnabled);
+  m.def(
+      "_fusion_stats",
+      [] {
+        fuser::FusionStats stats = fuser::fusionStats();
+        fuser::KernelCacheStats cache = fuser::kernelCacheStats();
+        py::dict out;
+        out["kernel_runs"] = stats.kernel_runs;
+        out["fallback_runs"] = stats.fallback_runs;
+        out["fallback_reasons"] = stats.fallback_reasons;
+        out["compiled"] = cache.compiled;
+        out["disk_hits"] = cache.disk_hits;
+        out["memory_hits"] = cache.memory_hits;
+        out["compile_failures"] = cache.failures;
+        out["compile_seconds"] = cache.compile_seconds;
+        return out;
+      },
+      "The fuser's counters: group calls run as kernels or node by node (and why), kernels compiled, "
+      "loaded from the disk cache or found in memory, and time spent compiling.");
+  m.def("_reset_fusion_stats", [] {
+    fuser::resetFusionStats();
+    fuser::resetKernelCacheStats();
+  });
+  m.def("_kernel_cache_dir", &fuser::kernelCacheDir);
 
   // `print` in TorchScript writes to sys.stdout, from whichever thread runs it.
   setPrintHandler([](const std::string& text) {

@@ -32,19 +32,24 @@ def _unit(prog, variant):
 
 
 class _Settings:
-    """Executor settings for one variant, restored afterwards."""
+    """Executor settings for one variant, restored afterwards. Fusion is off:
+    the passes here must keep results bit for bit, while generated kernels
+    may differ in the last bits (test_fuser.py compares those)."""
 
     def __init__(self, optimize, shape_limit):
         self.optimize, self.shape_limit = optimize, shape_limit
 
     def __enter__(self):
-        self.saved = (kiln._C._get_graph_executor_optimize(), kiln._C._get_shape_specialization_limit())
+        self.saved = (kiln._C._get_graph_executor_optimize(), kiln._C._get_shape_specialization_limit(),
+                      kiln._C._jit_fusion_enabled())
         kiln._C._set_graph_executor_optimize(self.optimize)
         kiln._C._set_shape_specialization_limit(self.shape_limit)
+        kiln._C._jit_set_fusion_enabled(False)
 
     def __exit__(self, *exc):
         kiln._C._set_graph_executor_optimize(self.saved[0])
         kiln._C._set_shape_specialization_limit(self.saved[1])
+        kiln._C._jit_set_fusion_enabled(self.saved[2])
 
 
 VARIANTS = {"plain": _Settings(False, 0), "shapes": _Settings(True, 4), "ranks": _Settings(True, 0)}

@@ -1,0 +1,163 @@
+"""The CPU fuser against torch 1.13 (which does not fuse on CPU), side by side
+in one process at one thread (torch, kiln and OpenBLAS): the same
+TorchScript source compiled by each, medians of repeated calls after warm-up.
+
+  PYTHONPATH=python /usr/bin/python3 bench/bench_fuser.py [--repeat N] [--quick]
+
+Rows:
+  - pointwise: tanh(x * 2 + 1) * sigmoid(x) + x on 4M float32, with the bytes
+    it moves per second next to a plain copy (clone) of the same bytes;
+  - LSTM cell, batch 64, input and hidden 512;
+  - a 100-step LSTM of that cell written as a TorchScript loop;
+  - kiln with fusion off (KILN_FUSION=0 semantics) for each, to show what
+    fusion itself buys;
+  - compile latency: the first call in a process with an empty kernel cache,
+    then a second process with the cache warm (it compiles nothing).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy, torch and kiln load OpenBLAS
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import kiln  # noqa: E402
+import torch  # noqa: E402
+
+POINTWISE = """
+def f(x):
+    return torch.tanh(x * 2 + 1) * torch.sigmoid(x) + x
+"""
+
+LSTM_CELL = """
+def cell(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
+    gates = torch.mm(x, w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
+    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+    ingate = torch.sigmoid(ingate)
+    forgetgate = torch.sigmoid(forgetgate)
+    cellgate = torch.tanh(cellgate)
+    outgate = torch.sigmoid(outgate)
+    cy = (forgetgate * cx) + (ingate * cellgate)
+    hy = outgate * torch.tanh(cy)
+    return hy, cy
+"""
+
+LSTM_LOOP = """
+def lstm(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
+    hs = []
+    for t in range(x.size(0)):
+        gates = torch.mm(x[t], w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
+        ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+        ingate = torch.sigmoid(ingate)
+        forgetgate = torch.sigmoid(forgetgate)
+        cellgate = torch.tanh(cellgate)
+        outgate = torch.sigmoid(outgate)
+        cx = (forgetgate * cx) + (ingate * cellgate)
+        hx = outgate * torch.tanh(cx)
+        hs.append(hx)
+    return torch.stack(hs), cx
+"""
+
+
+def timed(fn, args, repeat, warmup=3):
+    for _ in range(warmup):
+        fn(*args)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return statistics.median(times), times[0], times[-1]
+
+
+def lstm_args(steps, batch=64, size=512, seed=0):
+    r = np.random.RandomState(seed)
+    f = lambda *s: (r.randn(*s) * 0.1).astype(np.float32)  # noqa: E731
+    x = f(steps, batch, size) if steps else f(batch, size)
+    return [x, f(batch, size), f(batch, size), f(4 * size, size), f(4 * size, size), f(4 * size), f(4 * size)]
+
+
+def compare(name, src, fn_name, np_args, repeat, nbytes=None):
+    tfn = getattr(torch.jit.CompilationUnit(src), fn_name)
+    targs = [torch.from_numpy(a.copy()) for a in np_args]
+    rows = {}
+    rows["torch"] = timed(tfn, targs, repeat)
+    for label, fused in (("kiln", True), ("kiln unfused", False)):
+        kiln._C._jit_set_fusion_enabled(fused)
+        kfn = getattr(kiln.compile(src), fn_name)
+        kargs = [kiln.from_numpy(a.copy()) for a in np_args]
+        rows[label] = timed(kfn, kargs, repeat)
+    kiln._C._jit_set_fusion_enabled(True)
+    base = rows["torch"][0]
+    for label, (med, lo, hi) in rows.items():
+        extra = f"  {nbytes / med / 1e9:6.1f} GB/s" if nbytes else ""
+        print(f"{name:34s} {label:13s} {med * 1e3:9.3f} ms  [{lo * 1e3:8.3f} .. {hi * 1e3:8.3f}]"
+              f"  {med / base:6.3f}x torch{extra}")
+    return rows
+
+
+COMPILE_PROBE = """
+import json, time, kiln, numpy as np
+src = '''%s'''
+fn = kiln.compile(src).f
+x = kiln.from_numpy(np.random.RandomState(0).randn(1 << 16).astype(np.float32))
+start = time.perf_counter(); fn(x); first = time.perf_counter() - start
+start = time.perf_counter(); fn(x); second = time.perf_counter() - start
+s = kiln._C._fusion_stats()
+print(json.dumps({"first": first, "second": second, "compiled": s["compiled"], "disk_hits": s["disk_hits"],
+                  "compile_seconds": s["compile_seconds"]}))
+""" % POINTWISE
+
+
+def compile_latency():
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, KILN_KERNEL_CACHE=cache,
+                   PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "python"))
+        runs = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", COMPILE_PROBE], env=env, capture_output=True, text=True,
+                                 check=True)
+            runs.append(json.loads(out.stdout))
+    cold, warm = runs
+    per_kernel = cold["compile_seconds"] / max(cold["compiled"], 1)
+    print(f"compile latency, empty cache:  first call {cold['first'] * 1e3:7.1f} ms, "
+          f"{cold['compiled']} kernel(s) compiled, {per_kernel * 1e3:.1f} ms each; "
+          f"second call {cold['second'] * 1e3:.3f} ms")
+    print(f"second process, warm cache:    first call {warm['first'] * 1e3:7.1f} ms, "
+          f"{warm['compiled']} compiled, {warm['disk_hits']} loaded from disk")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="smaller LSTM loop (10 steps), fewer repeats")
+    opts = parser.parse_args()
+    torch.set_num_threads(1)
+    kiln.set_num_threads(1)
+    repeat = 5 if opts.quick else opts.repeat
+
+    x = np.random.RandomState(0).randn(4 << 20).astype(np.float32)
+    nbytes = 2 * x.nbytes  # one read and one write of 4M float32
+    print(f"{'benchmark':34s} {'runner':13s} {'median':>12s}  {'[min .. max]':>24s}")
+    compare("pointwise 4M float32", POINTWISE, "f", [x], repeat, nbytes)
+    kx, tx = kiln.from_numpy(x.copy()), torch.from_numpy(x.copy())
+    for label, fn, arg in (("torch", torch.clone, tx), ("kiln", kiln.clone, kx)):
+        med, lo, hi = timed(fn, [arg], repeat)
+        print(f"{'copy of the same bytes':34s} {label:13s} {med * 1e3:9.3f} ms  [{lo * 1e3:8.3f} .. {hi * 1e3:8.3f}]"
+              f"  {'':13s}{nbytes / med / 1e9:6.1f} GB/s")
+    compare("LSTM cell b64 512/512", LSTM_CELL, "cell", lstm_args(0), max(repeat, 30))
+    steps = 10 if opts.quick else 100
+    compare(f"LSTM loop {steps} steps", LSTM_LOOP, "lstm", lstm_args(steps), max(3, repeat // 3))
+    compile_latency()
+
+
+if __name__ == "__main__":
+    main()
