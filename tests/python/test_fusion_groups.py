@@ -1,13 +1,11 @@
 """The fusion pass against torch 1.13's legacy CPU fuser: for each program,
 kiln's optimized graph for the arguments (fn.graph_for, with plans
-specialized to shapes and to ranks only, put through the `fuse` pass) has as many prim::FusionGroup nodes as torch's graph_for with
-its CPU fuser forced on, holding the same nodes (constants aside). Where
-kiln fuses differently on purpose, EXPECTED_DIFFERENCES says how and why,
-and the test checks kiln's grouping and that torch's still differs.
-
-The `fuse` pass runs on a copy of the plan graph, so the comparison does not
-depend on whether the executor fuses (running the pass again on a fused
-graph changes nothing)."""
+specialized to shapes and to ranks only) has as many prim::FusionGroup
+nodes as torch's graph_for with its CPU fuser forced on, holding the same
+nodes (constants aside). Where kiln fuses differently on purpose,
+EXPECTED_DIFFERENCES says how and why, and the test checks kiln's grouping
+and that torch's still differs. Each program also gives the same results
+(and mutated arguments) fused as with fusion off."""
 import numpy as np
 import pytest
 import torch
@@ -177,16 +175,29 @@ def torch_unit():
         torch._C._jit_set_texpr_fuser_enabled(saved_texpr)
 
 
+class _Settings:
+    """Fusion on or off and the shape specialization limit for the plans
+    compiled inside, restored afterwards."""
+
+    def __init__(self, fusion, shape_limit=4):
+        self.fusion, self.shape_limit = fusion, shape_limit
+
+    def __enter__(self):
+        self.saved = (kiln._C._jit_fusion_enabled(), kiln._C._get_shape_specialization_limit())
+        kiln._C._jit_set_fusion_enabled(self.fusion)
+        kiln._C._set_shape_specialization_limit(self.shape_limit)
+
+    def __exit__(self, *exc):
+        kiln._C._jit_set_fusion_enabled(self.saved[0])
+        kiln._C._set_shape_specialization_limit(self.saved[1])
+
+
 @pytest.fixture(scope="module", params=[4, 0], ids=["shapes", "ranks"])
 def kiln_unit(request):
-    """The programs in kiln, with plans specialized to the arguments' shapes
-    or to their ranks only."""
-    saved = kiln._C._get_shape_specialization_limit()
-    kiln._C._set_shape_specialization_limit(request.param)
-    try:
+    """The programs in kiln, fusing, with plans specialized to the
+    arguments' shapes or to their ranks only."""
+    with _Settings(fusion=True, shape_limit=request.param):
         yield kiln.compile(SOURCE)
-    finally:
-        kiln._C._set_shape_specialization_limit(saved)
 
 
 def torch_groups(unit, name):
@@ -198,11 +209,7 @@ def torch_groups(unit, name):
 
 
 def kiln_fused_graph(unit, name):
-    args = convert(list(ARGS[name]), "kiln")
-    plan = getattr(unit, name).graph_for(*args)
-    graph = kiln.parse_ir(plan.str(False))
-    kiln._C._jit_pass("fuse", graph)
-    return graph
+    return getattr(unit, name).graph_for(*convert(list(ARGS[name]), "kiln"))
 
 
 @pytest.mark.parametrize("name", sorted(ARGS))
@@ -214,6 +221,34 @@ def test_groups_match_torch(name, torch_unit, kiln_unit):
         assert theirs != ours, "torch now groups %s as kiln does: %s" % (name, theirs)
     else:
         assert ours == theirs
+
+
+def _run(name, fusion):
+    """Result and arguments after the call, from a fresh compilation."""
+    with _Settings(fusion):
+        args = convert(list(ARGS[name]), "kiln")
+        return getattr(kiln.compile(SOURCE), name)(*args), args
+
+
+def _assert_close(a, b, where):
+    if isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_close(x, y, "%s[%d]" % (where, i))
+    elif isinstance(a, kiln.Tensor):
+        assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape), where
+        # Generated kernels may round differently in the last bits.
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6, err_msg=where)
+    else:
+        assert a == b, where
+
+
+@pytest.mark.parametrize("name", sorted(ARGS))
+def test_fused_results_equal_unfused(name):
+    fused, fused_args = _run(name, fusion=True)
+    unfused, unfused_args = _run(name, fusion=False)
+    _assert_close(fused, unfused, "result")
+    _assert_close(fused_args, unfused_args, "arguments")
 
 
 def test_lstm_cell_is_one_group_with_four_chunks(kiln_unit):
