@@ -13,13 +13,26 @@
 // group outputs (a ListConstruct used only by it) becomes prim::FusedConcat
 // inside the group. Groups are formed in every block (loop and if bodies).
 //
+// A chunk of a pointwise result whose pieces one group reads moves above
+// that op (each operand chunked; operands of possibly different shapes go
+// through aten::broadcast_tensors first, outside the group), so that the op
+// joins the group too (seed 001's LSTM cell is one group). Group inputs
+// are tensors first, then scalars. The pass is registered as `fuse` for
+// `kiln opt -p` and kiln._C._jit_pass.
+//
 // Assumes: the executor's optimization passes have run (shapes propagated,
 // chunk + ListUnpack already prim::ConstantChunk). Does nothing when any
 // graph input requires grad (its type says requires_grad=1; unknown counts
-// as not), or when fusion is off (fuser.h).
+// as not), or when fusion is off (fuser.h). Values whose type says they
+// require grad, or that are tensors of a dtype kernels do not compute in
+// (Half, BFloat16), are not fused either.
 // Guarantees: results are unchanged; no node that writes memory, aliases its
-// inputs or is not pointwise is in a group; a group has at least two
-// non-constant nodes (a single op is not worth a kernel).
+// inputs (unless AliasDb shows no write could tell) or is not pointwise is
+// in a group; a group has at least two non-constant nodes (a single op is
+// not worth a kernel); a prim::ConstantChunk in a group reads a group input
+// that nothing else in the group reads; a prim::FusedConcat is an output
+// of its group that no node of the group reads, and its pieces are all
+// computed in the group.
 #include <memory>
 
 namespace kiln {
