@@ -1,8 +1,10 @@
 #include "kiln/fuser/graph_fuser.h"
 
 #include <algorithm>
-#include <unordered_set>
+#include <optional>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "kiln/fuser/codegen.h"
 #include "kiln/fuser/fuser.h"
@@ -102,14 +104,11 @@ TypePtr broadcastTypeFor(const Value* input, ArrayRef<Value*> inputs) {
   for (const Value* v : inputs) {
     const VaryingShape& shape = v->type()->cast<TensorType>()->sizes();
     size_t offset = *rank - *shape.size();
+    // A valid program broadcasts a size other than 1 to itself, so an
+    // unknown size only leaves the result unknown against a 1.
     for (size_t d = 0; d < *shape.size(); ++d) {
       std::optional<int64_t>& out = sizes[offset + d];
-      const std::optional<int64_t>& in = shape[d];
-      if (!in || !out) {
-        out = in == int64_t{1} ? out : std::nullopt;
-      } else if (*out == 1) {
-        out = in;
-      }
+      if (shape[d] != int64_t{1} && (!out || *out == 1)) out = shape[d];
     }
   }
   return input_type->withSizes(VaryingShape(std::move(sizes)));
@@ -342,12 +341,7 @@ class GraphFuser {
 
   // `to` takes the place, type and name of `from`, which loses its uses.
   void replaceOutput(Value* from, Value* to) {
-    to->setType(from->type());
-    if (from->hasDebugName()) {
-      std::string name = from->debugName();
-      from->setDebugName("");
-      to->setDebugName(name);
-    }
+    takeMetadata(to, from);
     db_.replaceWithNewValue(from, to);
     from->replaceAllUsesWith(to);
   }

@@ -8,16 +8,6 @@ namespace {
 
 bool isTensor(const Value* v) { return v->type()->kind() == TypeKind::Tensor; }
 
-// `to` takes `from`'s type and debug name; `from` loses its name first, so
-// the name moves instead of pushing `from` to `name.1`.
-void takeMetadata(Value* to, Value* from) {
-  to->setType(from->type());
-  if (!from->hasDebugName()) return;
-  std::string name = from->debugName();
-  from->setDebugName("");
-  to->setDebugName(name);
-}
-
 // A new output of `subgraph_node` for the inner value `inner`, replacing the
 // outer value `outer` everywhere.
 void exposeOutput(Node* subgraph_node, Value* inner, Value* outer, const ValueReplaced& replaced) {
@@ -79,6 +69,14 @@ Node* mergeNode(Node* to_merge, Node* subgraph_node, bool all_outputs, const Val
 }  // namespace
 
 Graph& getSubgraph(Node* n) { return *n->g(attr::Subgraph); }
+
+void takeMetadata(Value* to, Value* from) {
+  to->setType(from->type());
+  if (!from->hasDebugName()) return;
+  std::string name = from->debugName();
+  from->setDebugName("");
+  to->setDebugName(name);
+}
 
 Node* createSingletonSubgraph(Node* n, Symbol kind, const ValueReplaced& replaced) {
   Node* subgraph_node = n->owningGraph()->create(kind, 0);

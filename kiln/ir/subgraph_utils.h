@@ -26,6 +26,11 @@ using ValueReplaced = std::function<void(Value* old_value, Value* new_value)>;
 // The subgraph of a subgraph node.
 Graph& getSubgraph(Node* n);
 
+// `to` takes `from`'s type and debug name, which `from` gives up (where
+// Value::copyMetadata would rename `from` to `name.1`): for a value about
+// to take `from`'s place.
+void takeMetadata(Value* to, Value* from);
+
 // A new node of `kind` in n's place whose subgraph holds a copy of `n`;
 // every output of `n` becomes an output of it. Destroys `n`.
 Node* createSingletonSubgraph(Node* n, Symbol kind, const ValueReplaced& replaced = nullptr);
