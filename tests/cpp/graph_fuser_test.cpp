@@ -1,7 +1,7 @@
 // The subgraph utilities (merge, unmerge, round trips keep results, types
-// and names) and the fusion pass (which groups form, what never fuses). A
-// fused graph runs here with its groups unmerged again: the fused-group
-// operator is tested with it, this checks that grouping kept the program.
+// and names) and the fusion pass (which groups form, what never fuses).
+// Fused graphs run as they are (the fused-group operator) and with their
+// groups unmerged again, and give the original program's results.
 #include <gtest/gtest.h>
 
 #include "kiln/api/kiln.h"
@@ -172,8 +172,34 @@ TEST(GraphFuser, ChainBecomesOneGroup) {
   EXPECT_EQ(countNodes(getSubgraph(group).block(), "prim::Constant"), 1u);
   EXPECT_EQ(g->block()->nodes().front(), group);
   EXPECT_EQ(names(group->inputs()), (std::vector<std::string>{"x", "y", "s"}));
+  EXPECT_TRUE(sameResults(parseIR(kChain), g, chainInputs(), 1e-6));
   unmergedText(g);
   EXPECT_TRUE(sameResults(parseIR(kChain), g, chainInputs()));
+}
+
+TEST(GraphFuser, ConcatAndChunkGroupsKeepResults) {
+  const char* ir = R"IR(
+graph(%x : Float(3, 8, device=cpu), %y : Float(3, 8, device=cpu), %b : Float(8, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %zero : int = prim::Constant[value=0]()
+  %s : Float(3, 8, device=cpu) = aten::add(%x, %b, %one)
+  %p0 : Float(3, 4, device=cpu), %p1 : Float(3, 4, device=cpu) = prim::ConstantChunk[chunks=2, dim=1](%s)
+  %t : Float(3, 4, device=cpu) = aten::tanh(%p0)
+  %u : Float(3, 4, device=cpu) = aten::mul(%t, %p1)
+  %v : Float(3, 4, device=cpu) = aten::sigmoid(%p1)
+  %w : Float(3, 4, device=cpu) = aten::sub(%v, %u, %one)
+  %l : Tensor[] = prim::ListConstruct(%u, %w)
+  %r : Float(6, 4, device=cpu) = aten::cat(%l, %zero)
+  return (%r))IR";
+  auto g = fused(ir);
+  ASSERT_EQ(groupCount(g), 1u) << *g;
+  Graph& sub = getSubgraph(findNode(g->block(), "prim::FusionGroup"));
+  EXPECT_EQ(countNodes(sub.block(), "prim::FusedConcat"), 1u) << *g;
+  EXPECT_EQ(countNodes(sub.block(), "prim::ConstantChunk"), 2u) << *g;
+  EXPECT_EQ(countNodes(g->block(), "aten::broadcast_tensors"), 1u) << *g;
+  manualSeed(5);
+  Stack inputs{IValue(randomFloats({3, 8})), IValue(randomFloats({3, 8})), IValue(randomFloats({8}))};
+  EXPECT_TRUE(sameResults(parseIR(ir), g, inputs, 1e-6));
 }
 
 TEST(GraphFuser, NothingWhenFusionIsOffOrAnInputRequiresGrad) {
@@ -217,6 +243,7 @@ graph(%x : Float(2, 3, device=cpu), %y : Float(2, 3, device=cpu)):
   ASSERT_EQ(groupCount(g), 2u);
   manualSeed(2);
   Stack inputs{IValue(randomFloats({2, 3})), IValue(randomFloats({2, 3}))};
+  EXPECT_TRUE(sameResults(parseIR(ir), g, inputs, 1e-6));
   unmergedText(g);
   EXPECT_TRUE(sameResults(parseIR(ir), g, inputs));
 }
@@ -265,6 +292,7 @@ TEST(GraphFuser, LstmCellIsOneGroupWithItsChunks) {
   }
   EXPECT_EQ(countNodes(g->block(), "aten::broadcast_tensors"), 1u);
 
+  EXPECT_TRUE(sameResults(optimized, g, inputs, 1e-6));
   unmergedText(g);
   EXPECT_TRUE(sameResults(optimized, g, inputs, 1e-6));
 }
