@@ -35,9 +35,9 @@
 //
 // Guarantees: the same results up to floating-point summation order (the
 // large product may block its sums differently), the same errors (the new
-// product cannot raise; a counter past %X's rows makes the new select raise
-// an IndexError where the old one did), and the same side effects. The old
-// select, product and transpose are removed when nothing else uses them.
+// product cannot raise, and the loop still selects only rows that exist),
+// and the same side effects. The old select, product and transpose are
+// removed when nothing else uses them.
 //
 // Assumes an SSA graph with refined types (after propagateShapes); to find
 // the pattern it must run before loops are unrolled. Returns whether the
