@@ -640,7 +640,7 @@ KILN_REGISTER_SCRIPT_OPS(
              auto op = std::make_shared<FusionGroupOp>(node);
              return [op](Stack& stack) { (*op)(stack); };
            }),
-    nodeOp("prim::FusedConcat(...) -> Tensor",
+    nodeOp("prim::FusedConcat(...) -> ...",
            [](const Node& node) -> Operation {
              int64_t dim = node.i(attr::dim);
              size_t count = node.inputs().size();

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "kiln/passes/analysis/shape_analysis.h"
+#include "kiln/passes/batch_loop_matmuls.h"
 #include "kiln/passes/batch_mm.h"
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"
@@ -26,6 +27,7 @@ namespace {
 
 std::map<std::string, GraphPass, std::less<>>& passes() {
   static std::map<std::string, GraphPass, std::less<>> table = {
+      {"batch_loop_matmuls", [](const std::shared_ptr<Graph>& g) { batchLoopMatmuls(g); }},
       {"batch_mm", batchMM},
       {"canonicalize_outputs", canonicalizeOutputs},
       {"cleanup", runCleanupPasses},

@@ -2,6 +2,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/passes/analysis/shape_analysis.h"
+#include "kiln/passes/batch_loop_matmuls.h"
 #include "kiln/passes/batch_mm.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
@@ -36,6 +37,8 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
   peepholeOptimize(graph);
   constantPropagation(graph);
   constantPooling(graph);
+  // Before unrolling: the per-step products are found on the rolled loop.
+  batchLoopMatmuls(graph);
   if (unrollLoops(graph, UnrollPolicy::ConstantTripCountsOrTensorBodies)) {
     // The unrolled bodies expose appends to lists built just before and
     // sizes of constant lists.

@@ -1,7 +1,13 @@
 #include "kiln/util/small_alloc.h"
 
+#include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <string>
+#include <vector>
+
+#include "kiln/util/large_alloc_cache.h"
 
 namespace kiln {
 
@@ -60,10 +66,136 @@ BlockCache* threadCache() {
   return current_cache;
 }
 
+// Freed large blocks, oldest first. A few hundred at most (limit /
+// kLargeAllocMin), so linear scans are cheaper than the page faults they save.
+class LargeBlockCache {
+ public:
+  LargeBlockCache() : limit_(limitFromEnvironment()) {}
+
+  void* take(size_t rounded) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = blocks_.size(); i-- > 0;) {
+      if (blocks_[i].nbytes == rounded) {
+        void* p = blocks_[i].data;
+        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+        cached_ -= rounded;
+        return p;
+      }
+    }
+    return nullptr;
+  }
+
+  // Keeps `block` unless it alone exceeds the limit; returns the least
+  // recently freed blocks beyond the limit to the system.
+  void put(void* block, size_t rounded) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (rounded > limit_) {
+      std::free(block);
+      return;
+    }
+    try {
+      blocks_.push_back({block, rounded});
+    } catch (const std::bad_alloc&) {
+      std::free(block);
+      return;
+    }
+    cached_ += rounded;
+    evictBeyondLimit();
+  }
+
+  void setLimit(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    limit_ = bytes;
+    evictBeyondLimit();
+  }
+
+  void releaseAll() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Block& b : blocks_) std::free(b.data);
+    blocks_.clear();
+    cached_ = 0;
+  }
+
+  size_t limit() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return limit_;
+  }
+
+  size_t cached() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return cached_;
+  }
+
+ private:
+  struct Block {
+    void* data;
+    size_t nbytes;
+  };
+
+  static size_t limitFromEnvironment() {
+    constexpr size_t kDefaultMiB = 256;
+    size_t mib = kDefaultMiB;
+    if (const char* env = std::getenv("KILN_ALLOC_CACHE_MB")) {
+      try {
+        size_t parsed = 0;
+        unsigned long long value = std::stoull(env, &parsed);
+        if (env[parsed] == '\0') mib = static_cast<size_t>(value);
+      } catch (const std::exception&) {
+        // Not a number: the default.
+      }
+    }
+    return mib > (SIZE_MAX >> 20) ? SIZE_MAX : mib << 20;
+  }
+
+  void evictBeyondLimit() noexcept {
+    size_t n = 0;
+    for (; cached_ > limit_; ++n) {
+      std::free(blocks_[n].data);
+      cached_ -= blocks_[n].nbytes;
+    }
+    blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+
+  std::mutex mutex_;
+  size_t limit_;
+  size_t cached_ = 0;
+  std::vector<Block> blocks_;
+};
+
+// Never destroyed: tensors may be freed during static destruction, after a
+// static cache would be gone.
+LargeBlockCache& largeBlockCache() {
+  static LargeBlockCache* cache = new LargeBlockCache();
+  return *cache;
+}
+
+// Large sizes rounded to the granule, so that tensors of nearly equal sizes
+// share blocks.
+size_t roundUpLarge(size_t rounded) {
+  return (rounded + kLargeAllocGranule - 1) / kLargeAllocGranule * kLargeAllocGranule;
+}
+
 }  // namespace
 
+size_t largeAllocCacheLimit() { return largeBlockCache().limit(); }
+size_t largeAllocCachedBytes() { return largeBlockCache().cached(); }
+void setLargeAllocCacheLimit(size_t bytes) { largeBlockCache().setLimit(bytes); }
+
 void* smallAlloc(size_t nbytes) {
+  // No block this big can exist, and rounding it up would overflow.
+  if (nbytes > SIZE_MAX / 2) throw std::bad_alloc();
   size_t rounded = roundUp(nbytes);
+  if (rounded >= kLargeAllocMin) {
+    rounded = roundUpLarge(rounded);
+    if (void* p = largeBlockCache().take(rounded)) return p;
+    try {
+      return systemAlloc(rounded);
+    } catch (const std::bad_alloc&) {
+      // The cached blocks may be what the system is missing.
+      largeBlockCache().releaseAll();
+      return systemAlloc(rounded);
+    }
+  }
   if (rounded <= kSmallAllocMax) {
     if (BlockCache* cache = threadCache()) {
       size_t c = rounded / kSmallAllocAlignment - 1;
@@ -76,6 +208,10 @@ void* smallAlloc(size_t nbytes) {
 void smallFree(void* block, size_t nbytes) noexcept {
   if (!block) return;
   size_t rounded = roundUp(nbytes);
+  if (rounded >= kLargeAllocMin) {
+    largeBlockCache().put(block, roundUpLarge(rounded));
+    return;
+  }
   if (rounded <= kSmallAllocMax) {
     if (BlockCache* cache = threadCache()) {
       size_t c = rounded / kSmallAllocAlignment - 1;

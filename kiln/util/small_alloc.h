@@ -3,7 +3,8 @@
 // per-thread cache. An interpreter running small tensors allocates and frees
 // the same few sizes for every instruction; reusing blocks from a free list
 // is several times cheaper than malloc's aligned path. All blocks are
-// 64-byte aligned; sizes above kSmallAllocMax go straight to the system.
+// 64-byte aligned; sizes above kSmallAllocMax go to the system, except large
+// ones, which a process-wide cache keeps for reuse (large_alloc_cache.h).
 #include <cstddef>
 
 namespace kiln {

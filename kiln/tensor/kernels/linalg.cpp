@@ -430,7 +430,8 @@ Tensor foldRows(const Tensor& t) {
     }
     span = t.stride(d) * t.size(d);
   }
-  if (!mergeable) return foldRows(contiguous(t));
+  // Without elements any strides do (and contiguous() would not change them).
+  if (!mergeable && t.numel() > 0) return foldRows(contiguous(t));
   if (row_stride < 0) row_stride = std::max<int64_t>(k, 1);
   return makeView(t, {rows, k}, {row_stride, t.stride(-1)}, t.storageOffset());
 }

@@ -1,0 +1,26 @@
+#pragma once
+// The process-wide cache of large freed blocks behind smallAlloc/smallFree
+// (small_alloc.h). Fresh memory for a large tensor costs a page fault per
+// page on first touch (glibc maps big blocks and unmaps them when freed),
+// which can cost more than the computation writing it: about 3 ms per 16 MB
+// here. Blocks of at least kLargeAllocMin bytes are rounded up to
+// kLargeAllocGranule and, when freed, kept for the next request of the same
+// rounded size (most recently freed first), up to a total byte limit; above
+// it the least recently freed blocks go back to the system. The limit is
+// KILN_ALLOC_CACHE_MB (MiB, read once; default 256; 0 turns the cache off).
+// Thread-safe (one mutex: these allocations are rare next to their cost).
+#include <cstddef>
+
+namespace kiln {
+
+constexpr size_t kLargeAllocMin = size_t{1} << 20;
+constexpr size_t kLargeAllocGranule = size_t{64} << 10;
+
+// The limit in bytes, and the bytes cached now.
+size_t largeAllocCacheLimit();
+size_t largeAllocCachedBytes();
+// Changes the limit, returning what the cache holds beyond it to the system
+// (0 empties and disables the cache).
+void setLargeAllocCacheLimit(size_t bytes);
+
+}  // namespace kiln
