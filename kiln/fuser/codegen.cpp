@@ -333,6 +333,13 @@ class KernelWriter {
   }
 
   const char* typeOf(const Value* v) const { return detail::cppType(typing_.values.at(v).dtype); }
+  // Bool tensors are read and written as bytes: GCC does not vectorize loads
+  // and stores of C++ bool.
+  bool isBool(const Value* v) const { return typing_.values.at(v).dtype == ScalarType::Bool; }
+  const char* storageTypeOf(const Value* v) const { return isBool(v) ? "uint8_t" : typeOf(v); }
+  std::string load(const Operand& op, const std::string& at) const {
+    return op.pointer + "[" + at + "]" + (isBool(op.value) ? " != 0" : "");
+  }
 
   void nameValues() {
     std::unordered_set<std::string> used;
@@ -391,13 +398,13 @@ class KernelWriter {
     }
     for (size_t k = 0; k < operands_.size(); ++k) {
       const Operand& op = operands_[k];
-      const char* type = typeOf(op.value);
+      const char* type = storageTypeOf(op.value);
       out_ << "  " << (op.is_output ? "" : "const ") << type << "* __restrict " << op.pointer << " = ("
            << (op.is_output ? "" : "const ") << type << "*)data[" << k << "];\n";
     }
     for (const Operand& op : operands_) {
       if (!op.is_output && op.layout == OperandLayout::Broadcast)
-        out_ << "  const " << typeOf(op.value) << " " << names_.at(op.value) << " = " << op.pointer << "[0];\n";
+        out_ << "  const " << typeOf(op.value) << " " << names_.at(op.value) << " = " << load(op, "0") << ";\n";
     }
   }
 
@@ -407,8 +414,8 @@ class KernelWriter {
   void writeBody(const std::string& indent, const Index& index) {
     for (const Operand& op : operands_) {
       if (op.is_output || op.layout == OperandLayout::Broadcast) continue;
-      out_ << indent << "const " << typeOf(op.value) << " " << names_.at(op.value) << " = " << op.pointer << "["
-           << index(op) << "];\n";
+      out_ << indent << "const " << typeOf(op.value) << " " << names_.at(op.value) << " = " << load(op, index(op))
+           << ";\n";
     }
     for (const Node* n : graph_.nodes()) {
       if (n->kind() == prim::Constant) continue;
@@ -485,12 +492,6 @@ class KernelWriter {
          << "  }\n";
   }
 
-  // `v` (of dtype `from`) as a `to`.
-  static std::string cast(const std::string& v, ScalarType from, ScalarType to) {
-    if (from == to) return v;
-    return std::string("(") + detail::cppType(to) + ")" + v;
-  }
-
   std::string expression(OpTyping t) const {
     const FunctionSchema& schema = *t.node->maybeSchema();
     for (size_t i = 0; i < schema.arguments().size(); ++i) {
@@ -499,9 +500,9 @@ class KernelWriter {
       std::string expr;
       switch (t.roles[i]) {
         case ArgRole::Operand:
-          if (!v.isNone()) expr = cast(raw, v.dtype, t.compute);
+          if (!v.isNone()) expr = detail::castExpr(raw, v.dtype, t.compute);
           break;
-        case ArgRole::Condition: expr = cast(raw, v.dtype, ScalarType::Bool); break;
+        case ArgRole::Condition: expr = detail::castExpr(raw, v.dtype, ScalarType::Bool); break;
         case ArgRole::Param: expr = raw; break;
         case ArgRole::DtypeSource:
         case ArgRole::Constant: break;
@@ -513,7 +514,7 @@ class KernelWriter {
     return substitute(t.op->expr, t);
   }
 
-  // The template with `$T`, `$R` and `$<argument>` replaced.
+  // The template with `$T` and `$<argument>` replaced.
   static std::string substitute(std::string_view pattern, const OpTyping& t) {
     std::string result;
     for (size_t i = 0; i < pattern.size();) {
@@ -527,8 +528,6 @@ class KernelWriter {
       const std::string name(pattern.substr(i + 1, end - i - 1));
       if (name == "T") {
         result += detail::cppType(t.compute);
-      } else if (name == "R") {
-        result += detail::cppType(t.result);
       } else {
         result += t.expr(name.c_str());
       }

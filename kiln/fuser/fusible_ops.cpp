@@ -223,6 +223,8 @@ std::string emitRoundDecimals(const OpTyping& t) {
 }
 
 // aten::to: only plain dtype conversions (no layout, device or memory format).
+std::string emitCast(const OpTyping& t) { return castExpr(t.expr("self"), t.compute, t.result); }
+
 bool checkTo(const OpTyping& t, std::string* why) {
   for (const char* name : {"layout", "device", "pin_memory", "memory_format"}) {
     const ValueType* arg = t.find(name);
@@ -377,17 +379,17 @@ const FusibleOp kFusibleOps[] = {
     // Conversions.
     {"aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
      "MemoryFormat? memory_format=None) -> Tensor(a)",
-     TypeRule::Cast, DtypeSet::All, "($R)$self", checkTo},
+     TypeRule::Cast, DtypeSet::All, nullptr, checkTo, emitCast},
     {"aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
-     TypeRule::Cast, DtypeSet::All, "($R)$self", checkTo},
+     TypeRule::Cast, DtypeSet::All, nullptr, checkTo, emitCast},
     {"aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
      "bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> "
      "Tensor(a)",
-     TypeRule::Cast, DtypeSet::All, "($R)$self", checkTo},
+     TypeRule::Cast, DtypeSet::All, nullptr, checkTo, emitCast},
     {"aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, "
      "MemoryFormat? memory_format=None) -> Tensor(a)",
-     TypeRule::Cast, DtypeSet::All, "($R)$self", checkTo},
-    {"aten::type_as(Tensor self, Tensor other) -> Tensor", TypeRule::Cast, DtypeSet::All, "($R)$self"},
+     TypeRule::Cast, DtypeSet::All, nullptr, checkTo, emitCast},
+    {"aten::type_as(Tensor self, Tensor other) -> Tensor", TypeRule::Cast, DtypeSet::All, nullptr, nullptr, emitCast},
 };
 
 #undef KILN_BITWISE
@@ -396,18 +398,24 @@ const FusibleOp kFusibleOps[] = {
 
 std::string schemaKey(const std::string& name, const std::string& overload) { return name + "." + overload; }
 
-// The rows whose schema kiln registers, by name and overload. A row kiln
-// does not register (or registers with other text) can never match a node.
+// Whether kiln registers the row's schema with exactly its text; a row it
+// does not (a typo, an op kiln lacks) can never match a node.
+bool isRegisteredAsWritten(const FusibleOp& op) {
+  const FunctionSchema schema = parseSchema(op.schema);
+  const OperatorPtr registered = findOperator(Symbol::fromQualString(schema.name()), schema.overloadName());
+  return registered && registered->schema().str() == schema.str();
+}
+
+// The registered rows by name and overload.
 const std::unordered_map<std::string, const FusibleOp*>& registeredOps() {
   static const auto* ops = [] {
     auto* map = new std::unordered_map<std::string, const FusibleOp*>();
     for (const FusibleOp& op : kFusibleOps) {
-      const FunctionSchema schema = parseSchema(op.schema);
-      const OperatorPtr registered = findOperator(Symbol::fromQualString(schema.name()), schema.overloadName());
-      if (!registered || registered->schema().str() != schema.str()) {
+      if (!isRegisteredAsWritten(op)) {
         GRAPH_DEBUG("fuser: ", op.schema, " is not registered as written; not fusible");
         continue;
       }
+      const FunctionSchema schema = parseSchema(op.schema);
       map->emplace(schemaKey(schema.name(), schema.overloadName()), &op);
     }
     return map;
@@ -426,6 +434,13 @@ size_t OpTyping::index(const char* name) const {
 const ValueType* OpTyping::find(const char* name) const {
   const auto i = node->maybeSchema()->argumentIndex(name);
   return i && *i < args.size() ? &args[*i] : nullptr;
+}
+
+std::vector<std::string> unregisteredFusibleOps() {
+  std::vector<std::string> missing;
+  for (const FusibleOp& op : kFusibleOps)
+    if (!isRegisteredAsWritten(op)) missing.emplace_back(op.schema);
+  return missing;
 }
 
 const FusibleOp* findFusibleOp(const Node* n) {
@@ -480,6 +495,14 @@ const char* cppType(ScalarType t) {
     default: KILN_INTERNAL_ASSERT(false, "no kernel type for ", t);
   }
   return "";
+}
+
+std::string castExpr(const std::string& v, ScalarType from, ScalarType to) {
+  if (from == to) return v;
+  const std::string type = cppType(to);
+  // From bool as a select: GCC does not vectorize a conversion of a C++ bool.
+  if (from == ScalarType::Bool) return "(" + v + " ? (" + type + ")1 : (" + type + ")0)";
+  return "(" + type + ")" + v;
 }
 
 std::string cppLiteral(double v) {

@@ -85,8 +85,8 @@ struct FusibleOp {
   TypeRule rule;
   DtypeSet dtypes;
   // One element's value: `$arg` is the named argument's expression (operands
-  // already cast to the compute type), `$T` the compute type, `$R` the
-  // result type. Helpers (k_*) live in the kernel prelude.
+  // already cast to the compute type), `$T` the compute type. Helpers (k_*,
+  // m_*) live in the kernel prelude.
   const char* expr;
   // Conditions on dtypes and constant values under which kiln's kernel would
   // raise (or the generator cannot follow it): false with `why` set.
@@ -95,6 +95,9 @@ struct FusibleOp {
   std::string (*emit)(const OpTyping& t) = nullptr;
 };
 
+// The table's rows whose schema kiln does not register as written (a test
+// keeps this empty).
+std::vector<std::string> unregisteredFusibleOps();
 // The table entry for the overload `n` calls, or null.
 const FusibleOp* findFusibleOp(const Node* n);
 // How `arg` of an op with `rule` is used.
@@ -104,6 +107,8 @@ ArgRole argRole(const Argument& arg, TypeRule rule);
 bool isKernelDtype(ScalarType t);
 // The C++ type of a kernel dtype.
 const char* cppType(ScalarType t);
+// The expression `v` (of dtype `from`) converted to `to`, as kiln converts.
+std::string castExpr(const std::string& v, ScalarType from, ScalarType to);
 // A C++ literal of a constant number (exact for doubles).
 std::string cppLiteral(const IValue& v);
 std::string cppLiteral(double v);

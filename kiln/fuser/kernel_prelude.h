@@ -19,33 +19,46 @@ typedef __INT64_TYPE__ int64_t;
 typedef __UINT64_TYPE__ uint64_t;
 union KernelScalar { int64_t i; double f; };
 
+// libm. The vectorizer replaces calls of the `omp declare simd` functions by
+// SLEEF's vector versions. Those are declared under names of their own (asm
+// labels to libm's): as GCC builtins, sin and cos of one value would merge
+// into a sincos call, which does not vectorize.
 extern "C" {
-#define K_SIMD _Pragma("omp declare simd notinbranch")
-#define K_LIBM1(fn) K_SIMD float fn##f(float) noexcept; K_SIMD double fn(double) noexcept;
-#define K_LIBM2(fn) K_SIMD float fn##f(float, float) noexcept; K_SIMD double fn(double, double) noexcept;
+#define K_SIMD _Pragma("omp declare simd notinbranch") __attribute__((const))
+#define K_LIBM1(fn) \
+  K_SIMD float k_libm_##fn##f(float) noexcept __asm__(#fn "f"); \
+  K_SIMD double k_libm_##fn(double) noexcept __asm__(#fn);
+#define K_LIBM2(fn) \
+  K_SIMD float k_libm_##fn##f(float, float) noexcept __asm__(#fn "f"); \
+  K_SIMD double k_libm_##fn(double, double) noexcept __asm__(#fn);
 K_LIBM1(exp) K_LIBM1(expm1) K_LIBM1(log) K_LIBM1(log1p) K_LIBM1(log10)
 K_LIBM1(sin) K_LIBM1(cos) K_LIBM1(tan) K_LIBM1(asin) K_LIBM1(acos) K_LIBM1(atan)
 K_LIBM1(sinh) K_LIBM1(cosh) K_LIBM1(tanh) K_LIBM1(atanh) K_LIBM1(erf) K_LIBM1(erfc)
 K_LIBM2(atan2) K_LIBM2(pow) K_LIBM2(fmod)
-// Single instructions under -fno-math-errno.
+// Builtins that are single instructions under -fno-math-errno -fno-trapping-math.
 #define K_INSN1(fn) float fn##f(float) noexcept; double fn(double) noexcept;
 K_INSN1(sqrt) K_INSN1(fabs) K_INSN1(floor) K_INSN1(ceil) K_INSN1(trunc) K_INSN1(nearbyint)
 float copysignf(float, float) noexcept;
 double copysign(double, double) noexcept;
 }
 
-// m_f: libm's f for float and double.
-#define K_MATH1(fn) \
-  static inline float m_##fn(float x) { return fn##f(x); } \
-  static inline double m_##fn(double x) { return fn(x); }
-#define K_MATH2(fn) \
-  static inline float m_##fn(float x, float y) { return fn##f(x, y); } \
-  static inline double m_##fn(double x, double y) { return fn(x, y); }
-K_MATH1(exp) K_MATH1(expm1) K_MATH1(log) K_MATH1(log1p) K_MATH1(log10)
-K_MATH1(sin) K_MATH1(cos) K_MATH1(tan) K_MATH1(asin) K_MATH1(acos) K_MATH1(atan)
-K_MATH1(sinh) K_MATH1(cosh) K_MATH1(tanh) K_MATH1(atanh) K_MATH1(erf) K_MATH1(erfc)
-K_MATH1(sqrt) K_MATH1(fabs) K_MATH1(floor) K_MATH1(ceil) K_MATH1(trunc) K_MATH1(nearbyint)
-K_MATH2(atan2) K_MATH2(pow) K_MATH2(fmod) K_MATH2(copysign)
+// m_f: f for float and double.
+#define K_MATH1(fn, f32, f64) \
+  static inline float m_##fn(float x) { return f32(x); } \
+  static inline double m_##fn(double x) { return f64(x); }
+#define K_MATH2(fn, f32, f64) \
+  static inline float m_##fn(float x, float y) { return f32(x, y); } \
+  static inline double m_##fn(double x, double y) { return f64(x, y); }
+#define K_VECTOR_MATH1(fn) K_MATH1(fn, k_libm_##fn##f, k_libm_##fn)
+#define K_VECTOR_MATH2(fn) K_MATH2(fn, k_libm_##fn##f, k_libm_##fn)
+K_VECTOR_MATH1(exp) K_VECTOR_MATH1(expm1) K_VECTOR_MATH1(log) K_VECTOR_MATH1(log1p) K_VECTOR_MATH1(log10)
+K_VECTOR_MATH1(sin) K_VECTOR_MATH1(cos) K_VECTOR_MATH1(tan) K_VECTOR_MATH1(asin) K_VECTOR_MATH1(acos)
+K_VECTOR_MATH1(atan) K_VECTOR_MATH1(sinh) K_VECTOR_MATH1(cosh) K_VECTOR_MATH1(tanh) K_VECTOR_MATH1(atanh)
+K_VECTOR_MATH1(erf) K_VECTOR_MATH1(erfc)
+K_VECTOR_MATH2(atan2) K_VECTOR_MATH2(pow) K_VECTOR_MATH2(fmod)
+K_MATH1(sqrt, sqrtf, sqrt) K_MATH1(fabs, fabsf, fabs) K_MATH1(floor, floorf, floor) K_MATH1(ceil, ceilf, ceil)
+K_MATH1(trunc, truncf, trunc) K_MATH1(nearbyint, nearbyintf, nearbyint)
+K_MATH2(copysign, copysignf, copysign)
 
 template <class T> struct k_is_float { static constexpr bool value = false; };
 template <> struct k_is_float<float> { static constexpr bool value = true; };
@@ -140,7 +153,7 @@ template <class T> static inline T k_remainder(T a, T b) {
 }
 
 // Integer powers by squaring, wrapping; negative exponents give 0 except for
-// bases 1 and -1.
+// bases 1 and -1. (A loop per element: integer powers do not vectorize.)
 template <class T> static inline T k_powi(T base, T exponent) {
   if (exponent < (T)0) return base == (T)1 ? (T)1 : base == (T)-1 ? (T)(exponent % 2 != 0 ? -1 : 1) : (T)0;
   uint64_t result = 1, b = (uint64_t)base;
@@ -153,11 +166,22 @@ template <class T> static inline T k_powi(T base, T exponent) {
 template <class T> static inline T k_power(T a, T b) {
   if constexpr (K_FLOAT(T)) return m_pow(a, b); else return k_powi(a, b);
 }
-// A number exponent picks the form, as kiln's pow does (constant exponents fold).
+// A number exponent picks the form, as kiln's pow does (a constant exponent
+// folds to one form). Every form is computed, then selected one statement at
+// a time: nested selects with arms computed inside them do not vectorize.
 template <class T> static inline T k_pow_scalar(T x, double e) {
-  const T root = m_sqrt(x), power = m_pow(x, (T)e);
-  return e == 0 ? (T)1 : e == 1 ? x : e == 0.5 ? root : e == -0.5 ? (T)1 / root : e == -1 ? (T)1 / x
-       : e == 2 ? x * x : e == 3 ? x * x * x : e == -2 ? (T)1 / (x * x) : power;
+  const T root = m_sqrt(x), power = m_pow(x, (T)e), square = x * x;
+  const T inverse_root = (T)1 / root, inverse = (T)1 / x, cube = square * x, inverse_square = (T)1 / square;
+  T r = power;
+  r = e == -2 ? inverse_square : r;
+  r = e == 3 ? cube : r;
+  r = e == 2 ? square : r;
+  r = e == -1 ? inverse : r;
+  r = e == -0.5 ? inverse_root : r;
+  r = e == 0.5 ? root : r;
+  r = e == 1 ? x : r;
+  r = e == 0 ? (T)1 : r;
+  return r;
 }
 
 // lerp from whichever end is nearer.

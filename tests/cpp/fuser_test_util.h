@@ -21,7 +21,7 @@ namespace kiln::fuser::testing {
 
 // Each test gets an empty disk cache (gtest_discover_tests runs each test in
 // its own process, so the memory cache starts empty too).
-class KernelCacheTest : public ::testing::Test {
+class FreshKernelCache : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string pattern = (std::filesystem::temp_directory_path() / "kiln-kernel-test-XXXXXX").string();

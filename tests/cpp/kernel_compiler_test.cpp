@@ -7,7 +7,9 @@
 namespace kiln::fuser {
 namespace {
 
-using testing::KernelCacheTest;
+using testing::FreshKernelCache;
+
+class KernelCache : public FreshKernelCache {};
 
 // out[i] = in[i] * factor, as a kernel with the fused-kernel ABI.
 std::string scaleKernel(int factor) {
@@ -34,7 +36,7 @@ size_t filesIn(const std::string& dir) {
   return n;
 }
 
-TEST_F(KernelCacheTest, CompilesOnceThenHitsMemory) {
+TEST_F(KernelCache, CompilesOnceThenHitsMemory) {
   const std::string source = scaleKernel(2);
   std::vector<CompiledKernel> results(4);
   std::vector<std::thread> threads;
@@ -59,7 +61,7 @@ TEST_F(KernelCacheTest, CompilesOnceThenHitsMemory) {
   EXPECT_EQ(filesIn(dir_), 2u);
 }
 
-TEST_F(KernelCacheTest, NewProcessLoadsFromDisk) {
+TEST_F(KernelCache, NewProcessLoadsFromDisk) {
   const std::string source = scaleKernel(2);
   ASSERT_NE(compileKernel(source).fn, nullptr);
   detail::clearKernelMemoryCache();
@@ -72,7 +74,7 @@ TEST_F(KernelCacheTest, NewProcessLoadsFromDisk) {
   EXPECT_EQ(stats.disk_hits, 1);
 }
 
-TEST_F(KernelCacheTest, CorruptCacheFileIsRebuilt) {
+TEST_F(KernelCache, CorruptCacheFileIsRebuilt) {
   // A truncated shared object where the kernel of `source` belongs.
   const std::string good = detail::kernelCachePath(scaleKernel(2));
   ASSERT_NE(compileKernel(scaleKernel(2)).fn, nullptr);
@@ -94,7 +96,7 @@ TEST_F(KernelCacheTest, CorruptCacheFileIsRebuilt) {
   EXPECT_GT(std::filesystem::file_size(path), 256u);
 }
 
-TEST_F(KernelCacheTest, CompileErrorIsReturnedNotThrown) {
+TEST_F(KernelCache, CompileErrorIsReturnedNotThrown) {
   CompiledKernel bad = compileKernel("extern \"C\" void kiln_fused_kernel( { this is not C++ }\n");
   EXPECT_EQ(bad.fn, nullptr);
   EXPECT_NE(bad.error.find("error"), std::string::npos) << bad.error;
@@ -103,7 +105,7 @@ TEST_F(KernelCacheTest, CompileErrorIsReturnedNotThrown) {
   EXPECT_EQ(filesIn(dir_), 0u);  // nothing half-written is left behind
 }
 
-TEST_F(KernelCacheTest, WorksWithoutDiskCache) {
+TEST_F(KernelCache, WorksWithoutDiskCache) {
   setenv("KILN_KERNEL_CACHE", "", 1);
   EXPECT_EQ(kernelCacheDir(), "");
   EXPECT_EQ(detail::kernelCachePath(scaleKernel(4)), "");
