@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <unordered_map>
 
@@ -18,11 +19,6 @@
 namespace kiln::fuser::detail {
 
 namespace {
-
-bool fail(std::string* why, std::string reason) {
-  if (why) *why = std::move(reason);
-  return false;
-}
 
 template <typename T>
 std::pair<double, double> limitsOf() {
@@ -66,7 +62,7 @@ bool numberFits(const ValueType& s, ScalarType t, const char* what, std::string*
   } else {
     fits = s.dtype == ScalarType::Double ? t == ScalarType::Double : (t == ScalarType::Long || isFloatingType(t));
   }
-  return fits || fail(why, std::string(what) + " may not fit " + std::string(scalarTypeName(t)) + ", which raises");
+  return fits || refuse(why, std::string(what) + " may not fit " + std::string(scalarTypeName(t)) + ", which raises");
 }
 
 // add (and, with alpha negated, sub): kiln's addKernel rejects a float
@@ -74,9 +70,9 @@ bool numberFits(const ValueType& s, ScalarType t, const char* what, std::string*
 // range-checks alpha.
 bool checkAlphaValue(const ValueType& alpha, ScalarType compute, std::string* why) {
   if (alpha.dtype == ScalarType::Double && !isFloatingType(compute))
-    return fail(why, "a float alpha with an integral result raises");
+    return refuse(why, "a float alpha with an integral result raises");
   if (alpha.dtype == ScalarType::Bool && compute != ScalarType::Bool)
-    return fail(why, "a bool alpha with a non-bool result raises");
+    return refuse(why, "a bool alpha with a non-bool result raises");
   return numberFits(alpha, compute, "alpha", why);
 }
 
@@ -85,7 +81,7 @@ bool checkAlpha(const OpTyping& t, std::string* why) { return checkAlphaValue(t.
 // sub is add with -alpha (a negated bool is an int); bool operands raise.
 bool checkSubtract(const OpTyping& t, std::string* why) {
   if (t.arg("self").dtype == ScalarType::Bool || t.arg("other").dtype == ScalarType::Bool)
-    return fail(why, "subtraction with a bool operand raises");
+    return refuse(why, "subtraction with a bool operand raises");
   ValueType negated = t.arg("alpha");
   if (negated.dtype == ScalarType::Bool) negated.dtype = ScalarType::Long;
   if (negated.constant) {
@@ -104,8 +100,8 @@ std::optional<std::string> roundingMode(const OpTyping& t) {
 
 bool checkDivMode(const OpTyping& t, std::string* why) {
   const auto mode = roundingMode(t);
-  if (mode && *mode != "trunc" && *mode != "floor") return fail(why, "an unknown rounding_mode raises");
-  if (mode && !isFloatingType(t.compute)) return fail(why, "integer division raises on a zero divisor");
+  if (mode && *mode != "trunc" && *mode != "floor") return refuse(why, "an unknown rounding_mode raises");
+  if (mode && !isFloatingType(t.compute)) return refuse(why, "integer division raises on a zero divisor");
   return true;
 }
 
@@ -123,9 +119,9 @@ std::string emitDivMode(const OpTyping& t) {
 bool checkPowScalar(const OpTyping& t, std::string* why) {
   if (isFloatingType(t.compute)) return true;
   const ValueType& e = t.arg("exponent");
-  if (!e.constant) return fail(why, "an integer power with a runtime exponent may raise");
+  if (!e.constant) return refuse(why, "an integer power with a runtime exponent may raise");
   if (!e.constant->isBool() && e.constant->toInt() < 0)
-    return fail(why, "integers to negative integer powers raise");
+    return refuse(why, "integers to negative integer powers raise");
   return numberFits(e, t.compute, "exponent", why);
 }
 
@@ -141,7 +137,7 @@ std::string emitPowScalar(const OpTyping& t) {
 bool checkClampScalar(const OpTyping& t, std::string* why) {
   const ValueType& lo = t.arg("min");
   const ValueType& hi = t.arg("max");
-  if (lo.isNone() && hi.isNone()) return fail(why, "clamp without bounds raises");
+  if (lo.isNone() && hi.isNone()) return refuse(why, "clamp without bounds raises");
   return numberFits(lo, t.compute, "min", why) && numberFits(hi, t.compute, "max", why);
 }
 
@@ -156,8 +152,8 @@ std::string emitClampScalar(const OpTyping& t) {
 // both go through kiln's clamp kernel (no bool).
 bool checkClampTensor(const OpTyping& t, std::string* why) {
   const bool has_min = !t.arg("min").isNone(), has_max = !t.arg("max").isNone();
-  if (!has_min && !has_max) return fail(why, "clamp without bounds raises");
-  if (has_min && has_max && t.compute == ScalarType::Bool) return fail(why, "clamp of bool raises");
+  if (!has_min && !has_max) return refuse(why, "clamp without bounds raises");
+  if (has_min && has_max && t.compute == ScalarType::Bool) return refuse(why, "clamp of bool raises");
   return true;
 }
 
@@ -172,14 +168,14 @@ bool checkClampMin(const OpTyping& t, std::string* why) { return numberFits(t.ar
 bool checkClampMax(const OpTyping& t, std::string* why) { return numberFits(t.arg("max"), t.compute, "max", why); }
 
 bool checkLerpScalar(const OpTyping& t, std::string* why) {
-  if (t.arg("self").dtype != t.arg("end").dtype) return fail(why, "lerp with different dtypes raises");
+  if (t.arg("self").dtype != t.arg("end").dtype) return refuse(why, "lerp with different dtypes raises");
   return numberFits(t.arg("weight"), t.compute, "weight", why);
 }
 
 bool checkLerpTensor(const OpTyping& t, std::string* why) {
   const ScalarType dtype = t.arg("self").dtype;
   if (t.arg("end").dtype != dtype || t.arg("weight").dtype != dtype)
-    return fail(why, "lerp with different dtypes raises");
+    return refuse(why, "lerp with different dtypes raises");
   return true;
 }
 
@@ -187,20 +183,20 @@ bool checkAddcmul(const OpTyping& t, std::string* why) { return numberFits(t.arg
 
 bool checkAddcdiv(const OpTyping& t, std::string* why) {
   if (isIntegralType(t.arg("tensor1").dtype, true) && isIntegralType(t.arg("tensor2").dtype, true))
-    return fail(why, "addcdiv of integer tensors raises");
+    return refuse(why, "addcdiv of integer tensors raises");
   return checkAddcmul(t, why);
 }
 
 bool checkWhere(const OpTyping& t, std::string* why) {
   const ScalarType c = t.arg("condition").dtype;
-  return c == ScalarType::Bool || c == ScalarType::Byte || fail(why, "where with a non-bool condition raises");
+  return c == ScalarType::Bool || c == ScalarType::Byte || refuse(why, "where with a non-bool condition raises");
 }
 
 std::string approximation(const OpTyping& t) { return t.arg("approximate").constant->toStringRef(); }
 
 bool checkGelu(const OpTyping& t, std::string* why) {
   const std::string a = approximation(t);
-  return a == "none" || a == "tanh" || fail(why, "gelu with an unknown approximation raises");
+  return a == "none" || a == "tanh" || refuse(why, "gelu with an unknown approximation raises");
 }
 
 std::string emitGelu(const OpTyping& t) {
@@ -208,7 +204,7 @@ std::string emitGelu(const OpTyping& t) {
 }
 
 bool checkRoundDecimals(const OpTyping& t, std::string* why) {
-  return t.arg("decimals").constant->isInt() || fail(why, "round with non-int decimals");
+  return t.arg("decimals").constant->isInt() || refuse(why, "round with non-int decimals");
 }
 
 // kiln scales by 10^|decimals| in the element type, rounds half to even, and scales back.
@@ -228,7 +224,7 @@ std::string emitCast(const OpTyping& t) { return castExpr(t.expr("self"), t.comp
 bool checkTo(const OpTyping& t, std::string* why) {
   for (const char* name : {"layout", "device", "pin_memory", "memory_format"}) {
     const ValueType* arg = t.find(name);
-    if (arg && !arg->isNone()) return fail(why, std::string("aten::to with a ") + name + " argument");
+    if (arg && !arg->isNone()) return refuse(why, std::string("aten::to with a ") + name + " argument");
   }
   return true;
 }
@@ -334,7 +330,7 @@ const FusibleOp kFusibleOps[] = {
     KILN_FLOAT_UNARY("tan", "m_tan($self)"), KILN_FLOAT_UNARY("asin", "m_asin($self)"),
     KILN_FLOAT_UNARY("acos", "m_acos($self)"), KILN_FLOAT_UNARY("atan", "m_atan($self)"),
     KILN_FLOAT_UNARY("sinh", "k_sinh($self)"), KILN_FLOAT_UNARY("cosh", "k_cosh($self)"),
-    KILN_FLOAT_UNARY("tanh", "m_tanh($self)"), KILN_FLOAT_UNARY("atanh", "m_atanh($self)"),
+    KILN_FLOAT_UNARY("tanh", "k_tanh($self)"), KILN_FLOAT_UNARY("atanh", "m_atanh($self)"),
     KILN_FLOAT_UNARY("sigmoid", "k_sigmoid($self)"), KILN_FLOAT_UNARY("erf", "m_erf($self)"),
     KILN_FLOAT_UNARY("erfc", "m_erfc($self)"),
 
@@ -434,6 +430,11 @@ size_t OpTyping::index(const char* name) const {
 const ValueType* OpTyping::find(const char* name) const {
   const auto i = node->maybeSchema()->argumentIndex(name);
   return i && *i < args.size() ? &args[*i] : nullptr;
+}
+
+bool refuse(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
 }
 
 std::vector<std::string> unregisteredFusibleOps() {

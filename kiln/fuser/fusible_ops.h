@@ -95,6 +95,9 @@ struct FusibleOp {
   std::string (*emit)(const OpTyping& t) = nullptr;
 };
 
+// Sets `*why` (when given) and returns false: how the checks say no.
+bool refuse(std::string* why, std::string reason);
+
 // The table's rows whose schema kiln does not register as written (a test
 // keeps this empty).
 std::vector<std::string> unregisteredFusibleOps();
