@@ -184,7 +184,16 @@ graph(%i : Tensor, %f : Tensor, %d : Tensor, %b : Tensor, %k : int, %g : float):
   %dk : Tensor = aten::mul(%d, %k)
   %f_dk : Tensor = aten::add(%f, %dk, %i1)
   %sigmoid_i : Tensor = aten::sigmoid(%i)
-  return (%f_plus_d, %i_plus_g, %i_mul_k, %i_add_i, %i_sub_k, %i_div_k, %b_add_b, %b_mul_b, %and, %or, %xor, %not_b, %not_i, %logical_not, %where_if, %where_numbers, %where_float_self, %clamp_i, %clamp_float_bound, %to_int32, %to_float64, %to_bool, %b_to_float, %type_as, %i_gt_f, %i_eq_k, %f_lt_d, %neg_i, %abs_i, %sign_i, %relu_i, %floor_i, %pow_i2, %pow_ii, %i8_add, %i8_neg, %max_if, %min_bb, %fmod_f, %div_floor_fi, %f_dk, %sigmoid_i)
+  %to_prim_dtype : Tensor = aten::to(%f, %int32, %false, %false)
+  %to_other : Tensor = aten::to(%i, %f, %false, %false, %none)
+  %to_dtype_layout : Tensor = aten::to(%f, %float64, %none, %none, %none, %false, %false, %none)
+  %remainder_number_first : Tensor = aten::remainder(%f15, %f)
+  %and_number_first : Tensor = aten::bitwise_and(%k, %i)
+  %prim_abs : Tensor = prim::abs(%f)
+  %floor_divide_number : Tensor = aten::floor_divide(%f, %f15)
+  %minus1 : int = prim::Constant[value=-1]()
+  %round_tens : Tensor = aten::round(%f_dk, %minus1)
+  return (%f_plus_d, %i_plus_g, %i_mul_k, %i_add_i, %i_sub_k, %i_div_k, %b_add_b, %b_mul_b, %and, %or, %xor, %not_b, %not_i, %logical_not, %where_if, %where_numbers, %where_float_self, %clamp_i, %clamp_float_bound, %to_int32, %to_float64, %to_bool, %b_to_float, %type_as, %i_gt_f, %i_eq_k, %f_lt_d, %neg_i, %abs_i, %sign_i, %relu_i, %floor_i, %pow_i2, %pow_ii, %i8_add, %i8_neg, %max_if, %min_bb, %fmod_f, %div_floor_fi, %f_dk, %sigmoid_i, %to_prim_dtype, %to_other, %to_dtype_layout, %remainder_number_first, %and_number_first, %prim_abs, %floor_divide_number, %round_tens)
 )IR";
 
 Stack mixedInputs(bool strided) {
