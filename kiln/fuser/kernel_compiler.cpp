@@ -36,15 +36,13 @@ namespace fs = std::filesystem;
 // -fno-math-errno -fno-trapping-math (no errno, no floating-point traps)
 // let sqrt, floor, ... become single instructions and selects vectorize;
 // results do not change. No -ffast-math, which would break NaN and
-// signed-zero semantics. -fno-tree-sink and -fno-thread-jumps keep GCC from
-// moving a libm call into one arm of a select (as in sinh's `|x| > 88 ?
-// e^|x|/2 : sinh(x)`), which leaves control flow the vectorizer gives up on.
-constexpr const char* kFlags[] = {"-std=c++17",      "-O3",
-                                  "-march=native",   "-fPIC",
-                                  "-shared",         "-fopenmp-simd",
-                                  "-fno-math-errno", "-fno-trapping-math",
-                                  "-fno-tree-sink",  "-fno-thread-jumps",
-                                  "-fwrapv"};
+// signed-zero semantics.
+constexpr const char* kFlags[] = {"-std=c++17",    "-O3",          "-march=native",      "-fPIC",  "-shared",
+                                  "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math", "-fwrapv"};
+// GCC only (clang rejects them): they keep GCC from moving a libm call into
+// one arm of a select (as in sinh's `|x| > 88 ? e^|x|/2 : sinh(x)`), which
+// leaves control flow the vectorizer gives up on.
+constexpr const char* kGccFlags[] = {"-fno-tree-sink", "-fno-thread-jumps"};
 constexpr const char* kLibraries[] = {"-lsleefgnuabi", "-lm"};
 // How many lines of the compiler's complaint a failure reports.
 constexpr int kErrorLines = 20;
@@ -129,26 +127,42 @@ std::string firstLines(const std::string& text, int count) {
   return text.substr(0, next - 1);
 }
 
-// What besides the source determines the machine code: the compiler's
-// version and, for -march=native, this CPU's model and features (a cache on
-// a shared home directory may be read by another machine).
-std::string machineIdentity(const std::vector<std::string>& compiler) {
-  std::vector<std::string> argv = compiler;
+// The compiler and what besides the source determines the machine code it
+// makes: its version and, for -march=native, this CPU's model and features
+// (a cache on a shared home directory may be read by another machine).
+struct Toolchain {
+  std::vector<std::string> command;  // compiler words and flags
+  std::string identity;
+};
+
+// The toolchain of the current compiler words, asked for its version once per process.
+const Toolchain& toolchain() {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, Toolchain> known;
+  const std::vector<std::string> words = compilerWords();
+  const std::string key = joinWords(words);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  std::vector<std::string> argv = words;
   argv.push_back("--version");
-  const RunResult version = runProgram(argv);
-  std::string identity = firstLines(version.output, 1);
+  Toolchain t;
+  t.identity = firstLines(runProgram(argv).output, 1);
+  t.command = words;
+  t.command.insert(t.command.end(), std::begin(kFlags), std::end(kFlags));
+  if (t.identity.find("clang") == std::string::npos)
+    t.command.insert(t.command.end(), std::begin(kGccFlags), std::end(kGccFlags));
   std::ifstream cpuinfo("/proc/cpuinfo");
   bool have_model = false, have_flags = false;
   for (std::string line; std::getline(cpuinfo, line) && !(have_model && have_flags);) {
     if (!have_model && line.rfind("model name", 0) == 0) {
-      identity += "\n" + line;
+      t.identity += "\n" + line;
       have_model = true;
     } else if (!have_flags && line.rfind("flags", 0) == 0) {
-      identity += "\n" + line;
+      t.identity += "\n" + line;
       have_flags = true;
     }
   }
-  return identity;
+  return known.emplace(key, std::move(t)).first->second;
 }
 
 // A 128-bit hash (two independent 64-bit ones) as 32 hex digits.
@@ -249,21 +263,8 @@ class KernelCompiler {
   }
 
  private:
-  std::string cacheKey(const std::string& source) {
-    const std::vector<std::string> compiler = compilerWords();
-    const std::string command = kernelCompileCommand();
-    std::string identity;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = identities_.find(command);
-      if (it != identities_.end()) identity = it->second;
-    }
-    if (identity.empty()) {
-      identity = machineIdentity(compiler);
-      std::lock_guard<std::mutex> lock(mutex_);
-      identities_.emplace(command, identity);
-    }
-    return hashHex(source + "\n// " + command + "\n// " + identity);
+  static std::string cacheKey(const std::string& source) {
+    return hashHex(source + "\n// " + kernelCompileCommand() + "\n// " + toolchain().identity);
   }
 
   std::string writableCacheDir() {
@@ -322,8 +323,7 @@ class KernelCompiler {
       std::remove(tmp_source.c_str());
       return fail("cannot write " + tmp_source);
     }
-    std::vector<std::string> argv = compilerWords();
-    argv.insert(argv.end(), std::begin(kFlags), std::end(kFlags));
+    std::vector<std::string> argv = toolchain().command;
     argv.insert(argv.end(), {"-x", "c++", tmp_source, "-x", "none", "-o", tmp_object});
     argv.insert(argv.end(), std::begin(kLibraries), std::end(kLibraries));
 
@@ -370,7 +370,6 @@ class KernelCompiler {
   // Every source seen, failures included (a source that failed would fail again).
   std::unordered_map<std::string, CompiledKernel> loaded_;
   std::unordered_map<std::string, std::shared_future<CompiledKernel>> in_flight_;
-  std::unordered_map<std::string, std::string> identities_;  // by compile command
   KernelCacheStats stats_;
   std::string scratch_dir_;
   std::atomic<uint64_t> counter_{0};
@@ -398,8 +397,7 @@ std::string kernelCacheDir() {
 }
 
 std::string kernelCompileCommand() {
-  std::vector<std::string> words = compilerWords();
-  words.insert(words.end(), std::begin(kFlags), std::end(kFlags));
+  std::vector<std::string> words = toolchain().command;
   words.insert(words.end(), std::begin(kLibraries), std::end(kLibraries));
   return joinWords(words);
 }
