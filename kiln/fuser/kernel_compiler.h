@@ -39,4 +39,14 @@ std::string kernelCacheDir();
 // The compiler command (KILN_CXX, else CXX, else c++) and flags used.
 std::string kernelCompileCommand();
 
+namespace detail {
+// For tests: forgets the kernels loaded in this process (they stay mapped),
+// so the next compileKernel of a source goes to the disk cache as a new
+// process would.
+void clearKernelMemoryCache();
+// For tests: where the disk cache keeps the kernel of `source` ("" when the
+// disk cache is off).
+std::string kernelCachePath(const std::string& source);
+}  // namespace detail
+
 }  // namespace kiln::fuser
