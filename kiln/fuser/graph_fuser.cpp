@@ -8,6 +8,7 @@
 
 #include "kiln/fuser/codegen.h"
 #include "kiln/fuser/fuser.h"
+#include "kiln/fuser/fusible_ops.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/subgraph_utils.h"
 #include "kiln/passes/analysis/alias_analysis.h"
@@ -25,21 +26,6 @@ const Symbol kBroadcastTensors = Symbol::aten("broadcast_tensors");
 
 bool isTensor(const Value* v) { return v->type()->kind() == TypeKind::Tensor; }
 
-// The dtypes generated kernels compute in.
-bool isKernelDtype(ScalarType t) {
-  switch (t) {
-    case ScalarType::Byte:
-    case ScalarType::Char:
-    case ScalarType::Short:
-    case ScalarType::Int:
-    case ScalarType::Long:
-    case ScalarType::Float:
-    case ScalarType::Double:
-    case ScalarType::Bool: return true;
-    default: return false;
-  }
-}
-
 // Whether what the type of tensor `v` says allows a kernel. Unknown facts
 // do: the fused-group operator falls back to the subgraph when a dtype
 // turns out unsupported at run time.
@@ -48,7 +34,7 @@ bool tensorTypeAllowsFusion(const Value* v) {
   if (!type) return false;
   if (type->requiresGrad().value_or(false)) return false;
   if (type->device() && !type->device()->isCpu()) return false;
-  return !type->scalarType() || isKernelDtype(*type->scalarType());
+  return !type->scalarType() || fuser::detail::isKernelDtype(*type->scalarType());
 }
 
 // An input a group can take: a tensor, a constant (copied into the
