@@ -445,7 +445,9 @@ TEST_F(FusedKernel, LstmCellOnChunksVectorizes) {
   for (int64_t k = 0; k < 4; ++k) inputs.push_back(slice(gates, 1, 6 * k, 6 * (k + 1)));
   inputs.push_back(makeTensor({4, 6}, ScalarType::Float, 22));
   inputs.push_back(makeTensor({4, 6}, ScalarType::Bool, 23));
-  inputs.push_back(makeTensor({4, 6}, ScalarType::Long, 24));
+  // int32, not int64: AVX2 has no vector int64 -> float conversion, and the
+  // report must not depend on whether the machine has AVX-512.
+  inputs.push_back(makeTensor({4, 6}, ScalarType::Int, 24));
   inputs.push_back(IValue(2.0));
   expectSameAsInterpreter(graph, inputs);
 
