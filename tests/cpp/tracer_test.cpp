@@ -13,7 +13,6 @@
 #include "kiln/ir/graph.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
-#include "kiln/tensor/pointwise.h"
 
 using namespace kiln;
 
@@ -27,7 +26,9 @@ IValue call(const char* name, const char* overload, Stack args) {
   return args.back();
 }
 
-Tensor add(const Tensor& a, const Tensor& b) { return call("aten::add", "Tensor", {a, b, int64_t{1}}).toTensor(); }
+Tensor tracedAdd(const Tensor& a, const Tensor& b) {
+  return call("aten::add", "Tensor", {a, b, int64_t{1}}).toTensor();
+}
 Tensor mulScalar(const Tensor& a, int64_t b) { return call("aten::mul", "Scalar", {a, b}).toTensor(); }
 
 std::vector<std::string> kinds(const Graph& g) {
@@ -53,7 +54,7 @@ TEST(TracerTest, RecordsOperatorsWithConstantsAndCompleteInputTypes) {
   auto traced = trace(
       "f",
       [](const Stack& in) {
-        Tensor z = add(in[0].toTensor(), in[1].toTensor());
+        Tensor z = tracedAdd(in[0].toTensor(), in[1].toTensor());
         for (int i = 0; i < 2; ++i) z = mulScalar(z, 2);  // a C++ loop: unrolled
         return IValue(z);
       },
@@ -76,7 +77,7 @@ TEST(TracerTest, RecordsOperatorsWithConstantsAndCompleteInputTypes) {
 TEST(TracerTest, TensorsTheTraceHasNotSeenAreConstants) {
   Tensor outside = filled({3}, 5);
   auto traced = trace(
-      "f", [&](const Stack& in) { return IValue(add(in[0].toTensor(), outside)); }, {IValue(filled({3}, 1))}, {"x"});
+      "f", [&](const Stack& in) { return IValue(tracedAdd(in[0].toTensor(), outside)); }, {IValue(filled({3}, 1))}, {"x"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"aten::add"}));
   EXPECT_NE(g.toString().find("prim::Constant[value= 5  5  5"), std::string::npos) << g;
@@ -115,14 +116,16 @@ TEST(TracerTest, TuplesAreFlattenedAtTheBoundaries) {
       "f",
       [](const Stack& in) {
         const auto& pair = in[0].toTupleRef().elements;
-        Tensor s = add(pair[0].toTensor(), pair[1].toTensor());
+        Tensor s = tracedAdd(pair[0].toTensor(), pair[1].toTensor());
         return IValue::tuple({IValue(s), IValue::tuple({IValue(pair[0].toTensor()), IValue(s)})});
       },
       {IValue::tuple({IValue(filled({2}, 1)), IValue(filled({2}, 2))})}, {"xs"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::TupleUnpack", "aten::add", "prim::TupleConstruct",
                                                 "prim::TupleConstruct"}));
-  EXPECT_EQ(g.inputs()[0]->type()->str().substr(0, 7), "(Float(");
+  EXPECT_NE(g.toString().find("graph(%xs : (Float(2, strides=[1], requires_grad=0, device=cpu), Float(2, "),
+            std::string::npos)
+      << g;
   IValue out = (*traced.function)({IValue::tuple({IValue(filled({3}, 1)), IValue(filled({3}, 4))})});
   ASSERT_TRUE(out.isTuple());
   EXPECT_TRUE(allEqual(out.toTupleRef().elements[0].toTensor(), filled({3}, 5)));
@@ -137,7 +140,7 @@ TEST(TracerTest, ScriptedCallsStayCallsWithTheirControlFlow) {
       "    return x - 1\n");
   GraphFunction& pick = cu->getFunction("pick");
   auto traced = trace(
-      "f", [&](const Stack& in) { return IValue(add(pick({in[0]}).toTensor(), in[0].toTensor())); },
+      "f", [&](const Stack& in) { return IValue(tracedAdd(pick({in[0]}).toTensor(), in[0].toTensor())); },
       {IValue(filled({2}, 1))}, {"x"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::CallFunction", "aten::add"}));
@@ -154,7 +157,7 @@ TEST(TracerTest, TracingIsPerThread) {
       [&](const Stack& in) {
         std::thread other([&] {
           other_thread_saw = tracer::isTracing() ? "tracing" : "not tracing";
-          add(filled({2}, 1), filled({2}, 1));  // not recorded
+          tracedAdd(filled({2}, 1), filled({2}, 1));  // not recorded
         });
         other.join();
         return IValue(mulScalar(in[0].toTensor(), 2));
@@ -174,7 +177,7 @@ TEST(TracerTest, NestedTracesRestoreTheOuterOne) {
                     "inner", [](const Stack& i) { return IValue(mulScalar(i[0].toTensor(), 5)); },
                     {IValue(filled({2}, 1))}, {"y"})
                     .function;
-        return IValue(add(a, in[0].toTensor()));
+        return IValue(tracedAdd(a, in[0].toTensor()));
       },
       {IValue(filled({2}, 1))}, {"x"});
   EXPECT_EQ(kinds(*outer.function->graph()), (std::vector<std::string>{"aten::mul", "aten::add"}));
@@ -215,7 +218,7 @@ TEST(TracerTest, DeadCodeIsRemoved) {
       "f",
       [](const Stack& in) {
         mulScalar(in[0].toTensor(), 7);  // unused
-        return IValue(add(in[0].toTensor(), in[0].toTensor()));
+        return IValue(tracedAdd(in[0].toTensor(), in[0].toTensor()));
       },
       {IValue(filled({2}, 1))}, {"x"});
   EXPECT_EQ(kinds(*traced.function->graph()), (std::vector<std::string>{"aten::add"}));
