@@ -4,10 +4,12 @@
 #include "kiln/ir/graph.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/lower_tuples.h"
+#include "kiln/passes/normalize_ops.h"
 
 namespace kiln {
 
 void cleanupTrace(const std::shared_ptr<Graph>& graph) {
+  normalizeOps(graph);
   lowerSimpleTuples(graph);
   eliminateDeadCode(graph);
   graph->lint();

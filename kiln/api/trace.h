@@ -36,8 +36,10 @@ TracedFunction trace(const std::string& name, const std::function<IValue(const S
                      const Stack& example_inputs, const std::vector<std::string>& arg_names = {},
                      bool strict = true);
 
-// What torch 1.13 runs on a fresh trace of a function: simple tuples
-// lowered and dead code eliminated.
+// What torch 1.13 runs on a fresh trace of a function (tracer::trace's
+// NormalizeOps, FixupTraceScopeBlocks' runCleanupPasses): aliases
+// normalized (aten::absolute -> aten::abs), simple tuples lowered, dead code
+// eliminated.
 void cleanupTrace(const std::shared_ptr<Graph>& graph);
 
 // A function running a (cleaned-up) trace: its schema takes the inputs'

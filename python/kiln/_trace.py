@@ -105,8 +105,10 @@ def _check_trace(check_inputs, func, traced, name, strict, rtol, atol):
     the trace, the Python function and the new trace (outputs must be close,
     else a TracerWarning)."""
     for inputs in check_inputs:
-        if not isinstance(inputs, tuple):
+        if isinstance(inputs, (_C.Tensor, np.ndarray, dict)):
             inputs = (inputs,)
+        elif not isinstance(inputs, tuple):
+            inputs = tuple(inputs)
         inputs = _as_tensors(inputs)
         with warnings.catch_warnings():
             # The conversions warned about already in the first trace.
@@ -169,8 +171,12 @@ def trace(func, example_inputs, check_inputs=None, check_trace=True, strict=True
         return func
     if not callable(func):
         raise TypeError(f"kiln.trace expects a function, got {type(func).__name__}")
-    if not isinstance(example_inputs, tuple):
+    # As torch: a tensor (or array, or dict) is the one argument; another
+    # sequence holds the arguments.
+    if isinstance(example_inputs, (_C.Tensor, np.ndarray, dict)):
         example_inputs = (example_inputs,)
+    elif not isinstance(example_inputs, tuple):
+        example_inputs = tuple(example_inputs)
     example_inputs = _as_tensors(example_inputs)
     name = getattr(func, "__name__", "forward")
     if name == "<lambda>":

@@ -355,3 +355,39 @@ def test_tracing_a_script_function_returns_it():
 
 def _double(x):
     return x * 2
+
+
+def test_check_trace_warns_when_outputs_differ():
+    def make(T):
+        def f(x):
+            return x + T.rand(3)
+        return f
+
+    with pytest.warns(torch.jit.TracerWarning, match="Output nr 1. of the traced function does not match"):
+        torch.jit.trace(make(torch), torch.ones(3))
+    with pytest.warns(kiln.TracerWarning, match="Output nr 1. of the traced function does not match"):
+        kiln.trace(make(kiln), kiln.ones(3))
+
+
+def test_a_list_of_example_inputs_holds_the_arguments(arrays):
+    def make(T):
+        def f(x, y):
+            return x - y
+        return f
+
+    x, y = arrays(2), arrays(2)
+    t = torch.jit.trace(make(torch), [torch.from_numpy(x), torch.from_numpy(y)])
+    k = kiln.trace(make(kiln), [kiln.from_numpy(x), kiln.from_numpy(y)])
+    assert op_counts(k.graph) == op_counts(t.graph)
+    assert_same(k(kiln.from_numpy(y), kiln.from_numpy(x)), t(torch.from_numpy(y), torch.from_numpy(x)))
+
+
+def test_aliases_are_normalized_and_dead_code_removed(arrays):
+    def make(T):
+        def f(x):
+            unused = x.sum() * 3  # noqa: F841
+            return T.absolute(x)
+        return f
+
+    t, k = check_traces(make, (arrays(3),), (arrays(3),))
+    assert op_counts(k.graph) == Counter({"aten::abs": 1})
