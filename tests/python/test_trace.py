@@ -391,3 +391,22 @@ def test_aliases_are_normalized_and_dead_code_removed(arrays):
 
     t, k = check_traces(make, (arrays(3),), (arrays(3),))
     assert op_counts(k.graph) == Counter({"aten::abs": 1})
+
+
+def test_lists_of_tensors_multiple_results_and_out_arguments(arrays):
+    def make(T):
+        def f(x, y):
+            c = T.cat([x, y], 0)
+            s = T.stack((x, y))
+            a, b = c.chunk(2)
+            u = s.unbind(1)
+            m, i = T.max(c, 1)
+            w = T.where(x > 0, x, y)
+            z = T.add(x, y, alpha=2)
+            o = T.empty(2, 3)
+            T.mul(x, y, out=o)
+            return (a + b + u[0].sum() + m.sum() + i.sum() + w + z + x @ y.t() @ x + o
+                    + x.transpose(0, 1).contiguous().t() + x.mean(dim=1, keepdim=True) + x.softmax(-1))
+        return f
+
+    check_traces(make, (arrays(2, 3), arrays(2, 3)), (arrays(2, 3), arrays(2, 3)))
