@@ -35,8 +35,9 @@ std::shared_ptr<GraphFunction> functionFromTrace(const std::string& name, const 
 }
 
 TracedFunction trace(const std::string& name, const std::function<IValue(const Stack&)>& fn,
-                     const Stack& example_inputs, const std::vector<std::string>& arg_names, bool strict) {
-  tracer::TraceResult result = tracer::trace(example_inputs, fn, arg_names, strict);
+                     const Stack& example_inputs, const std::vector<std::string>& arg_names, bool strict,
+                     std::function<std::string(const Tensor&)> value_names) {
+  tracer::TraceResult result = tracer::trace(example_inputs, fn, arg_names, strict, std::move(value_names));
   cleanupTrace(result.graph);
   return {functionFromTrace(name, result.graph), std::move(result.output)};
 }

@@ -89,7 +89,8 @@ TypePtr resultType(const IValue& v, const TypePtr& declared) {
 
 }  // namespace
 
-TracingState::TracingState() : graph_(std::make_shared<Graph>()) {}
+TracingState::TracingState(ValueNameLookup name_lookup)
+    : graph_(std::make_shared<Graph>()), name_lookup_(std::move(name_lookup)) {}
 TracingState::~TracingState() = default;
 
 bool TracingState::isTraced(const IValue& v) const {
@@ -100,7 +101,14 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
   if (v.isTensor()) {
     Tensor t = v.toTensor();
     if (t.defined()) {
-      if (auto it = values_.find(identity(t)); it != values_.end()) return it->second.second;
+      if (auto it = values_.find(identity(t)); it != values_.end()) {
+        Value* value = it->second.second;
+        if (name_lookup_ && !value->hasDebugName()) {
+          std::string name = name_lookup_(t);
+          if (!name.empty() && Value::isValidName(name)) value->setDebugName(name);
+        }
+        return value;
+      }
     }
     return graph_->insertConstant(v);
   }
@@ -215,8 +223,8 @@ void TracingState::noteOwner(std::shared_ptr<Function> fn) {
 
 TracingState* tracingState() { return current_state; }
 
-TraceScope::TraceScope(const Stack& inputs, const std::vector<std::string>& names)
-    : state_(std::make_shared<TracingState>()) {
+TraceScope::TraceScope(const Stack& inputs, const std::vector<std::string>& names, ValueNameLookup name_lookup)
+    : state_(std::make_shared<TracingState>(std::move(name_lookup))) {
   bool all_traceable = true;
   for (const IValue& v : inputs) all_traceable = all_traceable && traceableInput(v);
   if (!all_traceable) {
@@ -289,8 +297,8 @@ GraphPtr TraceScope::exit(const IValue& output, bool strict) {
 }
 
 TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
-                  const std::vector<std::string>& names, bool strict) {
-  TraceScope scope(inputs, names);
+                  const std::vector<std::string>& names, bool strict, ValueNameLookup name_lookup) {
+  TraceScope scope(inputs, names, std::move(name_lookup));
   IValue output = fn(inputs);
   GraphPtr graph = scope.exit(output, strict);
   return {std::move(graph), std::move(output)};

@@ -36,14 +36,20 @@
 
 namespace kiln::tracer {
 
+// Names a traced tensor (the Python binding: the name of the caller's
+// variable holding it), or "" for none.
+using ValueNameLookup = std::function<std::string(const Tensor&)>;
+
 class TracingState : public DispatchHook {
  public:
-  TracingState();
+  explicit TracingState(ValueNameLookup name_lookup = nullptr);
   ~TracingState() override;
 
   const GraphPtr& graph() const { return graph_; }
 
-  // The graph value computing `v`: a traced tensor's value; a tensor the
+  // The graph value computing `v`: a traced tensor's value (named by the
+  // lookup when it has no name yet, as 1.13 names values when they are
+  // first used); a tensor the
   // trace has not seen as a constant; lists and tuples holding tensors (and
   // lists of ints) built from their elements; anything else a constant.
   // `expected` (a schema's argument type, may be null) types the lists built.
@@ -63,6 +69,7 @@ class TracingState : public DispatchHook {
 
  private:
   GraphPtr graph_;
+  ValueNameLookup name_lookup_;
   // TensorImpl -> (the tensor, kept alive; its graph value).
   std::unordered_map<const void*, std::pair<Tensor, Value*>> values_;
   std::unordered_map<const Function*, std::shared_ptr<Function>> owners_;
@@ -82,7 +89,7 @@ inline bool isTracing() { return tracingState() != nullptr; }
 // warns; otherwise both are accepted.
 class TraceScope {
  public:
-  TraceScope(const Stack& inputs, const std::vector<std::string>& names);
+  TraceScope(const Stack& inputs, const std::vector<std::string>& names, ValueNameLookup name_lookup = nullptr);
   ~TraceScope();  // abandons the trace unless exit() ran
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
@@ -104,7 +111,8 @@ struct TraceResult {
   IValue output;
 };
 TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
-                  const std::vector<std::string>& names = {}, bool strict = true);
+                  const std::vector<std::string>& names = {}, bool strict = true,
+                  ValueNameLookup name_lookup = nullptr);
 
 // Tracer warnings (a list output, a tensor turned into a Python number):
 // the Python package turns them into kiln.TracerWarning; by default they go

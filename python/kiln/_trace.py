@@ -1,6 +1,8 @@
 """kiln.trace: record what a Python function does to tensors as a graph,
 as torch.jit.trace does (docs/tracing.md)."""
 import inspect
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -46,6 +48,35 @@ def _warn(message):
 
 
 _C._set_tracer_warning_handler(_warn)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_IN_PACKAGE = {}  # code file name -> whether it is one of kiln's
+
+
+def _in_package(filename):
+    inside = _IN_PACKAGE.get(filename)
+    if inside is None:
+        inside = _IN_PACKAGE[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+    return inside
+
+
+def _variable_name(tensor):
+    """The name of a local variable holding `tensor` in the innermost frame
+    outside the kiln package (the code that ran the operator), or "" - how
+    torch 1.13's tracer names values (_create_interpreter_name_lookup_fn)."""
+    try:
+        frame = sys._getframe(1)
+        while frame is not None and _in_package(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None:
+            return ""
+        for name, value in frame.f_locals.items():
+            if isinstance(value, _C.Tensor) and value._same_tensor(tensor):
+                return name if name != "self" else ""
+    except Exception:  # noqa: BLE001 - a name is a nicety; tracing goes on without it
+        pass
+    return ""
 
 
 def is_tracing():
@@ -113,7 +144,8 @@ def _check_trace(check_inputs, func, traced, name, strict, rtol, atol):
         with warnings.catch_warnings():
             # The conversions warned about already in the first trace.
             warnings.simplefilter("ignore", TracerWarning)
-            check, _ = _C._trace(name, func, _clone(inputs), _parameter_names(func, len(inputs)), strict)
+            check, _ = _C._trace(name, func, _clone(inputs), _parameter_names(func, len(inputs)), strict,
+                                 _variable_name)
         traced_text = _C._canonical_trace_text(traced.graph)
         check_text = _C._canonical_trace_text(check.graph)
         if traced_text != check_text:
@@ -181,7 +213,8 @@ def trace(func, example_inputs, check_inputs=None, check_trace=True, strict=True
     name = getattr(func, "__name__", "forward")
     if name == "<lambda>":
         name = "_lambda"
-    traced, _ = _C._trace(name, func, example_inputs, _parameter_names(func, len(example_inputs)), strict)
+    traced, _ = _C._trace(name, func, example_inputs, _parameter_names(func, len(example_inputs)), strict,
+                          _variable_name)
     if check_trace:
         _check_trace(check_inputs if check_inputs is not None else [example_inputs], func, traced, name, strict,
                      check_tolerance, check_tolerance)

@@ -87,21 +87,31 @@ void bindTrace(py::module_& m) {
   m.def(
       "_trace",
       [](const std::string& name, const py::function& fn, const py::tuple& inputs,
-         const std::vector<std::string>& names, bool strict) {
+         const std::vector<std::string>& names, bool strict, const py::object& name_lookup) {
         Stack stack;
         for (py::handle input : inputs) stack.push_back(inputToIValue(input));
         py::object result;
+        std::function<std::string(const Tensor&)> value_names;
+        if (!name_lookup.is_none()) {
+          // Called where an operator runs, often without the GIL.
+          value_names = [&name_lookup](const Tensor& t) {
+            py::gil_scoped_acquire gil;
+            return name_lookup(t).cast<std::string>();
+          };
+        }
         TracedFunction traced = trace(
             name,
             [&](const Stack&) {
               result = fn(*inputs);
               return outputToIValue(result);
             },
-            stack, names, strict);
+            stack, names, strict, value_names);
         return py::make_tuple(traced.function, result);
       },
       py::arg("name"), py::arg("fn"), py::arg("inputs"), py::arg("names"), py::arg("strict") = true,
-      "Calls fn(*inputs) while tracing; returns (a ScriptFunction of the trace, fn's result).");
+      py::arg("name_lookup") = py::none(),
+      "Calls fn(*inputs) while tracing; returns (a ScriptFunction of the trace, fn's result). "
+      "name_lookup(tensor) names values (\"\" for none).");
   m.def("_is_tracing", [] { return tracer::isTracing(); }, "Whether this thread is tracing.");
   m.def(
       "_set_tracer_warning_handler",

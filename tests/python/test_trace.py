@@ -410,3 +410,27 @@ def test_lists_of_tensors_multiple_results_and_out_arguments(arrays):
         return f
 
     check_traces(make, (arrays(2, 3), arrays(2, 3)), (arrays(2, 3), arrays(2, 3)))
+
+
+def _without_constants(graph):
+    """The graph's lines without constants and source locations."""
+    import re
+    return [re.sub(r" #.*", "", line) for line in str(graph).splitlines() if "prim::Constant" not in line]
+
+
+def test_values_are_named_after_variables_as_in_torch(arrays):
+    def make(T):
+        def f(x, y):
+            z = x + y
+            for i in range(3):
+                z = z * 2
+            a = z[0]
+            b = x[:, 1]
+            d = z + 1
+            x.add_(1)
+            return d, [a, b]
+        return f
+
+    t, k = trace_both(make, arrays(2, 3), arrays(2, 3))
+    assert _without_constants(k.graph) == _without_constants(t.graph)
+    assert "%z.1 : Float(2, 3" in str(k.graph)
