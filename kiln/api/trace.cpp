@@ -1,6 +1,5 @@
 #include "kiln/api/trace.h"
 
-#include "kiln/frontend/tracer.h"
 #include "kiln/ir/graph.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/lower_tuples.h"
@@ -36,8 +35,8 @@ std::shared_ptr<GraphFunction> functionFromTrace(const std::string& name, const 
 
 TracedFunction trace(const std::string& name, const std::function<IValue(const Stack&)>& fn,
                      const Stack& example_inputs, const std::vector<std::string>& arg_names, bool strict,
-                     std::function<std::string(const Tensor&)> value_names) {
-  tracer::TraceResult result = tracer::trace(example_inputs, fn, arg_names, strict, std::move(value_names));
+                     tracer::TraceContext context) {
+  tracer::TraceResult result = tracer::trace(example_inputs, fn, arg_names, strict, std::move(context));
   cleanupTrace(result.graph);
   return {functionFromTrace(name, result.graph), std::move(result.output)};
 }

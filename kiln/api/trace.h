@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/frontend/tracer.h"
 #include "kiln/runtime/function.h"
-#include "kiln/tensor/tensor.h"
 
 namespace kiln {
 
@@ -33,11 +33,10 @@ struct TracedFunction {
 // `arg_names` name the graph's inputs. `strict` as torch.jit.trace's: a dict
 // output raises, a list output warns (kiln::tracer::warn). Errors of `fn`
 // propagate, ending the trace.
-// `value_names`, when given, names a traced tensor when the trace first
-// uses it (the Python binding gives the caller's variable name).
+// `context` names values and gives nodes source ranges (the Python binding's).
 TracedFunction trace(const std::string& name, const std::function<IValue(const Stack&)>& fn,
                      const Stack& example_inputs, const std::vector<std::string>& arg_names = {},
-                     bool strict = true, std::function<std::string(const Tensor&)> value_names = nullptr);
+                     bool strict = true, tracer::TraceContext context = {});
 
 // What torch 1.13 runs on a fresh trace of a function (tracer::trace's
 // NormalizeOps, FixupTraceScopeBlocks' runCleanupPasses): aliases

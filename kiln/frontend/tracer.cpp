@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <mutex>
+#include <utility>
 
 #include "kiln/core/function.h"
 
@@ -89,8 +90,8 @@ TypePtr resultType(const IValue& v, const TypePtr& declared) {
 
 }  // namespace
 
-TracingState::TracingState(ValueNameLookup name_lookup)
-    : graph_(std::make_shared<Graph>()), name_lookup_(std::move(name_lookup)) {}
+TracingState::TracingState(TraceContext context)
+    : graph_(std::make_shared<Graph>()), context_(std::move(context)) {}
 TracingState::~TracingState() = default;
 
 bool TracingState::isTraced(const IValue& v) const {
@@ -103,14 +104,14 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
     if (t.defined()) {
       if (auto it = values_.find(identity(t)); it != values_.end()) {
         Value* value = it->second.second;
-        if (name_lookup_ && !value->hasDebugName()) {
-          std::string name = name_lookup_(t);
+        if (context_.value_name && !value->hasDebugName()) {
+          std::string name = context_.value_name(t);
           if (!name.empty() && Value::isValidName(name)) value->setDebugName(name);
         }
         return value;
       }
     }
-    return graph_->insertConstant(v);
+    return insertConstant(v);
   }
   if (v.isList()) {
     TypePtr element = listElementType(v, expected);
@@ -123,13 +124,18 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
       for (const IValue& e : v.toListRef().elements) elements.push_back(getValue(e, element));
       return graph_->insertNode(graph_->createList(element, elements))->output();
     }
-    return graph_->insertConstant(v);
+    return insertConstant(v);
   }
   if (v.isTuple() && holdsTensors(v)) {
     std::vector<Value*> elements;
     for (const IValue& e : v.toTupleRef().elements) elements.push_back(getValue(e));
     return graph_->insertNode(graph_->createTuple(elements))->output();
   }
+  return insertConstant(v);
+}
+
+Value* TracingState::insertConstant(const IValue& v) {
+  if (current_range_.valid()) return graph_->insertConstant(v, current_range_);
   return graph_->insertConstant(v);
 }
 
@@ -168,15 +174,18 @@ void TracingState::runOperator(const Operator& op, Stack& stack) {
     return;
   }
   // Inputs are looked up before the call: an in-place op rebinds its tensor.
+  current_range_ = context_.source_range ? context_.source_range() : SourceRange();
   std::vector<Value*> inputs;
   size_t first = stack.size() - formals.size();
   for (size_t i = 0; i < formals.size(); ++i) inputs.push_back(getValue(stack[first + i], formals[i].type));
+  SourceRange range = std::exchange(current_range_, SourceRange());
   {
     DispatchHookSuspended eager;
     op.operation()(stack);
   }
   size_t num_results = stack.size() - first;
   Node* node = graph_->insertNode(graph_->create(op.symbol(), inputs, num_results));
+  if (range.valid()) node->setSourceRange(std::move(range));
   const auto& returns = schema.returns();
   for (size_t i = 0; i < num_results; ++i) {
     const IValue& result = stack[first + i];
@@ -223,8 +232,8 @@ void TracingState::noteOwner(std::shared_ptr<Function> fn) {
 
 TracingState* tracingState() { return current_state; }
 
-TraceScope::TraceScope(const Stack& inputs, const std::vector<std::string>& names, ValueNameLookup name_lookup)
-    : state_(std::make_shared<TracingState>(std::move(name_lookup))) {
+TraceScope::TraceScope(const Stack& inputs, const std::vector<std::string>& names, TraceContext context)
+    : state_(std::make_shared<TracingState>(std::move(context))) {
   bool all_traceable = true;
   for (const IValue& v : inputs) all_traceable = all_traceable && traceableInput(v);
   if (!all_traceable) {
@@ -297,8 +306,8 @@ GraphPtr TraceScope::exit(const IValue& output, bool strict) {
 }
 
 TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
-                  const std::vector<std::string>& names, bool strict, ValueNameLookup name_lookup) {
-  TraceScope scope(inputs, names, std::move(name_lookup));
+                  const std::vector<std::string>& names, bool strict, TraceContext context) {
+  TraceScope scope(inputs, names, std::move(context));
   IValue output = fn(inputs);
   GraphPtr graph = scope.exit(output, strict);
   return {std::move(graph), std::move(output)};

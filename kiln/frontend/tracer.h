@@ -36,13 +36,19 @@
 
 namespace kiln::tracer {
 
-// Names a traced tensor (the Python binding: the name of the caller's
-// variable holding it), or "" for none.
-using ValueNameLookup = std::function<std::string(const Tensor&)>;
+// What a front end (the Python binding) can tell the tracer about the code
+// it traces; either may be empty.
+struct TraceContext {
+  // A name for a traced tensor (the caller's variable holding it), or "".
+  std::function<std::string(const Tensor&)> value_name;
+  // Where the code recording a node is (a Python file and line), for the
+  // node and its constants (printed `# file.py:3:0`, as 1.13 does).
+  std::function<SourceRange()> source_range;
+};
 
 class TracingState : public DispatchHook {
  public:
-  explicit TracingState(ValueNameLookup name_lookup = nullptr);
+  explicit TracingState(TraceContext context = {});
   ~TracingState() override;
 
   const GraphPtr& graph() const { return graph_; }
@@ -62,6 +68,8 @@ class TracingState : public DispatchHook {
 
   void runOperator(const Operator& op, Stack& stack) override;
   void runFunction(Function& fn, Stack& stack) override;
+  // A constant at the operator's source range.
+  Value* insertConstant(const IValue& v);
   // Lets a recorded call of `fn` own it (the Python bindings hold functions
   // by shared_ptr); otherwise the trace points at the callee, which must
   // outlive the traced function.
@@ -69,7 +77,8 @@ class TracingState : public DispatchHook {
 
  private:
   GraphPtr graph_;
-  ValueNameLookup name_lookup_;
+  TraceContext context_;
+  SourceRange current_range_;  // of the operator being recorded
   // TensorImpl -> (the tensor, kept alive; its graph value).
   std::unordered_map<const void*, std::pair<Tensor, Value*>> values_;
   std::unordered_map<const Function*, std::shared_ptr<Function>> owners_;
@@ -89,7 +98,7 @@ inline bool isTracing() { return tracingState() != nullptr; }
 // warns; otherwise both are accepted.
 class TraceScope {
  public:
-  TraceScope(const Stack& inputs, const std::vector<std::string>& names, ValueNameLookup name_lookup = nullptr);
+  TraceScope(const Stack& inputs, const std::vector<std::string>& names, TraceContext context = {});
   ~TraceScope();  // abandons the trace unless exit() ran
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
@@ -111,8 +120,7 @@ struct TraceResult {
   IValue output;
 };
 TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
-                  const std::vector<std::string>& names = {}, bool strict = true,
-                  ValueNameLookup name_lookup = nullptr);
+                  const std::vector<std::string>& names = {}, bool strict = true, TraceContext context = {});
 
 // Tracer warnings (a list output, a tensor turned into a Python number):
 // the Python package turns them into kiln.TracerWarning; by default they go

@@ -1,6 +1,7 @@
 """kiln.trace: record what a Python function does to tensors as a graph,
 as torch.jit.trace does (docs/tracing.md)."""
 import inspect
+import linecache
 import os
 import sys
 import warnings
@@ -61,14 +62,32 @@ def _in_package(filename):
     return inside
 
 
-def _variable_name(tensor):
-    """The name of a local variable holding `tensor` in the innermost frame
-    outside the kiln package (the code that ran the operator), or "" - how
-    torch 1.13's tracer names values (_create_interpreter_name_lookup_fn)."""
+def _user_frame():
+    """The innermost frame outside the kiln package: the code that ran the operator."""
+    frame = sys._getframe(2)
+    while frame is not None and _in_package(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def _source_location():
+    """(file, line, line text) of the code recording a node, or None."""
     try:
-        frame = sys._getframe(1)
-        while frame is not None and _in_package(frame.f_code.co_filename):
-            frame = frame.f_back
+        frame = _user_frame()
+        if frame is None:
+            return None
+        filename, line = frame.f_code.co_filename, frame.f_lineno
+        return filename, line, linecache.getline(filename, line, frame.f_globals).rstrip("\n")
+    except Exception:  # noqa: BLE001 - a location is a nicety; tracing goes on without it
+        return None
+
+
+def _variable_name(tensor):
+    """The name of a local variable holding `tensor` in the code that ran the
+    operator, or "" - how torch 1.13's tracer names values
+    (_create_interpreter_name_lookup_fn)."""
+    try:
+        frame = _user_frame()
         if frame is None:
             return ""
         for name, value in frame.f_locals.items():
@@ -145,7 +164,7 @@ def _check_trace(check_inputs, func, traced, name, strict, rtol, atol):
             # The conversions warned about already in the first trace.
             warnings.simplefilter("ignore", TracerWarning)
             check, _ = _C._trace(name, func, _clone(inputs), _parameter_names(func, len(inputs)), strict,
-                                 _variable_name)
+                                 _variable_name, _source_location)
         traced_text = _C._canonical_trace_text(traced.graph)
         check_text = _C._canonical_trace_text(check.graph)
         if traced_text != check_text:
@@ -214,7 +233,7 @@ def trace(func, example_inputs, check_inputs=None, check_trace=True, strict=True
     if name == "<lambda>":
         name = "_lambda"
     traced, _ = _C._trace(name, func, example_inputs, _parameter_names(func, len(example_inputs)), strict,
-                          _variable_name)
+                          _variable_name, _source_location)
     if check_trace:
         _check_trace(check_inputs if check_inputs is not None else [example_inputs], func, traced, name, strict,
                      check_tolerance, check_tolerance)

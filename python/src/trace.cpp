@@ -3,6 +3,9 @@
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <map>
+#include <tuple>
+
 #include "bindings.h"
 #include "kiln/api/trace.h"
 #include "kiln/frontend/tracer.h"
@@ -87,16 +90,31 @@ void bindTrace(py::module_& m) {
   m.def(
       "_trace",
       [](const std::string& name, const py::function& fn, const py::tuple& inputs,
-         const std::vector<std::string>& names, bool strict, const py::object& name_lookup) {
+         const std::vector<std::string>& names, bool strict, const py::object& name_lookup,
+         const py::object& location_lookup) {
         Stack stack;
         for (py::handle input : inputs) stack.push_back(inputToIValue(input));
         py::object result;
-        std::function<std::string(const Tensor&)> value_names;
+        // The lookups are called where an operator runs, often without the GIL.
+        tracer::TraceContext context;
         if (!name_lookup.is_none()) {
-          // Called where an operator runs, often without the GIL.
-          value_names = [&name_lookup](const Tensor& t) {
+          context.value_name = [&name_lookup](const Tensor& t) {
             py::gil_scoped_acquire gil;
             return name_lookup(t).cast<std::string>();
+          };
+        }
+        // One Source per (file, line): the line's text, numbered as in the file.
+        std::map<std::pair<std::string, int64_t>, std::shared_ptr<const Source>> sources;
+        if (!location_lookup.is_none()) {
+          context.source_range = [&location_lookup, &sources]() -> SourceRange {
+            py::gil_scoped_acquire gil;
+            py::object where = location_lookup();
+            if (where.is_none()) return {};
+            auto [file, line, text] = where.cast<std::tuple<std::string, int64_t, std::string>>();
+            if (line < 1) return {};
+            auto& source = sources[{file, line}];
+            if (!source) source = std::make_shared<const Source>(text, file, static_cast<size_t>(line));
+            return SourceRange(source, 0, source->text().size());
           };
         }
         TracedFunction traced = trace(
@@ -105,13 +123,14 @@ void bindTrace(py::module_& m) {
               result = fn(*inputs);
               return outputToIValue(result);
             },
-            stack, names, strict, value_names);
+            stack, names, strict, std::move(context));
         return py::make_tuple(traced.function, result);
       },
       py::arg("name"), py::arg("fn"), py::arg("inputs"), py::arg("names"), py::arg("strict") = true,
-      py::arg("name_lookup") = py::none(),
+      py::arg("name_lookup") = py::none(), py::arg("location_lookup") = py::none(),
       "Calls fn(*inputs) while tracing; returns (a ScriptFunction of the trace, fn's result). "
-      "name_lookup(tensor) names values (\"\" for none).");
+      "name_lookup(tensor) names values (\"\" for none); location_lookup() gives (file, line, line text) "
+      "of the code recording a node, or None.");
   m.def("_is_tracing", [] { return tracer::isTracing(); }, "Whether this thread is tracing.");
   m.def(
       "_set_tracer_warning_handler",

@@ -434,3 +434,18 @@ def test_values_are_named_after_variables_as_in_torch(arrays):
     t, k = trace_both(make, arrays(2, 3), arrays(2, 3))
     assert _without_constants(k.graph) == _without_constants(t.graph)
     assert "%z.1 : Float(2, 3" in str(k.graph)
+
+
+def test_nodes_carry_the_python_line_as_in_torch(arrays):
+    def make(T):
+        def f(x):
+            y = x * 2
+            return y.relu()
+        return f
+
+    t, k = trace_both(make, arrays(3))
+    def locations(graph):
+        import re
+        return [re.sub(r".*# ", "", line) for line in str(graph).splitlines() if "aten::" in line]
+    assert locations(k.graph) == locations(t.graph)
+    assert locations(k.graph)[0].endswith(f"test_trace.py:{make.__code__.co_firstlineno + 2}:0")
