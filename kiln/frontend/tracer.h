@@ -54,10 +54,10 @@ class TracingState : public DispatchHook {
   const GraphPtr& graph() const { return graph_; }
 
   // The graph value computing `v`: a traced tensor's value (named by the
-  // lookup when it has no name yet, as 1.13 names values when they are
-  // first used); a tensor the
-  // trace has not seen as a constant; lists and tuples holding tensors (and
-  // lists of ints) built from their elements; anything else a constant.
+  // context when it has no name yet, as 1.13 names values when they are
+  // first used); a tensor the trace has not seen as a constant; lists and
+  // tuples holding tensors (and lists of ints) built from their elements;
+  // anything else a constant.
   // `expected` (a schema's argument type, may be null) types the lists built.
   Value* getValue(const IValue& v, const TypePtr& expected = nullptr);
   // Whether `v` is a tensor this trace computes.
@@ -68,14 +68,15 @@ class TracingState : public DispatchHook {
 
   void runOperator(const Operator& op, Stack& stack) override;
   void runFunction(Function& fn, Stack& stack) override;
-  // A constant at the operator's source range.
-  Value* insertConstant(const IValue& v);
   // Lets a recorded call of `fn` own it (the Python bindings hold functions
   // by shared_ptr); otherwise the trace points at the callee, which must
   // outlive the traced function.
   void noteOwner(std::shared_ptr<Function> fn);
 
  private:
+  // A constant at the source range of the operator being recorded.
+  Value* insertConstant(const IValue& v);
+
   GraphPtr graph_;
   TraceContext context_;
   SourceRange current_range_;  // of the operator being recorded
@@ -88,14 +89,14 @@ class TracingState : public DispatchHook {
 TracingState* tracingState();
 inline bool isTracing() { return tracingState() != nullptr; }
 
-// Tracing as two steps, for callers that run the traced code themselves
-// (the Python binding). enter() starts a trace on this thread with one graph
-// input per example input (named by `names` where given; an input that is
-// not a tensor or a tuple or list of tensors raises); a trace already active
-// on this thread is put aside until this one ends. exit() makes `outputs`
-// the graph's output and ends the trace; abandon() ends it after an error.
-// `strict` (as torch.jit.trace's): a dict output raises and a list output
-// warns; otherwise both are accepted.
+// One trace on this thread, for as long as the scope lives. The constructor
+// starts it with one graph input per example input (named by `names` where
+// given; an input that is not a tensor or a tuple or list of tensors
+// raises); a trace already active on this thread is put aside until this
+// one ends. exit() makes `output` the graph's output and ends the trace;
+// a scope left without exit() (an error) just ends it. `strict` (as
+// torch.jit.trace's): a dict output raises and a list output warns;
+// otherwise both are accepted.
 class TraceScope {
  public:
   TraceScope(const Stack& inputs, const std::vector<std::string>& names, TraceContext context = {});
