@@ -139,6 +139,16 @@ Value* TracingState::insertConstant(const IValue& v) {
   return graph_->insertConstant(v);
 }
 
+Value* TracingState::getOutput(const Tensor& t, size_t index) {
+  if (!t.defined()) return graph_->insertConstant(IValue());
+  auto it = values_.find(identity(t));
+  if (it == values_.end()) {
+    KILN_ERROR("output ", index, " (", IValue(t), ") of traced region did not have observable data dependence with "
+               "trace inputs; this probably indicates your program cannot be understood by the tracer.");
+  }
+  return it->second.second;
+}
+
 void TracingState::setValue(const IValue& v, Value* value) {
   if (v.isTensor()) {
     Tensor t = v.toTensor();
@@ -265,8 +275,9 @@ GraphPtr TraceScope::exit(const IValue& output, bool strict) {
   active_ = false;
   TracingState& state = *state_;
   Graph& graph = *state.graph();
+  size_t tensor_index = 0;
   std::function<Value*(const IValue&)> output_value = [&](const IValue& v) -> Value* {
-    if (v.isTensor()) return state.getValue(v);
+    if (v.isTensor()) return state.getOutput(v.toTensor(), tensor_index++);
     if (v.isTuple()) {
       std::vector<Value*> elements;
       for (const IValue& e : v.toTupleRef().elements) elements.push_back(output_value(e));

@@ -60,6 +60,10 @@ class TracingState : public DispatchHook {
   // anything else a constant.
   // `expected` (a schema's argument type, may be null) types the lists built.
   Value* getValue(const IValue& v, const TypePtr& expected = nullptr);
+  // The value of output tensor number `index` (counting the tensors of the
+  // output): as getValue, but unnamed, and a tensor the trace has not
+  // seen raises, as in 1.13 (the trace would not depend on its inputs).
+  Value* getOutput(const Tensor& t, size_t index);
   // Whether `v` is a tensor this trace computes.
   bool isTraced(const IValue& v) const;
   // Maps the tensors of `v` to `value`: a tensor directly; the elements of a

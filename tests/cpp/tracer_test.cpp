@@ -225,3 +225,48 @@ TEST(TracerTest, DeadCodeIsRemoved) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TracerTest, ContextNamesValuesAndGivesSourceRanges) {
+  auto source = std::make_shared<const Source>("    y = x * 2", "model.py", 3);
+  tracer::TraceContext context;
+  context.value_name = [](const Tensor& t) { return t.dim() == 1 ? "y" : ""; };
+  context.source_range = [&] { return SourceRange(source, 0, source->text().size()); };
+  auto traced = trace(
+      "f",
+      [](const Stack& in) {
+        Tensor y = mulScalar(in[0].toTensor(), 2);
+        return IValue(tracedAdd(y, y));
+      },
+      {IValue(filled({2}, 1))}, {"x"}, true, context);
+  std::string text = traced.function->graph()->toString();
+  // Named when first used; outputs are not named (as in 1.13).
+  EXPECT_NE(text.find("%y : Float(2, strides=[1], requires_grad=0, device=cpu) = aten::mul(%x, %1) # model.py:3:0"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("prim::Constant[value=2]() # model.py:3:0"), std::string::npos) << text;
+  EXPECT_NE(text.find("%4 : Float(2, strides=[1], requires_grad=0, device=cpu) = aten::add(%y, %y, %3)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(TracerTest, AnOutputTheTraceDoesNotComputeRaises) {
+  Tensor outside = filled({2}, 1);
+  try {
+    trace(
+        "f", [&](const Stack& in) { return IValue::tuple({IValue(mulScalar(in[0].toTensor(), 2)), IValue(outside)}); },
+        {IValue(filled({2}, 1))});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("output 1 ("), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(") of traced region did not have observable data dependence with trace "
+                                         "inputs; this probably indicates your program cannot be understood by the "
+                                         "tracer."),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(tracer::isTracing());
+}
+
+}  // namespace

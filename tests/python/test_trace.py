@@ -449,3 +449,20 @@ def test_nodes_carry_the_python_line_as_in_torch(arrays):
         return [re.sub(r".*# ", "", line) for line in str(graph).splitlines() if "aten::" in line]
     assert locations(k.graph) == locations(t.graph)
     assert locations(k.graph)[0].endswith(f"test_trace.py:{make.__code__.co_firstlineno + 2}:0")
+
+
+def test_an_output_that_does_not_depend_on_the_inputs_raises():
+    def make(T):
+        c = T.ones(2)
+
+        def f(x):
+            return x + 1, c
+        return f
+
+    with pytest.raises(RuntimeError, match="of traced region did not have observable data dependence"):
+        torch.jit.trace(make(torch), torch.ones(2))
+    with pytest.raises(RuntimeError, match=r"(?s)^output 1 \(.*\) of traced region did not have observable data "
+                                           "dependence with trace inputs; this probably indicates your program "
+                                           "cannot be understood by the tracer.$"):
+        kiln.trace(make(kiln), kiln.ones(2))
+    assert not kiln.is_tracing()
