@@ -316,6 +316,15 @@ GraphPtr TraceScope::exit(const IValue& output, bool strict) {
   return state.graph();
 }
 
+TracingSuspended::TracingSuspended()
+    : previous_state_(std::exchange(current_state, nullptr)),
+      previous_hook_(previous_state_ ? setDispatchHook(nullptr) : dispatchHook()) {}
+
+TracingSuspended::~TracingSuspended() {
+  current_state = previous_state_;
+  setDispatchHook(previous_hook_);
+}
+
 TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
                   const std::vector<std::string>& names, bool strict, TraceContext context) {
   TraceScope scope(inputs, names, std::move(context));

@@ -118,6 +118,21 @@ class TraceScope {
   bool active_ = true;
 };
 
+// No trace on this thread for the guard's lifetime (a trace active here
+// resumes after it): work that must not be recorded, such as kiln.trace's
+// checks when kiln.trace runs inside another trace.
+class TracingSuspended {
+ public:
+  TracingSuspended();
+  ~TracingSuspended();
+  TracingSuspended(const TracingSuspended&) = delete;
+  TracingSuspended& operator=(const TracingSuspended&) = delete;
+
+ private:
+  TracingState* previous_state_;
+  DispatchHook* previous_hook_;
+};
+
 // Runs `fn` on `inputs` while tracing; returns the (raw, uncleaned) graph
 // and fn's result.
 struct TraceResult {

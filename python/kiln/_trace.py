@@ -235,6 +235,8 @@ def trace(func, example_inputs, check_inputs=None, check_trace=True, strict=True
     traced, _ = _C._trace(name, func, example_inputs, _parameter_names(func, len(example_inputs)), strict,
                           _variable_name, _source_location)
     if check_trace:
-        _check_trace(check_inputs if check_inputs is not None else [example_inputs], func, traced, name, strict,
-                     check_tolerance, check_tolerance)
+        # Inside another trace (kiln.trace called by traced code), the checks
+        # must not be recorded in it.
+        _C._untraced(lambda: _check_trace(check_inputs if check_inputs is not None else [example_inputs], func,
+                                          traced, name, strict, check_tolerance, check_tolerance))
     return traced

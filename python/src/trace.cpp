@@ -133,6 +133,13 @@ void bindTrace(py::module_& m) {
       "of the code recording a node, or None.");
   m.def("_is_tracing", [] { return tracer::isTracing(); }, "Whether this thread is tracing.");
   m.def(
+      "_untraced",
+      [](const py::function& fn) {
+        tracer::TracingSuspended untraced;
+        return fn();
+      },
+      py::arg("fn"), "fn() with this thread's trace (if any) suspended.");
+  m.def(
       "_set_tracer_warning_handler",
       [](py::function handler) {
         // Kept for the life of the process (never destroyed after Python is gone).

@@ -270,3 +270,27 @@ TEST(TracerTest, AnOutputTheTraceDoesNotComputeRaises) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TracerTest, SuspendedTracingRecordsNothing) {
+  bool tracing_inside = true, tracing_after = false;
+  auto traced = trace(
+      "f",
+      [&](const Stack& in) {
+        Tensor y = mulScalar(in[0].toTensor(), 2);
+        {
+          tracer::TracingSuspended untraced;
+          tracing_inside = tracer::isTracing();
+          tracedAdd(y, y);  // not recorded
+        }
+        tracing_after = tracer::isTracing();
+        return IValue(mulScalar(y, 3));
+      },
+      {IValue(filled({2}, 1))}, {"x"});
+  EXPECT_FALSE(tracing_inside);
+  EXPECT_TRUE(tracing_after);
+  EXPECT_EQ(kinds(*traced.function->graph()), (std::vector<std::string>{"aten::mul", "aten::mul"}));
+}
+
+}  // namespace
