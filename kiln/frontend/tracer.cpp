@@ -54,6 +54,7 @@ TypePtr listElementType(const IValue& list, const TypePtr& expected) {
 // tensor types, tuples of them, Tensor[] for lists.
 TypePtr boundaryType(const IValue& v) {
   if (v.isTensor()) return TensorType::fromTensor(v.toTensor());
+  if (v.isDict()) return DictType::create(v.toDictRef().key_type, TensorType::get());
   if (v.isTuple()) {
     std::vector<TypePtr> elements;
     for (const IValue& e : v.toTupleRef().elements) elements.push_back(boundaryType(e));
@@ -75,6 +76,15 @@ bool traceableInput(const IValue& v) {
   if (v.isList()) {
     for (const IValue& e : v.toListRef().elements) {
       if (!e.isTensor()) return false;
+    }
+    return true;
+  }
+  if (v.isDict()) {
+    const DictObj& dict = v.toDictRef();
+    TypeKind key = dict.key_type->kind();
+    if (key != TypeKind::String && key != TypeKind::Int) return false;
+    for (const auto& [k, value] : dict.items()) {
+      if (!value.isTensor() || !value.toTensor().defined()) return false;
     }
     return true;
   }
@@ -159,6 +169,15 @@ void TracingState::setValue(const IValue& v, Value* value) {
     Node* unpack = graph_->insertNode(graph_->createTupleUnpack(value));
     const auto& elements = v.toTupleRef().elements;
     for (size_t i = 0; i < elements.size(); ++i) setValue(elements[i], unpack->output(i));
+    return;
+  }
+  if (v.isDict() && v.toDictRef().value_type->kind() == TypeKind::Tensor) {
+    // As 1.13 reads a dict input: aten::__getitem__ of each key.
+    for (const auto& [key, element] : v.toDictRef().items()) {
+      Node* get = graph_->create(Symbol::fromQualString("aten::__getitem__"), {value, graph_->insertConstant(key)});
+      get->output()->setType(TensorType::get());
+      setValue(element, graph_->insertNode(get)->output());
+    }
     return;
   }
   if (v.isList() && holdsTensors(v)) {

@@ -111,6 +111,8 @@ def _as_tensors(value):
         return tuple(_as_tensors(v) for v in value)
     if isinstance(value, list):
         return [_as_tensors(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_tensors(v) for k, v in value.items()}
     return value
 
 
@@ -146,6 +148,8 @@ def _clone(value):
         return tuple(_clone(v) for v in value)
     if isinstance(value, list):
         return [_clone(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
     return value
 
 

@@ -44,6 +44,27 @@ IValue inputToIValue(py::handle obj) {
     TypePtr element = tensors ? TensorType::get() : (elements.empty() ? TensorType::get() : elements[0].type());
     return IValue::list(element, std::move(elements));
   }
+  if (py::isinstance<py::dict>(obj)) {
+    // Dict(str, Tensor) or Dict(int, Tensor); other dicts keep what the error needs.
+    auto items = py::reinterpret_borrow<py::dict>(obj);
+    bool str_keys = true, int_keys = true;
+    for (auto [key, value] : items) {
+      str_keys = str_keys && py::isinstance<py::str>(key);
+      int_keys = int_keys && PyLong_Check(key.ptr()) && !PyBool_Check(key.ptr());
+    }
+    TypePtr key_type = str_keys ? StringType::get() : int_keys ? IntType::get() : nullptr;
+    if (!key_type) KILN_ERROR("kiln.trace: dict inputs need str or int keys");
+    std::vector<std::pair<IValue, IValue>> entries;
+    TypePtr value_type = TensorType::get();  // a non-tensor value's type, for the tracer's error
+    for (auto [key, value] : items) {
+      entries.emplace_back(str_keys ? IValue(key.cast<std::string>()) : IValue(key.cast<int64_t>()),
+                           inputToIValue(value));
+      if (!entries.back().second.isTensor()) value_type = entries.back().second.type();
+    }
+    auto dict = makeIntrusive<DictObj>(key_type, value_type);
+    for (auto& [k, v] : entries) dict->insertOrAssign(std::move(k), std::move(v));
+    return IValue(std::move(dict));
+  }
   if (isNumber(obj)) return numberToIValue(obj);
   if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
   if (obj.is_none()) return IValue();

@@ -316,6 +316,7 @@ def test_numpy_inputs_and_single_tensor(arrays):
     (lambda x: {"a": x}, (np.ones(2, np.float32),)),
     (lambda x, n: x * n, (np.ones(2, np.float32), 3)),
     (lambda x: (x, 1), (np.ones(2, np.float32),)),
+    (lambda d: d["a"], ({"a": 1},)),
 ])
 def test_errors_match_torch(fn, inputs):
     with pytest.raises(RuntimeError) as torch_error:
@@ -466,3 +467,15 @@ def test_an_output_that_does_not_depend_on_the_inputs_raises():
                                            "cannot be understood by the tracer.$"):
         kiln.trace(make(kiln), kiln.ones(2))
     assert not kiln.is_tracing()
+
+
+def test_dict_inputs(arrays):
+    def make(T):
+        def f(d):
+            return d["a"] * d["b"] + 1
+        return f
+
+    t, k = check_traces(make, ({"a": arrays(2), "b": arrays(2)},), ({"a": arrays(2), "b": arrays(2)},))
+    assert op_counts(k.graph)["aten::__getitem__"] == 2
+    assert str(k.graph).startswith("graph(%d : Dict(str, Tensor)):")
+    assert k.schema.startswith("f(Dict(str, Tensor) d)")
