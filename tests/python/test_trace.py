@@ -5,6 +5,7 @@ aside) and, run on new inputs of the same shape, give the same results."""
 import threading
 import warnings
 from collections import Counter
+from typing import List, Tuple
 
 import numpy as np
 import pytest
@@ -479,3 +480,22 @@ def test_dict_inputs(arrays):
     assert op_counts(k.graph)["aten::__getitem__"] == 2
     assert str(k.graph).startswith("graph(%d : Dict(str, Tensor)):")
     assert k.schema.startswith("f(Dict(str, Tensor) d)")
+
+
+def test_scripted_call_with_a_list_argument_and_a_tuple_result(arrays):
+    def make(T):
+        def pair(x, ys: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+            s = x
+            for y in ys:
+                s = s + y
+            return s, s * 2
+
+        sp = torch.jit.script(pair) if T is torch else kiln.script(pair)
+
+        def f(x, y):
+            a, b = sp(x, [y, y])
+            return a - b
+        return f
+
+    t, k = check_traces(make, (arrays(2), arrays(2)), (arrays(2), arrays(2)))
+    assert _without_constants(k.graph) == _without_constants(t.graph)
