@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "kiln/core/dispatch_hook.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln {
@@ -99,6 +100,8 @@ void GraphFunction::throwTypeMismatch(size_t position, const std::string& actual
 }
 
 void GraphFunction::run(Stack& stack) {
+  // An eager call while a hook (the tracer) watches this thread: it decides.
+  if (DispatchHook* hook = dispatchHook()) return hook->runFunction(*this, stack);
   checkInputs(stack);
   executor_.run(stack);
 }
@@ -110,8 +113,7 @@ IntrusivePtr<FutureObj> GraphFunction::runAsync(Stack& stack) {
 
 IValue GraphFunction::operator()(Stack args, const Kwargs& kwargs) {
   args = bindArguments(std::move(args), kwargs);
-  checkInputs(args);
-  executor_.run(args);
+  run(args);
   KILN_INTERNAL_ASSERT(!args.empty() || graph_->outputs().empty(), "a function returned nothing");
   if (args.size() == 1) return std::move(args[0]);
   return IValue::tuple(std::move(args));

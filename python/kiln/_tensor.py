@@ -1,5 +1,4 @@
 """Tensor methods and Python operators, from the operator registry."""
-import builtins
 
 import numpy as np
 
@@ -99,12 +98,6 @@ def _iter(self):
     return (self[i] for i in range(self.shape[0]))
 
 
-def _bool(self):
-    if self.numel() != 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return builtins.bool(self.item())
-
-
 def _repr(self):
     body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
     extra = ""
@@ -124,10 +117,7 @@ def _array(self, dtype=None):
 
 Tensor.__len__ = _len
 Tensor.__iter__ = _iter
-Tensor.__bool__ = _bool
-Tensor.__float__ = lambda self: builtins.float(self.item())
-Tensor.__int__ = lambda self: builtins.int(self.item())
-Tensor.__index__ = lambda self: builtins.int(self.item())
+# __bool__, __float__, __int__ and __index__ are kiln._C's (a trace warns there).
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr
 Tensor.__array__ = _array

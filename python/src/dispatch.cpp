@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "bindings.h"
+#include "kiln/core/dispatch_hook.h"
 
 namespace kiln::python {
 
@@ -325,7 +326,7 @@ class OpDispatcher {
   py::object run(const Operator& op, Stack& stack) const {
     {
       py::gil_scoped_release no_gil;
-      op.operation()(stack);
+      runOperator(op, stack);  // the tracer, when active, records the call here
     }
     const auto& rets = op.schema().returns();
     if (rets.size() == 1 && !op.schema().isVarret()) return toPython(stack.back());

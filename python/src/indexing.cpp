@@ -3,7 +3,13 @@
 // bools, 0-dim integer tensors) become views made by select/slice/unsqueeze;
 // tensors and sequences become advanced indices, gathered by aten::index or
 // written by index_put_.
+//
+// Every step runs an operator through runOperator, so that a trace records
+// the same aten::select / slice / unsqueeze / index / copy_ / fill_ /
+// index_put_ nodes as torch's tracer does.
 #include "bindings.h"
+#include "kiln/core/dispatch_hook.h"
+#include "kiln/frontend/tracer.h"
 #include "kiln/tensor/index.h"
 #include "kiln/tensor/shape.h"
 
@@ -12,6 +18,85 @@ namespace kiln::python {
 namespace {
 
 bool isTensor(py::handle obj) { return py::isinstance<Tensor>(obj); }
+
+// --- the operators indexing runs ------------------------------------------------------------
+
+const Operator& findOp(const char* name, const char* overload) {
+  OperatorPtr op = findOperator(Symbol::fromQualString(name), overload);
+  KILN_INTERNAL_ASSERT(op, "indexing needs ", name, ".", overload);
+  return *op;  // registered operators live as long as the process
+}
+
+Tensor call(const Operator& op, Stack stack) {
+  runOperator(op, stack);
+  return stack.back().toTensor();
+}
+
+Tensor opSelect(const Tensor& self, int64_t dim, int64_t index) {
+  static const Operator& op = findOp("aten::select", "int");
+  return call(op, {IValue(self), IValue(dim), IValue(index)});
+}
+
+Tensor opSlice(const Tensor& self, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  static const Operator& op = findOp("aten::slice", "Tensor");
+  return call(op, {IValue(self), IValue(dim), IValue(start), IValue(stop), IValue(step)});
+}
+
+Tensor opUnsqueeze(const Tensor& self, int64_t dim) {
+  static const Operator& op = findOp("aten::unsqueeze", "");
+  return call(op, {IValue(self), IValue(dim)});
+}
+
+Tensor opAlias(const Tensor& self) {
+  static const Operator& op = findOp("aten::alias", "");
+  return call(op, {IValue(self)});
+}
+
+Tensor opView(const Tensor& self, IntArrayRef sizes) {
+  static const Operator& op = findOp("aten::view", "");
+  return call(op, {IValue(self), IValue(std::vector<int64_t>(sizes.begin(), sizes.end()))});
+}
+
+Tensor opExpand(const Tensor& self, IntArrayRef sizes) {
+  static const Operator& op = findOp("aten::expand", "");
+  return call(op, {IValue(self), IValue(std::vector<int64_t>(sizes.begin(), sizes.end())), IValue(false)});
+}
+
+// Advanced indices as the Tensor?[] list aten::index and index_put_ take
+// (undefined entries: dims not indexed).
+IValue indexList(const std::vector<Tensor>& indices) {
+  std::vector<IValue> elements;
+  for (const Tensor& t : indices) elements.push_back(t.defined() ? IValue(t) : IValue());
+  return IValue::list(OptionalType::create(TensorType::get()), std::move(elements));
+}
+
+Tensor opIndex(const Tensor& self, const std::vector<Tensor>& indices) {
+  static const Operator& op = findOp("aten::index", "Tensor");
+  return call(op, {IValue(self), indexList(indices)});
+}
+
+void opIndexPut(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values) {
+  static const Operator& op = findOp("aten::index_put_", "");
+  call(op, {IValue(self), indexList(indices), IValue(values), IValue(false)});
+}
+
+void opCopy(const Tensor& self, const Tensor& src) {
+  static const Operator& op = findOp("aten::copy_", "");
+  call(op, {IValue(self), IValue(src), IValue(false)});
+}
+
+void opFill(const Tensor& self, const Tensor& value) {
+  static const Operator& op = findOp("aten::fill_", "Tensor");
+  call(op, {IValue(self), IValue(value)});
+}
+
+// A list index made into a tensor: 1.13's trace records its conversion to
+// int64 (aten::to of the constant).
+Tensor opToLong(const Tensor& self) {
+  static const Operator& op = findOp("aten::to", "device");
+  return call(op, {IValue(self), IValue(Device(DeviceType::CPU)), IValue(static_cast<int64_t>(ScalarType::Long)),
+                   IValue(false), IValue(false), IValue()});
+}
 
 bool isNumpyInteger(py::handle obj) {
   static auto* integer = new py::object(py::module_::import("numpy").attr("integer"));
@@ -71,6 +156,7 @@ Item parseItem(py::handle obj) {
   } else if (PySequence_Check(obj.ptr())) {
     item.kind = Item::Kind::Tensor;
     item.tensor = sequenceToTensor(obj);
+    if (tracer::isTracing() && item.tensor.dtype() != ScalarType::Bool) item.tensor = opToLong(item.tensor);
     item.from_sequence = true;
   } else {
     PyObject* index = PyNumber_Index(obj.ptr());
@@ -150,13 +236,18 @@ Tensor applySelect(const Tensor& self, int64_t dim, int64_t index, int64_t real_
   const int64_t size = dim < self.dim() ? self.sizes()[dim] : 0;
   KILN_CHECK_INDEX(index >= -size && index < size, "index ", index, " is out of bounds for dimension ", real_dim,
                    " with size ", size);
-  return select(self, dim, index);
+  return opSelect(self, dim, index);
 }
 
 Tensor applySlice(const Tensor& self, int64_t dim, const Item& item) {
   if (item.step <= 0) throw py::value_error("step must be greater than zero");
-  if (dim < self.dim() && item.start == 0 && item.step == 1 && item.stop >= self.sizes()[dim]) return self;
-  return slice(self, dim, item.start, item.stop, item.step);
+  // A slice of everything is skipped, except in a trace (as in torch: the
+  // trace must not depend on the example's size).
+  if (!tracer::isTracing() && dim < self.dim() && item.start == 0 && item.step == 1 &&
+      item.stop >= self.sizes()[dim]) {
+    return self;
+  }
+  return opSlice(self, dim, item.start, item.stop, item.step);
 }
 
 // A bool index: one position (true) or none (false) along a new dim.
@@ -192,10 +283,10 @@ Tensor applySlicing(const Tensor& self, const std::vector<Item>& items, std::vec
         dim += self.dim() - specified;
         break;
       case Item::Kind::None:
-        result = unsqueeze(result, dim++);
+        result = opUnsqueeze(result, dim++);
         break;
       case Item::Kind::Bool:
-        result = unsqueeze(result, dim);
+        result = opUnsqueeze(result, dim);
         recordIndex(indices, dim, boolIndex(item.value != 0));
         break;
       case Item::Kind::Tensor: {
@@ -205,7 +296,7 @@ Tensor applySlicing(const Tensor& self, const std::vector<Item>& items, std::vec
           if (type != ScalarType::Bool && type != ScalarType::Byte) {
             result = applySelect(result, dim, t.item().toLong(), static_cast<int64_t>(i));
           } else {
-            result = unsqueeze(result, dim);
+            result = opUnsqueeze(result, dim);
             recordIndex(indices, dim, boolIndex(t.item().toBool()));
           }
         } else {
@@ -227,15 +318,15 @@ std::optional<Tensor> applyLoneBasicIndex(const Tensor& self, py::handle index) 
 }
 
 Tensor getItem(const Tensor& self, py::handle index) {
-  if (index.is_none()) return unsqueeze(self, 0);
-  if (index.ptr() == Py_Ellipsis) return alias(self);
+  if (index.is_none()) return opUnsqueeze(self, 0);
+  if (index.ptr() == Py_Ellipsis) return opAlias(self);
   std::vector<Tensor> indices;
   std::optional<Tensor> basic = applyLoneBasicIndex(self, index);
   Tensor sliced = basic ? *basic : applySlicing(self, parseIndex(index), indices);
   // A new tensor object even when the index selects everything.
-  if (indices.empty()) return sliced.isSame(self) ? alias(sliced) : sliced;
+  if (indices.empty()) return sliced.isSame(self) ? opAlias(sliced) : sliced;
   py::gil_scoped_release no_gil;
-  return kiln::index(sliced, indices);
+  return opIndex(sliced, indices);
 }
 
 // A Python number as a 0-dim tensor of the destination's dtype.
@@ -253,18 +344,18 @@ Tensor stripLeadingOnes(const Tensor& src) {
   size_t first = 0;
   while (first < sizes.size() && sizes[first] == 1) ++first;
   if (first == 0) return src;
-  return view(src, sizes.slice(first));
+  return opView(src, sizes.slice(first));
 }
 
 void copyTo(Tensor dst, const Tensor& src) {
   const bool same_shape =
       dst.dim() == src.dim() && std::equal(dst.sizes().begin(), dst.sizes().end(), src.sizes().begin());
   if (same_shape) {
-    checkedCopy_(dst, src);
+    opCopy(dst, src);
   } else if (src.dim() == 0) {
-    fillWith_(dst, src);
+    opFill(dst, src);
   } else {
-    checkedCopy_(dst, expand(stripLeadingOnes(src), dst.sizes()));
+    opCopy(dst, opExpand(stripLeadingOnes(src), dst.sizes()));
   }
 }
 
@@ -272,13 +363,13 @@ void setItem(Tensor& self, py::handle index, py::handle py_value) {
   Tensor value = valueToTensor(py_value, self.dtype());
   if (index.ptr() == Py_False) return;
   if (index.ptr() == Py_Ellipsis) return copyTo(self, value);
-  if (index.is_none() || index.ptr() == Py_True) return copyTo(unsqueeze(self, 0), value);
+  if (index.is_none() || index.ptr() == Py_True) return copyTo(opUnsqueeze(self, 0), value);
   std::vector<Tensor> indices;
   std::optional<Tensor> basic = applyLoneBasicIndex(self, index);
   Tensor sliced = basic ? *basic : applySlicing(self, parseIndex(index), indices);
   py::gil_scoped_release no_gil;
   if (indices.empty()) return copyTo(sliced, value);
-  indexPut_(sliced, indices, stripLeadingOnes(value), /*accumulate=*/false);
+  opIndexPut(sliced, indices, stripLeadingOnes(value));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bindings.h"
+#include "kiln/frontend/tracer.h"
 #include "kiln/fuser/fuser.h"
 #include "kiln/fuser/kernel_compiler.h"
 #include "kiln/ir/graph.h"
@@ -104,7 +105,12 @@ void bindRuntime(py::module_& m) {
                                                             "caches the compiled plan per specialization and runs it. "
                                                             "Arguments may be kiln tensors, numpy arrays, Python "
                                                             "scalars, lists, tuples, dicts and None.")
-      .def("__call__", &callFunction)
+      .def("__call__",
+           [](const std::shared_ptr<GraphFunction>& f, const py::args& args, const py::kwargs& kwargs) {
+             // A call in a trace is recorded as prim::CallFunction holding the callee.
+             if (tracer::TracingState* state = tracer::tracingState()) state->noteOwner(f);
+             return callFunction(*f, args, kwargs);
+           })
       .def("__repr__", [](const GraphFunction& f) { return "<kiln.ScriptFunction " + f.getSchema().str() + ">"; })
       .def_property_readonly("name", &GraphFunction::name)
       .def_property_readonly("graph", &GraphFunction::graph)

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "kiln/frontend/tracer.h"
 #include "kiln/tensor/copy.h"
 
 namespace kiln::python {
@@ -86,6 +87,21 @@ py::array toNumpy(const Tensor& t) {
   return py::array(numpyDtype(t.dtype()), shape, strides, t.rawData(), base);
 }
 
+// A tensor becoming a Python number: in a trace the number is a constant
+// from now on, which torch's tracer warns about (TracerWarning).
+void warnConversion(const char* what) {
+  if (!tracer::isTracing()) return;
+  tracer::warn(std::string("Converting a tensor to a Python ") + what +
+               " might cause the trace to be incorrect. We can't record the data flow of Python values, so this "
+               "value will be treated as a constant in the future. This means that the trace might not generalize "
+               "to other inputs!");
+}
+
+py::object itemOf(const Tensor& t, const char* what) {
+  warnConversion(what);
+  return toPython(IValue(t.item()));
+}
+
 }  // namespace
 
 Tensor tensorFromNumpy(const py::array& array) { return fromNumpy(array); }
@@ -146,7 +162,15 @@ void bindTensor(py::module_& m) {
             return py::tuple(py::cast(std::vector<int64_t>(t.strides().begin(), t.strides().end())));
           },
           py::arg("dim") = py::none())
-      .def("item", [](const Tensor& t) { return toPython(IValue(t.item())); })
+      .def("item", [](const Tensor& t) { return itemOf(t, "number"); })
+      .def("__float__", [](const Tensor& t) { return py::float_(itemOf(t, "float")); })
+      .def("__int__", [](const Tensor& t) { return py::int_(itemOf(t, "integer")); })
+      .def("__index__", [](const Tensor& t) { return py::int_(itemOf(t, "index")); })
+      .def("__bool__",
+           [](const Tensor& t) {
+             KILN_CHECK(t.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+             return py::bool_(itemOf(t, "boolean"));
+           })
       .def("numpy", &toNumpy)
       .def("_same_tensor", [](const Tensor& a, const Tensor& b) { return a.isSame(b); });
 }

@@ -1,0 +1,45 @@
+#pragma once
+// Eager calls: everything that runs an operator outside a graph (the Python
+// functions and Tensor methods, tensor indexing, C++ API users) goes through
+// runOperator, and GraphFunction::run asks for the hook too, so that one
+// per-thread hook sees every eager call made on its thread. The tracer
+// (kiln/frontend/tracer.h) installs one to record a graph; the core knows
+// nothing about it. (A header of its own, not operator.h: operator.h is
+// included nearly everywhere, and only a few files call eagerly.)
+#include "kiln/core/operator.h"
+
+namespace kiln {
+
+class Function;
+
+class DispatchHook {
+ public:
+  virtual ~DispatchHook() = default;
+  // Runs `op` on `stack` (arguments in, results out) and may observe it.
+  // The hook is not installed while the operator runs.
+  virtual void runOperator(const Operator& op, Stack& stack) = 0;
+  // The same for a call of a TorchScript function (Function::run's contract).
+  virtual void runFunction(Function& fn, Stack& stack) = 0;
+};
+
+// This thread's hook (null when none).
+DispatchHook* dispatchHook();
+// Installs `hook` for this thread (null removes it); returns the previous one.
+DispatchHook* setDispatchHook(DispatchHook* hook);
+// Runs the operator: through this thread's hook when one is installed.
+void runOperator(const Operator& op, Stack& stack);
+
+// Removes this thread's hook for its lifetime (what a hook does around the
+// call it observes), and puts it back after.
+class DispatchHookSuspended {
+ public:
+  DispatchHookSuspended() : previous_(setDispatchHook(nullptr)) {}
+  ~DispatchHookSuspended() { setDispatchHook(previous_); }
+  DispatchHookSuspended(const DispatchHookSuspended&) = delete;
+  DispatchHookSuspended& operator=(const DispatchHookSuspended&) = delete;
+
+ private:
+  DispatchHook* previous_;
+};
+
+}  // namespace kiln

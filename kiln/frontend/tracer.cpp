@@ -1,0 +1,390 @@
+#include "kiln/frontend/tracer.h"
+
+#include <iostream>
+#include <mutex>
+#include <utility>
+
+#include "kiln/core/function.h"
+
+namespace kiln::tracer {
+
+namespace {
+
+thread_local TracingState* current_state = nullptr;
+
+std::mutex& handlerMutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+
+std::function<void(const std::string&)>& warningHandler() {
+  static auto* handler = new std::function<void(const std::string&)>();
+  return *handler;
+}
+
+const void* identity(const Tensor& t) { return t.impl(); }
+
+bool holdsTensors(const IValue& v) {
+  if (v.isTensor()) return true;
+  if (v.isTuple()) {
+    for (const IValue& e : v.toTupleRef().elements) {
+      if (holdsTensors(e)) return true;
+    }
+  }
+  if (v.isList()) {
+    for (const IValue& e : v.toListRef().elements) {
+      if (holdsTensors(e)) return true;
+    }
+  }
+  return false;
+}
+
+// The element type of a list argument: the schema's when it has no type
+// variables (`Tensor?[]` for aten::index), else the list's own.
+TypePtr listElementType(const IValue& list, const TypePtr& expected) {
+  const TypePtr* declared = nullptr;
+  if (expected) {
+    TypePtr t = expected->kind() == TypeKind::Optional ? expected->cast<OptionalType>()->elementType() : expected;
+    if (auto lt = t->cast<ListType>(); lt && !lt->elementType()->hasFreeVariables()) declared = &lt->elementType();
+  }
+  return declared ? *declared : list.toListRef().element_type;
+}
+
+// The type a graph input or output of this runtime value gets: complete
+// tensor types, tuples of them, Tensor[] for lists.
+TypePtr boundaryType(const IValue& v) {
+  if (v.isTensor()) return TensorType::fromTensor(v.toTensor());
+  if (v.isDict()) return DictType::create(v.toDictRef().key_type, TensorType::get());
+  if (v.isTuple()) {
+    std::vector<TypePtr> elements;
+    for (const IValue& e : v.toTupleRef().elements) elements.push_back(boundaryType(e));
+    return TupleType::create(std::move(elements));
+  }
+  if (v.isList()) return ListType::create(unshapedType(v.toListRef().element_type));
+  return v.type();
+}
+
+// Whether a value can be a trace's input: tensors, and tuples and lists of them.
+bool traceableInput(const IValue& v) {
+  if (v.isTensor()) return v.toTensor().defined();
+  if (v.isTuple()) {
+    for (const IValue& e : v.toTupleRef().elements) {
+      if (!traceableInput(e)) return false;
+    }
+    return true;
+  }
+  if (v.isList()) {
+    for (const IValue& e : v.toListRef().elements) {
+      if (!e.isTensor()) return false;
+    }
+    return true;
+  }
+  if (v.isDict()) {
+    const DictObj& dict = v.toDictRef();
+    TypeKind key = dict.key_type->kind();
+    if (key != TypeKind::String && key != TypeKind::Int) return false;
+    for (const auto& [k, value] : dict.items()) {
+      if (!value.isTensor() || !value.toTensor().defined()) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// The value a node's output should have as its type: a tensor's complete type, else the declared one.
+TypePtr resultType(const IValue& v, const TypePtr& declared) {
+  if (v.isTensor() && v.toTensor().defined()) return TensorType::fromTensor(v.toTensor());
+  if (!declared || declared->hasFreeVariables()) return v.type();
+  return declared;
+}
+
+}  // namespace
+
+TracingState::TracingState(TraceContext context)
+    : graph_(std::make_shared<Graph>()), context_(std::move(context)) {}
+TracingState::~TracingState() = default;
+
+bool TracingState::isTraced(const IValue& v) const {
+  return v.isTensor() && v.toTensor().defined() && values_.count(identity(v.toTensor())) > 0;
+}
+
+Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
+  if (v.isTensor()) {
+    Tensor t = v.toTensor();
+    if (t.defined()) {
+      if (auto it = values_.find(identity(t)); it != values_.end()) {
+        Value* value = it->second.second;
+        if (context_.value_name && !value->hasDebugName()) {
+          std::string name = context_.value_name(t);
+          if (!name.empty() && Value::isValidName(name)) value->setDebugName(name);
+        }
+        return value;
+      }
+    }
+    return insertConstant(v);
+  }
+  if (v.isList()) {
+    TypePtr element = listElementType(v, expected);
+    TypeKind kind = element->kind() == TypeKind::Optional ? element->cast<OptionalType>()->elementType()->kind()
+                                                          : element->kind();
+    // 1.13 records int[] and Tensor[] arguments element by element (a size
+    // may be traced, a tensor is); other lists are constants.
+    if (kind == TypeKind::Tensor || kind == TypeKind::Int) {
+      std::vector<Value*> elements;
+      for (const IValue& e : v.toListRef().elements) elements.push_back(getValue(e, element));
+      return graph_->insertNode(graph_->createList(element, elements))->output();
+    }
+    return insertConstant(v);
+  }
+  if (v.isTuple() && holdsTensors(v)) {
+    std::vector<Value*> elements;
+    for (const IValue& e : v.toTupleRef().elements) elements.push_back(getValue(e));
+    return graph_->insertNode(graph_->createTuple(elements))->output();
+  }
+  return insertConstant(v);
+}
+
+Value* TracingState::insertConstant(const IValue& v) {
+  if (current_range_.valid()) return graph_->insertConstant(v, current_range_);
+  return graph_->insertConstant(v);
+}
+
+Value* TracingState::getOutput(const Tensor& t, size_t index) {
+  if (!t.defined()) return graph_->insertConstant(IValue());
+  auto it = values_.find(identity(t));
+  if (it == values_.end()) {
+    KILN_ERROR("output ", index, " (", IValue(t), ") of traced region did not have observable data dependence with "
+               "trace inputs; this probably indicates your program cannot be understood by the tracer.");
+  }
+  return it->second.second;
+}
+
+void TracingState::setValue(const IValue& v, Value* value) {
+  if (v.isTensor()) {
+    Tensor t = v.toTensor();
+    if (t.defined()) values_[identity(t)] = {t, value};
+    return;
+  }
+  if (v.isTuple() && holdsTensors(v)) {
+    Node* unpack = graph_->insertNode(graph_->createTupleUnpack(value));
+    const auto& elements = v.toTupleRef().elements;
+    for (size_t i = 0; i < elements.size(); ++i) setValue(elements[i], unpack->output(i));
+    return;
+  }
+  if (v.isDict() && v.toDictRef().value_type->kind() == TypeKind::Tensor) {
+    // As 1.13 reads a dict input: aten::__getitem__ of each key.
+    for (const auto& [key, element] : v.toDictRef().items()) {
+      Node* get = graph_->create(Symbol::fromQualString("aten::__getitem__"), {value, graph_->insertConstant(key)});
+      get->output()->setType(TensorType::get());
+      setValue(element, graph_->insertNode(get)->output());
+    }
+    return;
+  }
+  if (v.isList() && holdsTensors(v)) {
+    const auto& elements = v.toListRef().elements;
+    Node* unpack = graph_->insertNode(graph_->createListUnpack(value, elements.size()));
+    for (size_t i = 0; i < elements.size(); ++i) {
+      // Lists given as inputs keep `Tensor` elements (1.13 prints them so);
+      // lists an operator made are unpacked into complete types.
+      if (value->node()->kind() != prim::Param) unpack->output(i)->setType(resultType(elements[i], nullptr));
+      setValue(elements[i], unpack->output(i));
+    }
+  }
+}
+
+void TracingState::runOperator(const Operator& op, Stack& stack) {
+  const FunctionSchema& schema = op.schema();
+  const auto& formals = schema.arguments();
+  // A vararg operator's arguments are not described by its schema: run it
+  // unrecorded (its results are constants to the trace).
+  if (schema.isVararg() || stack.size() < formals.size()) {
+    DispatchHookSuspended eager;
+    op.operation()(stack);
+    return;
+  }
+  // Inputs are looked up before the call: an in-place op rebinds its tensor.
+  current_range_ = context_.source_range ? context_.source_range() : SourceRange();
+  std::vector<Value*> inputs;
+  size_t first = stack.size() - formals.size();
+  for (size_t i = 0; i < formals.size(); ++i) inputs.push_back(getValue(stack[first + i], formals[i].type));
+  SourceRange range = std::exchange(current_range_, SourceRange());
+  {
+    DispatchHookSuspended eager;
+    op.operation()(stack);
+  }
+  size_t num_results = stack.size() - first;
+  Node* node = graph_->insertNode(graph_->create(op.symbol(), inputs, num_results));
+  if (range.valid()) node->setSourceRange(std::move(range));
+  const auto& returns = schema.returns();
+  for (size_t i = 0; i < num_results; ++i) {
+    const IValue& result = stack[first + i];
+    node->output(i)->setType(resultType(result, i < returns.size() ? returns[i].type : nullptr));
+    setValue(result, node->output(i));
+  }
+}
+
+void TracingState::runFunction(Function& fn, Stack& stack) {
+  const auto& formals = fn.getSchema().arguments();
+  KILN_CHECK(stack.size() >= formals.size(), fn.name(), "() expected ", formals.size(), " arguments");
+  std::vector<Value*> inputs;
+  size_t first = stack.size() - formals.size();
+  for (size_t i = 0; i < formals.size(); ++i) inputs.push_back(getValue(stack[first + i], formals[i].type));
+  {
+    DispatchHookSuspended eager;
+    fn.run(stack);
+  }
+  std::shared_ptr<Function> callee;
+  if (auto it = owners_.find(&fn); it != owners_.end()) {
+    callee = it->second;
+  } else {
+    callee = std::shared_ptr<Function>(&fn, [](Function*) {});
+  }
+  Node* constant = graph_->create(prim::Constant);
+  constant->s_(attr::name, fn.name());
+  constant->output()->setType(FunctionType::create(fn.name(), std::move(callee)));
+  graph_->insertNode(constant);
+  inputs.insert(inputs.begin(), constant->output());
+  size_t num_results = stack.size() - first;
+  Node* call = graph_->insertNode(graph_->create(prim::CallFunction, inputs, num_results));
+  const auto& returns = fn.getSchema().returns();
+  for (size_t i = 0; i < num_results; ++i) {
+    // A call's outputs keep the declared types, as 1.13 prints them.
+    call->output(i)->setType(i < returns.size() ? returns[i].type : stack[first + i].type());
+    setValue(stack[first + i], call->output(i));
+  }
+}
+
+void TracingState::noteOwner(std::shared_ptr<Function> fn) {
+  const Function* key = fn.get();
+  owners_[key] = std::move(fn);
+}
+
+TracingState* tracingState() { return current_state; }
+
+TraceScope::TraceScope(const Stack& inputs, const std::vector<std::string>& names, TraceContext context)
+    : state_(std::make_shared<TracingState>(std::move(context))) {
+  bool all_traceable = true;
+  for (const IValue& v : inputs) all_traceable = all_traceable && traceableInput(v);
+  if (!all_traceable) {
+    KILN_ERROR("Type '", annotationOf(IValue::tuple(inputs)),
+               "' cannot be traced. Only Tensors and (possibly nested) Lists, Dicts, and Tuples of Tensors can be "
+               "traced");
+  }
+  Graph& graph = *state_->graph();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Value* input = graph.addInput(i < names.size() && Value::isValidName(names[i]) ? names[i] : "");
+    input->setType(boundaryType(inputs[i]));
+    state_->setValue(inputs[i], input);
+  }
+  previous_state_ = std::exchange(current_state, state_.get());
+  previous_hook_ = setDispatchHook(state_.get());
+}
+
+TraceScope::~TraceScope() {
+  if (!active_) return;
+  current_state = previous_state_;
+  setDispatchHook(previous_hook_);
+}
+
+GraphPtr TraceScope::exit(const IValue& output, bool strict) {
+  KILN_CHECK(active_, "the trace has ended already");
+  // Outputs are looked up with the hook off: building them records nothing else.
+  current_state = previous_state_;
+  setDispatchHook(previous_hook_);
+  active_ = false;
+  TracingState& state = *state_;
+  Graph& graph = *state.graph();
+  size_t tensor_index = 0;
+  std::function<Value*(const IValue&)> output_value = [&](const IValue& v) -> Value* {
+    if (v.isTensor()) return state.getOutput(v.toTensor(), tensor_index++);
+    if (v.isTuple()) {
+      std::vector<Value*> elements;
+      for (const IValue& e : v.toTupleRef().elements) elements.push_back(output_value(e));
+      return graph.insertNode(graph.createTuple(elements))->output();
+    }
+    if (v.isList() && v.toListRef().element_type->kind() == TypeKind::Tensor) {
+      if (strict) {
+        warn("Encountering a list at the output of the tracer might cause the trace to be incorrect, this is only "
+             "valid if the container structure does not change based on the module's inputs. Consider using a "
+             "constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a `NamedTuple` "
+             "instead). If you absolutely need this and know the side effects, pass strict=False to trace() to "
+             "allow this behavior.");
+      }
+      std::vector<Value*> elements;
+      for (const IValue& e : v.toListRef().elements) elements.push_back(output_value(e));
+      return graph.insertNode(graph.createList(TensorType::get(), elements))->output();
+    }
+    if (v.isDict() && v.toDictRef().value_type->kind() == TypeKind::Tensor) {
+      KILN_CHECK(!strict,
+                 "Encountering a dict at the output of the tracer might cause the trace to be incorrect, this is "
+                 "only valid if the container structure does not change based on the module's inputs. Consider "
+                 "using a constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a "
+                 "`NamedTuple` instead). If you absolutely need this and know the side effects, pass strict=False "
+                 "to trace() to allow this behavior.");
+      std::vector<Value*> keys, values;
+      for (const auto& [key, value] : v.toDictRef().items()) {
+        keys.push_back(graph.insertConstant(key));
+        values.push_back(output_value(value));
+      }
+      const DictObj& dict = v.toDictRef();
+      return graph.insertNode(graph.createDict(dict.key_type, TensorType::get(), keys, values))->output();
+    }
+    KILN_ERROR("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from traced functions");
+  };
+  graph.registerOutput(output_value(output));
+  return state.graph();
+}
+
+TracingSuspended::TracingSuspended()
+    : previous_state_(std::exchange(current_state, nullptr)),
+      previous_hook_(previous_state_ ? setDispatchHook(nullptr) : dispatchHook()) {}
+
+TracingSuspended::~TracingSuspended() {
+  current_state = previous_state_;
+  setDispatchHook(previous_hook_);
+}
+
+TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
+                  const std::vector<std::string>& names, bool strict, TraceContext context) {
+  TraceScope scope(inputs, names, std::move(context));
+  IValue output = fn(inputs);
+  GraphPtr graph = scope.exit(output, strict);
+  return {std::move(graph), std::move(output)};
+}
+
+void warn(const std::string& message) {
+  std::function<void(const std::string&)> handler;
+  {
+    std::lock_guard lock(handlerMutex());
+    handler = warningHandler();
+  }
+  if (handler) {
+    handler(message);
+  } else {
+    std::cerr << "TracerWarning: " << message << "\n";
+  }
+}
+
+void setWarningHandler(std::function<void(const std::string&)> handler) {
+  std::lock_guard lock(handlerMutex());
+  warningHandler() = std::move(handler);
+}
+
+std::string annotationOf(const IValue& v) {
+  auto join = [](const std::vector<IValue>& elements) {
+    std::string out;
+    for (size_t i = 0; i < elements.size(); ++i) out += (i ? ", " : "") + annotationOf(elements[i]);
+    return out;
+  };
+  switch (v.tag()) {
+    case IValue::Tag::Tensor: return "Tensor";
+    case IValue::Tag::Tuple: return "Tuple[" + join(v.toTupleRef().elements) + "]";
+    case IValue::Tag::List: return "List[" + unshapedType(v.toListRef().element_type)->str() + "]";
+    case IValue::Tag::Dict:
+      return "Dict[" + v.toDictRef().key_type->str() + ", " + unshapedType(v.toDictRef().value_type)->str() + "]";
+    case IValue::Tag::None: return "NoneType";
+    default: return v.type()->str();
+  }
+}
+
+}  // namespace kiln::tracer

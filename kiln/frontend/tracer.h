@@ -1,0 +1,155 @@
+#pragma once
+// The tracer (seed 001, "Tracer"): records the operators a piece of eager
+// code runs as a graph. A thread-local TracingState maps runtime values (a
+// tensor by the identity of its TensorImpl) to the graph values that compute
+// them; it is the thread's DispatchHook (kiln/core/operator.h), so every
+// operator run through runOperator and every TorchScript function called
+// while it is active appends a node:
+//   - an operator call becomes a node of its kind whose inputs are the traced
+//     values of the tensor arguments; every other argument (Python numbers,
+//     dtypes, None, defaults the schema filled in, tensors the trace has not
+//     seen) becomes a prim::Constant; lists of tensors and of ints become
+//     prim::ListConstruct of their elements, as 1.13 records them. Tensor
+//     results get complete types (`Float(2, 3, strides=[3, 1], ...)`); a
+//     Tensor[] result is unpacked with prim::ListUnpack. An in-place op's
+//     result is the same tensor: its map entry moves to the node's output, so
+//     later uses read the mutated value.
+//   - a call of a TorchScript function becomes prim::CallFunction of a
+//     Function-typed prim::Constant[name=...] holding the callee: its control
+//     flow is kept, not its unrolled operators.
+// Inputs are flattened at the boundaries as 1.13 does: a tuple input is one
+// graph input of tuple type unpacked by prim::TupleUnpack (a list input:
+// Tensor[] and prim::ListUnpack); tuple and list outputs are rebuilt with
+// prim::TupleConstruct / prim::ListConstruct into the graph's one output.
+//
+// The state holds the tensors it maps, so a tensor freed during the trace
+// cannot hand its address to a new one. A module's parameters can be mapped
+// to prim::GetAttr values with setValue before the traced code runs.
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/core/dispatch_hook.h"
+#include "kiln/ir/graph.h"
+
+namespace kiln::tracer {
+
+// What a front end (the Python binding) can tell the tracer about the code
+// it traces; either may be empty.
+struct TraceContext {
+  // A name for a traced tensor (the caller's variable holding it), or "".
+  std::function<std::string(const Tensor&)> value_name;
+  // Where the code recording a node is (a Python file and line), for the
+  // node and its constants (printed `# file.py:3:0`, as 1.13 does).
+  std::function<SourceRange()> source_range;
+};
+
+class TracingState : public DispatchHook {
+ public:
+  explicit TracingState(TraceContext context = {});
+  ~TracingState() override;
+
+  const GraphPtr& graph() const { return graph_; }
+
+  // The graph value computing `v`: a traced tensor's value (named by the
+  // context when it has no name yet, as 1.13 names values when they are
+  // first used); a tensor the trace has not seen as a constant; lists and
+  // tuples holding tensors (and lists of ints) built from their elements;
+  // anything else a constant.
+  // `expected` (a schema's argument type, may be null) types the lists built.
+  Value* getValue(const IValue& v, const TypePtr& expected = nullptr);
+  // The value of output tensor number `index` (counting the tensors of the
+  // output): as getValue, but unnamed, and a tensor the trace has not
+  // seen raises, as in 1.13 (the trace would not depend on its inputs).
+  Value* getOutput(const Tensor& t, size_t index);
+  // Whether `v` is a tensor this trace computes.
+  bool isTraced(const IValue& v) const;
+  // Maps the tensors of `v` to `value`: a tensor directly; the elements of a
+  // tuple or list of tensors through a prim::TupleUnpack / prim::ListUnpack.
+  void setValue(const IValue& v, Value* value);
+
+  void runOperator(const Operator& op, Stack& stack) override;
+  void runFunction(Function& fn, Stack& stack) override;
+  // Lets a recorded call of `fn` own it (the Python bindings hold functions
+  // by shared_ptr); otherwise the trace points at the callee, which must
+  // outlive the traced function.
+  void noteOwner(std::shared_ptr<Function> fn);
+
+ private:
+  // A constant at the source range of the operator being recorded.
+  Value* insertConstant(const IValue& v);
+
+  GraphPtr graph_;
+  TraceContext context_;
+  SourceRange current_range_;  // of the operator being recorded
+  // TensorImpl -> (the tensor, kept alive; its graph value).
+  std::unordered_map<const void*, std::pair<Tensor, Value*>> values_;
+  std::unordered_map<const Function*, std::shared_ptr<Function>> owners_;
+};
+
+// This thread's trace (null when it is not tracing).
+TracingState* tracingState();
+inline bool isTracing() { return tracingState() != nullptr; }
+
+// One trace on this thread, for as long as the scope lives. The constructor
+// starts it with one graph input per example input (named by `names` where
+// given; an input that is not a tensor or a tuple or list of tensors
+// raises); a trace already active on this thread is put aside until this
+// one ends. exit() makes `output` the graph's output and ends the trace;
+// a scope left without exit() (an error) just ends it. `strict` (as
+// torch.jit.trace's): a dict output raises and a list output warns;
+// otherwise both are accepted.
+class TraceScope {
+ public:
+  TraceScope(const Stack& inputs, const std::vector<std::string>& names, TraceContext context = {});
+  ~TraceScope();  // abandons the trace unless exit() ran
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+  TracingState& state() { return *state_; }
+  GraphPtr exit(const IValue& output, bool strict = true);
+
+ private:
+  std::shared_ptr<TracingState> state_;
+  TracingState* previous_state_;
+  DispatchHook* previous_hook_;
+  bool active_ = true;
+};
+
+// No trace on this thread for the guard's lifetime (a trace active here
+// resumes after it): work that must not be recorded, such as kiln.trace's
+// checks when kiln.trace runs inside another trace.
+class TracingSuspended {
+ public:
+  TracingSuspended();
+  ~TracingSuspended();
+  TracingSuspended(const TracingSuspended&) = delete;
+  TracingSuspended& operator=(const TracingSuspended&) = delete;
+
+ private:
+  TracingState* previous_state_;
+  DispatchHook* previous_hook_;
+};
+
+// Runs `fn` on `inputs` while tracing; returns the (raw, uncleaned) graph
+// and fn's result.
+struct TraceResult {
+  GraphPtr graph;
+  IValue output;
+};
+TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
+                  const std::vector<std::string>& names = {}, bool strict = true, TraceContext context = {});
+
+// Tracer warnings (a list output, a tensor turned into a Python number):
+// the Python package turns them into kiln.TracerWarning; by default they go
+// to stderr.
+void warn(const std::string& message);
+void setWarningHandler(std::function<void(const std::string&)> handler);
+
+// The annotation text of a value's type as torch's trace errors print it
+// (`Tuple[Tensor, int]`, `List[Tensor]`, `Dict[str, Tensor]`).
+std::string annotationOf(const IValue& v);
+
+}  // namespace kiln::tracer

@@ -1,0 +1,246 @@
+"""kiln.trace: record what a Python function does to tensors as a graph,
+as torch.jit.trace does (docs/tracing.md)."""
+import inspect
+import linecache
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from . import _C
+
+ScriptFunction = _C.ScriptFunction
+
+
+class TracerWarning(Warning):
+    """A trace may not generalize to other inputs (a tensor became a Python
+    number, a list was returned, check_inputs gave different outputs), as
+    torch.jit.TracerWarning."""
+
+
+class TracingCheckError(Exception):
+    """check_trace found that tracing again gives a different graph, as
+    torch.jit.TracingCheckError."""
+
+    def __init__(self, graph_diff_error, tensor_compare_error, extra_msg=None):
+        self.message = "Tracing failed sanity checks!\n"
+        if extra_msg is not None:
+            self.message += extra_msg + "\n"
+        if graph_diff_error is not None:
+            self.message += "ERROR: Graphs differed across invocations!\n"
+            self.message += _indent(graph_diff_error) + "\n"
+        if tensor_compare_error is not None:
+            self.message += (
+                "ERROR: Tensor-valued Constant nodes differed in value across invocations. This often indicates "
+                "that the tracer has encountered untraceable code.\n")
+            self.message += _indent(tensor_compare_error) + "\n"
+        super().__init__(self.message)
+
+
+def _indent(text):
+    return "\n".join("\t" + line for line in text.splitlines())
+
+
+def _warn(message):
+    # stacklevel: past the C++ frame, at the user's line that converted a
+    # tensor (int(t), t.item(), `if t:`) or at their kiln.trace call.
+    warnings.warn(message, TracerWarning, stacklevel=2)
+
+
+_C._set_tracer_warning_handler(_warn)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_IN_PACKAGE = {}  # code file name -> whether it is one of kiln's
+
+
+def _in_package(filename):
+    inside = _IN_PACKAGE.get(filename)
+    if inside is None:
+        inside = _IN_PACKAGE[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+    return inside
+
+
+def _user_frame():
+    """The innermost frame outside the kiln package: the code that ran the operator."""
+    frame = sys._getframe(2)
+    while frame is not None and _in_package(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def _source_location():
+    """(file, line, line text) of the code recording a node, or None."""
+    try:
+        frame = _user_frame()
+        if frame is None:
+            return None
+        filename, line = frame.f_code.co_filename, frame.f_lineno
+        return filename, line, linecache.getline(filename, line, frame.f_globals).rstrip("\n")
+    except Exception:  # noqa: BLE001 - a location is a nicety; tracing goes on without it
+        return None
+
+
+def _variable_name(tensor):
+    """The name of a local variable holding `tensor` in the code that ran the
+    operator, or "" - how torch 1.13's tracer names values
+    (_create_interpreter_name_lookup_fn)."""
+    try:
+        frame = _user_frame()
+        if frame is None:
+            return ""
+        for name, value in frame.f_locals.items():
+            if isinstance(value, _C.Tensor) and value._same_tensor(tensor):
+                return name if name != "self" else ""
+    except Exception:  # noqa: BLE001 - a name is a nicety; tracing goes on without it
+        pass
+    return ""
+
+
+def is_tracing():
+    """Whether this thread is tracing."""
+    return _C._is_tracing()
+
+
+def _as_tensors(value):
+    """numpy arrays (also inside tuples and lists) as kiln tensors."""
+    if isinstance(value, np.ndarray):
+        return _C.from_numpy(value)
+    if isinstance(value, tuple):
+        return tuple(_as_tensors(v) for v in value)
+    if isinstance(value, list):
+        return [_as_tensors(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _as_tensors(v) for k, v in value.items()}
+    return value
+
+
+def _parameter_names(fn, count):
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            break
+    return names[:count]
+
+
+def _flat_tensors(value):
+    """The tensors of an output, in order (tuples, lists and dict values)."""
+    if isinstance(value, _C.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _flat_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _flat_tensors(v)]
+    return []
+
+
+def _clone(value):
+    if isinstance(value, _C.Tensor):
+        return _C.from_numpy(value.numpy().copy())
+    if isinstance(value, tuple):
+        return tuple(_clone(v) for v in value)
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def _check_trace(check_inputs, func, traced, name, strict, rtol, atol):
+    """torch 1.13's _check_trace for functions: for each input tuple, trace
+    again (graphs must be equal up to shapes, else TracingCheckError) and run
+    the trace, the Python function and the new trace (outputs must be close,
+    else a TracerWarning)."""
+    for inputs in check_inputs:
+        if isinstance(inputs, (_C.Tensor, np.ndarray, dict)):
+            inputs = (inputs,)
+        elif not isinstance(inputs, tuple):
+            inputs = tuple(inputs)
+        inputs = _as_tensors(inputs)
+        with warnings.catch_warnings():
+            # The conversions warned about already in the first trace.
+            warnings.simplefilter("ignore", TracerWarning)
+            check, _ = _C._trace(name, func, _clone(inputs), _parameter_names(func, len(inputs)), strict,
+                                 _variable_name, _source_location)
+        traced_text = _C._canonical_trace_text(traced.graph)
+        check_text = _C._canonical_trace_text(check.graph)
+        if traced_text != check_text:
+            import difflib
+            diff = "".join(difflib.ndiff(traced_text.splitlines(True), check_text.splitlines(True)))
+            raise TracingCheckError("Graph diff:\n" + _indent(diff), None)
+
+        def outputs(fn, what):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", TracerWarning)
+                    return _flat_tensors(fn(*_clone(inputs)))
+            except Exception as e:
+                raise TracingCheckError(None, None, f"encountered an exception while running the {what} with "
+                                                    f"test inputs.\nException:\n{_indent(str(e))}") from e
+
+        traced_outs = outputs(traced, "trace")
+        for what, reference in (("Python function", outputs(func, "Python function")),
+                                ("repeated trace", outputs(check, "repeated trace"))):
+            if len(traced_outs) != len(reference):
+                warnings.warn(f"the traced function and the {what} return different numbers of tensors",
+                              TracerWarning, stacklevel=3)
+                break
+            for i, (a, b) in enumerate(zip(traced_outs, reference)):
+                x, y = a.numpy(), b.numpy()
+                if x.shape != y.shape or x.dtype != y.dtype or not np.allclose(x, y, rtol=rtol, atol=atol,
+                                                                                 equal_nan=True):
+                    warnings.warn(f"Output nr {i + 1}. of the traced function does not match the corresponding "
+                                  f"output of the {what}. Detailed error:\nTensor-likes are not close!",
+                                  TracerWarning, stacklevel=3)
+                    break
+            else:
+                continue
+            break
+
+
+def trace(func, example_inputs, check_inputs=None, check_trace=True, strict=True, check_tolerance=1e-5):
+    """Runs `func(*example_inputs)` and records the operators it runs on
+    tensors as a graph; returns a ScriptFunction that runs the graph
+    (`.graph` shows it), as torch.jit.trace does for a function.
+
+    example_inputs: a tensor or a tuple of arguments (tensors, numpy arrays,
+    and tuples and lists of them). Python control flow is not recorded: loops
+    are unrolled and branches fixed as the example took them; Python numbers
+    (also from int(t), float(t), t.item(), `if t:`, which warn with
+    TracerWarning) are constants. Calls of scripted functions stay calls.
+
+    check_trace: traces again on each of check_inputs (a list of argument
+    tuples; default: the example inputs) and raises TracingCheckError when
+    the graph differs, warns (TracerWarning) when outputs do.
+    strict: as torch's (a dict output raises, a list output warns)."""
+    if isinstance(func, ScriptFunction):
+        warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object "
+                      "as is.", stacklevel=2)
+        return func
+    if not callable(func):
+        raise TypeError(f"kiln.trace expects a function, got {type(func).__name__}")
+    # As torch: a tensor (or array, or dict) is the one argument; another
+    # sequence holds the arguments.
+    if isinstance(example_inputs, (_C.Tensor, np.ndarray, dict)):
+        example_inputs = (example_inputs,)
+    elif not isinstance(example_inputs, tuple):
+        example_inputs = tuple(example_inputs)
+    example_inputs = _as_tensors(example_inputs)
+    name = getattr(func, "__name__", "forward")
+    if name == "<lambda>":
+        name = "_lambda"
+    traced, _ = _C._trace(name, func, example_inputs, _parameter_names(func, len(example_inputs)), strict,
+                          _variable_name, _source_location)
+    if check_trace:
+        # Inside another trace (kiln.trace called by traced code), the checks
+        # must not be recorded in it.
+        _C._untraced(lambda: _check_trace(check_inputs if check_inputs is not None else [example_inputs], func,
+                                          traced, name, strict, check_tolerance, check_tolerance))
+    return traced
