@@ -426,6 +426,8 @@ KILN_REGISTER_OPS(
        [](int64_t lo, int64_t hi, int64_t step) { return rangeLength(lo, hi, step); }),
     op("aten::__derive_index(int index, int start, int step) -> int",
        [](int64_t index, int64_t start, int64_t step) { return wrapAdd(start, wrapMul(index, step)); }),
+    // Compiled code is scripted by definition; the compiler folds `if` on it.
+    op("aten::is_scripting() -> bool", [] { return true; }),
     // What Python's default warning handler shows, without the source location.
     op("aten::warn(str message, int stacklevel=2) -> ()",
        [](const std::string& message, int64_t) { std::cerr << "UserWarning: " << message << std::endl; }), );

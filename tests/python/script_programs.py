@@ -1897,6 +1897,15 @@ def f(x: Tensor, lo: float, hi: float) -> int:
 """, "f", [(f32(6), -0.5, 0.5)])
 
 
+program("prog_is_scripting", """
+def f(x: int) -> Tuple[int, bool]:
+    if torch.jit.is_scripting():
+        y = x + 1
+    else:
+        y = x - 1
+    return y, torch.jit.is_scripting() and x > 0
+""", "f", [(1,), (-2,)])
+
 # ------------------------------------------------------------ the corpus
 
 def _corpus_entries():
