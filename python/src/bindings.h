@@ -27,5 +27,6 @@ void bindIndexing(py::module_& m);
 void bindIR(py::module_& m);
 void bindRuntime(py::module_& m);
 void bindFrontend(py::module_& m);
+void bindNn(py::module_& m);
 
 }  // namespace kiln::python
