@@ -16,6 +16,7 @@ The result is a ScriptModule: a kiln.nn.Module over a kiln._C.ScriptObject,
 so parameters(), state_dict(), load_state_dict(), train()/eval() ... behave
 as on the eager module. The script object holds the eager module's tensors
 themselves (not copies), as torch shares them; other attributes are copied."""
+import ast
 import types
 import typing
 import warnings
@@ -281,19 +282,32 @@ def _roots(module, functions):
     return roots
 
 
+def _stub(source, name, modifier):
+    """The def with its signature and a body that raises: how an @unused (or,
+    since kiln cannot call Python from TorchScript, an @ignore'd) method
+    compiles, as torch compiles @unused ones."""
+    tree = ast.parse(source)
+    definition = tree.body[0]
+    definition.decorator_list = []
+    message = f"'{name}' is marked @kiln.jit.{modifier}: kiln cannot run it from TorchScript"
+    definition.body = ast.parse(f"raise RuntimeError({message!r})").body
+    return ast.unparse(tree) + "\n"
+
+
 def _compile_methods(concrete, module):
     functions = _class_functions(type(module))
     roots = _roots(module, functions)
     methods = {}
     for name, fn in functions.items():
-        if _kiln_jit.modifier(fn) in ("ignore", "unused"):
-            continue
         try:
             source, filename, first_line = _jit._function_source(fn)
         except RuntimeError:
             if name in roots:
                 raise
             continue  # never reached from a root unless its source exists; the compiler says so
+        modifier = _kiln_jit.modifier(fn)
+        if modifier in ("ignore", "unused"):
+            source = _stub(source, name, modifier)
         methods[name] = (source, filename, first_line, _jit._free_names(fn))
     try:
         _C._compile_methods(concrete.class_type, methods, roots)
