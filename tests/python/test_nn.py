@@ -293,3 +293,16 @@ def test_state_dict_of_loaded_torch_weights_is_equal(nets):
     k, t = nets
     for name, value in kiln_state(t).items():
         np.testing.assert_array_equal(k.state_dict()[name].numpy(), value.numpy(), err_msg=name)
+
+
+def test_double_converts_floating_state(nets):
+    k, t = nets
+    weight = k.weight
+    assert k.double() is k and t.double() is t
+    assert k.weight.dtype == kiln.float64 and k.running.dtype == kiln.float64
+    assert isinstance(k.weight, kiln.nn.Parameter) and k.weight is not weight
+    x, = inputs((2, 4))
+    x = x.astype(np.float64)
+    with torch.no_grad():
+        assert_same(k(both(x)[0]), t(both(x)[1]), rtol=1e-10, atol=1e-12)
+    assert k.to(kiln.float32).weight.dtype == kiln.float32 and k.to("cpu") is k

@@ -237,6 +237,25 @@ class HoldsObject(nn.Module):
         return x * 2
 
 
+class Router(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"relu": nn.ReLU(), "tanh": nn.Tanh()})
+        self.blocks = nn.ModuleList([nn.Sigmoid(), nn.Identity()])
+
+    def forward(self, x):
+        out: List[torch.Tensor] = []
+        for name, head in self.heads.items():
+            out.append(head(x))
+        for i, block in enumerate(self.blocks):
+            out.append(block(x) * i)
+        return out
+
+    @torch.jit.export
+    def count(self) -> int:
+        return len(self.blocks) * 10 + len(self.heads)
+
+
 class Parent(nn.Module):
     def __init__(self, child):
         super().__init__()
@@ -317,3 +336,14 @@ def test_sequential_scripted():
     assert_same(ks(both(x)[0]), run(ts, both(x)[1]), rtol=1e-5, atol=1e-6)
     assert len(ks) == 4 and ks[2]._c.type.name == "__torch__.torch.nn.modules.linear.Linear"
     assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
+
+
+def test_module_dict_and_enumerate_unrolled(extras):
+    km, tm = extras
+    ks, ts = kiln.script(km.Router()), torch.jit.script(tm.Router())
+    x, = inputs((2, 3))
+    assert_same(ks(both(x)[0]), run(ts, both(x)[1]))
+    assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
+    assert ks.count() == ts.count() == 22
+    assert ks.heads._c.type.name == "__torch__.torch.nn.modules.container.ModuleDict"
+    assert list(ks.heads.keys()) == ["relu", "tanh"] and len(ks.blocks) == 2

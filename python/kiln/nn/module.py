@@ -272,6 +272,46 @@ class Module:
     def eval(self):
         return self.train(False)
 
+    # --- conversions --------------------------------------------------------------------------
+
+    def _apply(self, fn):
+        """Replaces every parameter and buffer t (submodules' first) with fn(t)."""
+        for module in self.children():
+            module._apply(fn)
+        for name, param in self._parameters.items():
+            if param is not None:
+                self._parameters[name] = Parameter(fn(param), getattr(param, "requires_grad", True))
+        for name, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[name] = fn(buf)
+        return self
+
+    def _cast_floating(self, dtype):
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self):
+        from .. import float32
+        return self._cast_floating(float32)
+
+    def double(self):
+        from .. import float64
+        return self._cast_floating(float64)
+
+    def to(self, *args, **kwargs):
+        """module.to(dtype) (floating point tensors only, as torch) and
+        module.to("cpu") (kiln runs on the CPU: nothing to do)."""
+        from .. import dtype as dtype_class
+        target = kwargs.get("dtype")
+        for arg in args:
+            if isinstance(arg, dtype_class):
+                target = arg
+            elif arg not in ("cpu", None):
+                raise TypeError(f"to() received an invalid combination of arguments: {arg!r} (kiln runs on the CPU)")
+        return self if target is None else self._cast_floating(target)
+
+    def cpu(self):
+        return self
+
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
             p.requires_grad = requires_grad
