@@ -306,3 +306,29 @@ def test_double_converts_floating_state(nets):
     with torch.no_grad():
         assert_same(k(both(x)[0]), t(both(x)[1]), rtol=1e-10, atol=1e-12)
     assert k.to(kiln.float32).weight.dtype == kiln.float32 and k.to("cpu") is k
+
+
+def test_jit_markers_in_eager_mode():
+    class M(kiln.nn.Module):
+        @kiln.jit.export
+        def exported(self, x: int) -> int:
+            return x + 1
+
+        @kiln.jit.ignore
+        def ignored(self):
+            return "python"
+
+        @kiln.jit.ignore(drop=True)
+        def dropped(self):
+            return "dropped"
+
+        @kiln.jit.unused
+        def unused(self):
+            return "unused"
+
+    m = M()
+    assert m.exported(1) == 2 and m.ignored() == "python" and m.dropped() == "dropped" and m.unused() == "unused"
+    assert [kiln.jit.modifier(getattr(m, n)) for n in ("exported", "ignored", "dropped", "unused", "train")] == \
+        ["export", "ignore", "ignore", "unused", None]
+    assert kiln.jit.annotate(int, 3) == 3 and kiln.jit.is_scripting() is False
+    assert kiln.jit.Final is __import__("typing").Final
