@@ -102,8 +102,8 @@ def _annotation_text(annotation):
     names = {list: "List", dict: "Dict", tuple: "Tuple"}
     if origin in names:
         return names[origin] + "[" + ", ".join(_annotation_text(a) for a in args) + "]"
-    class_type = getattr(annotation, "__kiln_class_type__", None)
-    if class_type is not None:
+    class_type = getattr(annotation, "class_type", None)  # a script class (kiln.script(cls))
+    if class_type is not None and isinstance(class_type, getattr(_C, "ClassType", ())):
         return class_type
     raise RuntimeError(f"unsupported type annotation {annotation!r}")
 
@@ -208,6 +208,8 @@ def _infer_concrete_type(module):
                 raise RuntimeError(f"Error inferring type for {name}: {value!r}: {e}") from None
         if value is None:
             return "NoneType"
+        if isinstance(value, _C.ScriptObject):
+            return value.type  # an object of a script class: its ClassType
         return _C._type_of(value)
 
     for name, param in module._parameters.items():
