@@ -23,7 +23,11 @@ CompilationTarget compilationTarget(const std::shared_ptr<CompilationUnit>& unit
   target.define_method = [raw](const ClassTypePtr& cls, const std::string& name, std::shared_ptr<Graph> graph,
                                FunctionSchema schema) -> Function* {
     runCleanupPasses(graph);
-    return &raw->createMethod(cls, name, std::move(graph), std::move(schema), /*check_graph=*/false);
+    // A method belongs to its class's unit (a ModuleList's __len__ is
+    // defined while its parent compiles).
+    std::shared_ptr<CompilationUnit> owner = cls->compilationUnit();
+    CompilationUnit* dest = owner ? owner.get() : raw;
+    return &dest->createMethod(cls, name, std::move(graph), std::move(schema), /*check_graph=*/false);
   };
   return target;
 }

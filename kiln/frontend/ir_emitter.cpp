@@ -350,6 +350,21 @@ class DefinitionCompiler {
     return fn;
   }
 
+  // `__len__` of a ModuleList/ModuleDict type: the number of its entries.
+  void ensureLenMethod(const ClassTypePtr& cls, int64_t length) {
+    if (cls->findMethod("__len__")) return;
+    auto graph = std::make_shared<Graph>();
+    Value* self = graph->addInput("self");
+    self->setType(cls);
+    graph->registerOutput(graph->insertConstant(length));
+    Argument self_arg;
+    self_arg.name = "self";
+    self_arg.type = cls;
+    Argument ret;
+    ret.type = IntType::get();
+    target_.define_method(cls, "__len__", graph, FunctionSchema("__len__", "", {self_arg}, {ret}));
+  }
+
   SugaredValuePtr resolve(const std::string& name, Graph& graph, const SourceRange& loc, const ResolverPtr& resolver) {
     if (auto it = classes_.find(name); it != classes_.end()) return makeClassValue(it->second);
     if (auto fn = ensureDefined(name, &loc)) return makeFunctionValue(fn);
@@ -738,7 +753,8 @@ void FunctionEmitter::emitAttributeAssign(const SourceRange& range, const Select
                                   value->type()->annotationStr());
     }
   }
-  g_.insertNode(g_.createSetAttr(object, field, value))->setSourceRange(range);
+  // 1.13 gives attribute nodes no source range.
+  g_.insertNode(g_.createSetAttr(object, field, value));
 }
 
 void FunctionEmitter::emitTupleAssign(const TupleLiteral& tl, const SugaredValuePtr& rhs, const SourceRange& rhs_loc,
@@ -876,7 +892,7 @@ void FunctionEmitter::emitAugAssignment(const AugAssign& stmt) {
       throwSourceError(stmt.range(), "Wrong type for attribute assignment. Expected " + type->annotationStr() +
                                          " but got " + result->type()->annotationStr());
     }
-    g_.insertNode(g_.createSetAttr(object, select.selector().name(), result))->setSourceRange(stmt.range());
+    g_.insertNode(g_.createSetAttr(object, select.selector().name(), result));
     return;
   }
   if (lhs.kind() != TK_SUBSCRIPT) {
@@ -1288,7 +1304,15 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
     // len of a ModuleList/ModuleDict is known statically.
     SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
     Value* v = asSimple(arg);
-    if (v && v->type()->kind() == TypeKind::Class) return std::make_shared<SimpleValue>(arg->len(apply.range(), g_));
+    if (v && v->type()->kind() == TypeKind::Class) {
+      // As 1.13: a call of the type's __len__, which returns the constant.
+      auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(v->type()));
+      if (cls->iterableKind() != IterableKind::None) {
+        compiler_.ensureLenMethod(cls, *arg->staticLen());
+        return MethodValue(v, "__len__").call(apply.range(), g_, {}, {}, n_binders);
+      }
+      return std::make_shared<SimpleValue>(arg->len(apply.range(), g_));
+    }
     std::vector<NamedValue> args = {NamedValue(apply.inputs()[0].range(), arg->asValue(apply.inputs()[0].range(), g_))};
     return callee->call(apply.callee().range(), g_, args, {}, n_binders);
   }

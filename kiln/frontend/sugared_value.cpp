@@ -94,8 +94,8 @@ bool isIdentifier(const std::string& s) {
 }  // namespace
 
 Value* emitGetAttr(const SourceRange& loc, Graph& graph, Value* object, const std::string& field) {
+  // 1.13 gives attribute nodes no source range.
   Node* n = graph.insertNode(graph.createGetAttr(object, field));
-  n->setSourceRange(loc);
   // TorchScript names the value after the field (`_0` for ModuleList entries).
   n->output()->setDebugName(isIdentifier(field) ? field : "_" + field);
   return n->output();

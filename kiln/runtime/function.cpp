@@ -142,8 +142,8 @@ CompilationUnit::CompilationUnit() = default;
 CompilationUnit::~CompilationUnit() {
   // Types may outlive the unit (graphs elsewhere name them): they must not
   // name methods that are gone.
-  for (const ClassTypePtr& cls : classes_) {
-    for (const auto& m : methods_) cls->removeMethod(m.get());
+  for (const OwnedMethod& m : methods_) {
+    if (ClassTypePtr cls = m.owner.lock()) cls->removeMethod(m.function.get());
   }
 }
 
@@ -167,15 +167,16 @@ GraphFunction& CompilationUnit::createMethod(const ClassTypePtr& cls, const std:
                                              std::shared_ptr<Graph> graph, std::optional<FunctionSchema> schema,
                                              bool check_graph) {
   KILN_CHECK(!cls->findMethod(name), "class '", cls->name(), "' already has a method '", name, "'");
-  methods_.push_back(std::make_shared<GraphFunction>(cls->name() + "." + name, std::move(graph), resolver(),
-                                                     std::move(schema), check_graph));
-  cls->addMethod(methods_.back().get());
-  return *methods_.back();
+  auto function =
+      std::make_shared<GraphFunction>(cls->name() + "." + name, std::move(graph), resolver(), std::move(schema), check_graph);
+  methods_.push_back({cls, function});
+  cls->addMethod(function.get());
+  return *function;
 }
 
 std::shared_ptr<GraphFunction> CompilationUnit::findMethodShared(const Function* method) const {
-  for (const auto& m : methods_) {
-    if (m.get() == method) return m;
+  for (const OwnedMethod& m : methods_) {
+    if (m.function.get() == method) return m.function;
   }
   return nullptr;
 }

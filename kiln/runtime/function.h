@@ -95,7 +95,11 @@ class CompilationUnit {
  private:
   std::vector<std::shared_ptr<GraphFunction>> functions_;
   std::vector<ClassTypePtr> classes_;
-  std::vector<std::shared_ptr<GraphFunction>> methods_;
+  struct OwnedMethod {
+    std::weak_ptr<ClassType> owner;
+    std::shared_ptr<GraphFunction> function;
+  };
+  std::vector<OwnedMethod> methods_;
   std::map<std::string, GraphFunction*, std::less<>> by_name_;
 };
 

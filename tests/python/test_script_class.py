@@ -351,3 +351,136 @@ def test_script_class_errors():
         kiln.script(Bad)
     with pytest.raises(Exception):
         torch.jit.script(Bad)
+
+
+# --- module methods against torch: the same module built by hand ------------------------------
+
+class _TorchSub(torch.nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.full((2,), w))
+
+    def forward(self, x):
+        return x * self.w
+
+
+class _TorchNet(torch.nn.Module):
+    __constants__ = ["k"]
+
+    def __init__(self):
+        super().__init__()
+        self.k = 3
+        self.layers = torch.nn.ModuleList([_TorchSub(2.0), _TorchSub(5.0)])
+        self.d = torch.nn.ModuleDict({"a": _TorchSub(0.5), "b": _TorchSub(-1.0)})
+        self.sub = _TorchSub(1.5)
+        self.register_buffer("b", torch.zeros(2))
+        self.count = 0
+
+    def helper(self, x):
+        return x + self.k
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        for name, m in self.d.items():
+            x = m(x)
+        for m in self.d.values():
+            x = m(x) + 1
+        y = self.sub(x) + self.b
+        self.count = self.count + 1
+        self.b += 1
+        n = len(self.layers) + len(self.d)
+        if self.training:
+            y = y + 1
+        return self.helper(y) + n + self.layers[-1](x) + self.d["b"](x)
+
+
+_NET_SOURCES = {
+    "helper": """
+        def helper(self, x):
+            return x + self.k
+        """,
+    "forward": """
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            for name, m in self.d.items():
+                x = m(x)
+            for m in self.d.values():
+                x = m(x) + 1
+            y = self.sub(x) + self.b
+            self.count = self.count + 1
+            self.b += 1
+            n = len(self.layers) + len(self.d)
+            if self.training:
+                y = y + 1
+            return self.helper(y) + n + self.layers[-1](x) + self.d["b"](x)
+        """,
+}
+
+
+def _kiln_net(torch_net):
+    """kiln's script object of the same structure and values as torch_net."""
+    def module_type(name, iterable=""):
+        t = _C._new_class_type(name, True, iterable)
+        t.add_attribute("training", "bool", "attribute")
+        return t
+
+    sub_t = module_type("__torch__._TorchSub")
+    sub_t.add_attribute("w", "Tensor", "parameter")
+    _C._compile_methods(sub_t, {"forward": _method("""
+        def forward(self, x):
+            return x * self.w
+        """)}, ["forward"])
+
+    def sub(torch_sub):
+        o = _C.ScriptObject(sub_t)
+        o.training = True
+        o.w = kiln.from_numpy(torch_sub.w.detach().numpy().copy())
+        return o
+
+    list_t = module_type("__torch__.torch.nn.modules.container.ModuleList", "list")
+    dict_t = module_type("__torch__.torch.nn.modules.container.ModuleDict", "dict")
+    for i in range(2):
+        list_t.add_attribute(str(i), sub_t, "module")
+    for key in ("a", "b"):
+        dict_t.add_attribute(key, sub_t, "module")
+    net_t = module_type("__torch__._TorchNet")
+    net_t.add_attribute("layers", list_t, "module")
+    net_t.add_attribute("d", dict_t, "module")
+    net_t.add_attribute("sub", sub_t, "module")
+    net_t.add_attribute("b", "Tensor", "buffer")
+    net_t.add_attribute("count", "int", "attribute")
+    net_t.add_constant("k", 3)
+    _C._compile_methods(net_t, {name: _method(src) for name, src in _NET_SOURCES.items()}, ["forward"])
+
+    layers, d = _C.ScriptObject(list_t), _C.ScriptObject(dict_t)
+    layers.training = d.training = True
+    for i in range(2):
+        layers.setattr(str(i), sub(torch_net.layers[i]))
+    for key in ("a", "b"):
+        d.setattr(key, sub(torch_net.d[key]))
+    net = _C.ScriptObject(net_t)
+    net.training = True
+    net.layers, net.d, net.sub = layers, d, sub(torch_net.sub)
+    net.b = kiln.zeros(2)
+    net.count = 0
+    return net
+
+
+def test_module_methods_match_torch():
+    torch_net = torch.jit.script(_TorchNet())
+    net = _kiln_net(_TorchNet())
+    for name in ("forward", "helper"):
+        kiln_kinds = node_kinds(str(net.get_method(name).graph))
+        torch_kinds = node_kinds(str(getattr(torch_net, name).graph))
+        assert kiln_kinds == torch_kinds, kinds_diff(kiln_kinds, torch_kinds)
+    x = np.arange(2.0, dtype=np.float32)
+    for training in (True, False, True):
+        torch_net.train(training)
+        net.training = training
+        assert_same(net.forward(kiln.from_numpy(x.copy())), torch_net(torch.from_numpy(x.copy())))
+    assert net.count == torch_net.count == 3
+    assert_same(net.b, torch_net.b)
+    assert sorted(net.type.method_names()) == ["forward", "helper"]
+    assert net.layers.type.method_names() == ["__len__"]
