@@ -18,6 +18,7 @@ PYBIND11_MODULE(_C, m) {
   bindIR(m);
   bindRuntime(m);
   bindFrontend(m);
+  bindObjects(m);
   bindNn(m);
 }
 
