@@ -17,6 +17,7 @@ so parameters(), state_dict(), load_state_dict(), train()/eval() ... behave
 as on the eager module. The script object holds the eager module's tensors
 themselves (not copies), as torch shares them; other attributes are copied."""
 import ast
+import re
 import types
 import typing
 import warnings
@@ -296,21 +297,36 @@ def _stub(source, name, modifier):
     return ast.unparse(tree) + "\n"
 
 
+def _self_references(source, names):
+    """The names in `names` that the def in `source` reads as `self.<name>`."""
+    definition = ast.parse(source).body[0]
+    if not definition.args.args:
+        return []
+    self_name = definition.args.args[0].arg
+    return [node.attr for node in ast.walk(definition)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name
+            and node.attr in names]
+
+
 def _compile_methods(concrete, module):
+    """Compiles the roots (forward, exported methods) and the methods they
+    reach. Only those are handed to the compiler: the others may not be
+    TorchScript at all (Python helpers, f-strings, ...)."""
     functions = _class_functions(type(module))
     roots = _roots(module, functions)
     methods = {}
-    for name, fn in functions.items():
-        try:
-            source, filename, first_line = _jit._function_source(fn)
-        except RuntimeError:
-            if name in roots:
-                raise
-            continue  # never reached from a root unless its source exists; the compiler says so
+    pending = list(roots)
+    while pending:
+        name = pending.pop(0)
+        if name in methods:
+            continue
+        fn = functions[name]
+        source, filename, first_line = _jit._function_source(fn)
         modifier = _kiln_jit.modifier(fn)
         if modifier in ("ignore", "unused"):
             source = _stub(source, name, modifier)
         methods[name] = (source, filename, first_line, _jit._free_names(fn))
+        pending.extend(_self_references(source, functions))
     try:
         _C._compile_methods(concrete.class_type, methods, roots)
     except RuntimeError as e:
@@ -318,13 +334,29 @@ def _compile_methods(concrete, module):
     concrete.compiled = True
 
 
+_MISSING = re.compile(r"Module '(\w+)' has no attribute or method '(\w+)'")
+
+
 def _explain(error, concrete):
-    """Adds why an attribute that exists in Python is missing in TorchScript
-    (the compiler only knows it is missing)."""
+    """Says why an attribute that exists on the Python module is missing in
+    TorchScript (the compiler only knows it is missing), in torch's words:
+    Module 'M' has no attribute 'x' (This attribute exists on the Python module, ...)."""
     message = str(error)
-    for name, why in concrete.failed.items():
-        if f"'{name}'" in message:
-            return RuntimeError(f"Module '{concrete.py_class.__name__}' has no attribute '{name}' {why}:\n{message}")
+    match = _MISSING.search(message)
+    if match is None:
+        return error
+    owner, name = match.groups()
+    pending, seen = [concrete], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.py_class.__name__ == owner and name in current.failed:
+            why = current.failed[name]
+            return RuntimeError(message[:match.start()] + f"Module '{owner}' has no attribute '{name}' {why}"
+                                + message[match.end():])
+        pending.extend(current.modules.values())
     return error
 
 
