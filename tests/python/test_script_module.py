@@ -271,6 +271,27 @@ class CallsIgnored(nn.Module):
         return x * 100
 
 
+class Counter:
+    def __init__(self, start: int):
+        self.n = start
+
+    def bump(self) -> int:
+        self.n += 1
+        return self.n
+
+
+Counter = torch.jit.script(Counter)
+
+
+class UsesCounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.counter = Counter(3)
+
+    def forward(self, x):
+        return x + self.counter.bump()
+
+
 class Parent(nn.Module):
     def __init__(self, child):
         super().__init__()
@@ -360,6 +381,7 @@ def test_module_dict_and_enumerate_unrolled(extras):
     assert_same(ks(both(x)[0]), run(ts, both(x)[1]))
     assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
     assert ks.count() == ts.count() == 22
+    assert module_op_counts(ks.count.graph) == module_op_counts(ts.count.graph)  # len() calls __len__
     assert plain_type_name(ks.heads._c.type.name) == "__torch__.torch.nn.modules.container.ModuleDict"
     assert list(ks.heads.keys()) == ["relu", "tanh"] and len(ks.blocks) == 2
 
@@ -375,3 +397,14 @@ def test_ignored_method_called_from_script(extras):
         ks(both(x)[0], True)
     # torch calls the Python method (printed `^debug()`) where kiln calls the compiled stub.
     assert 'prim::CallMethod[name="debug"]' in str(ks.graph) and "^debug" in str(ts.graph)
+
+
+def test_script_class_attribute(extras):
+    km, tm = extras
+    ks, ts = kiln.script(km.UsesCounter()), torch.jit.script(tm.UsesCounter())
+    for _ in range(2):
+        assert_same(ks(kiln.ones(1)), run(ts, torch.ones(1)))
+    assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
+    assert plain_type_name(ks.counter.type.name) == plain_type_name(torch_type_name(ts)).replace("UsesCounter",
+                                                                                                  "Counter")
+    assert ks.counter.n == ts.counter.n == 5
