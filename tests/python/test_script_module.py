@@ -292,6 +292,13 @@ class UsesCounter(nn.Module):
         return x + self.counter.bump()
 
 
+class UsesJit(nn.Module):
+    def forward(self, x):
+        sizes = torch.jit.annotate(List[int], [])
+        sizes.append(x.dim())
+        return x * sizes[0]
+
+
 class Parent(nn.Module):
     def __init__(self, child):
         super().__init__()
@@ -408,3 +415,11 @@ def test_script_class_attribute(extras):
     assert plain_type_name(ks.counter.type.name) == plain_type_name(torch_type_name(ts)).replace("UsesCounter",
                                                                                                   "Counter")
     assert ks.counter.n == ts.counter.n == 5
+
+
+def test_jit_builtins_in_module_source(extras):
+    km, tm = extras
+    x, = inputs((2, 3))
+    k, t = km.UsesJit(), tm.UsesJit()
+    assert_same(k(both(x)[0]), run(t, both(x)[1]))  # eager: kiln.jit.annotate is the identity
+    assert_same(kiln.script(k)(both(x)[0]), run(torch.jit.script(t), both(x)[1]))
