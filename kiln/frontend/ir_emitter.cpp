@@ -273,7 +273,9 @@ class DefinitionCompiler {
 
   void add(const Def& def) {
     const std::string& name = def.name().name();
-    if (pending_.count(name) || target_.find(name)) throwSourceError(def.name().range(), "function '" + name + "' is already defined");
+    if (pending_.count(name) || classes_.count(name) || target_.find(name)) {
+      throwSourceError(def.name().range(), "function '" + name + "' is already defined");
+    }
     pending_.emplace(name, def);
     order_.push_back(name);
   }
