@@ -273,7 +273,9 @@ class DefinitionCompiler {
 
   void add(const Def& def) {
     const std::string& name = def.name().name();
-    if (pending_.count(name) || target_.find(name)) throwSourceError(def.name().range(), "function '" + name + "' is already defined");
+    if (pending_.count(name) || classes_.count(name) || target_.find(name)) {
+      throwSourceError(def.name().range(), "function '" + name + "' is already defined");
+    }
     pending_.emplace(name, def);
     order_.push_back(name);
   }
@@ -340,6 +342,7 @@ class DefinitionCompiler {
       throwSourceError(use ? *use : def.range(),
                        "method '" + name + "' is called recursively. Recursive calls are not supported");
     }
+    KILN_CHECK(target_.define_method, "this compilation target cannot take methods");
     in_progress_.insert(key);
     auto graph = std::make_shared<Graph>();
     MethodContext context{cls, name == "__init__" && !cls->isModule()};
@@ -353,6 +356,7 @@ class DefinitionCompiler {
   // `__len__` of a ModuleList/ModuleDict type: the number of its entries.
   void ensureLenMethod(const ClassTypePtr& cls, int64_t length) {
     if (cls->findMethod("__len__")) return;
+    KILN_CHECK(target_.define_method, "this compilation target cannot take methods");
     auto graph = std::make_shared<Graph>();
     Value* self = graph->addInput("self");
     self->setType(cls);
@@ -1419,6 +1423,24 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
     TreeRef comprehension =
         Tree::create(TK_LIST_COMP, loc, {element, element, var(iterable_name), Tree::create(TK_OPTION, loc, {})});
     return std::make_shared<SimpleValue>(emitListComprehension(ListComp(comprehension), type_hint));
+  }
+  if (kind == "hasattr" || kind == "getattr") {
+    // hasattr(obj, "name") / getattr(obj, "name"): on objects, with the name
+    // a string literal, answered when compiling (as 1.13 does).
+    check_inputs(2);
+    Expr name = apply.inputs()[1];
+    if (name.kind() != TK_STRINGLITERAL) throwSourceError(name.range(), kind + "'s second argument must be a string literal");
+    const std::string field = StringLiteral(name.tree()).text();
+    SugaredValuePtr object = emitSugaredExpr(apply.inputs()[0], 1);
+    Value* v = asSimple(object);
+    auto cls = v ? std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(v->type())) : nullptr;
+    if (!cls) throwSourceError(apply.inputs()[0].range(), kind + "'s first argument must be an object or a module");
+    if (kind == "hasattr") {
+      bool has = cls->hasAttribute(field) || cls->findConstant(field) || compiler_.ensureMethod(cls, field, &loc);
+      return std::make_shared<SimpleValue>(g_.insertConstant(has, loc));
+    }
+    if (!cls->hasAttribute(field) && !cls->findConstant(field)) compiler_.ensureMethod(cls, field, &loc);
+    return object->attr(loc, g_, field);
   }
   if (kind == "TupleConstruct") {
     if (apply.inputs().size() != 1) throwSourceError(loc, "tuple() expects exactly one argument");

@@ -619,6 +619,8 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
     g["range"] = special("prim::range");
     g["zip"] = special("prim::zip");
     g["enumerate"] = special("prim::enumerate");
+    g["hasattr"] = special("prim::hasattr");
+    g["getattr"] = special("prim::getattr");
     g["AssertionError"] = std::make_shared<ExceptionValue>("AssertionError", /*builtin=*/true);
     for (const char* e : {"Exception", "ValueError", "RuntimeError", "TypeError", "KeyError",
                           "IndexError", "NotImplementedError", "ZeroDivisionError", "StopIteration",

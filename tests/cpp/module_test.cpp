@@ -247,3 +247,20 @@ def forward(self, x: Tensor) -> Tensor:
   std::string bad = errorOf([&] { m.define("def g(self, i: int) -> Tensor:\n    return self.layers[i](i)\n"); });
   EXPECT_NE(bad.find("constant integer"), std::string::npos) << bad;
 }
+
+TEST(Module, HasattrAndGetattrAreStatic) {
+  Module m("Probe");
+  m.register_attribute("n", IntType::get(), IValue(int64_t{4}));
+  m.define(R"PY(
+def forward(self, x: int) -> int:
+    if hasattr(self, "n") and not hasattr(self, "missing"):
+        return getattr(self, "n") + x + int(hasattr(self, "helper"))
+    return -1
+
+def helper(self) -> int:
+    return 1
+)PY");
+  EXPECT_EQ(m.forward({IValue(int64_t{1})}).toInt(), 6);
+  auto g = m.get_method("forward").graph();
+  EXPECT_EQ(countNodes(g->block(), "prim::If"), 0u) << *g;
+}
