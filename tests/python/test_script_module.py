@@ -292,11 +292,31 @@ class UsesCounter(nn.Module):
         return x + self.counter.bump()
 
 
+def doubled(x):
+    return x * 2
+
+
 class UsesJit(nn.Module):
     def forward(self, x):
         sizes = torch.jit.annotate(List[int], [])
         sizes.append(x.dim())
-        return x * sizes[0]
+        return doubled(x * sizes[0])
+
+
+class Base(nn.Module):
+    def forward(self, x):
+        return self.act(x) + 1
+
+    def act(self, x):
+        return x
+
+
+class Derived(Base):
+    def act(self, x):
+        return torch.relu(x) - self.shift()
+
+    def shift(self) -> float:
+        return 0.5
 
 
 class Parent(nn.Module):
@@ -423,3 +443,15 @@ def test_jit_builtins_in_module_source(extras):
     k, t = km.UsesJit(), tm.UsesJit()
     assert_same(k(both(x)[0]), run(t, both(x)[1]))  # eager: kiln.jit.annotate is the identity
     assert_same(kiln.script(k)(both(x)[0]), run(torch.jit.script(t), both(x)[1]))
+
+
+def test_inherited_forward_and_overridden_helper(extras):
+    km, tm = extras
+    x, = inputs((2, 3))
+    for name in ("Base", "Derived"):
+        k, t = getattr(km, name)(), getattr(tm, name)()
+        ks, ts = kiln.script(k), torch.jit.script(t)
+        assert_same(ks(both(x)[0]), run(ts, both(x)[1]))
+        assert_same(k(both(x)[0]), run(t, both(x)[1]))
+        assert module_op_counts(ks.act.graph) == module_op_counts(ts.act.graph)
+    assert plain_type_name(ks._c.type.name).endswith(".Derived")
