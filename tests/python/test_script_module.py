@@ -232,6 +232,18 @@ class UsesObject(nn.Module):
         return x + self.thing
 
 
+class IgnoresObject(nn.Module):
+    __jit_ignored_attributes__ = ["thing"]
+
+    def __init__(self):
+        super().__init__()
+        self.thing = object()
+        self.n = 2
+
+    def forward(self, x):
+        return x * self.n
+
+
 class HoldsObject(nn.Module):
     def __init__(self):
         super().__init__()
@@ -365,6 +377,15 @@ def test_unscriptable_attribute_used_in_forward(extras):
     assert expected in str(kiln_info.value)
     # Unused, it is no error.
     assert_same(kiln.script(km.HoldsObject())(kiln.ones(2)), torch.ones(2) * 2)
+
+
+def test_jit_ignored_attributes(extras):
+    km, tm = extras
+    k, t = km.IgnoresObject(), tm.IgnoresObject()
+    ks, ts = kiln.script(k), torch.jit.script(t)
+    assert ks.thing is k.thing and ts.thing is t.thing  # kept as Python attributes
+    assert ("thing" in [name for name, _, _ in ks._c.type.attributes()]) is False
+    assert_same(ks(kiln.ones(2)), run(ts, torch.ones(2)))
 
 
 def test_scripted_submodule_in_a_new_parent(extras):

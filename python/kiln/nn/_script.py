@@ -147,6 +147,7 @@ class _ConcreteType:
         self.constants = OrderedDict()   # name -> value
         self.modules = OrderedDict()     # name -> _ConcreteType
         self.failed = {}                 # name -> why it has no TorchScript type
+        self.ignored = ()                # __jit_ignored_attributes__: stay Python
         self.class_type = None
         self.compiled = False
 
@@ -157,7 +158,7 @@ class _ConcreteType:
                 tuple((n, type_key(t), k) for n, (t, k) in self.attributes.items()),
                 tuple((n, type(v), v) for n, v in self.constants.items()),
                 tuple((n, id(c)) for n, c in self.modules.items()),
-                tuple(sorted(self.failed)))
+                tuple(sorted(self.failed)), self.ignored)
 
     def build(self):
         """Makes the TorchScript class type (attributes, then constants, then
@@ -213,11 +214,18 @@ def _infer_concrete_type(module):
             return value.type  # an object of a script class: its ClassType
         return _C._type_of(value)
 
+    # Names the user asks TorchScript not to see (torch's __jit_ignored_attributes__).
+    ignored = set(getattr(module, "__jit_ignored_attributes__", ()))
+    concrete.ignored = tuple(sorted(ignored))
     for name, param in module._parameters.items():
-        concrete.attributes[name] = (infer(name, param) or "Tensor", "parameter")
+        if name not in ignored:
+            concrete.attributes[name] = (infer(name, param) or "Tensor", "parameter")
     for name, buf in module._buffers.items():
-        concrete.attributes[name] = (infer(name, buf) or "Tensor", "buffer")
+        if name not in ignored:
+            concrete.attributes[name] = (infer(name, buf) or "Tensor", "buffer")
     for name, sub in module._modules.items():
+        if name in ignored:
+            continue
         if sub is None:
             # No Optional modules in TorchScript: a None submodule is a None attribute.
             concrete.attributes[name] = ("NoneType", "attribute")
@@ -239,7 +247,7 @@ def _infer_concrete_type(module):
         concrete.constants[name] = _valid_constant(getattr(module, name), name, owner)
 
     for name, value in module.__dict__.items():
-        if name in _IGNORED_ATTRIBUTES or name.startswith("__") or name in concrete.attributes \
+        if name in _IGNORED_ATTRIBUTES or name in ignored or name.startswith("__") or name in concrete.attributes \
                 or name in concrete.constants or name in concrete.modules:
             continue
         if isinstance(value, (types.FunctionType, types.MethodType, _C.ScriptFunction)) or callable(value) \
@@ -393,6 +401,10 @@ def _create(module, concrete):
     # Compiled methods are instance attributes, found before Module's (forward, ...).
     for name in concrete.class_type.method_names():
         scripted.__dict__[name] = obj.get_method(name)
+    # Ignored attributes stay Python values on the scripted module, as torch keeps them.
+    for name in concrete.ignored:
+        if hasattr(module, name):
+            object.__setattr__(scripted, name, getattr(module, name))
     # @ignore'd methods stay Python, bound to the scripted module (as torch keeps them).
     for name, fn in _class_functions(type(module)).items():
         if _kiln_jit.modifier(fn) == "ignore":
