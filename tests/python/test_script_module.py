@@ -476,3 +476,13 @@ def test_inherited_forward_and_overridden_helper(extras):
         assert_same(k(both(x)[0]), run(t, both(x)[1]))
         assert module_op_counts(ks.act.graph) == module_op_counts(ts.act.graph)
     assert plain_type_name(ks._c.type.name).endswith(".Derived")
+
+
+def test_failed_scripting_can_be_retried(tmp_path):
+    km = load(EXTRAS, kiln, tmp_path)
+    module = km.UsesObject()
+    for _ in range(2):  # the same error again, not a half-compiled type
+        with pytest.raises(RuntimeError, match="has no attribute 'thing'"):
+            kiln.script(module)
+    module.thing = 3  # now an int attribute: a new concrete type, which compiles
+    assert_same(kiln.script(module)(kiln.ones(2)), torch.ones(2) + 3)

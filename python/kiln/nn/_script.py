@@ -190,6 +190,11 @@ class _TypeStore:
         known.append(concrete)
         return concrete
 
+    def forget(self, concrete):
+        known = self.types.get(concrete.py_class, [])
+        if concrete in known:
+            known.remove(concrete)
+
 
 _type_store = _TypeStore()
 
@@ -282,7 +287,7 @@ def _class_functions(cls):
     return found
 
 
-def _roots(module, functions):
+def _roots(functions):
     roots = []
     forward = functions.get("forward")
     if forward is not None and _kiln_jit.modifier(forward) not in ("ignore", "unused"):
@@ -321,7 +326,7 @@ def _compile_methods(concrete, module):
     reach. Only those are handed to the compiler: the others may not be
     TorchScript at all (Python helpers, f-strings, ...)."""
     functions = _class_functions(type(module))
-    roots = _roots(module, functions)
+    roots = _roots(functions)
     methods = {}
     pending = list(roots)
     while pending:
@@ -338,6 +343,8 @@ def _compile_methods(concrete, module):
     try:
         _C._compile_methods(concrete.class_type, methods, roots)
     except RuntimeError as e:
+        # The type may hold some of the methods now: the next try makes a new one.
+        _type_store.forget(concrete)
         raise _explain(e, concrete) from None
     concrete.compiled = True
 
@@ -382,7 +389,7 @@ def script_module(module):
 def _create(module, concrete):
     obj = _C.ScriptObject(concrete.class_type)
     tensors = {}
-    for name, (_, kind) in concrete.attributes.items():
+    for name in concrete.attributes:
         value = getattr(module, name)
         obj.setattr(name, value)
         if isinstance(value, _C.Tensor):
