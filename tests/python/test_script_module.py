@@ -232,6 +232,19 @@ class UsesObject(nn.Module):
         return x + self.thing
 
 
+class ExportsBadMethod(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.thing = object()
+
+    def forward(self, x):
+        return x * 2
+
+    @torch.jit.export
+    def bad(self, x):
+        return x + self.thing
+
+
 class IgnoresObject(nn.Module):
     __jit_ignored_attributes__ = ["thing"]
 
@@ -480,9 +493,11 @@ def test_inherited_forward_and_overridden_helper(extras):
 
 def test_failed_scripting_can_be_retried(tmp_path):
     km = load(EXTRAS, kiln, tmp_path)
-    module = km.UsesObject()
+    module = km.ExportsBadMethod()  # forward compiles, then bad does not
     for _ in range(2):  # the same error again, not a half-compiled type
         with pytest.raises(RuntimeError, match="has no attribute 'thing'"):
             kiln.script(module)
     module.thing = 3  # now an int attribute: a new concrete type, which compiles
-    assert_same(kiln.script(module)(kiln.ones(2)), torch.ones(2) + 3)
+    scripted = kiln.script(module)
+    assert_same(scripted(kiln.ones(2)), torch.ones(2) * 2)
+    assert_same(scripted.bad(kiln.ones(2)), torch.ones(2) + 3)
