@@ -518,7 +518,7 @@ class ScriptModule(Module):
             self._methods[name] = method
             return method
         why = concrete.failed.get(name, "")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'" + (" " + why if why else ""))
+        raise AttributeError(f"'ScriptModule' object has no attribute '{name}'" + (" " + why if why else ""))
 
     def __setattr__(self, name, value):
         concrete = self._concrete_type
