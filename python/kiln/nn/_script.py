@@ -557,6 +557,9 @@ class ScriptModule(Module):
     def __getstate__(self):
         raise RuntimeError("a ScriptModule cannot be pickled")
 
+    def __deepcopy__(self, memo):
+        raise RuntimeError("a ScriptModule cannot be copied; script a copy of the eager module instead")
+
 
 class _ScriptModuleList(ScriptModule):
     """A scripted ModuleList or Sequential: len(), iteration and indexing as the eager one."""
