@@ -505,3 +505,20 @@ graph(%self : Any, %x : Tensor):
     assert m.forward.schema == "forward(__torch__.Traced self, Tensor x) -> Tensor"
     with pytest.raises(RuntimeError, match="already has a method 'forward'"):
         _C._create_method(t, "forward", graph)
+
+
+def grad_modes(x: torch.Tensor) -> Tuple[torch.Tensor, bool, bool, bool]:
+    before = torch.is_grad_enabled()
+    with torch.no_grad():
+        inside = torch.is_grad_enabled()
+        y = x * 2
+    return y + 1, before, inside, torch.is_grad_enabled()
+
+
+def test_no_grad_is_a_builtin_class():
+    args = [np.arange(3.0, dtype=np.float32)]
+    expected = torch.jit.script(grad_modes)(*convert(args, "torch"))
+    k = kiln.script(grad_modes)
+    assert_same(k(*convert(args, "kiln")), expected)
+    kiln_kinds, torch_kinds = node_kinds(str(k.graph)), node_kinds(str(torch.jit.script(grad_modes).graph))
+    assert kiln_kinds == torch_kinds, kinds_diff(kiln_kinds, torch_kinds)
