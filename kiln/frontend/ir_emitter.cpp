@@ -1241,8 +1241,10 @@ void FunctionEmitter::emitWith(const With& stmt) {
   for (WithItem item : stmt.targets()) {
     Expr e = item.target();
     Value* obj = emitExpr(e);
-    auto cls = obj->type()->cast<ClassType>();
+    auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(obj->type()));
     if (!cls) throwSourceError(e.range(), "With item expression must return an object");
+    compiler_.ensureMethod(cls, "__enter__", &e.range());
+    compiler_.ensureMethod(cls, "__exit__", &e.range());
     Function* enter = cls->findMethod("__enter__");
     Function* exit = cls->findMethod("__exit__");
     if (!enter || !exit) {

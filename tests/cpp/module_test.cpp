@@ -284,3 +284,25 @@ TEST(Module, MethodFromAGraph) {
   EXPECT_DOUBLE_EQ(sumOf(m.forward({IValue(ones({2}))})), 8);
   EXPECT_EQ(m.get_method("forward").function().getSchema().name(), "forward");
 }
+
+TEST(ScriptClass, WithStatementOnAScriptClass) {
+  // __enter__/__exit__ compile when a `with` first needs them.
+  auto unit = compile(R"PY(
+class Tally:
+    def __init__(self):
+        self.n = 0
+
+    def __enter__(self):
+        self.n += 1
+
+    def __exit__(self, a: Any, b: Any, c: Any):
+        self.n += 10
+
+def f() -> int:
+    t = Tally()
+    with t:
+        x = 1
+    return t.n + x
+)PY");
+  EXPECT_EQ(unit->getFunction("f")({}).toInt(), 12);
+}
