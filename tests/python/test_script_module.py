@@ -501,3 +501,33 @@ def test_failed_scripting_can_be_retried(tmp_path):
     scripted = kiln.script(module)
     assert_same(scripted(kiln.ones(2)), torch.ones(2) * 2)
     assert_same(scripted.bad(kiln.ones(2)), torch.ones(2) + 3)
+
+
+def test_wrap_script_object_made_elsewhere(scripted):
+    from kiln.nn._script import wrap_script_object
+    _, _, ks, _ = scripted
+    wrapped = wrap_script_object(ks._c)  # only the object: types, attributes and methods come from it
+    x, = inputs((2, 4))
+    np.testing.assert_array_equal(wrapped(both(x)[0]).numpy(), ks(both(x)[0]).numpy())
+    # Which buffers persist is known to Python only: a wrapped object's are all persistent.
+    assert [k for k in wrapped.state_dict() if k != "scratch"] == list(ks.state_dict())
+    assert "scratch" in wrapped.state_dict()
+    assert [n for n, _ in wrapped.named_modules()] == [n for n, _ in ks.named_modules()]
+    assert wrapped.original_name == "Net" and wrapped.blocks[2].original_name == "Block" and len(wrapped.blocks) == 3
+    assert wrapped.eps == 0.001 and wrapped.helper.graph is not None
+    wrapped.eval()
+    assert not ks.training and not ks.blocks[0].training  # one object underneath
+    assert wrapped.inp.weight._same_tensor(ks.inp.weight)
+
+    ct = kiln._C._new_class_type("__torch__.Made", True, "")
+    ct.add_attribute("training", "bool", "attribute")
+    ct.add_attribute("w", "Tensor", "parameter")
+    kiln._C._compile_methods(ct, {"forward": ("def forward(self, x):\n    return x * self.w\n", "<made>", 1,
+                                              lambda name: None)}, ["forward"])
+    obj = kiln._C.ScriptObject(ct)
+    obj.setattr("training", True)
+    obj.setattr("w", kiln.ones(2) * 3)
+    made = wrap_script_object(obj)
+    assert made(kiln.ones(2)).tolist() == [3.0, 3.0] and [n for n, _ in made.named_parameters()] == ["w"]
+    with pytest.raises(TypeError, match="expected a module object"):
+        wrap_script_object(3)

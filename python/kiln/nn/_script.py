@@ -134,15 +134,10 @@ def _valid_constant(value, name, owner):
 class _ConcreteType:
     """What one module instance looks like to TorchScript; equal ones share a class type."""
 
-    def __init__(self, module):
-        cls = type(module)
-        self.py_class = cls
-        if isinstance(module, ModuleDict):
-            self.iterable = "dict"
-        elif isinstance(module, (ModuleList, Sequential)):
-            self.iterable = "list"
-        else:
-            self.iterable = ""
+    def __init__(self, py_class, iterable, original_name):
+        self.py_class = py_class  # None for a type made elsewhere (wrap_script_object)
+        self.iterable = iterable
+        self.original_name = original_name
         self.attributes = OrderedDict()  # name -> (type text or ClassType, kind)
         self.constants = OrderedDict()   # name -> value
         self.modules = OrderedDict()     # name -> _ConcreteType
@@ -202,7 +197,13 @@ _type_store = _TypeStore()
 def _infer_concrete_type(module):
     if "_parameters" not in module.__dict__:
         raise RuntimeError(f"'{type(module).__qualname__}' has not been initialized, did you forget to call 'super()'?")
-    concrete = _ConcreteType(module)
+    if isinstance(module, ModuleDict):
+        iterable = "dict"
+    elif isinstance(module, (ModuleList, Sequential)):
+        iterable = "list"
+    else:
+        iterable = ""
+    concrete = _ConcreteType(type(module), iterable, type(module).__name__)
     annotations = _class_annotations(type(module))
     owner = type(module).__name__
 
@@ -367,7 +368,7 @@ def _explain(error, concrete):
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if current.py_class.__name__ == owner and name in current.failed:
+        if current.original_name == owner and name in current.failed:
             why = current.failed[name]
             return RuntimeError(message[:match.start()] + f"Module '{owner}' has no attribute '{name}' {why}"
                                 + message[match.end():])
@@ -386,6 +387,15 @@ def script_module(module):
     return _create(module, _type_store.get(module))
 
 
+def _wrap(obj, concrete, submodules, tensors, non_persistent):
+    wrapper_class = {"list": _ScriptModuleList, "dict": _ScriptModuleDict}.get(concrete.iterable, ScriptModule)
+    scripted = wrapper_class._construct(obj, concrete, submodules, tensors, non_persistent)
+    # Compiled methods are instance attributes, found before Module's (forward, ...).
+    for name in concrete.class_type.method_names():
+        scripted.__dict__[name] = obj.get_method(name)
+    return scripted
+
+
 def _create(module, concrete):
     obj = _C.ScriptObject(concrete.class_type)
     tensors = {}
@@ -402,12 +412,7 @@ def _create(module, concrete):
         submodules[name] = scripted
     if not concrete.compiled:
         _compile_methods(concrete, module)
-    wrapper_class = {"list": _ScriptModuleList, "dict": _ScriptModuleDict}.get(concrete.iterable, ScriptModule)
-    scripted = wrapper_class._construct(obj, concrete, submodules, tensors,
-                                        set(module._non_persistent_buffers_set))
-    # Compiled methods are instance attributes, found before Module's (forward, ...).
-    for name in concrete.class_type.method_names():
-        scripted.__dict__[name] = obj.get_method(name)
+    scripted = _wrap(obj, concrete, submodules, tensors, set(module._non_persistent_buffers_set))
     # Ignored attributes stay Python values on the scripted module, as torch keeps them.
     for name in concrete.ignored:
         if hasattr(module, name):
@@ -417,6 +422,37 @@ def _create(module, concrete):
         if _kiln_jit.modifier(fn) == "ignore":
             object.__setattr__(scripted, name, types.MethodType(fn, scripted))
     return scripted
+
+
+# ClassType -> _ConcreteType, for types kiln.nn did not make.
+_wrapped_types = {}
+
+
+def wrap_script_object(obj):
+    """A ScriptModule over a module object made elsewhere (a traced module,
+    a module built in C++), as torch's wrap_cpp_module: its attributes,
+    constants, submodules (wrapped too) and compiled methods come from the
+    object's class type. There is no eager module: parameters are the
+    object's tensors."""
+    if not isinstance(obj, _C.ScriptObject) or not obj.type.is_module:
+        raise TypeError(f"wrap_script_object: expected a module object (kiln._C.ScriptObject), got {obj!r}")
+    class_type = obj.type
+    concrete = _wrapped_types.get(class_type)
+    if concrete is None:
+        concrete = _ConcreteType(None, class_type.iterable, class_type.name.rsplit(".", 1)[-1])
+        concrete.class_type = class_type
+        concrete.compiled = True
+        for name, type_, kind in class_type.attributes():
+            if kind != "module":
+                concrete.attributes[name] = (type_, kind)
+        concrete.constants.update(class_type.constants())
+        _wrapped_types[class_type] = concrete
+    submodules = OrderedDict()
+    for name, _, kind in class_type.attributes():
+        if kind == "module":
+            submodules[name] = wrap_script_object(obj.getattr(name))
+            concrete.modules[name] = submodules[name]._concrete_type
+    return _wrap(obj, concrete, submodules, {}, set())
 
 
 class _Slots(MutableMapping):
@@ -477,7 +513,7 @@ class ScriptModule(Module):
 
     @property
     def original_name(self):
-        return self._concrete_type.py_class.__name__
+        return self._concrete_type.original_name
 
     @property
     def graph(self):
