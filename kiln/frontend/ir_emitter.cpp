@@ -2184,7 +2184,17 @@ void addClassBody(DefinitionCompiler& compiler, const ClassTypePtr& cls, const C
                   const ResolverPtr& resolver) {
   for (Stmt stmt : def.body()) {
     switch (stmt.kind()) {
-      case TK_DEF: compiler.addMethod(cls, Def(stmt.tree()), resolver); break;
+      case TK_DEF: {
+        Def method(stmt.tree());
+        for (Expr decorator : method.decorators()) {
+          std::string text = decorator.range().text();
+          if (text == "staticmethod" || text == "classmethod") {
+            throwSourceError(decorator.range(), "@" + text + " methods of script classes are not supported");
+          }
+        }
+        compiler.addMethod(cls, method, resolver);
+        break;
+      }
       case TK_PASS: break;
       case TK_EXPR_STMT:
         if (ExprStmt(stmt.tree()).expr().kind() == TK_STRINGLITERAL) break;
