@@ -344,6 +344,39 @@ class Derived(Base):
         return 0.5
 
 
+class Step(nn.Module):
+    def __init__(self, k: float):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x + self.k
+
+    def scaled(self, x):
+        return x * self.k
+
+    def not_torchscript(self):
+        return f"{self.k}"
+
+
+class CallsHelpers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.one = Step(2.0)
+        self.steps = nn.ModuleList([Step(3.0), Step(4.0)])
+        self.named = nn.ModuleDict({"a": Step(5.0)})
+
+    def forward(self, x):
+        y = self.one.scaled(x) + self.steps[1].scaled(x)
+        for step in self.steps:
+            y = y + step.scaled(x)
+        for i, step in enumerate(self.steps):
+            y = y + step(x) * i
+        for step in self.named.values():
+            y = step.scaled(y)
+        return y
+
+
 class Parent(nn.Module):
     def __init__(self, child):
         super().__init__()
@@ -531,3 +564,13 @@ def test_wrap_script_object_made_elsewhere(scripted):
     assert made(kiln.ones(2)).tolist() == [3.0, 3.0] and [n for n, _ in made.named_parameters()] == ["w"]
     with pytest.raises(TypeError, match="expected a module object"):
         wrap_script_object(3)
+
+
+def test_submodule_methods_called_by_name(extras):
+    km, tm = extras
+    ks, ts = kiln.script(km.CallsHelpers()), torch.jit.script(tm.CallsHelpers())
+    x, = inputs((2, 3))
+    assert_same(ks(both(x)[0]), run(ts, both(x)[1]))
+    assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
+    assert ks.one.scaled(kiln.ones(1)).tolist() == [2.0]  # compiled, so callable from Python
+    assert not ks.one._c.has_method("not_torchscript")

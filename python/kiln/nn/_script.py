@@ -311,28 +311,72 @@ def _stub(source, name, modifier):
     return ast.unparse(tree) + "\n"
 
 
-def _self_references(source, names):
-    """The names in `names` that the def in `source` reads as `self.<name>`."""
+def _loop_element(loop, is_submodule):
+    """For `for v in self.m`, `for i, v in enumerate(self.m)`, `for k, v in
+    self.m.items()` and `for v in self.m.values()` over a submodule m: (m, v)."""
+    it, target = loop.iter, loop.target
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+        it = it.args[0]
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values"):
+        if it.func.attr == "items":
+            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        it = it.func.value
+    sub = is_submodule(it)
+    if sub is None or not isinstance(target, ast.Name):
+        return None
+    return sub, target.id
+
+
+def _references(source, names, submodules):
+    """What the def in `source` reaches through self: the names in `names`
+    it reads as `self.<name>`, and the (submodule, element, attribute)
+    triples it reads on submodules: `self.sub.attr` gives (sub, False,
+    attr); `self.subs[0].attr`, or `v.attr` in a loop over self.subs, gives
+    (subs, True, attr) (an attribute of the container's elements)."""
     definition = ast.parse(source).body[0]
     if not definition.args.args:
-        return []
+        return [], []
     self_name = definition.args.args[0].arg
-    return [node.attr for node in ast.walk(definition)
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name
-            and node.attr in names]
+
+    def is_submodule(node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name \
+                and node.attr in submodules:
+            return node.attr
+        return None
+
+    own, nested = [], []
+    for node in ast.walk(definition):
+        if isinstance(node, ast.For):
+            found = _loop_element(node, is_submodule)
+            if found is not None:
+                sub, var = found
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == var:
+                        nested.append((sub, True, inner.attr))
+        if not isinstance(node, ast.Attribute):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id == self_name and node.attr in names:
+            own.append(node.attr)
+        elif is_submodule(node.value) is not None:
+            nested.append((node.value.attr, False, node.attr))
+        elif isinstance(node.value, ast.Subscript) and is_submodule(node.value.value) is not None:
+            nested.append((node.value.value.attr, True, node.attr))
+    return own, nested
 
 
-def _compile_methods(concrete, module):
-    """Compiles the roots (forward, exported methods) and the methods they
+def _compile_methods(concrete, roots):
+    """Compiles `roots` of the concrete type's class and the methods they
     reach. Only those are handed to the compiler: the others may not be
-    TorchScript at all (Python helpers, f-strings, ...)."""
-    functions = _class_functions(type(module))
-    roots = _roots(functions)
-    methods = {}
+    TorchScript at all (Python helpers, f-strings, ...). Methods of
+    submodules called by name (`self.sub.helper(x)`) are compiled into the
+    submodule's type first, as torch compiles them on demand."""
+    functions = _class_functions(concrete.py_class)
+    methods, nested = {}, []
     pending = list(roots)
     while pending:
         name = pending.pop(0)
-        if name in methods:
+        if name in methods or concrete.class_type.has_method(name):
             continue
         fn = functions[name]
         source, filename, first_line = _jit._function_source(fn)
@@ -340,13 +384,26 @@ def _compile_methods(concrete, module):
         if modifier in ("ignore", "unused"):
             source = _stub(source, name, modifier)
         methods[name] = (source, filename, first_line, _jit._free_names(fn))
-        pending.extend(_self_references(source, functions))
-    try:
-        _C._compile_methods(concrete.class_type, methods, roots)
-    except RuntimeError as e:
-        # The type may hold some of the methods now: the next try makes a new one.
-        _type_store.forget(concrete)
-        raise _explain(e, concrete) from None
+        own, calls = _references(source, functions, concrete.modules)
+        pending.extend(own)
+        nested.extend(calls)
+    for sub_name, elements, attr in nested:
+        targets = concrete.modules[sub_name].modules.values() if elements else [concrete.modules[sub_name]]
+        for sub in targets:
+            if sub.py_class is None or sub.class_type.has_method(attr):
+                continue
+            fn = _class_functions(sub.py_class).get(attr)
+            # kiln.nn's own methods (a ModuleDict's items(), ...) are the compiler's sugar, or Python.
+            if fn is not None and not fn.__module__.startswith(__package__ + "."):
+                _compile_methods(sub, [attr])
+    roots = [name for name in roots if name in methods]
+    if roots:
+        try:
+            _C._compile_methods(concrete.class_type, methods, roots)
+        except RuntimeError as e:
+            # The type may hold some of the methods now: the next try makes a new one.
+            _type_store.forget(concrete)
+            raise _explain(e, concrete) from None
     concrete.compiled = True
 
 
@@ -411,7 +468,7 @@ def _create(module, concrete):
         obj.setattr(name, scripted._c)
         submodules[name] = scripted
     if not concrete.compiled:
-        _compile_methods(concrete, module)
+        _compile_methods(concrete, _roots(_class_functions(concrete.py_class)))
     scripted = _wrap(obj, concrete, submodules, tensors, set(module._non_persistent_buffers_set))
     # Ignored attributes stay Python values on the scripted module, as torch keeps them.
     for name in concrete.ignored:
