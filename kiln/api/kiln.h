@@ -4,11 +4,21 @@
 //
 //   auto cu = kiln::compile("def f(x: Tensor) -> Tensor:\n    return x * 2\n");
 //   kiln::IValue y = cu->getFunction("f")({kiln::IValue(x)});
+//
+// and modules (kiln/runtime/module.h): objects of a module type with
+// parameters, buffers, submodules, attributes and methods compiled from source.
+//
+//   kiln::Module m("Scale");
+//   m.register_parameter("w", w);
+//   m.define("def forward(self, x: Tensor) -> Tensor:\n    return x * self.w\n");
+//   kiln::IValue y = m.forward({kiln::IValue(x)});
 #include <memory>
 #include <string>
 
+#include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/resolver.h"
 #include "kiln/runtime/function.h"
+#include "kiln/runtime/module.h"
 
 namespace kiln {
 
@@ -30,5 +40,15 @@ std::shared_ptr<CompilationUnit> compile(const std::string& source, const Resolv
                                          const std::string& filename, size_t starting_line);
 void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver,
                  const std::string& filename, size_t starting_line);
+
+// As compileInto(), for a shared unit: the source may also define classes
+// (`class Foo:` becomes `__torch__.Foo`, its methods compiled into the unit).
+void compileInto(const std::shared_ptr<CompilationUnit>& unit, const std::string& source,
+                 const ResolverPtr& resolver, const std::string& filename, size_t starting_line);
+
+// Where the compiler puts what it compiles for a shared unit: functions,
+// classes and methods, each graph cleaned up as TorchScript 1.13 does
+// (kiln::compile, Module::define, the Python bindings).
+CompilationTarget compilationTarget(const std::shared_ptr<CompilationUnit>& unit);
 
 }  // namespace kiln

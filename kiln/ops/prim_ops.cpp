@@ -15,6 +15,8 @@ namespace kiln {
 
 namespace {
 
+thread_local bool grad_enabled = true;
+
 std::mutex print_mutex;
 PrintHandler print_handler = [](const std::string& text) { std::cout << text << std::flush; };
 
@@ -198,16 +200,30 @@ KILN_REGISTER_SCRIPT_OPS(
             }),
     stackOp("prim::Uninitialized() -> Any", [](Stack& stack) { stack.emplace_back(); }),
     stackOp("prim::unchecked_cast(t x) -> t", [](Stack&) {}),
+    // kiln has no autograd; the flag is kept (per thread, as torch's) so
+    // that `with torch.no_grad():` saves and restores it as 1.13 does.
+    stackOp("aten::is_grad_enabled() -> bool", [](Stack& stack) { stack.emplace_back(grad_enabled); }),
+    stackOp("aten::set_grad_enabled(bool val) -> ()",
+            [](Stack& stack) {
+              grad_enabled = stack.back().toBool();
+              stack.pop_back();
+            }),
+    nodeOp("prim::CreateObject",
+           [](const Node& n) -> Operation {
+             auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(n.output()->type()));
+             KILN_CHECK(cls, "prim::CreateObject must produce a class type, not ", n.output()->type()->str());
+             return [cls](Stack& stack) { stack.emplace_back(makeIntrusive<ObjectObj>(cls)); };
+           }),
     nodeOp("prim::GetAttr",
            [](const Node& n) -> Operation {
              std::string field = n.s(attr::name);
              if (auto slot = staticSlot(n)) {
                size_t s = *slot;
-               return [s](Stack& stack) { stack.back() = stack.back().toObjectRef().slots[s]; };
+               return [s](Stack& stack) { stack.back() = IValue(stack.back().toObjectRef().slot(s)); };
              }
              return [field](Stack& stack) {
-               const ObjectObj& object = stack.back().toObjectRef();
-               stack.back() = object.slots[slotOf(object, field)];
+               ObjectObj& object = stack.back().toObjectRef();
+               stack.back() = IValue(object.slot(slotOf(object, field)));
              };
            }),
     nodeOp("prim::SetAttr",

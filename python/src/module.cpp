@@ -19,6 +19,8 @@ PYBIND11_MODULE(_C, m) {
   bindRuntime(m);
   bindFrontend(m);
   bindTrace(m);
+  bindObjects(m);
+  bindNn(m);
 }
 
 }  // namespace kiln::python
