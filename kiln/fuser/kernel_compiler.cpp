@@ -135,35 +135,6 @@ struct Toolchain {
   std::string identity;
 };
 
-// The toolchain of the current compiler words, asked for its version once per process.
-const Toolchain& toolchain() {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, Toolchain> known;
-  const std::vector<std::string> words = compilerWords();
-  const std::string key = joinWords(words);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = known.find(key); it != known.end()) return it->second;
-  std::vector<std::string> argv = words;
-  argv.push_back("--version");
-  Toolchain t;
-  t.identity = firstLines(runProgram(argv).output, 1);
-  t.command = words;
-  t.command.insert(t.command.end(), std::begin(kFlags), std::end(kFlags));
-  if (t.identity.find("clang") == std::string::npos)
-    t.command.insert(t.command.end(), std::begin(kGccFlags), std::end(kGccFlags));
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  bool have_model = false, have_flags = false;
-  for (std::string line; std::getline(cpuinfo, line) && !(have_model && have_flags);) {
-    if (!have_model && line.rfind("model name", 0) == 0) {
-      t.identity += "\n" + line;
-      have_model = true;
-    } else if (!have_flags && line.rfind("flags", 0) == 0) {
-      t.identity += "\n" + line;
-      have_flags = true;
-    }
-  }
-  return known.emplace(key, std::move(t)).first->second;
-}
 
 // A 128-bit hash (two independent 64-bit ones) as 32 hex digits.
 std::string hashHex(const std::string& text) {
@@ -209,6 +180,93 @@ bool writeFile(const std::string& path, const std::string& text) {
   out << text;
   out.close();
   return static_cast<bool>(out);
+}
+
+// What identifies the programs of the compiler words on this machine: each
+// one's resolved path, size, inode and modification time; empty when a word
+// is not found (then nothing is remembered).
+std::string compilerStamp(const std::vector<std::string>& words) {
+  std::string stamp;
+  const std::string path_var = envOr("PATH", "");
+  for (const std::string& word : words) {
+    std::vector<std::string> candidates;
+    if (word.find('/') != std::string::npos) {
+      candidates.push_back(word);
+    } else {
+      std::istringstream dirs(path_var);
+      for (std::string dir; std::getline(dirs, dir, ':');) candidates.push_back((dir.empty() ? "." : dir) + "/" + word);
+    }
+    bool found = false;
+    for (const std::string& candidate : candidates) {
+      struct stat info {};
+      if (stat(candidate.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || access(candidate.c_str(), X_OK) != 0)
+        continue;
+      std::error_code ignored;
+      stamp += fs::weakly_canonical(candidate, ignored).string() + " " + std::to_string(info.st_size) + " " +
+               std::to_string(info.st_ino) + " " + std::to_string(info.st_mtim.tv_sec) + "." +
+               std::to_string(info.st_mtim.tv_nsec) + "\n";
+      found = true;
+      break;
+    }
+    if (!found) return "";
+  }
+  return stamp;
+}
+
+// The first line of `words --version`. Running the compiler costs 10-20 ms,
+// most of a warm process's first fused call, so the answer is kept in the
+// kernel cache under the compiler's stamp: a new or updated compiler has a
+// new stamp and is asked again.
+std::string askCompilerVersion(const std::vector<std::string>& words, const std::string& cache_dir) {
+  const std::string stamp = compilerStamp(words);
+  const std::string memo =
+      stamp.empty() || cache_dir.empty() ? "" : cache_dir + "/toolchain-" + hashHex(joinWords(words) + "\n" + stamp);
+  if (!memo.empty()) {
+    std::ifstream in(memo);
+    std::string line;
+    if (std::getline(in, line) && !line.empty()) return line;
+  }
+  std::vector<std::string> argv = words;
+  argv.push_back("--version");
+  const RunResult run = runProgram(argv);
+  const std::string version = firstLines(run.output, 1);
+  if (run.ok && !version.empty() && !memo.empty()) {
+    // Written whole under a temporary name, so a reader never sees half of it.
+    std::error_code ignored;
+    fs::create_directories(cache_dir, ignored);
+    const std::string tmp = memo + ".tmp" + std::to_string(getpid());
+    if (writeFile(tmp, version + "\n")) fs::rename(tmp, memo, ignored);
+    fs::remove(tmp, ignored);
+  }
+  return version;
+}
+
+// The toolchain of the current compiler words, asked for its version once per process.
+const Toolchain& toolchain() {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, Toolchain> known;
+  const std::vector<std::string> words = compilerWords();
+  const std::string key = joinWords(words);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  Toolchain t;
+  t.identity = askCompilerVersion(words, kernelCacheDir());
+  t.command = words;
+  t.command.insert(t.command.end(), std::begin(kFlags), std::end(kFlags));
+  if (t.identity.find("clang") == std::string::npos)
+    t.command.insert(t.command.end(), std::begin(kGccFlags), std::end(kGccFlags));
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  bool have_model = false, have_flags = false;
+  for (std::string line; std::getline(cpuinfo, line) && !(have_model && have_flags);) {
+    if (!have_model && line.rfind("model name", 0) == 0) {
+      t.identity += "\n" + line;
+      have_model = true;
+    } else if (!have_flags && line.rfind("flags", 0) == 0) {
+      t.identity += "\n" + line;
+      have_flags = true;
+    }
+  }
+  return known.emplace(key, std::move(t)).first->second;
 }
 
 class KernelCompiler {
@@ -405,6 +463,9 @@ std::string kernelCompileCommand() {
 namespace detail {
 void clearKernelMemoryCache() { compiler().forget(); }
 std::string kernelCachePath(const std::string& source) { return compiler().cachePath(source); }
+std::string compilerVersion(const std::vector<std::string>& words, const std::string& cache_dir) {
+  return askCompilerVersion(words, cache_dir);
+}
 }  // namespace detail
 
 }  // namespace kiln::fuser

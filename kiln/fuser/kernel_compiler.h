@@ -9,6 +9,7 @@
 // half-written kernel. Thread-safe.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kiln/fuser/kernel_spec.h"
 
@@ -47,6 +48,9 @@ void clearKernelMemoryCache();
 // For tests: where the disk cache keeps the kernel of `source` ("" when the
 // disk cache is off).
 std::string kernelCachePath(const std::string& source);
+// For tests: the first line of `words --version`, remembered in `cache_dir`
+// (when not empty) for as long as the compiler's files do not change.
+std::string compilerVersion(const std::vector<std::string>& words, const std::string& cache_dir);
 }  // namespace detail
 
 }  // namespace kiln::fuser

@@ -30,9 +30,19 @@ float runScale(FusedKernelFn fn) {
   return out[2];
 }
 
+// Kernel files (sources and shared objects), not the remembered compiler version.
 size_t filesIn(const std::string& dir) {
   size_t n = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++n;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    n += entry.path().filename().string().rfind("toolchain-", 0) == 0 ? 0 : 1;
+  }
+  return n;
+}
+
+size_t linesIn(const std::string& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
   return n;
 }
 
@@ -59,6 +69,25 @@ TEST_F(KernelCache, CompilesOnceThenHitsMemory) {
   EXPECT_EQ(path.rfind(dir_ + "/", 0), 0u) << path;
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(filesIn(dir_), 2u);
+}
+
+// A second process asks the compiler nothing: its version is remembered in
+// the cache until the compiler's file changes.
+TEST_F(KernelCache, CompilerVersionIsRemembered) {
+  const std::string fake = dir_ + "/fake-cxx", calls = dir_ + "/calls";
+  std::ofstream(fake) << "#!/bin/sh\necho called >> " << calls << "\necho 'fake c++ 1.0'\n";
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  const std::string cache = dir_ + "/cache";
+  EXPECT_EQ(detail::compilerVersion({fake}, cache), "fake c++ 1.0");
+  EXPECT_EQ(detail::compilerVersion({fake}, cache), "fake c++ 1.0");
+  EXPECT_EQ(linesIn(calls), 1u);
+  // A new compiler at the same path (another size) is asked again.
+  std::ofstream(fake, std::ios::app) << "# updated\n";
+  EXPECT_EQ(detail::compilerVersion({fake}, cache), "fake c++ 1.0");
+  EXPECT_EQ(linesIn(calls), 2u);
+  // Without a cache folder every call asks.
+  EXPECT_EQ(detail::compilerVersion({fake}, ""), "fake c++ 1.0");
+  EXPECT_EQ(linesIn(calls), 3u);
 }
 
 TEST_F(KernelCache, NewProcessLoadsFromDisk) {
