@@ -149,6 +149,15 @@ int printScriptGraphs(const std::string& path, const std::string& text, const ch
     std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *graph_of(*f);
     first = false;
   }
+  // Then the methods of the source's classes (`# __torch__.Foo.get`).
+  for (const kiln::ClassTypePtr& cls : unit->classes()) {
+    for (kiln::Function* m : cls->methods()) {
+      auto* f = dynamic_cast<kiln::GraphFunction*>(m);
+      if (!f) continue;
+      std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *graph_of(*f);
+      first = false;
+    }
+  }
   return 0;
 }
 

@@ -7,8 +7,10 @@
 #include <memory>
 #include <string>
 
+#include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/resolver.h"
 #include "kiln/runtime/function.h"
+#include "kiln/runtime/module.h"
 
 namespace kiln {
 
@@ -30,5 +32,15 @@ std::shared_ptr<CompilationUnit> compile(const std::string& source, const Resolv
                                          const std::string& filename, size_t starting_line);
 void compileInto(CompilationUnit& unit, const std::string& source, const ResolverPtr& resolver,
                  const std::string& filename, size_t starting_line);
+
+// As compileInto(), for a shared unit: the source may also define classes
+// (`class Foo:` becomes `__torch__.Foo`, its methods compiled into the unit).
+void compileInto(const std::shared_ptr<CompilationUnit>& unit, const std::string& source,
+                 const ResolverPtr& resolver, const std::string& filename, size_t starting_line);
+
+// Where the compiler puts what it compiles for a shared unit: functions,
+// classes and methods, each graph cleaned up as TorchScript 1.13 does
+// (kiln::compile, Module::define, the Python bindings).
+CompilationTarget compilationTarget(const std::shared_ptr<CompilationUnit>& unit);
 
 }  // namespace kiln

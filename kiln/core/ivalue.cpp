@@ -678,6 +678,11 @@ void ObjectObj::setAttr(std::string_view name, IValue value) {
   slots[*slot] = std::move(value);
 }
 
+IValue& ObjectObj::slot(size_t index) {
+  if (index >= slots.size()) slots.resize(type->numAttributes() > index ? type->numAttributes() : index + 1);
+  return slots[index];
+}
+
 bool FutureObj::completed() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return completed_;

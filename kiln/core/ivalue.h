@@ -251,14 +251,20 @@ struct DictObj : RefCounted {
 };
 
 // An instance of a TorchScript class: one slot per attribute of its type.
+// It keeps the compilation unit of its type's methods alive, so that an
+// object can always run its methods.
 struct ObjectObj : RefCounted {
-  explicit ObjectObj(std::shared_ptr<ClassType> type) : type(std::move(type)), slots(this->type->numAttributes()) {}
+  explicit ObjectObj(std::shared_ptr<ClassType> type)
+      : type(std::move(type)), slots(this->type->numAttributes()), unit(this->type->compilationUnit()) {}
   std::shared_ptr<ClassType> type;
   std::vector<IValue> slots;
+  std::shared_ptr<CompilationUnit> unit;
 
   const IValue& getAttr(std::string_view name) const;
   // Sets an attribute; a name the class does not have yet is added with the value's type.
   void setAttr(std::string_view name, IValue value);
+  // The slot (grown to the type's attributes, which may have been added since).
+  IValue& slot(size_t index);
 };
 
 // A value that becomes available later (torch.jit.fork / wait). Thread-safe.

@@ -527,6 +527,28 @@ bool UnionType::equals(const Type& other) const {
 
 TypePtr UnionType::withContained(std::vector<TypePtr> contained) const { return create(std::move(contained)); }
 
+const char* slotKindName(SlotKind kind) {
+  switch (kind) {
+    case SlotKind::Attribute: return "attribute";
+    case SlotKind::Parameter: return "parameter";
+    case SlotKind::Buffer: return "buffer";
+    case SlotKind::Module: return "module";
+  }
+  return "attribute";
+}
+
+std::optional<SlotKind> slotKindFromName(std::string_view name) {
+  for (SlotKind k : {SlotKind::Attribute, SlotKind::Parameter, SlotKind::Buffer, SlotKind::Module}) {
+    if (name == slotKindName(k)) return k;
+  }
+  return std::nullopt;
+}
+
+std::string ClassType::unqualifiedName() const {
+  auto dot = name_.rfind('.');
+  return dot == std::string::npos ? name_ : name_.substr(dot + 1);
+}
+
 std::optional<size_t> ClassType::findAttributeSlot(std::string_view name) const {
   for (size_t i = 0; i < attributes_.size(); ++i) {
     if (attributes_[i].name == name) return i;
@@ -535,6 +557,10 @@ std::optional<size_t> ClassType::findAttributeSlot(std::string_view name) const 
 }
 
 void ClassType::addMethod(Function* method) { methods_.push_back(method); }
+
+void ClassType::removeMethod(Function* method) {
+  methods_.erase(std::remove(methods_.begin(), methods_.end(), method), methods_.end());
+}
 
 Function* ClassType::findMethod(std::string_view name) const {
   for (Function* m : methods_) {
@@ -545,10 +571,28 @@ Function* ClassType::findMethod(std::string_view name) const {
   return nullptr;
 }
 
-size_t ClassType::addAttribute(std::string name, TypePtr type) {
+size_t ClassType::addAttribute(std::string name, TypePtr type, SlotKind kind) {
   KILN_CHECK(!findAttributeSlot(name), "class '", name_, "' already has an attribute '", name, "'");
-  attributes_.push_back({std::move(name), std::move(type)});
+  KILN_CHECK(!findConstant(name), "class '", name_, "' already has a constant '", name, "'");
+  if (kind == SlotKind::Module) {
+    KILN_CHECK(type->cast<ClassType>() && type->cast<ClassType>()->isModule(), "submodule '", name, "' of '", name_,
+               "' must have a module type, not ", type->str());
+  }
+  attributes_.push_back({std::move(name), std::move(type), kind});
   return attributes_.size() - 1;
+}
+
+void ClassType::addConstant(std::string name, std::shared_ptr<const IValue> value) {
+  KILN_CHECK(!findAttributeSlot(name), "class '", name_, "' already has an attribute '", name, "'");
+  KILN_CHECK(!findConstant(name), "class '", name_, "' already has a constant '", name, "'");
+  constants_.emplace_back(std::move(name), std::move(value));
+}
+
+const IValue* ClassType::findConstant(std::string_view name) const {
+  for (const auto& [n, v] : constants_) {
+    if (n == name) return v.get();
+  }
+  return nullptr;
 }
 
 bool ClassType::equals(const Type& other) const {

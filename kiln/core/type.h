@@ -349,25 +349,68 @@ class UnionType : public Type {
   std::vector<TypePtr> types_;
 };
 
-// A TorchScript class: a qualified name (`__torch__.Foo`) and its attributes.
-// Attributes are added while the class is compiled, so the type is mutable.
+class CompilationUnit;
+class IValue;
+
+// A TorchScript class: a qualified name (`__torch__.Foo`), its attributes,
+// constants and methods. Attributes are added while the class is compiled
+// (or, for modules, while a module is built), so the type is mutable.
+//
+// A module type (is_module) is what torch.nn.Module instances script to:
+// its attributes say what they hold (parameter, buffer, submodule or plain
+// attribute), and a ModuleList/ModuleDict type is iterable (its submodules
+// are attributes "0".."n-1" or named by their keys, iterated by unrolling).
+//
+// Methods are owned by the compilation unit that compiled them; the type
+// names them and knows that unit weakly (objects keep it alive). When the
+// unit goes, it takes its methods off the type.
+enum class SlotKind { Attribute, Parameter, Buffer, Module };
+const char* slotKindName(SlotKind kind);
+std::optional<SlotKind> slotKindFromName(std::string_view name);
+
+enum class IterableKind { None, List, Dict };
+
 class ClassType : public Type {
  public:
   static constexpr TypeKind Kind = TypeKind::Class;
-  explicit ClassType(std::string qualified_name) : Type(Kind), name_(std::move(qualified_name)) {}
-  static std::shared_ptr<ClassType> create(std::string qualified_name) {
-    return std::make_shared<ClassType>(std::move(qualified_name));
+  explicit ClassType(std::string qualified_name, bool is_module = false, IterableKind iterable = IterableKind::None)
+      : Type(Kind), name_(std::move(qualified_name)), is_module_(is_module), iterable_(iterable) {}
+  static std::shared_ptr<ClassType> create(std::string qualified_name, bool is_module = false,
+                                           IterableKind iterable = IterableKind::None) {
+    return std::make_shared<ClassType>(std::move(qualified_name), is_module, iterable);
   }
   const std::string& name() const { return name_; }
+  // The name without its `__torch__.` prefix and module path (`Foo`).
+  std::string unqualifiedName() const;
+  bool isModule() const { return is_module_; }
+  IterableKind iterableKind() const { return iterable_; }
+
   size_t numAttributes() const { return attributes_.size(); }
   const std::string& attributeName(size_t slot) const { return attributes_[slot].name; }
   const TypePtr& attributeType(size_t slot) const { return attributes_[slot].type; }
+  SlotKind attributeKind(size_t slot) const { return attributes_[slot].kind; }
   std::optional<size_t> findAttributeSlot(std::string_view name) const;
-  size_t addAttribute(std::string name, TypePtr type);
+  bool hasAttribute(std::string_view name) const { return findAttributeSlot(name).has_value(); }
+  // Raises naming the class when the name is taken (by an attribute or a constant).
+  size_t addAttribute(std::string name, TypePtr type, SlotKind kind = SlotKind::Attribute);
+  // The type of an attribute set later (an Optional attribute refined, ...).
+  void setAttributeType(size_t slot, TypePtr type) { attributes_[slot].type = std::move(type); }
+
+  // Constants (`__constants__`, Final): `self.name` is the value itself.
+  // (IValue is defined by ivalue.h, which includes this header.)
+  void addConstant(std::string name, std::shared_ptr<const IValue> value);
+  const IValue* findConstant(std::string_view name) const;
+  const std::vector<std::pair<std::string, std::shared_ptr<const IValue>>>& constants() const { return constants_; }
+
   // Methods are owned by their compilation unit; the type only names them.
   void addMethod(Function* method);
+  void removeMethod(Function* method);
   Function* findMethod(std::string_view name) const;
   const std::vector<Function*>& methods() const { return methods_; }
+  void setCompilationUnit(std::weak_ptr<CompilationUnit> unit) { unit_ = std::move(unit); }
+  // The unit holding the methods; null when it is gone (or there is none).
+  std::shared_ptr<CompilationUnit> compilationUnit() const { return unit_.lock(); }
+
   std::string str() const override { return name_; }
   bool equals(const Type& other) const override;
 
@@ -375,11 +418,17 @@ class ClassType : public Type {
   struct Attribute {
     std::string name;
     TypePtr type;
+    SlotKind kind;
   };
   std::string name_;
+  bool is_module_;
+  IterableKind iterable_;
   std::vector<Attribute> attributes_;
+  std::vector<std::pair<std::string, std::shared_ptr<const IValue>>> constants_;
   std::vector<Function*> methods_;
+  std::weak_ptr<CompilationUnit> unit_;
 };
+using ClassTypePtr = std::shared_ptr<ClassType>;
 
 // A TorchScript function used as a value (prim::Constant of a callee for
 // prim::CallFunction). Graphs compiled from source hold the callee itself,

@@ -99,10 +99,19 @@ enum class LoopStatus { NotInLoop, InLoop, InUnrolledLoop };
 // Compiles functions on demand, so that a callee is compiled before its callers.
 class DefinitionCompiler;
 
+// The class a method belongs to, while it is compiled.
+struct MethodContext {
+  ClassTypePtr cls;
+  // `self.x = v` may add attributes (the __init__ of a script class).
+  bool defines_attributes = false;
+};
+
 class FunctionEmitter {
  public:
-  FunctionEmitter(DefinitionCompiler& compiler, std::shared_ptr<Graph> graph)
-      : compiler_(compiler), graph_(std::move(graph)), g_(*graph_) {}
+  FunctionEmitter(DefinitionCompiler& compiler, std::shared_ptr<Graph> graph, ResolverPtr resolver,
+                  std::optional<MethodContext> method = std::nullopt)
+      : compiler_(compiler), graph_(std::move(graph)), g_(*graph_), resolver_(std::move(resolver)),
+        method_(std::move(method)) {}
 
   FunctionSchema emitDef(const Def& def);
   // For default arguments: an expression emitted into an empty function.
@@ -179,6 +188,7 @@ class FunctionEmitter {
                        size_t n_binders);
   bool validateAssignLhs(const List<Expr>& lhs, const SourceRange& r);
   void emitSubscriptAssign(const SourceRange& range, const Subscript& lhs, Value* rhs);
+  void emitAttributeAssign(const SourceRange& range, const Select& lhs, const Expr& rhs, const TypePtr& annotated);
   void emitAugAssignment(const AugAssign& stmt);
   Symbol augOp(const AugAssign& stmt, const TypePtr& type);
   void emitIf(const If& stmt);
@@ -246,6 +256,9 @@ class FunctionEmitter {
   DefinitionCompiler& compiler_;
   std::shared_ptr<Graph> graph_;
   Graph& g_;
+  ResolverPtr resolver_;
+  std::optional<MethodContext> method_;
+  std::string self_name_;
   std::shared_ptr<Environment> env_;
   std::unordered_set<const Block*> exit_blocks_;
   LoopStatus loop_status_ = LoopStatus::NotInLoop;
@@ -260,11 +273,39 @@ class DefinitionCompiler {
 
   void add(const Def& def) {
     const std::string& name = def.name().name();
-    if (pending_.count(name) || target_.find(name)) throwSourceError(def.name().range(), "function '" + name + "' is already defined");
+    if (pending_.count(name) || classes_.count(name) || target_.find(name)) {
+      throwSourceError(def.name().range(), "function '" + name + "' is already defined");
+    }
     pending_.emplace(name, def);
     order_.push_back(name);
   }
+  // A class of the source (or the class being compiled): its name resolves
+  // to it, and its methods compile on demand.
+  void addClass(const std::string& name, const ClassTypePtr& cls, const SourceRange& loc) {
+    if (classes_.count(name) || pending_.count(name)) throwSourceError(loc, "class '" + name + "' is already defined");
+    classes_[name] = cls;
+    pending_classes_[cls.get()];
+    class_order_.push_back(cls);
+  }
+  void addMethod(const ClassTypePtr& cls, const Def& def, const ResolverPtr& resolver) {
+    auto& methods = pending_classes_[cls.get()];
+    const std::string& name = def.name().name();
+    if (methods.count(name) || cls->findMethod(name)) {
+      throwSourceError(def.name().range(), "method '" + name + "' is already defined");
+    }
+    methods.emplace(name, PendingMethod{def, resolver ? resolver : resolver_});
+  }
+  // Script classes: every method, __init__ first (it defines the attributes).
+  void compileClasses() {
+    for (const ClassTypePtr& cls : class_order_) {
+      std::vector<std::string> names;
+      for (const auto& [name, m] : pending_classes_[cls.get()]) names.push_back(name);
+      std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return n == "__init__"; });
+      for (const std::string& name : names) ensureMethod(cls, name, nullptr);
+    }
+  }
   void compileAll() {
+    compileClasses();
     for (const std::string& name : order_) ensureDefined(name, nullptr);
   }
 
@@ -279,7 +320,7 @@ class DefinitionCompiler {
     }
     in_progress_.insert(name);
     auto graph = std::make_shared<Graph>();
-    FunctionSchema schema = FunctionEmitter(*this, graph).emitDef(it->second);
+    FunctionSchema schema = FunctionEmitter(*this, graph, resolver_).emitDef(it->second);
     convertToSSA(graph);
     std::shared_ptr<Function> fn = target_.define(name, graph, std::move(schema));
     in_progress_.erase(name);
@@ -287,32 +328,91 @@ class DefinitionCompiler {
     return fn;
   }
 
-  SugaredValuePtr resolve(const std::string& name, Graph& graph, const SourceRange& loc) {
+  // A method of `cls`, compiled now when it is one of the pending ones; null
+  // when the class has no such method.
+  Function* ensureMethod(const ClassTypePtr& cls, const std::string& name, const SourceRange* use) {
+    if (Function* m = cls->findMethod(name)) return m;
+    auto pc = pending_classes_.find(cls.get());
+    if (pc == pending_classes_.end()) return nullptr;
+    auto it = pc->second.find(name);
+    if (it == pc->second.end()) return nullptr;
+    std::string key = cls->name() + "." + name;
+    const Def& def = it->second.def;
+    if (in_progress_.count(key)) {
+      throwSourceError(use ? *use : def.range(),
+                       "method '" + name + "' is called recursively. Recursive calls are not supported");
+    }
+    KILN_CHECK(target_.define_method, "this compilation target cannot take methods");
+    in_progress_.insert(key);
+    auto graph = std::make_shared<Graph>();
+    MethodContext context{cls, name == "__init__" && !cls->isModule()};
+    FunctionSchema schema = FunctionEmitter(*this, graph, it->second.resolver, context).emitDef(def);
+    convertToSSA(graph);
+    Function* fn = target_.define_method(cls, name, graph, std::move(schema));
+    in_progress_.erase(key);
+    return fn;
+  }
+
+  // `__len__` of a ModuleList/ModuleDict type: the number of its entries.
+  void ensureLenMethod(const ClassTypePtr& cls, int64_t length) {
+    if (cls->findMethod("__len__")) return;
+    KILN_CHECK(target_.define_method, "this compilation target cannot take methods");
+    auto graph = std::make_shared<Graph>();
+    Value* self = graph->addInput("self");
+    self->setType(cls);
+    graph->registerOutput(graph->insertConstant(length));
+    Argument self_arg;
+    self_arg.name = "self";
+    self_arg.type = cls;
+    Argument ret;
+    ret.type = IntType::get();
+    target_.define_method(cls, "__len__", graph, FunctionSchema("__len__", "", {self_arg}, {ret}));
+  }
+
+  SugaredValuePtr resolve(const std::string& name, Graph& graph, const SourceRange& loc, const ResolverPtr& resolver) {
+    if (auto it = classes_.find(name); it != classes_.end()) return makeClassValue(it->second);
     if (auto fn = ensureDefined(name, &loc)) return makeFunctionValue(fn);
-    if (auto fn = target_.find(name)) return makeFunctionValue(fn);
-    if (resolver_) {
-      if (auto v = resolver_->resolveValue(name, graph, loc)) return v;
+    if (auto fn = target_.find ? target_.find(name) : nullptr) return makeFunctionValue(fn);
+    if (resolver) {
+      if (auto v = resolver->resolveValue(name, graph, loc)) return v;
     }
     return builtinGlobal(name);
   }
+
+  // A class named in a type annotation, or null.
+  ClassTypePtr resolveClass(const std::string& name, Graph& graph, const SourceRange& loc, const ResolverPtr& resolver) {
+    if (auto it = classes_.find(name); it != classes_.end()) return it->second;
+    if (pending_.count(name)) return nullptr;
+    if (resolver) return classOfValue(resolver->resolveValue(name, graph, loc));
+    return nullptr;
+  }
+
+  const ResolverPtr& resolver() const { return resolver_; }
 
   // The value of a default argument: an expression made only of constants.
   IValue evaluateDefault(const Expr& e);
 
  private:
+  struct PendingMethod {
+    Def def;
+    ResolverPtr resolver;
+  };
   ResolverPtr resolver_;
   CompilationTarget& target_;
   std::map<std::string, Def> pending_;
   std::vector<std::string> order_;
   std::unordered_map<std::string, std::shared_ptr<Function>> defined_;
   std::unordered_set<std::string> in_progress_;
+  std::map<std::string, ClassTypePtr> classes_;
+  std::vector<ClassTypePtr> class_order_;
+  std::map<const ClassType*, std::map<std::string, PendingMethod>> pending_classes_;
 };
 
 // --- environment operations ------------------------------------------------------------------
 
 SugaredValuePtr FunctionEmitter::getSugaredVar(const std::string& name, const SourceRange& loc) {
   if (auto v = findInAnyFrame(name, loc)) return v;
-  if (auto v = compiler_.resolve(name, g_, loc)) return v;
+  if (auto v = compiler_.resolve(name, g_, loc, resolver_)) return v;
   throwSourceError(loc, "undefined value " + name);
 }
 
@@ -363,7 +463,11 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
   }
 }
 
-TypePtr FunctionEmitter::parseType(const Expr& e) { return typeFromExpr(e); }
+TypePtr FunctionEmitter::parseType(const Expr& e) {
+  return typeFromExpr(e, [&](const std::string& name, const SourceRange& loc) -> TypePtr {
+    return compiler_.resolveClass(name, g_, loc, resolver_);
+  });
+}
 
 // --- the function -----------------------------------------------------------------------------
 
@@ -393,7 +497,12 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
     if (!seen.insert(name).second) throwSourceError(param.ident().range(), "duplicate argument '" + name + "' in function definition");
     Argument arg;
     arg.name = name;
-    arg.type = param.type().present() ? parseType(param.type().get()) : TensorType::get();
+    bool is_self = method_ && arguments.empty();
+    if (is_self) {
+      arg.type = method_->cls;
+    } else {
+      arg.type = param.type().present() ? parseType(param.type().get()) : TensorType::get();
+    }
     arg.kwarg_only = param.kwargOnly();
     if (param.defaultValue().present()) {
       IValue d = compiler_.evaluateDefault(param.defaultValue().get());
@@ -409,9 +518,17 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
     }
     Value* input = g_.addInput(name);
     input->setType(arg.type);
-    setVar(param.range(), name, input);
+    if (is_self && method_->cls->isModule()) {
+      // A module's self is not a variable (TorchScript's ModuleValue): it
+      // cannot be reassigned, and its input keeps the name `self`.
+      env_->value_table[name] = std::make_shared<SimpleValue>(input);
+    } else {
+      setVar(param.range(), name, input);
+    }
+    if (is_self) self_name_ = name;
     arguments.push_back(std::move(arg));
   }
+  if (method_ && arguments.empty()) throwSourceError(def.range(), "methods must have a self argument");
   if (decl.returnType().present()) declared_return_type_ = parseType(decl.returnType().get());
 
   List<Stmt> body = def.statements();
@@ -463,7 +580,7 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
 
 IValue DefinitionCompiler::evaluateDefault(const Expr& e) {
   auto graph = std::make_shared<Graph>();
-  FunctionEmitter emitter(*this, graph);
+  FunctionEmitter emitter(*this, graph, resolver_);
   Value* v = emitter.emitStandaloneExpr(e);
   // Run every node: defaults are made of constants (literals, -1, tuples, math.pi).
   std::unordered_map<const Value*, IValue> values;
@@ -589,9 +706,59 @@ void FunctionEmitter::emitSingleAssignment(const SourceRange& range, const Expr&
       emitSubscriptAssign(range, Subscript(lhs.tree()), value);
       break;
     }
-    case '.': throwSourceError(lhs.range(), "assignment to attributes is not supported outside of methods");
+    case '.': emitAttributeAssign(range, Select(lhs.tree()), rhs, type); break;
     default: throwSourceError(lhs.range(), "unexpected expression on left-hand side of assignment");
   }
+}
+
+void FunctionEmitter::emitAttributeAssign(const SourceRange& range, const Select& lhs, const Expr& rhs,
+                                          const TypePtr& annotated) {
+  Value* object = emitExpr(lhs.value());
+  auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(object->type()));
+  const std::string& field = lhs.selector().name();
+  if (!cls) {
+    throwSourceError(lhs.range(), "Tried to set an attribute '" + field + "' of a value of type " +
+                                      object->type()->annotationStr() + ", which is not an object");
+  }
+  if (cls->findConstant(field)) throwSourceError(lhs.range(), "Cannot set constant attribute '" + field + "'");
+  auto slot = cls->findAttributeSlot(field);
+  TypePtr expected = annotated ? annotated : (slot ? cls->attributeType(*slot) : nullptr);
+  Value* value = emitExpr(rhs, expected);
+  if (expected) value = tryConvertToType(rhs.range(), g_, expected, value, true);
+  if (!slot) {
+    bool may_define = method_ && method_->defines_attributes && lhs.value().kind() == TK_VAR &&
+                      Var(lhs.value().tree()).name().name() == self_name_;
+    if (!may_define) {
+      throwSourceError(lhs.range(), "Tried to set nonexistent attribute: " + field +
+                                        ". Did you forget to initialize it in __init__()?");
+    }
+    TypePtr type = annotated ? annotated : unshapedType(value->type());
+    if (value->type()->kind() == TypeKind::None && !annotated) {
+      throwSourceError(range, "Attribute '" + field + "' of class '" + cls->unqualifiedName() +
+                                  "' is set to None without a type annotation; annotate it "
+                                  "(self." + field + ": Optional[T] = None)");
+    }
+    if (!value->type()->isSubtypeOf(*type)) {
+      throwSourceError(range, "Variable '" + field + "' is annotated with type " + type->annotationStr() +
+                                  " but is being assigned to a value of type " + value->type()->annotationStr());
+    }
+    slot = cls->addAttribute(field, type);
+  } else {
+    if (annotated && *annotated != *cls->attributeType(*slot)) {
+      throwSourceError(range, "Attribute '" + field + "' was already declared with type " +
+                                  cls->attributeType(*slot)->annotationStr());
+    }
+    if (cls->isModule() && cls->attributeKind(*slot) == SlotKind::Module) {
+      throwSourceError(lhs.range(), "Cannot re-assign submodule '" + field + "' in TorchScript");
+    }
+    const TypePtr& type = cls->attributeType(*slot);
+    if (!value->type()->isSubtypeOf(*type)) {
+      throwSourceError(range, "Wrong type for attribute assignment. Expected " + type->annotationStr() + " but got " +
+                                  value->type()->annotationStr());
+    }
+  }
+  // 1.13 gives attribute nodes no source range.
+  g_.insertNode(g_.createSetAttr(object, field, value));
 }
 
 void FunctionEmitter::emitTupleAssign(const TupleLiteral& tl, const SugaredValuePtr& rhs, const SourceRange& rhs_loc,
@@ -709,6 +876,27 @@ void FunctionEmitter::emitAugAssignment(const AugAssign& stmt) {
     Value* result = emitBuiltinCall(stmt.range(), g_, augOp(stmt, current->type()),
                                     {NamedValue(lhs.range(), current), NamedValue(stmt.rhs().range(), rhs)}, {});
     setVar(lhs.range(), var.name().name(), result);
+    return;
+  }
+  if (lhs.kind() == '.') {
+    // self.x += v: read, operate (in place for tensors and lists), write back.
+    Select select(lhs.tree());
+    Value* object = emitExpr(select.value());
+    Value* current = SimpleValue(object).attr(lhs.range(), g_, select.selector().name())->asValue(lhs.range(), g_);
+    Value* rhs = emitExpr(stmt.rhs());
+    Value* result = emitBuiltinCall(stmt.range(), g_, augOp(stmt, current->type()),
+                                    {NamedValue(lhs.range(), current), NamedValue(stmt.rhs().range(), rhs)}, {});
+    auto cls = object->type()->cast<ClassType>();
+    if (!cls || !cls->hasAttribute(select.selector().name())) {
+      throwSourceError(lhs.range(), "augmented assignment to '" + select.selector().name() + "', which is not an attribute");
+    }
+    const TypePtr& type = cls->attributeType(*cls->findAttributeSlot(select.selector().name()));
+    result = tryConvertToType(stmt.range(), g_, type, result, true);
+    if (!result->type()->isSubtypeOf(*type)) {
+      throwSourceError(stmt.range(), "Wrong type for attribute assignment. Expected " + type->annotationStr() +
+                                         " but got " + result->type()->annotationStr());
+    }
+    g_.insertNode(g_.createSetAttr(object, select.selector().name(), result));
     return;
   }
   if (lhs.kind() != TK_SUBSCRIPT) {
@@ -1083,7 +1271,14 @@ SugaredValuePtr FunctionEmitter::emitSugaredExpr(const Expr& e, size_t n_binders
     case '.': {
       Select select(e.tree());
       SugaredValuePtr value = emitSugaredExpr(select.value(), 1);
-      return value->attr(select.range(), g_, select.selector().name());
+      const std::string& field = select.selector().name();
+      if (Value* object = asSimple(value)) {
+        // A method of the class being compiled compiles when first used.
+        if (auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(object->type()))) {
+          if (!cls->hasAttribute(field) && !cls->findConstant(field)) compiler_.ensureMethod(cls, field, &select.range());
+        }
+      }
+      return value->attr(select.range(), g_, field);
     }
     case TK_APPLY: return emitApplyExpr(Apply(e.tree()), n_binders, type_hint);
     case TK_SUBSCRIPT: return std::make_shared<SimpleValue>(emitSubscript(Subscript(e.tree())));
@@ -1096,9 +1291,34 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
   if (auto special = std::dynamic_pointer_cast<SpecialFormValue>(callee)) {
     return emitApplySpecialForm(special->form(), apply, type_hint);
   }
+  if (auto cls = classOfValue(callee)) compiler_.ensureMethod(cls, "__init__", &apply.range());
+  if (Value* object = asSimple(callee)) {
+    // Calling a module calls its forward.
+    if (auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(object->type()))) {
+      compiler_.ensureMethod(cls, cls->isModule() ? "forward" : "__call__", &apply.range());
+    }
+  }
   if (auto tolist = std::dynamic_pointer_cast<TensorToListValue>(callee)) {
     if (!apply.inputs().empty() || !apply.attributes().empty()) throwSourceError(apply.range(), "tolist() takes no arguments");
     return std::make_shared<SimpleValue>(tolist->callWithTypeHint(apply.range(), g_, type_hint));
+  }
+  if (auto builtin = std::dynamic_pointer_cast<BuiltinFunction>(callee);
+      builtin && builtin->symbol() == aten::len && apply.inputs().size() == 1 && apply.attributes().empty() &&
+      apply.inputs()[0].kind() != TK_STARRED) {
+    // len of a ModuleList/ModuleDict is known statically.
+    SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
+    Value* v = asSimple(arg);
+    if (v && v->type()->kind() == TypeKind::Class) {
+      // As 1.13: a call of the type's __len__, which returns the constant.
+      auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(v->type()));
+      if (cls->iterableKind() != IterableKind::None) {
+        compiler_.ensureLenMethod(cls, *arg->staticLen());
+        return MethodValue(v, "__len__").call(apply.range(), g_, {}, {}, n_binders);
+      }
+      return std::make_shared<SimpleValue>(arg->len(apply.range(), g_));
+    }
+    std::vector<NamedValue> args = {NamedValue(apply.inputs()[0].range(), arg->asValue(apply.inputs()[0].range(), g_))};
+    return callee->call(apply.callee().range(), g_, args, {}, n_binders);
   }
   std::vector<NamedValue> args = getNamedValues(apply.inputs());
   std::vector<NamedValue> kwargs = emitAttributes(apply.attributes());
@@ -1203,6 +1423,24 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
     TreeRef comprehension =
         Tree::create(TK_LIST_COMP, loc, {element, element, var(iterable_name), Tree::create(TK_OPTION, loc, {})});
     return std::make_shared<SimpleValue>(emitListComprehension(ListComp(comprehension), type_hint));
+  }
+  if (kind == "hasattr" || kind == "getattr") {
+    // hasattr(obj, "name") / getattr(obj, "name"): on objects, with the name
+    // a string literal, answered when compiling (as 1.13 does).
+    check_inputs(2);
+    Expr name = apply.inputs()[1];
+    if (name.kind() != TK_STRINGLITERAL) throwSourceError(name.range(), kind + "'s second argument must be a string literal");
+    const std::string field = StringLiteral(name.tree()).text();
+    SugaredValuePtr object = emitSugaredExpr(apply.inputs()[0], 1);
+    Value* v = asSimple(object);
+    auto cls = v ? std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(v->type())) : nullptr;
+    if (!cls) throwSourceError(apply.inputs()[0].range(), kind + "'s first argument must be an object or a module");
+    if (kind == "hasattr") {
+      bool has = cls->hasAttribute(field) || cls->findConstant(field) || compiler_.ensureMethod(cls, field, &loc);
+      return std::make_shared<SimpleValue>(g_.insertConstant(has, loc));
+    }
+    if (!cls->hasAttribute(field) && !cls->findConstant(field)) compiler_.ensureMethod(cls, field, &loc);
+    return object->attr(loc, g_, field);
   }
   if (kind == "TupleConstruct") {
     if (apply.inputs().size() != 1) throwSourceError(loc, "tuple() expects exactly one argument");
@@ -1886,11 +2124,43 @@ Value* FunctionEmitter::emitSubscript(const Subscript& subscript) {
 
 }  // namespace
 
+namespace {
+
+// The defs of a class body (docstrings and `pass` skipped); `name: T`
+// declares an attribute.
+void addClassBody(DefinitionCompiler& compiler, const ClassTypePtr& cls, const ClassDef& def,
+                  const ResolverPtr& resolver) {
+  for (Stmt stmt : def.body()) {
+    switch (stmt.kind()) {
+      case TK_DEF: compiler.addMethod(cls, Def(stmt.tree()), resolver); break;
+      case TK_PASS: break;
+      case TK_EXPR_STMT:
+        if (ExprStmt(stmt.tree()).expr().kind() == TK_STRINGLITERAL) break;
+        throwSourceError(stmt.range(), "expected def in the body of class '" + def.name().name() + "'");
+      default:
+        throwSourceError(stmt.range(), "expected def in the body of class '" + def.name().name() + "' but found '" +
+                                           kindToString(stmt.kind()) + "'");
+    }
+  }
+}
+
+}  // namespace
+
 void defineFunctions(const std::vector<TreeRef>& definitions, const ResolverPtr& resolver, CompilationTarget& target) {
   DefinitionCompiler compiler(resolver, target);
   for (const TreeRef& tree : definitions) {
     switch (tree->kind()) {
       case TK_DEF: compiler.add(Def(tree)); break;
+      case TK_CLASS: {
+        ClassDef def(tree);
+        if (!def.bases().empty()) throwSourceError(def.bases().range(), "class inheritance is not supported");
+        KILN_CHECK(target.define_class && target.define_method, "this compilation target cannot take classes");
+        auto cls = ClassType::create("__torch__." + def.name().name());
+        target.define_class(cls);
+        compiler.addClass(def.name().name(), cls, def.name().range());
+        addClassBody(compiler, cls, def, resolver);
+        break;
+      }
       case TK_IMPORT:
       case TK_IMPORT_FROM: break;
       case TK_EXPR_STMT:
@@ -1901,6 +2171,34 @@ void defineFunctions(const std::vector<TreeRef>& definitions, const ResolverPtr&
     }
   }
   compiler.compileAll();
+}
+
+void defineClass(const ClassTypePtr& cls, const TreeRef& class_def, const ResolverPtr& resolver,
+                 CompilationTarget& target) {
+  if (class_def->kind() != TK_CLASS) throwSourceError(class_def->range(), "expected a class definition");
+  ClassDef def(class_def);
+  if (!def.bases().empty()) throwSourceError(def.bases().range(), "class inheritance is not supported");
+  DefinitionCompiler compiler(resolver, target);
+  compiler.addClass(def.name().name(), cls, def.name().range());
+  addClassBody(compiler, cls, def, resolver);
+  compiler.compileClasses();
+}
+
+void defineMethods(const ClassTypePtr& cls, const std::vector<MethodSource>& methods,
+                   const std::vector<std::string>& roots, CompilationTarget& target) {
+  DefinitionCompiler compiler(nullptr, target);
+  std::set<std::string> names;
+  for (const MethodSource& m : methods) {
+    if (m.def->kind() != TK_DEF) throwSourceError(m.def->range(), "expected a method definition");
+    compiler.addMethod(cls, Def(m.def), m.resolver);
+    names.insert(Def(m.def).name().name());
+  }
+  for (const std::string& root : roots) {
+    if (!names.count(root) && !cls->findMethod(root)) {
+      KILN_ERROR("class '", cls->name(), "' has no method '", root, "' to compile");
+    }
+    compiler.ensureMethod(cls, root, nullptr);
+  }
 }
 
 }  // namespace kiln

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kiln/core/function.h"
+#include "kiln/core/type.h"
 #include "kiln/frontend/resolver.h"
 #include "kiln/frontend/tree.h"
 
@@ -25,11 +26,37 @@ struct CompilationTarget {
   // the function calls to it will use.
   std::function<std::shared_ptr<Function>(const std::string& name, std::shared_ptr<Graph> graph, FunctionSchema schema)>
       define;
+  // For sources with classes: takes a new class type (its methods will be
+  // defined in the same place), and a compiled method of a class.
+  std::function<void(const ClassTypePtr& cls)> define_class;
+  std::function<Function*(const ClassTypePtr& cls, const std::string& name, std::shared_ptr<Graph> graph,
+                          FunctionSchema schema)>
+      define_method;
 };
 
-// Compiles every `def` among `definitions` (top-level statements of a
-// source: imports are accepted and skipped; other statements are errors).
+// A method's `def` (self first) and the resolver for the names it does not define.
+struct MethodSource {
+  TreeRef def;
+  ResolverPtr resolver;
+};
+
+// Compiles every `def` and `class` among `definitions` (top-level
+// statements of a source: imports are accepted and skipped; other statements
+// are errors). A class `Foo` becomes the type `__torch__.Foo`: its __init__
+// defines the attributes (`self.x = v`, typed by the value or an annotation
+// `self.x: T = v`), and every method is compiled.
 // Errors raise kiln::Error in TorchScript's layout.
 void defineFunctions(const std::vector<TreeRef>& definitions, const ResolverPtr& resolver, CompilationTarget& target);
+
+// Compiles a script class (a `class` tree) into `cls`, as defineFunctions does.
+void defineClass(const ClassTypePtr& cls, const TreeRef& class_def, const ResolverPtr& resolver,
+                 CompilationTarget& target);
+
+// Compiles methods of a class whose attributes are already known (a module
+// type): those named in `roots`, and the methods they reach through
+// `self.name(...)`, each compiled the first time it is used. Methods never
+// reached are never compiled.
+void defineMethods(const ClassTypePtr& cls, const std::vector<MethodSource>& methods,
+                   const std::vector<std::string>& roots, CompilationTarget& target);
 
 }  // namespace kiln

@@ -31,6 +31,10 @@ using ResolverPtr = std::shared_ptr<Resolver>;
 SugaredValuePtr makeConstantValue(IValue value);
 // A compiled function: calls become prim::CallFunction.
 SugaredValuePtr makeFunctionValue(std::shared_ptr<Function> function);
+// A TorchScript class: calls construct objects, annotations name the type.
+SugaredValuePtr makeClassValue(std::shared_ptr<ClassType> type);
+// The class a sugared value stands for, or null.
+std::shared_ptr<ClassType> classOfValue(const SugaredValuePtr& value);
 // A module of builtins by its Python name: "torch", "math", "kiln",
 // "torch.nn.functional" (also "F" style aliases map here), "torch.jit".
 // Null for a module the emitter knows nothing about.

@@ -9,7 +9,7 @@
 
 namespace kiln {
 
-TypePtr typeFromExpr(const Expr& e) {
+TypePtr typeFromExpr(const Expr& e, const ClassLookup& lookup_class) {
   auto name_of = [](const Expr& x) -> std::optional<std::string> {
     if (x.kind() == TK_VAR) return Var(x.tree()).name().name();
     if (x.kind() == '.') {
@@ -37,7 +37,7 @@ TypePtr typeFromExpr(const Expr& e) {
         throwSourceError(e.range(), "Unknown type name '" + StringLiteral(e.tree()).text() + "'");
       }
       try {
-        return typeFromExpr(Expr(inner));
+        return typeFromExpr(Expr(inner), lookup_class);
       } catch (const Error& err) {
         std::string what = err.what();
         throwSourceError(e.range(), what.substr(0, what.find(":\n")));
@@ -60,6 +60,9 @@ TypePtr typeFromExpr(const Expr& e) {
       if (name == "list" || name == "dict" || name == "tuple") {
         throwSourceError(e.range(), "Attempted to use " + name + " without a contained type");
       }
+      if (lookup_class) {
+        if (TypePtr cls = lookup_class(full, e.range())) return cls;
+      }
       throwSourceError(e.range(), "Unknown type name '" + full + "'");
     }
     case TK_SUBSCRIPT: {
@@ -76,19 +79,19 @@ TypePtr typeFromExpr(const Expr& e) {
       };
       if (name == "List" || name == "list") {
         exactly(1, "one element type");
-        return ListType::create(typeFromExpr(items[0]));
+        return ListType::create(typeFromExpr(items[0], lookup_class));
       }
       if (name == "Optional") {
         exactly(1, "one element type");
-        return OptionalType::create(typeFromExpr(items[0]));
+        return OptionalType::create(typeFromExpr(items[0], lookup_class));
       }
       if (name == "Future") {
         exactly(1, "one element type");
-        return FutureType::create(typeFromExpr(items[0]));
+        return FutureType::create(typeFromExpr(items[0], lookup_class));
       }
       if (name == "Dict" || name == "dict") {
         exactly(2, "2 element types");
-        return DictType::create(typeFromExpr(items[0]), typeFromExpr(items[1]));
+        return DictType::create(typeFromExpr(items[0], lookup_class), typeFromExpr(items[1], lookup_class));
       }
       if (name == "Tuple" || name == "tuple") {
         // Tuple[()] is the empty tuple.
@@ -96,12 +99,12 @@ TypePtr typeFromExpr(const Expr& e) {
           return TupleType::create({});
         }
         std::vector<TypePtr> elements;
-        for (const Expr& item : items) elements.push_back(typeFromExpr(item));
+        for (const Expr& item : items) elements.push_back(typeFromExpr(item, lookup_class));
         return TupleType::create(std::move(elements));
       }
       if (name == "Union") {
         std::vector<TypePtr> members;
-        for (const Expr& item : items) members.push_back(typeFromExpr(item));
+        for (const Expr& item : items) members.push_back(typeFromExpr(item, lookup_class));
         return UnionType::create(std::move(members));
       }
       throwSourceError(e.range(), "Unknown type constructor " + *constructor);

@@ -1,5 +1,6 @@
 #include "kiln/frontend/sugared_value.h"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -66,8 +67,108 @@ class TensorCastMethod : public SugaredValue {
 
 std::string SimpleValue::kind() const { return "value of type '" + value_->type()->annotationStr() + "'"; }
 
+namespace {
+
+// The submodule attributes of a ModuleList/ModuleDict type, in order.
+std::vector<std::string> moduleEntries(const ClassType& cls) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < cls.numAttributes(); ++i) {
+    if (cls.attributeKind(i) == SlotKind::Module) out.push_back(cls.attributeName(i));
+  }
+  return out;
+}
+
+const ClassType* iterableModule(const Value* v) {
+  auto cls = v->type()->cast<ClassType>();
+  return cls && cls->iterableKind() != IterableKind::None ? cls : nullptr;
+}
+
+bool isIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Value* emitGetAttr(const SourceRange& loc, Graph& graph, Value* object, const std::string& field) {
+  // 1.13 gives attribute nodes no source range.
+  Node* n = graph.insertNode(graph.createGetAttr(object, field));
+  // TorchScript names the value after the field (`_0` for ModuleList entries).
+  n->output()->setDebugName(isIdentifier(field) ? field : "_" + field);
+  return n->output();
+}
+
+SugaredValuePtr MethodValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                  const std::vector<NamedValue>& kwargs, size_t) {
+  auto cls = self_->type()->cast<ClassType>();
+  Function* method = cls ? cls->findMethod(method_) : nullptr;
+  if (!method) throwSourceError(loc, "'" + self_->type()->annotationStr() + "' object has no attribute or method '" + method_ + "'");
+  auto [index, matched] = matchSchemas({&method->getSchema()}, loc, graph, args, kwargs, NamedValue(loc, "self", self_));
+  (void)index;
+  Node* call = graph.insertNode(graph.create(prim::CallMethod, matched.inputs));
+  call->s_(attr::name, method_);
+  call->setSourceRange(loc);
+  call->output()->setType(matched.return_types.empty() ? NoneType::get() : matched.return_types[0]);
+  return std::make_shared<SimpleValue>(call->output());
+}
+
+SugaredValuePtr ClassValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                 const std::vector<NamedValue>& kwargs, size_t n_binders) {
+  if (type_->isModule()) throwSourceError(loc, "cannot construct module '" + type_->name() + "' in TorchScript");
+  if (!type_->findMethod("__init__")) throwSourceError(loc, "class '" + type_->name() + "' has no __init__ method");
+  Node* create = graph.insertNode(graph.create(prim::CreateObject));
+  create->setSourceRange(loc);
+  create->output()->setType(type_);
+  MethodValue(create->output(), "__init__").call(loc, graph, args, kwargs, n_binders);
+  return std::make_shared<SimpleValue>(create->output());
+}
+
+SugaredValuePtr ModuleDictMethod::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                       const std::vector<NamedValue>& kwargs, size_t) {
+  if (!args.empty() || !kwargs.empty()) throwSourceError(loc, method_ + "() takes no arguments");
+  std::vector<SugaredValuePtr> entries;
+  for (const std::string& key : moduleEntries(*dict_->type()->cast<ClassType>())) {
+    auto k = std::make_shared<ConstantValue>(IValue(key));
+    if (method_ == "keys") {
+      entries.push_back(k);
+      continue;
+    }
+    auto v = std::make_shared<SimpleValue>(emitGetAttr(loc, graph, dict_, key));
+    if (method_ == "values") {
+      entries.push_back(v);
+    } else {
+      entries.push_back(std::make_shared<SugaredTupleValue>(std::vector<SugaredValuePtr>{k, v}));
+    }
+  }
+  return std::make_shared<SugaredTupleValue>(std::move(entries));
+}
+
+SugaredValuePtr SimpleValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                  const std::vector<NamedValue>& kwargs, size_t n_binders) {
+  auto cls = value_->type()->cast<ClassType>();
+  if (cls && cls->isModule()) {
+    if (!cls->findMethod("forward")) throwSourceError(loc, "module '" + cls->name() + "' has no forward method");
+    return MethodValue(value_, "forward").call(loc, graph, args, kwargs, n_binders);
+  }
+  if (cls && cls->findMethod("__call__")) return MethodValue(value_, "__call__").call(loc, graph, args, kwargs, n_binders);
+  return SugaredValue::call(loc, graph, args, kwargs, n_binders);
+}
+
 SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
   const TypePtr& type = value_->type();
+  if (auto cls = type->cast<ClassType>()) {
+    if (const IValue* constant = cls->findConstant(field)) return std::make_shared<ConstantValue>(*constant);
+    if (cls->hasAttribute(field)) return std::make_shared<SimpleValue>(emitGetAttr(loc, graph, value_, field));
+    if (cls->findMethod(field)) return std::make_shared<MethodValue>(value_, field);
+    if (cls->iterableKind() == IterableKind::Dict && (field == "items" || field == "keys" || field == "values")) {
+      return std::make_shared<ModuleDictMethod>(value_, field);
+    }
+    std::string what = cls->isModule() ? "Module '" + cls->unqualifiedName() + "'" : "'" + cls->unqualifiedName() + "' object";
+    throwSourceError(loc, what + " has no attribute or method '" + field + "'");
+  }
   if (type->isSubtypeOf(*TensorType::get())) {
     // Tensor properties TorchScript answers with an operator of the same meaning.
     static const std::unordered_map<std::string, Symbol> properties = {
@@ -104,6 +205,18 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
 
 SugaredValuePtr SimpleValue::iter(const SourceRange& loc, Graph& graph) {
   const TypePtr& type = value_->type();
+  if (const ClassType* cls = iterableModule(value_)) {
+    // ModuleList/ModuleDict: unrolled over the submodules (a dict's keys).
+    std::vector<SugaredValuePtr> elements;
+    for (const std::string& key : moduleEntries(*cls)) {
+      if (cls->iterableKind() == IterableKind::Dict) {
+        elements.push_back(std::make_shared<ConstantValue>(IValue(key)));
+      } else {
+        elements.push_back(std::make_shared<SimpleValue>(emitGetAttr(loc, graph, value_, key)));
+      }
+    }
+    return std::make_shared<SugaredTupleValue>(std::move(elements));
+  }
   if (type->cast<ListType>() || type->kind() == TypeKind::String || type->isSubtypeOf(*TensorType::get())) {
     return shared_from_this();
   }
@@ -112,8 +225,14 @@ SugaredValuePtr SimpleValue::iter(const SourceRange& loc, Graph& graph) {
   throwSourceError(loc, "'" + type->annotationStr() + "' object is not iterable");
 }
 
+std::optional<int64_t> SimpleValue::staticLen() {
+  if (const ClassType* cls = iterableModule(value_)) return static_cast<int64_t>(moduleEntries(*cls).size());
+  return std::nullopt;
+}
+
 Value* SimpleValue::len(const SourceRange& loc, Graph& graph) {
   const TypePtr& type = value_->type();
+  if (auto n = staticLen()) return graph.insertConstant(*n, loc);
   if (type->cast<ListType>() || type->kind() == TypeKind::String || type->cast<DictType>() ||
       type->isSubtypeOf(*TensorType::get())) {
     return emitBuiltinCall(loc, graph, aten::len, {value_});
@@ -123,6 +242,20 @@ Value* SimpleValue::len(const SourceRange& loc, Graph& graph) {
 
 SugaredValuePtr SimpleValue::getitem(const SourceRange& loc, Graph& graph, Value* index) {
   const TypePtr& type = value_->type();
+  if (const ClassType* cls = iterableModule(value_)) {
+    std::optional<IValue> key = toIValue(index);
+    std::vector<std::string> entries = moduleEntries(*cls);
+    if (cls->iterableKind() == IterableKind::List) {
+      if (!key || !key->isInt()) throwSourceError(loc, "Index to a ModuleList must be a constant integer");
+      int64_t i = key->toInt();
+      int64_t n = static_cast<int64_t>(entries.size());
+      if (i < -n || i >= n) throwSourceError(loc, "Index " + std::to_string(i) + " out of range of length " + std::to_string(n));
+      return std::make_shared<SimpleValue>(emitGetAttr(loc, graph, value_, entries[static_cast<size_t>(i < 0 ? i + n : i)]));
+    }
+    if (!key || !key->isString()) throwSourceError(loc, "Key of a ModuleDict must be a constant string");
+    if (!cls->hasAttribute(key->toStringRef())) throwSourceError(loc, "ModuleDict has no key '" + key->toStringRef() + "'");
+    return std::make_shared<SimpleValue>(emitGetAttr(loc, graph, value_, key->toStringRef()));
+  }
   if (type->cast<ListType>() || type->kind() == TypeKind::String || type->cast<DictType>()) {
     return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::__getitem__, {value_, index}));
   }
@@ -255,6 +388,13 @@ SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
 }
 
 SugaredValuePtr makeConstantValue(IValue value) { return std::make_shared<ConstantValue>(std::move(value)); }
+
+SugaredValuePtr makeClassValue(std::shared_ptr<ClassType> type) { return std::make_shared<ClassValue>(std::move(type)); }
+
+std::shared_ptr<ClassType> classOfValue(const SugaredValuePtr& value) {
+  auto cls = std::dynamic_pointer_cast<ClassValue>(value);
+  return cls ? cls->type() : nullptr;
+}
 
 SugaredValuePtr makeFunctionValue(std::shared_ptr<Function> function) {
   return std::make_shared<FunctionValue>(std::move(function));
@@ -479,6 +619,8 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
     g["range"] = special("prim::range");
     g["zip"] = special("prim::zip");
     g["enumerate"] = special("prim::enumerate");
+    g["hasattr"] = special("prim::hasattr");
+    g["getattr"] = special("prim::getattr");
     g["AssertionError"] = std::make_shared<ExceptionValue>("AssertionError", /*builtin=*/true);
     for (const char* e : {"Exception", "ValueError", "RuntimeError", "TypeError", "KeyError",
                           "IndexError", "NotImplementedError", "ZeroDivisionError", "StopIteration",

@@ -47,9 +47,13 @@ class SimpleValue : public SugaredValue {
   std::string kind() const override;
   Value* asValue(const SourceRange&, Graph&) override { return value_; }
   SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override;
+  // Calling a module calls its forward.
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t n_binders) override;
   SugaredValuePtr iter(const SourceRange& loc, Graph& graph) override;
   Value* len(const SourceRange& loc, Graph& graph) override;
   SugaredValuePtr getitem(const SourceRange& loc, Graph& graph, Value* index) override;
+  std::optional<int64_t> staticLen() override;
   std::vector<SugaredValuePtr> asTuple(const SourceRange& loc, Graph& graph, std::optional<size_t> size_hint) override;
   Value* value() const { return value_; }
 
@@ -240,6 +244,53 @@ class SpecialFormValue : public SugaredValue {
  private:
   Symbol form_;
 };
+
+// `obj.method` for an object of a class type: calls become prim::CallMethod.
+// The method must exist on the type (the emitter compiles methods on demand
+// before it asks for them).
+class MethodValue : public SugaredValue {
+ public:
+  MethodValue(Value* self, std::string method) : self_(self), method_(std::move(method)) {}
+  std::string kind() const override { return "method"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t n_binders) override;
+
+ private:
+  Value* self_;
+  std::string method_;
+};
+
+// A TorchScript class used by name: calling it constructs an object
+// (prim::CreateObject, then prim::CallMethod[name="__init__"]); as an
+// annotation it is the class type.
+class ClassValue : public SugaredValue {
+ public:
+  explicit ClassValue(ClassTypePtr type) : type_(std::move(type)) {}
+  std::string kind() const override { return "class"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t n_binders) override;
+  const ClassTypePtr& type() const { return type_; }
+
+ private:
+  ClassTypePtr type_;
+};
+
+// `self.d.items()` / `.keys()` / `.values()` of a ModuleDict: the entries as
+// a tuple iterated by unrolling.
+class ModuleDictMethod : public SugaredValue {
+ public:
+  ModuleDictMethod(Value* dict, std::string method) : dict_(dict), method_(std::move(method)) {}
+  std::string kind() const override { return "ModuleDict method"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t n_binders) override;
+
+ private:
+  Value* dict_;
+  std::string method_;
+};
+
+// prim::GetAttr of an attribute of a class-typed value, named after the field.
+Value* emitGetAttr(const SourceRange& loc, Graph& graph, Value* object, const std::string& field);
 
 // The value of `v` if it is a SimpleValue, else null.
 Value* asSimple(const SugaredValuePtr& v);

@@ -198,16 +198,22 @@ KILN_REGISTER_SCRIPT_OPS(
             }),
     stackOp("prim::Uninitialized() -> Any", [](Stack& stack) { stack.emplace_back(); }),
     stackOp("prim::unchecked_cast(t x) -> t", [](Stack&) {}),
+    nodeOp("prim::CreateObject",
+           [](const Node& n) -> Operation {
+             auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(n.output()->type()));
+             KILN_CHECK(cls, "prim::CreateObject must produce a class type, not ", n.output()->type()->str());
+             return [cls](Stack& stack) { stack.emplace_back(makeIntrusive<ObjectObj>(cls)); };
+           }),
     nodeOp("prim::GetAttr",
            [](const Node& n) -> Operation {
              std::string field = n.s(attr::name);
              if (auto slot = staticSlot(n)) {
                size_t s = *slot;
-               return [s](Stack& stack) { stack.back() = stack.back().toObjectRef().slots[s]; };
+               return [s](Stack& stack) { stack.back() = IValue(stack.back().toObjectRef().slot(s)); };
              }
              return [field](Stack& stack) {
-               const ObjectObj& object = stack.back().toObjectRef();
-               stack.back() = object.slots[slotOf(object, field)];
+               ObjectObj& object = stack.back().toObjectRef();
+               stack.back() = IValue(object.slot(slotOf(object, field)));
              };
            }),
     nodeOp("prim::SetAttr",

@@ -141,7 +141,47 @@ Stack GraphFunction::bindArguments(Stack args, const Kwargs& kwargs) const {
 }
 
 CompilationUnit::CompilationUnit() = default;
-CompilationUnit::~CompilationUnit() = default;
+CompilationUnit::~CompilationUnit() {
+  // Types may outlive the unit (graphs elsewhere name them): they must not
+  // name methods that are gone.
+  for (const OwnedMethod& m : methods_) {
+    if (ClassTypePtr cls = m.owner.lock()) cls->removeMethod(m.function.get());
+  }
+}
+
+void CompilationUnit::registerClass(const std::shared_ptr<CompilationUnit>& self, const ClassTypePtr& cls) {
+  KILN_CHECK(self, "registerClass needs the unit as a shared pointer");
+  for (const ClassTypePtr& c : self->classes_) {
+    if (c == cls) return;
+  }
+  cls->setCompilationUnit(self);
+  self->classes_.push_back(cls);
+}
+
+ClassTypePtr CompilationUnit::findClass(std::string_view qualified_name) const {
+  for (const ClassTypePtr& c : classes_) {
+    if (c->name() == qualified_name) return c;
+  }
+  return nullptr;
+}
+
+GraphFunction& CompilationUnit::createMethod(const ClassTypePtr& cls, const std::string& name,
+                                             std::shared_ptr<Graph> graph, std::optional<FunctionSchema> schema,
+                                             bool check_graph) {
+  KILN_CHECK(!cls->findMethod(name), "class '", cls->name(), "' already has a method '", name, "'");
+  auto function =
+      std::make_shared<GraphFunction>(cls->name() + "." + name, std::move(graph), resolver(), std::move(schema), check_graph);
+  methods_.push_back({cls, function});
+  cls->addMethod(function.get());
+  return *function;
+}
+
+std::shared_ptr<GraphFunction> CompilationUnit::findMethodShared(const Function* method) const {
+  for (const OwnedMethod& m : methods_) {
+    if (m.function.get() == method) return m.function;
+  }
+  return nullptr;
+}
 
 GraphFunction& CompilationUnit::createFunction(std::string name, std::shared_ptr<Graph> graph,
                                                std::optional<FunctionSchema> schema, bool check_graph) {

@@ -81,8 +81,25 @@ class CompilationUnit {
   // Finds callees for Code: prim::Constant[name="f"] -> the unit's `f`.
   FunctionResolver resolver() const;
 
+  // Classes: the unit holds them and owns their methods (named
+  // `<class name>.<method>`, kept apart from the free functions).
+  // `self` owns this unit: classes know it weakly, objects keep it alive.
+  static void registerClass(const std::shared_ptr<CompilationUnit>& self, const ClassTypePtr& cls);
+  ClassTypePtr findClass(std::string_view qualified_name) const;
+  const std::vector<ClassTypePtr>& classes() const { return classes_; }
+  // Adds a method to a class of this unit (replacing none: the name must be new).
+  GraphFunction& createMethod(const ClassTypePtr& cls, const std::string& name, std::shared_ptr<Graph> graph,
+                              std::optional<FunctionSchema> schema = std::nullopt, bool check_graph = true);
+  std::shared_ptr<GraphFunction> findMethodShared(const Function* method) const;
+
  private:
   std::vector<std::shared_ptr<GraphFunction>> functions_;
+  std::vector<ClassTypePtr> classes_;
+  struct OwnedMethod {
+    std::weak_ptr<ClassType> owner;
+    std::shared_ptr<GraphFunction> function;
+  };
+  std::vector<OwnedMethod> methods_;
   std::map<std::string, GraphFunction*, std::less<>> by_name_;
 };
 

@@ -14,6 +14,7 @@ from ._functions import install as _install_functions
 from ._factories import tensor, as_tensor, manual_seed
 from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile, script
 from ._trace import trace, TracerWarning, TracingCheckError, is_tracing
+from ._jit import ScriptClass, ScriptObject, ScriptMethod
 
 _install_functions(globals())
 
@@ -21,4 +22,5 @@ from . import nn  # noqa: E402
 
 __all__ = ["Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "dtype", "parse_ir",
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",
-           "trace", "TracerWarning", "TracingCheckError", "is_tracing"]
+           "trace", "TracerWarning", "TracingCheckError", "is_tracing",
+           "ScriptClass", "ScriptObject", "ScriptMethod"]

@@ -1,6 +1,7 @@
 """Compiling and running TorchScript: kiln.compile, kiln.script,
 kiln.function_from_graph, kiln.CompilationUnit and the ScriptFunction objects
-they make (kiln._C.ScriptFunction)."""
+they make (kiln._C.ScriptFunction); script classes (kiln.script on a Python
+class: kiln.ScriptClass, whose objects are kiln._C.ScriptObject)."""
 import inspect
 import linecache
 import re
@@ -10,6 +11,8 @@ import types
 from . import _C
 
 ScriptFunction = _C.ScriptFunction
+ScriptObject = _C.ScriptObject
+ScriptMethod = _C.ScriptMethod
 
 
 def function_from_graph(name, graph):
@@ -138,15 +141,141 @@ def _free_names(fn):
             if value.__dict__.get("__kiln_script__") is _COMPILING:
                 return ()
             value = script(value)
+        elif isinstance(value, ScriptClass):
+            value = value.class_type
+        elif _is_script_class_candidate(value):
+            value = script(value).class_type
         return (value,)
 
     return lookup
 
 
+def _qualified_name(obj):
+    """TorchScript's name for a Python class: `__torch__.<module>.<name>`
+    (`__torch__.<name>` for classes of __main__)."""
+    module = obj.__module__
+    if module is None or module == "__main__":
+        return f"__torch__.{obj.__name__}"
+    return f"__torch__.{module}.{obj.__name__}"
+
+
+def _is_script_class_candidate(value):
+    """A user class that names in script code may mean as a script class:
+    defined in Python source, not a module, an exception or a builtin."""
+    if not isinstance(value, type) or value.__module__ in ("builtins", "typing"):
+        return False
+    if issubclass(value, BaseException) or value.__module__.startswith(("kiln", "torch", "numpy")):
+        return False
+    if "__kiln_script_class__" in value.__dict__:
+        return True
+    try:
+        from .nn import Module  # noqa: PLC0415  (kiln.nn may not exist, and imports kiln)
+        if issubclass(value, Module):
+            return False
+    except ImportError:
+        pass
+    return "__init__" in value.__dict__ and isinstance(value.__dict__["__init__"], types.FunctionType)
+
+
+class ScriptClass:
+    """A Python class compiled as a TorchScript class (what kiln.script(cls)
+    returns). Calling it constructs a kiln.ScriptObject and runs the compiled
+    __init__; the object's attributes and methods are the compiled ones.
+    Script functions that name the class (through their globals or closure)
+    construct and use it in TorchScript."""
+
+    def __init__(self, cls, class_type):
+        self.__wrapped__ = cls
+        self.class_type = class_type
+        self.__name__ = cls.__name__
+        self.__qualname__ = cls.__qualname__
+        self.__module__ = cls.__module__
+        self.__doc__ = cls.__doc__
+
+    @property
+    def qualified_name(self):
+        return self.class_type.name
+
+    def __call__(self, *args, **kwargs):
+        obj = _C.ScriptObject(self.class_type)
+        obj.get_method("__init__")(*args, **kwargs)
+        return obj
+
+    def __repr__(self):
+        return f"<kiln.ScriptClass {self.class_type.name}>"
+
+
+_CLASS_LINE = re.compile(r"class\s")
+
+
+def _class_source(cls):
+    """(source of the class statement alone, file name, file line of its first line)."""
+    try:
+        lines, first_line = inspect.getsourcelines(cls)
+        filename = inspect.getsourcefile(cls) or "<unknown>"
+    except (OSError, TypeError) as e:
+        raise RuntimeError(f"kiln.script: cannot get the source of class {cls.__qualname__}: {e}") from None
+    lines = textwrap.dedent("".join(lines)).splitlines(keepends=True)
+    for skipped, line in enumerate(lines):
+        if _CLASS_LINE.match(line):
+            break
+    else:
+        raise RuntimeError(f"kiln.script: no class statement in the source of {cls.__qualname__}")
+    return "".join(lines[skipped:]), filename, first_line + skipped
+
+
+def _class_free_names(cls):
+    """A lookup for the names a class's methods do not define: the globals
+    of the module defining it (its methods' closures first)."""
+    functions = [f for f in cls.__dict__.values() if isinstance(f, types.FunctionType)]
+    lookups = [_free_names(f) for f in functions]
+    module_globals = vars(inspect.getmodule(cls)) if inspect.getmodule(cls) else {}
+
+    def lookup(name):
+        if name == cls.__name__:
+            return None  # the class itself: the compiler knows it
+        for one in lookups:
+            found = one(name)
+            if found is not None:
+                return found
+        if name in module_globals:
+            value = module_globals[name]
+            if isinstance(value, types.FunctionType):
+                return (script(value),)
+            if isinstance(value, ScriptClass):
+                return (value.class_type,)
+            if _is_script_class_candidate(value):
+                return (script(value).class_type,)
+            return (value,)
+        return None
+
+    return lookup
+
+
+def _script_class(cls):
+    cached = cls.__dict__.get("__kiln_script_class__")
+    if cached is _COMPILING:
+        raise RuntimeError(f"kiln.script: class {cls.__qualname__} refers to itself while it is being compiled")
+    if cached is not None:
+        return cached
+    source, filename, first_line = _class_source(cls)
+    cls.__kiln_script_class__ = _COMPILING
+    try:
+        class_type = _C._compile_class(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))
+    except BaseException:
+        del cls.__kiln_script_class__
+        raise
+    compiled = ScriptClass(cls, class_type)
+    cls.__kiln_script_class__ = compiled
+    return compiled
+
+
 def script(fn):
     """Compiles a Python function as TorchScript from its source and returns
     a ScriptFunction (callable; `.graph`, `.schema`, `.name`). Usable as a
-    decorator (`@kiln.script`).
+    decorator (`@kiln.script`). On a class, compiles it as a TorchScript
+    class and returns a kiln.ScriptClass (calling it makes script objects);
+    on a kiln.nn.Module instance, scripts the module.
 
     Names the function does not define are looked up in its closure, then
     its globals: ScriptFunctions are called; plain Python functions are
@@ -156,10 +285,19 @@ def script(fn):
     tuples of these are constants. Python's builtins need no lookup. Errors
     are RuntimeError with TorchScript's message, pointing at the file and
     line of the function."""
-    if isinstance(fn, ScriptFunction):
+    if isinstance(fn, (ScriptFunction, ScriptClass)):
         return fn
+    if isinstance(fn, type):
+        return _script_class(fn)
     if not isinstance(fn, types.FunctionType):
-        raise TypeError(f"kiln.script expects a Python function, got {type(fn).__name__}")
+        try:
+            from .nn import Module  # noqa: PLC0415  (kiln.nn imports kiln)
+        except ImportError:
+            Module = None
+        if Module is not None and isinstance(fn, Module):
+            from .nn._script import script_module  # noqa: PLC0415
+            return script_module(fn)
+        raise TypeError(f"kiln.script expects a Python function, class or kiln.nn.Module, got {type(fn).__name__}")
     cached = fn.__dict__.get("__kiln_script__")
     if cached is not None and cached is not _COMPILING:
         return cached

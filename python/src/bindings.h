@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include "kiln/core/operator.h"
+#include "kiln/frontend/resolver.h"
 
 namespace kiln::python {
 
@@ -28,5 +29,16 @@ void bindIR(py::module_& m);
 void bindRuntime(py::module_& m);
 void bindFrontend(py::module_& m);
 void bindTrace(py::module_& m);
+void bindObjects(py::module_& m);
+
+// Names resolved through a Python callable (see frontend.cpp).
+ResolverPtr makePythonResolver(py::object lookup, std::string caller);
+// Script objects (object.cpp): a kiln._C.ScriptObject as the IValue of a
+// class type (nullopt when it is not one, or not of that type; any class
+// when type is null), and back.
+std::optional<IValue> objectToIValue(py::handle obj, const TypePtr& type);
+py::object objectToPython(const IValue& value);
+// The class type a kiln._C.ClassType stands for, or null.
+std::shared_ptr<ClassType> classTypeFromPython(py::handle obj);
 
 }  // namespace kiln::python

@@ -97,6 +97,7 @@ std::optional<IValue> inferIValue(py::handle obj) {
   if (auto n = numberToIValue(obj)) return n;
   if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
   if (obj.is_none()) return IValue();
+  if (auto object = objectToIValue(obj, nullptr)) return object;
   if (py::isinstance<py::list>(obj)) return toIValueOfType(obj, ListType::create(VarType::create("t")), "", false);
   if (py::isinstance<py::dict>(obj)) {
     return toIValueOfType(obj, DictType::create(VarType::create("k"), VarType::create("v")), "", false);
@@ -209,6 +210,7 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
     }
     case TypeKind::Any:
     case TypeKind::Var: return inferIValue(obj);
+    case TypeKind::Class: return objectToIValue(obj, type);
     default:
       return std::nullopt;
   }
@@ -408,7 +410,7 @@ py::object toPython(const IValue& v) {
       for (const auto& [key, value] : v.toDictRef().items()) out[toPython(key)] = toPython(value);
       return out;
     }
-    case IValue::Tag::Object:
+    case IValue::Tag::Object: return objectToPython(v);
     case IValue::Tag::Future: KILN_ERROR("cannot convert a ", v.tagName(), " to a Python value");
   }
   return py::none();

@@ -72,6 +72,7 @@ class PythonResolver : public Resolver {
     if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
       return makeBuiltinModule(value.attr("__name__").cast<std::string>());
     }
+    if (auto cls = classTypeFromPython(value)) return makeClassValue(cls);
     if (auto constant = constantFromPython(value)) return makeConstantValue(std::move(*constant));
     return nullptr;
   }
@@ -92,6 +93,10 @@ class PythonResolver : public Resolver {
 
 }  // namespace
 
+ResolverPtr makePythonResolver(py::object lookup, std::string caller) {
+  return std::make_shared<PythonResolver>(std::move(lookup), std::move(caller));
+}
+
 void bindFrontend(py::module_& m) {
   // One s-expression line per top-level statement.
   m.def(
@@ -107,7 +112,7 @@ void bindFrontend(py::module_& m) {
       [](const std::string& source, const std::string& filename, size_t starting_line, const py::object& lookup,
          const std::string& caller) {
         ResolverPtr resolver;
-        if (!lookup.is_none()) resolver = std::make_shared<PythonResolver>(lookup, caller);
+        if (!lookup.is_none()) resolver = makePythonResolver(lookup, caller);
         return compile(source, resolver, filename, starting_line);
       },
       py::arg("source"), py::arg("filename") = "<string>", py::arg("starting_line") = 1,

@@ -19,6 +19,7 @@ PYBIND11_MODULE(_C, m) {
   bindRuntime(m);
   bindFrontend(m);
   bindTrace(m);
+  bindObjects(m);
 }
 
 }  // namespace kiln::python
