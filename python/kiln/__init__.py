@@ -19,6 +19,7 @@ from ._jit import ScriptClass, ScriptObject, ScriptMethod
 _install_functions(globals())
 
 from . import nn  # noqa: E402
+from . import jit  # noqa: E402,F401  (kiln.jit.export, kiln.jit.ignore)
 
 __all__ = ["Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "dtype", "parse_ir",
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",

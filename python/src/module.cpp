@@ -20,6 +20,7 @@ PYBIND11_MODULE(_C, m) {
   bindFrontend(m);
   bindTrace(m);
   bindObjects(m);
+  bindNn(m);
 }
 
 }  // namespace kiln::python

@@ -1,0 +1,580 @@
+"""Scripting module instances: kiln.script(module) -> ScriptModule.
+
+As torch 1.13's torch/jit/_recursive.py: each module instance gets a
+*concrete type* (its Python class, and the names, TorchScript types and kinds
+of its parameters, buffers, attributes, constants and submodules, attribute
+types inferred from the values unless the class annotates them). Instances
+with equal concrete types share one TorchScript class type, whose methods are
+compiled once. Submodules are scripted first. The class type is named as
+torch names it (`__torch__.<python module>.<Class>`, mangled with
+`___torch_mangle_<n>` when one Python class needs several types), and every
+module type has the bool attribute `training` (it is in every Module's
+__dict__). `forward` and the methods marked @kiln.jit.export are compiled,
+with every method they reach through `self.name(...)`.
+
+The result is a ScriptModule: a kiln.nn.Module over a kiln._C.ScriptObject,
+so parameters(), state_dict(), load_state_dict(), train()/eval() ... behave
+as on the eager module. The script object holds the eager module's tensors
+themselves (not copies), as torch shares them; other attributes are copied."""
+import ast
+import re
+import types
+import typing
+import warnings
+from collections import OrderedDict
+from collections.abc import MutableMapping
+
+from .. import _C
+from .. import _jit
+from .. import jit as _kiln_jit
+from .container import ModuleDict, ModuleList, Sequential
+from .module import Module
+
+# Module.__dict__ entries that are bookkeeping, not model state.
+_IGNORED_ATTRIBUTES = {"_parameters", "_buffers", "_non_persistent_buffers_set", "_modules", "_version",
+                       "_backward_hooks", "_forward_hooks", "_forward_pre_hooks", "_state_dict_hooks",
+                       "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks", "_initializing",
+                       "dump_patches"}
+
+_CONSTANT_TYPES = (bool, float, int, str, type(None))
+
+
+# --- names --------------------------------------------------------------------------------------
+
+def _qualified_name(cls):
+    """torch._jit_internal._qualified_name: `__torch__.<module>.<Class>`
+    (`__torch__.<Class>` for __main__); kiln's stock modules take torch's names."""
+    override = cls.__dict__.get("_jit_override_qualname")
+    if override is not None:
+        return override
+    module_name = cls.__module__
+    prefix = "__torch__" if module_name == "__main__" else "__torch__." + module_name
+    return prefix + "." + cls.__name__
+
+
+class _Names:
+    """Qualified names in use, mangled as torch's CompilationUnit.mangle does."""
+
+    def __init__(self):
+        self.used = set()
+        self.mangle_index = 0
+
+    def claim(self, name):
+        while name in self.used:
+            atoms = name.split(".")
+            atoms.insert(len(atoms) - 1, f"___torch_mangle_{self.mangle_index}")
+            self.mangle_index += 1
+            name = ".".join(atoms)
+        self.used.add(name)
+        return name
+
+
+_names = _Names()
+
+
+# --- type annotations -> TorchScript type text -------------------------------------------------
+
+def _is_final(annotation):
+    if annotation is typing.Final or typing.get_origin(annotation) is typing.Final:
+        return True
+    return isinstance(annotation, str) and (annotation == "Final" or annotation.startswith("Final["))
+
+
+def _annotation_text(annotation):
+    """TorchScript annotation text for a Python annotation (typing or str)."""
+    if isinstance(annotation, str):
+        return annotation
+    if annotation is None or annotation is type(None):
+        return "NoneType"
+    if isinstance(annotation, type) and issubclass(annotation, _C.Tensor):
+        return "Tensor"
+    if annotation in (int, float, bool, str):
+        return annotation.__name__
+    if isinstance(annotation, type) and getattr(annotation, "__name__", "") == "Tensor":
+        return "Tensor"  # torch.Tensor in shared source
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Final:
+        return _annotation_text(args[0]) if args else None
+    if origin is typing.Union:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            return f"Optional[{_annotation_text(rest[0])}]"
+        return "Union[" + ", ".join(_annotation_text(a) for a in args) + "]"
+    names = {list: "List", dict: "Dict", tuple: "Tuple"}
+    if origin in names:
+        return names[origin] + "[" + ", ".join(_annotation_text(a) for a in args) + "]"
+    class_type = getattr(annotation, "class_type", None)  # a script class (kiln.script(cls))
+    if class_type is not None and isinstance(class_type, getattr(_C, "ClassType", ())):
+        return class_type
+    raise RuntimeError(f"unsupported type annotation {annotation!r}")
+
+
+def _class_annotations(cls):
+    """The annotations of cls and its bases below Module (a subclass's win)."""
+    merged = {}
+    for klass in reversed(cls.__mro__):
+        if klass in (object, Module) or not issubclass(klass, Module):
+            continue
+        merged.update(klass.__dict__.get("__annotations__", {}))
+    return merged
+
+
+def _valid_constant(value, name, owner):
+    if isinstance(value, _CONSTANT_TYPES):
+        return value
+    if isinstance(value, (tuple, list)):
+        return tuple(_valid_constant(v, name, owner) for v in value)
+    raise TypeError(f"'{type(value).__name__}' object in attribute '{owner}.{name}' is not a valid constant.\n"
+                    "Valid constants are:\n1. a nn.ModuleList\n2. a value of type {bool, float, int, str, NoneType}\n"
+                    "3. a list or tuple of (2)")
+
+
+# --- concrete types -----------------------------------------------------------------------------
+
+class _ConcreteType:
+    """What one module instance looks like to TorchScript; equal ones share a class type."""
+
+    def __init__(self, module):
+        cls = type(module)
+        self.py_class = cls
+        if isinstance(module, ModuleDict):
+            self.iterable = "dict"
+        elif isinstance(module, (ModuleList, Sequential)):
+            self.iterable = "list"
+        else:
+            self.iterable = ""
+        self.attributes = OrderedDict()  # name -> (type text or ClassType, kind)
+        self.constants = OrderedDict()   # name -> value
+        self.modules = OrderedDict()     # name -> _ConcreteType
+        self.failed = {}                 # name -> why it has no TorchScript type
+        self.class_type = None
+        self.compiled = False
+
+    def key(self):
+        def type_key(t):
+            return t if isinstance(t, str) else ("class", t.name)
+        return (self.py_class, self.iterable,
+                tuple((n, type_key(t), k) for n, (t, k) in self.attributes.items()),
+                tuple((n, type(v), v) for n, v in self.constants.items()),
+                tuple((n, id(c)) for n, c in self.modules.items()),
+                tuple(sorted(self.failed)))
+
+    def build(self):
+        """Makes the TorchScript class type (attributes, then constants, then
+        submodules, in torch's order)."""
+        name = _names.claim(_qualified_name(self.py_class))
+        ct = _C._new_class_type(name, True, self.iterable)
+        for attr, (type_, kind) in self.attributes.items():
+            ct.add_attribute(attr, type_, kind)
+        for attr, value in self.constants.items():
+            ct.add_constant(attr, value)
+        for attr, sub in self.modules.items():
+            ct.add_attribute(attr, sub.class_type, "module")
+        self.class_type = ct
+
+
+class _TypeStore:
+    def __init__(self):
+        self.types = {}  # Python class -> [_ConcreteType]
+
+    def get(self, module):
+        if isinstance(module, ScriptModule):
+            return module._concrete_type
+        concrete = _infer_concrete_type(module)
+        known = self.types.setdefault(type(module), [])
+        for other in known:
+            if other.key() == concrete.key():
+                return other
+        concrete.build()
+        known.append(concrete)
+        return concrete
+
+
+_type_store = _TypeStore()
+
+
+def _infer_concrete_type(module):
+    if "_parameters" not in module.__dict__:
+        raise RuntimeError(f"'{type(module).__qualname__}' has not been initialized, did you forget to call 'super()'?")
+    concrete = _ConcreteType(module)
+    annotations = _class_annotations(type(module))
+    owner = type(module).__name__
+
+    def infer(name, value):
+        annotation = annotations.get(name)
+        if annotation is not None and not _is_final(annotation):
+            try:
+                return _annotation_text(annotation)
+            except RuntimeError as e:
+                raise RuntimeError(f"Error inferring type for {name}: {value!r}: {e}") from None
+        if value is None:
+            return "NoneType"
+        if isinstance(value, _C.ScriptObject):
+            return value.type  # an object of a script class: its ClassType
+        return _C._type_of(value)
+
+    for name, param in module._parameters.items():
+        concrete.attributes[name] = (infer(name, param) or "Tensor", "parameter")
+    for name, buf in module._buffers.items():
+        concrete.attributes[name] = (infer(name, buf) or "Tensor", "buffer")
+    for name, sub in module._modules.items():
+        if sub is None:
+            # No Optional modules in TorchScript: a None submodule is a None attribute.
+            concrete.attributes[name] = ("NoneType", "attribute")
+        else:
+            concrete.modules[name] = _type_store.get(sub)
+
+    constant_names = list(getattr(module, "__constants__", ()))
+    constant_names += [n for n, a in annotations.items() if _is_final(a) and n not in constant_names]
+    for name in constant_names:
+        if name in concrete.attributes or name in concrete.modules:
+            warnings.warn(f"'{name}' was found in ScriptModule constants, but it is a non-constant "
+                          f"{concrete.attributes[name][1] if name in concrete.attributes else 'submodule'}. "
+                          "Consider removing it.")
+            continue
+        if not hasattr(module, name):
+            warnings.warn(f"'{name}' was found in ScriptModule constants, but was not actually set in __init__. "
+                          "Consider removing it.")
+            continue
+        concrete.constants[name] = _valid_constant(getattr(module, name), name, owner)
+
+    for name, value in module.__dict__.items():
+        if name in _IGNORED_ATTRIBUTES or name.startswith("__") or name in concrete.attributes \
+                or name in concrete.constants or name in concrete.modules:
+            continue
+        if isinstance(value, (types.FunctionType, types.MethodType, _C.ScriptFunction)) or callable(value) \
+                and not isinstance(value, _C.ScriptObject):
+            concrete.failed[name] = (f"(This attribute exists on the Python module, but it is a "
+                                     f"{type(value).__name__}; kiln does not script function attributes "
+                                     "of modules)")
+            continue
+        type_ = infer(name, value)
+        if type_ is None:
+            inferred = "" if name in annotations else " Its type was inferred; try adding a type annotation for " \
+                                                      "the attribute."
+            concrete.failed[name] = ("(This attribute exists on the Python module, but we failed to convert "
+                                     f"Python type: '{type(value).__name__}' to a TorchScript type.{inferred})")
+            continue
+        concrete.attributes[name] = (type_, "attribute")
+    return concrete
+
+
+# --- methods ------------------------------------------------------------------------------------
+
+def _class_functions(cls):
+    """name -> function for the methods of cls and its bases below Module, as
+    attribute lookup finds them (subclasses first)."""
+    found = {}
+    for klass in cls.__mro__:
+        if klass in (object, Module):
+            break
+        for name, value in klass.__dict__.items():
+            if name not in found and isinstance(value, types.FunctionType):
+                found[name] = value
+    return found
+
+
+def _roots(module, functions):
+    roots = []
+    forward = functions.get("forward")
+    if forward is not None and _kiln_jit.modifier(forward) not in ("ignore", "unused"):
+        roots.append("forward")
+    for name, fn in functions.items():
+        if _kiln_jit.modifier(fn) == "export" and name not in roots:
+            roots.append(name)
+    return roots
+
+
+def _stub(source, name, modifier):
+    """The def with its signature and a body that raises: how an @unused (or,
+    since kiln cannot call Python from TorchScript, an @ignore'd) method
+    compiles, as torch compiles @unused ones."""
+    tree = ast.parse(source)
+    definition = tree.body[0]
+    definition.decorator_list = []
+    message = f"'{name}' is marked @kiln.jit.{modifier}: kiln cannot run it from TorchScript"
+    definition.body = ast.parse(f"raise RuntimeError({message!r})").body
+    return ast.unparse(tree) + "\n"
+
+
+def _self_references(source, names):
+    """The names in `names` that the def in `source` reads as `self.<name>`."""
+    definition = ast.parse(source).body[0]
+    if not definition.args.args:
+        return []
+    self_name = definition.args.args[0].arg
+    return [node.attr for node in ast.walk(definition)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name
+            and node.attr in names]
+
+
+def _compile_methods(concrete, module):
+    """Compiles the roots (forward, exported methods) and the methods they
+    reach. Only those are handed to the compiler: the others may not be
+    TorchScript at all (Python helpers, f-strings, ...)."""
+    functions = _class_functions(type(module))
+    roots = _roots(module, functions)
+    methods = {}
+    pending = list(roots)
+    while pending:
+        name = pending.pop(0)
+        if name in methods:
+            continue
+        fn = functions[name]
+        source, filename, first_line = _jit._function_source(fn)
+        modifier = _kiln_jit.modifier(fn)
+        if modifier in ("ignore", "unused"):
+            source = _stub(source, name, modifier)
+        methods[name] = (source, filename, first_line, _jit._free_names(fn))
+        pending.extend(_self_references(source, functions))
+    try:
+        _C._compile_methods(concrete.class_type, methods, roots)
+    except RuntimeError as e:
+        raise _explain(e, concrete) from None
+    concrete.compiled = True
+
+
+_MISSING = re.compile(r"Module '(\w+)' has no attribute or method '(\w+)'")
+
+
+def _explain(error, concrete):
+    """Says why an attribute that exists on the Python module is missing in
+    TorchScript (the compiler only knows it is missing), in torch's words:
+    Module 'M' has no attribute 'x' (This attribute exists on the Python module, ...)."""
+    message = str(error)
+    match = _MISSING.search(message)
+    if match is None:
+        return error
+    owner, name = match.groups()
+    pending, seen = [concrete], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.py_class.__name__ == owner and name in current.failed:
+            why = current.failed[name]
+            return RuntimeError(message[:match.start()] + f"Module '{owner}' has no attribute '{name}' {why}"
+                                + message[match.end():])
+        pending.extend(current.modules.values())
+    return error
+
+
+# --- instances ----------------------------------------------------------------------------------
+
+def script_module(module):
+    """kiln.script(module): the ScriptModule for a kiln.nn.Module instance."""
+    if isinstance(module, ScriptModule):
+        return module
+    if not isinstance(module, Module):
+        raise TypeError(f"kiln.script: expected a kiln.nn.Module, got {type(module).__name__}")
+    return _create(module, _type_store.get(module))
+
+
+def _create(module, concrete):
+    obj = _C.ScriptObject(concrete.class_type)
+    tensors = {}
+    for name, (_, kind) in concrete.attributes.items():
+        value = getattr(module, name)
+        obj.setattr(name, value)
+        if isinstance(value, _C.Tensor):
+            tensors[name] = value
+    submodules = OrderedDict()
+    for name, sub_concrete in concrete.modules.items():
+        sub = getattr(module, name)
+        scripted = sub if isinstance(sub, ScriptModule) else _create(sub, sub_concrete)
+        obj.setattr(name, scripted._c)
+        submodules[name] = scripted
+    if not concrete.compiled:
+        _compile_methods(concrete, module)
+    wrapper_class = {"list": _ScriptModuleList, "dict": _ScriptModuleDict}.get(concrete.iterable, ScriptModule)
+    scripted = wrapper_class._construct(obj, concrete, submodules, tensors,
+                                        set(module._non_persistent_buffers_set))
+    # Compiled methods are instance attributes, found before Module's (forward, ...).
+    for name in concrete.class_type.method_names():
+        scripted.__dict__[name] = obj.get_method(name)
+    # @ignore'd methods stay Python, bound to the scripted module (as torch keeps them).
+    for name, fn in _class_functions(type(module)).items():
+        if _kiln_jit.modifier(fn) == "ignore":
+            object.__setattr__(scripted, name, types.MethodType(fn, scripted))
+    return scripted
+
+
+class _Slots(MutableMapping):
+    """A live view of a ScriptModule's attributes of one kind (its
+    `_parameters` or `_buffers`), so Module's traversals work on it."""
+
+    def __init__(self, owner, kind):
+        self._owner = owner
+        self._kind = kind
+
+    def _names(self):
+        return [n for n, (_, k) in self._owner._concrete_type.attributes.items() if k == self._kind]
+
+    def __getitem__(self, name):
+        if name not in self._names():
+            raise KeyError(name)
+        return self._owner._get_attribute(name)
+
+    def __setitem__(self, name, value):
+        if name not in self._names():
+            raise KeyError(f"cannot add '{name}' to a scripted module: its type is fixed")
+        self._owner._set_attribute(name, value)
+
+    def __delitem__(self, name):
+        raise RuntimeError("cannot delete attributes of a scripted module")
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self):
+        return len(self._names())
+
+
+class ScriptModule(Module):
+    """A scripted module: kiln.script(module) returns one.
+
+    Attributes read and write the TorchScript object (parameters and buffers
+    as tensors shared with the eager module, submodules as ScriptModules,
+    constants, other attributes converted to Python); compiled methods are
+    callable attributes with `.graph`, `.schema` and `.graph_for(*args)`;
+    calling the module runs its compiled forward, and `.graph` is forward's
+    graph. parameters(), state_dict(), load_state_dict(), train()/eval(),
+    children(), modules() ... are Module's, over the object."""
+
+    @classmethod
+    def _construct(cls, obj, concrete, submodules, tensors, non_persistent):
+        self = cls.__new__(cls)
+        d = self.__dict__
+        d["_c"] = obj
+        d["_concrete_type"] = concrete
+        d["_modules"] = submodules
+        d["_tensors"] = tensors  # the Python objects of tensor attributes, so identity is kept
+        d["_methods"] = {}
+        d["_parameters"] = _Slots(self, "parameter")
+        d["_buffers"] = _Slots(self, "buffer")
+        d["_non_persistent_buffers_set"] = non_persistent
+        return self
+
+    @property
+    def original_name(self):
+        return self._concrete_type.py_class.__name__
+
+    @property
+    def graph(self):
+        return self.forward.graph
+
+    def _get_attribute(self, name):
+        value = self._c.getattr(name)
+        if isinstance(value, _C.Tensor):
+            known = self._tensors.get(name)
+            if known is not None and known._same_tensor(value):
+                return known
+            self._tensors[name] = value
+        return value
+
+    def _set_attribute(self, name, value):
+        self._c.setattr(name, value)
+        if isinstance(value, _C.Tensor):
+            self._tensors[name] = value
+        else:
+            self._tensors.pop(name, None)
+
+    def __getattr__(self, name):
+        # Reached only when normal lookup fails.
+        if name.startswith("__") or name in ("_c", "_concrete_type", "_modules", "_tensors", "_methods"):
+            raise AttributeError(name)
+        concrete = self._concrete_type
+        if name in self._modules:
+            return self._modules[name]
+        if name in concrete.attributes:
+            return self._get_attribute(name)
+        if name in concrete.constants:
+            return concrete.constants[name]
+        method = self._methods.get(name)
+        if method is not None:
+            return method
+        if self._c.has_method(name):
+            method = self._c.get_method(name)
+            self._methods[name] = method
+            return method
+        why = concrete.failed.get(name, "")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'" + (" " + why if why else ""))
+
+    def __setattr__(self, name, value):
+        concrete = self._concrete_type
+        if name in self._modules:
+            if not isinstance(value, ScriptModule):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as submodule '{name}' of a scripted module "
+                                "(a ScriptModule expected)")
+            self._c.setattr(name, value._c)
+            self._modules[name] = value
+        elif name in concrete.attributes:
+            self._set_attribute(name, value)
+        elif name in concrete.constants:
+            raise AttributeError(f"cannot set '{name}': it is a constant of the scripted module")
+        else:
+            object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if name in self._modules or name in self._concrete_type.attributes:
+            raise RuntimeError("cannot delete attributes of a scripted module")
+        object.__delattr__(self, name)
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def __dir__(self):
+        names = set(object.__dir__(self)) | set(self._concrete_type.attributes) | set(self._modules)
+        names |= set(self._concrete_type.constants) | set(self._c.type.method_names())
+        return sorted(names)
+
+    def _get_name(self):
+        return "ScriptModule"
+
+    def extra_repr(self):
+        return f"original_name={self.original_name}"
+
+    def __getstate__(self):
+        raise RuntimeError("a ScriptModule cannot be pickled")
+
+
+class _ScriptModuleList(ScriptModule):
+    """A scripted ModuleList or Sequential: len(), iteration and indexing as the eager one."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __getitem__(self, idx):
+        values = list(self._modules.values())
+        if isinstance(idx, slice):
+            raise TypeError("slicing a scripted module list is not supported")
+        return values[idx]
+
+
+class _ScriptModuleDict(ScriptModule):
+    """A scripted ModuleDict: keys(), items(), values(), [key], len(), `in`."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()

@@ -1,0 +1,26 @@
+"""kiln.nn.Parameter: a tensor that a Module registers as one of its parameters."""
+from .. import _C
+
+
+class Parameter(_C.Tensor):
+    """A kiln.Tensor marked as a module parameter, as torch.nn.Parameter.
+
+    Assigning a Parameter to a Module attribute registers it (it appears in
+    parameters() and state_dict()). `Parameter(t)` aliases `t`: both name the
+    same tensor, so in-place changes through either are seen by both (torch
+    shares the storage the same way). kiln has no autograd: `requires_grad`
+    is kept for code that reads it, and means nothing else."""
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            from .. import empty
+            data = empty(0)
+        if not isinstance(data, _C.Tensor):
+            raise TypeError(f"Parameter: expected a kiln.Tensor, got {type(data).__name__}")
+        super().__init__(data)
+        self.requires_grad = requires_grad
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
