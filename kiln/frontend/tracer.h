@@ -23,10 +23,25 @@
 // prim::TupleConstruct / prim::ListConstruct into the graph's one output.
 //
 // The state holds the tensors it maps, so a tensor freed during the trace
-// cannot hand its address to a new one. A module's parameters can be mapped
-// to prim::GetAttr values with setValue before the traced code runs.
+// cannot hand its address to a new one.
+//
+// Tracing a module (kiln.trace of a module, as 1.13's trace_module): the
+// first input is the module object (`self`, given to TraceScope as the
+// first example input). Its parameters, buffers and other tensor attributes,
+// and those of its submodules, are read with a chain of prim::GetAttr from
+// `self` where the traced code first uses them, one chain per attribute and
+// method, inserted at the top of the graph (1.13's TracedAttr nodes after
+// ConvertTracedAttrReferences). A call of a submodule's method is traced
+// into a graph of its own (enterMethod / exitMethod): its first input is the
+// submodule, and every value of an enclosing graph it uses becomes a
+// further input, in order of first use (1.13 lambda-lifts its scope blocks
+// the same way: the method's inputs are what it reads, not the Python
+// arguments). The caller records prim::CallMethod (recordMethodCall) once
+// the method exists. A TorchScript method of a submodule (a scripted
+// submodule) is recorded as prim::CallMethod by runFunction.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -77,11 +92,69 @@ class TracingState : public DispatchHook {
   // outlive the traced function.
   void noteOwner(std::shared_ptr<Function> fn);
 
+  // Module tracing (see the top of this file). `module` is the traced
+  // module's object, `self` the graph input standing for it.
+  void setModule(const IValue& module, Value* self);
+  bool tracesModule() const { return !frames_.front().module.isNone(); }
+  // Whether `module` is the traced module or one of its submodules.
+  bool isTracedModule(const IValue& module) const;
+  // Starts recording a call of a method of `module` (a traced module) in a
+  // graph of its own; everything recorded until exitMethod goes there.
+  void enterMethod(const IValue& module);
+  struct MethodTrace {
+    GraphPtr graph;               // the method's graph: `self`, then the values it reads
+    IValue module;
+    std::vector<Value*> captures;  // the caller's values for the inputs after `self`
+  };
+  // Ends the call: `output` (what the method returned) becomes the graph's
+  // output. The method is not added anywhere: recordMethodCall records the
+  // call after the caller has added it to the module's type.
+  MethodTrace exitMethod(const IValue& output);
+  // Ends the call without a result (the traced code raised).
+  void abandonMethod();
+  // Records `prim::CallMethod[name=name](module, captures...)` in the
+  // caller's graph; its output stands for `output` from now on.
+  void recordMethodCall(const MethodTrace& method, const std::string& name, const IValue& output);
+
+  // The value standing for the traced output `v` (tensors, and tuples,
+  // lists and dicts of them), as the graph's output is built (TraceScope::exit).
+  Value* outputValue(const IValue& v, bool strict);
+
  private:
   // A constant at the source range of the operator being recorded.
   Value* insertConstant(const IValue& v);
 
-  GraphPtr graph_;
+  // One graph being recorded: the trace itself (frames_[0]) and, above it,
+  // the submodule method calls in progress.
+  struct Frame {
+    GraphPtr graph;
+    IValue module;  // None when tracing a function
+    Value* self = nullptr;
+    std::vector<Value*> captures;                   // enclosing graph's values read here
+    std::unordered_map<Value*, Value*> lifted;      // such a value -> this graph's input
+    std::unordered_map<std::string, Value*> attributes;  // `sub.w` -> its GetAttr chain here
+  };
+  // Where a module or tensor is an attribute: its module and name.
+  struct Owner {
+    const ObjectObj* module;
+    std::string name;
+  };
+  // `value` (of some frame's graph) as a value of the current graph, lifted
+  // into the method graphs between as inputs.
+  Value* resolve(Value* value);
+  Value* liftInto(size_t frame, Value* value);
+  // Attribute `name` of `module` ("" for the module itself) read in the current graph.
+  Value* attributeValue(const ObjectObj* module, const std::string& name);
+  std::optional<std::vector<std::string>> modulePath(const ObjectObj* from, const ObjectObj* to) const;
+  // Drops the map entries pointing into `graph` (a method call that ended).
+  void forgetValuesOf(const Graph& graph);
+
+  std::vector<Frame> frames_;
+  std::unordered_map<const ObjectObj*, Owner> modules_;  // submodules of the traced module
+  std::unordered_map<const void*, Owner> tensor_attributes_;  // TensorImpl -> its attribute
+  // Tensors a finished method call computed and did not return (kept alive, as values_ keeps its tensors).
+  std::unordered_map<const void*, Tensor> escaped_;
+  GraphPtr graph_;  // the current frame's
   TraceContext context_;
   SourceRange current_range_;  // of the operator being recorded
   // TensorImpl -> (the tensor, kept alive; its graph value).

@@ -1,0 +1,306 @@
+"""kiln.trace(module_instance) against torch.jit.trace(nn.Module) (1.13):
+the same module source loaded with torch's names and with kiln's, equal
+weights, traced on the same numpy inputs. The traced modules must give equal
+results on new inputs of the same shape, have the same state_dict keys,
+forward graphs with the same operator counts (constants aside) and the same
+prim::GetAttr / prim::CallMethod counts, and the same traced methods on each
+submodule (forward, forward1 for a submodule called twice)."""
+import re
+import warnings
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+import kiln
+from conftest import assert_same
+from nn_programs import copy_weights, inputs, load
+from script_programs import node_kinds
+
+# A module with parameters, a buffer, submodules (one called twice), a
+# ModuleList looped over, a helper method, a scripted submodule, a call into
+# a scripted function, a submodule returning a tuple and one returning its
+# input unchanged.
+SOURCE = '''
+from typing import Tuple
+
+
+@torch.jit.script
+def clip_add(x, y):
+    if bool(x.sum() > 0):
+        return x + y
+    return x - y
+
+
+class Leaf(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(n, n) * 0.1)
+        self.b = nn.Parameter(torch.ones(n) * 0.2)
+
+    def forward(self, x):
+        return torch.tanh(x @ self.w + self.b)
+
+
+class Split(nn.Module):
+    def forward(self, x):
+        return x * 2.0, x - 1.0
+
+
+class Scripted(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(n) * 0.5)
+
+    def forward(self, x):
+        for _ in range(2):
+            x = x * self.gain
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, n: int = 4):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(n) * 1.5)
+        self.register_buffer("offset", torch.ones(n) * 0.25)
+        self.leaf = Leaf(n)
+        self.layers = nn.ModuleList([Leaf(n), Leaf(n)])
+        self.split = Split()
+        self.same = nn.Identity()
+        self.lin = nn.Linear(n, n)
+        self.scripted = torch.jit.script(Scripted(n))
+
+    def helper(self, x):
+        return x * self.scale + self.offset
+
+    def forward(self, x):
+        x = self.helper(x)
+        x = self.leaf(x)
+        for layer in self.layers:
+            x = layer(x)
+        a, b = self.split(x)
+        x = clip_add(a, self.leaf.b) + self.same(b)
+        x = self.scripted(self.lin(x))
+        return x + self.leaf(x)
+'''
+
+MODULE_OPS = ("prim::GetAttr", "prim::CallMethod", "prim::CallFunction")
+IGNORED = {"prim::Constant"}
+
+
+def op_counts(graph):
+    return Counter(k for k in node_kinds(str(graph)) if k not in IGNORED and k not in "{}")
+
+
+def plain(text):
+    """Graph text without the loaded module's name and the mangling."""
+    text = re.sub(r"__torch__\.nn_program_(kiln|torch)_\d+\.", "__torch__.PROGRAM.", text)
+    return re.sub(r"___torch_mangle_\d+\.", "", text)
+
+
+def quiet_trace(trace, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.simplefilter("ignore", kiln.TracerWarning)
+        return trace(*args, **kwargs)
+
+
+@pytest.fixture
+def programs(tmp_path):
+    return load(SOURCE, kiln, tmp_path), load(SOURCE, torch, tmp_path)
+
+
+@pytest.fixture
+def nets(programs):
+    kp, tp = programs
+    k, t = kp.Net(), tp.Net()
+    copy_weights(k, t)
+    return k, t
+
+
+@pytest.fixture
+def traced(nets):
+    k, t = nets
+    (x,) = inputs((3, 4))
+    return k, t, quiet_trace(kiln.trace, k, kiln.from_numpy(x)), quiet_trace(torch.jit.trace, t, torch.from_numpy(x))
+
+
+def test_outputs_match_torch_on_new_inputs(traced):
+    k, t, kt, tt = traced
+    for seed in (1, 2):
+        (x,) = inputs((3, 4), seed=seed)
+        with torch.no_grad():
+            expected = tt(torch.from_numpy(x))
+            eager = t(torch.from_numpy(x))
+        assert_same(kt(kiln.from_numpy(x)), expected)
+        assert_same(k(kiln.from_numpy(x)), eager)
+
+
+def test_returns_a_script_module_of_the_module_type(traced):
+    k, t, kt, tt = traced
+    assert isinstance(kt, kiln.nn._script.ScriptModule)
+    assert kt.original_name == "Net"
+    header = plain(str(kt.graph)).split("\n")[0]
+    assert header == plain(str(tt.graph)).split("\n")[0]
+    assert header == "graph(%self.1 : __torch__.PROGRAM.Net,"
+
+
+def test_state_dict_keys_and_shared_parameters(traced):
+    k, t, kt, tt = traced
+    assert list(kt.state_dict().keys()) == list(tt.state_dict().keys())
+    # The trace reads the eager module's tensors (as torch's shares them).
+    assert kt.leaf.w._same_tensor(k.leaf.w)
+    (x,) = inputs((3, 4), seed=3)
+    before = kt(kiln.from_numpy(x)).numpy().copy()
+    k.scale.mul_(2.0)
+    after = kt(kiln.from_numpy(x)).numpy()
+    assert not np.allclose(before, after)
+
+
+def test_forward_graph_op_counts_match_torch(traced):
+    k, t, kt, tt = traced
+    kc, tc = op_counts(kt.graph), op_counts(tt.graph)
+    assert kc == tc, f"kiln:\n{kt.graph}\ntorch:\n{tt.graph}"
+    for op in MODULE_OPS:
+        assert kc[op] == tc[op], op
+    assert kc["prim::CallMethod"] == 8
+    assert kc["prim::CallFunction"] == 1
+
+
+def test_submodules_get_traced_methods_as_torch(traced):
+    k, t, kt, tt = traced
+    tmods = dict(tt.named_modules())
+    for name, kmod in kt.named_modules():
+        tmod = tmods[name]
+        assert sorted(kmod._c.type.method_names()) == sorted(tmod._c._method_names()), name
+        for method in kmod._c.type.method_names():
+            kg, tg = kmod._c.get_method(method).graph, tmod._c._get_method(method).graph
+            assert op_counts(kg) == op_counts(tg), f"{name}.{method}\nkiln:\n{kg}\ntorch:\n{tg}"
+    # A submodule called twice has two methods; the forward graph calls both.
+    assert sorted(kt.leaf._c.type.method_names()) == ["forward", "forward1"]
+    assert 'prim::CallMethod[name="forward1"]' in str(kt.graph)
+
+
+def test_scripted_submodule_keeps_its_compiled_method(traced):
+    k, t, kt, tt = traced
+    # Called, not retraced: the scripted loop is still there.
+    assert "prim::Loop" in str(kt.scripted.forward.graph)
+    assert kt.scripted._c is k.scripted._c
+
+
+def test_module_types_are_not_shared(programs):
+    kp, _ = programs
+    a, b = kp.Leaf(4), kp.Leaf(4)
+    (x,) = inputs((2, 4))
+    ta, tb = kiln.trace(a, kiln.from_numpy(x)), kiln.trace(b, kiln.from_numpy(x))
+    assert ta._c.type != tb._c.type
+    # Scripting after tracing compiles forward from source (the traced type is not reused).
+    assert "aten::matmul" in str(kiln.script(kp.Leaf(4)).graph)
+
+
+def test_trace_module_with_method_dict(nets):
+    k, t = nets
+    (x,) = inputs((3, 4))
+    kt = quiet_trace(kiln.trace_module, k, {"forward": kiln.from_numpy(x)})
+    tt = quiet_trace(torch.jit.trace_module, t, {"forward": torch.from_numpy(x)})
+    assert op_counts(kt.graph) == op_counts(tt.graph)
+    with pytest.raises(AttributeError, match="dictionary of"):
+        kiln.trace_module(k, kiln.from_numpy(x))
+
+
+BRANCHY = '''
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.inner(x)
+        if bool(x.sum() > 0):
+            return y * 2.0
+        return y - 1.0
+'''
+
+
+def test_check_inputs(tmp_path):
+    kp, tp = load(BRANCHY, kiln, tmp_path), load(BRANCHY, torch, tmp_path)
+    k, t = kp.Branchy(), tp.Branchy()
+    copy_weights(k, t)
+    (x,) = inputs((2, 3))
+    pos, neg = np.abs(x) * 100, -np.abs(x) * 100
+    # Inputs taking the same branch pass.
+    quiet_trace(kiln.trace, k, kiln.from_numpy(pos), check_inputs=[(kiln.from_numpy(pos * 2),)])
+    quiet_trace(torch.jit.trace, t, torch.from_numpy(pos), check_inputs=[(torch.from_numpy(pos * 2),)])
+    # The other branch: the graphs differ, in both.
+    with pytest.raises(torch.jit.TracingCheckError):
+        quiet_trace(torch.jit.trace, t, torch.from_numpy(pos), check_inputs=[(torch.from_numpy(neg),)])
+    with pytest.raises(kiln.TracingCheckError, match="Graphs differed"):
+        quiet_trace(kiln.trace, k, kiln.from_numpy(pos), check_inputs=[(kiln.from_numpy(neg),)])
+
+
+BAD = '''
+class Count(nn.Module):
+    def forward(self, x):
+        return 3
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = Count()
+
+    def forward(self, x):
+        return x + self.count(x)
+
+
+class Stash(nn.Module):
+    def forward(self, x):
+        self.kept = x * 2.0
+        return x + 1.0
+
+
+class Leaky(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stash = Stash()
+
+    def forward(self, x):
+        y = self.stash(x)
+        return y + self.stash.kept
+'''
+
+
+def test_non_tensor_outputs_raise_as_torch(tmp_path):
+    kp, tp = load(BAD, kiln, tmp_path), load(BAD, torch, tmp_path)
+    (x,) = inputs((2, 3))
+    with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
+        torch.jit.trace(tp.Count(), torch.from_numpy(x))
+    with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
+        kiln.trace(kp.Count(), kiln.from_numpy(x))
+    # A submodule returning a non-tensor: kiln cannot make it a method.
+    with pytest.raises(RuntimeError, match="Only tensors"):
+        kiln.trace(kp.Outer(), kiln.from_numpy(x))
+
+
+def test_value_escaping_a_submodule_call_raises(tmp_path):
+    kp = load(BAD, kiln, tmp_path)
+    (x,) = inputs((2, 3))
+    with pytest.raises(RuntimeError, match="inside a traced submodule call is used after the call"):
+        kiln.trace(kp.Leaky(), kiln.from_numpy(x))
+
+
+def test_tracing_a_script_module_is_a_no_op(programs):
+    kp, _ = programs
+    scripted = kiln.script(kp.Leaf(4))
+    with pytest.warns(UserWarning, match="already a ScriptModule"):
+        assert kiln.trace(scripted, kiln.from_numpy(inputs((2, 4))[0])) is scripted
+
+
+def test_traced_module_in_a_traced_function(traced):
+    # A traced module called from a traced function is a method call of a
+    # module object the function's trace does not know: kiln raises.
+    k, t, kt, tt = traced
+    (x,) = inputs((3, 4))
+    with pytest.raises(RuntimeError, match="cannot be used in a trace"):
+        kiln.trace(lambda v: kt(v) * 2.0, kiln.from_numpy(x), check_trace=False)
