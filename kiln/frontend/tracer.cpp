@@ -121,7 +121,7 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
           std::string name = context_.value_name(t);
           if (!name.empty() && Value::isValidName(name)) value->setDebugName(name);
         }
-        return resolve(value);
+        return resolve(value, t);
       }
       if (escaped_.count(identity(t))) {
         KILN_ERROR("kiln.trace: a tensor computed inside a traced submodule call is used after the call without "
@@ -171,7 +171,7 @@ Value* TracingState::getOutput(const Tensor& t, size_t index) {
     KILN_ERROR("output ", index, " (", IValue(t), ") of traced region did not have observable data dependence with "
                "trace inputs; this probably indicates your program cannot be understood by the tracer.");
   }
-  return resolve(it->second.second);
+  return resolve(it->second.second, t);
 }
 
 // --- module tracing -----------------------------------------------------------------------------
@@ -240,7 +240,7 @@ Value* TracingState::attributeValue(const ObjectObj* module, const std::string& 
   return nullptr;
 }
 
-Value* TracingState::liftInto(size_t frame, Value* value) {
+Value* TracingState::liftInto(size_t frame, Value* value, const Tensor& runtime) {
   for (size_t i = frame + 1; i < frames_.size(); ++i) {
     Frame& inner = frames_[i];
     auto it = inner.lifted.find(value);
@@ -249,7 +249,7 @@ Value* TracingState::liftInto(size_t frame, Value* value) {
       continue;
     }
     Value* input = inner.graph->addInput();
-    input->setType(value->type());
+    input->setType(runtime.defined() ? TensorType::fromTensor(runtime) : value->type());
     if (value->hasDebugName()) input->setDebugName(value->debugNameBase());
     inner.captures.push_back(value);
     inner.lifted.emplace(value, input);
@@ -258,10 +258,10 @@ Value* TracingState::liftInto(size_t frame, Value* value) {
   return value;
 }
 
-Value* TracingState::resolve(Value* value) {
+Value* TracingState::resolve(Value* value, const Tensor& runtime) {
   if (value->owningGraph() == graph_.get()) return value;
   for (size_t j = frames_.size(); j-- > 0;) {
-    if (frames_[j].graph.get() == value->owningGraph()) return liftInto(j, value);
+    if (frames_[j].graph.get() == value->owningGraph()) return liftInto(j, value, runtime);
   }
   KILN_ERROR("kiln.trace: a value of a finished submodule call is used outside it");
 }

@@ -140,9 +140,11 @@ class TracingState : public DispatchHook {
     std::string name;
   };
   // `value` (of some frame's graph) as a value of the current graph, lifted
-  // into the method graphs between as inputs.
-  Value* resolve(Value* value);
-  Value* liftInto(size_t frame, Value* value);
+  // into the method graphs between as inputs. `runtime` (may be undefined)
+  // is the tensor it computes: lifted inputs get its complete type, as the
+  // values 1.13 lifts out of its scope blocks have.
+  Value* resolve(Value* value, const Tensor& runtime = Tensor());
+  Value* liftInto(size_t frame, Value* value, const Tensor& runtime = Tensor());
   // Attribute `name` of `module` ("" for the module itself) read in the current graph.
   Value* attributeValue(const ObjectObj* module, const std::string& name);
   std::optional<std::vector<std::string>> modulePath(const ObjectObj* from, const ObjectObj* to) const;
