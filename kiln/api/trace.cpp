@@ -33,18 +33,15 @@ FunctionSchema schemaFromTrace(const std::string& name, const std::shared_ptr<Gr
   return FunctionSchema(name, "", std::move(arguments), std::move(returns));
 }
 
-// Adds a traced graph to the module's type as method `name`, or `name1`,
-// `name2`, ... when taken (1.13's mangleMethodName).
+// Adds a traced graph, cleaned up, to the module's type as method `name`.
 GraphFunction& addTracedMethod(const IValue& module, const std::string& name, const std::shared_ptr<Graph>& graph) {
   const ObjectObj& object = module.toObjectRef();
   const ClassTypePtr& cls = object.type;
   std::shared_ptr<CompilationUnit> unit = cls->compilationUnit();
   if (!unit) unit = object.unit;
   KILN_CHECK(unit, "kiln.trace: the type ", cls->name(), " has no compilation unit for its methods");
-  std::string mangled = name;
-  for (size_t i = 1; cls->findMethod(mangled); ++i) mangled = name + std::to_string(i);
   cleanupTrace(graph);
-  return unit->createMethod(cls, mangled, graph, schemaFromTrace(mangled, graph), /*check_graph=*/false);
+  return unit->createMethod(cls, name, graph, schemaFromTrace(name, graph), /*check_graph=*/false);
 }
 
 }  // namespace
@@ -74,6 +71,7 @@ TracedMethod traceMethod(const IValue& module, const std::string& method_name,
   tracer::TraceResult result = tracer::trace(
       inputs, [&](const Stack& all) { return fn(Stack(all.begin() + 1, all.end())); }, names, strict,
       std::move(context));
+  for (const tracer::TracingState::MethodGraph& m : result.methods) addTracedMethod(m.module, m.name, m.graph);
   GraphFunction& method = addTracedMethod(module, method_name, result.graph);
   return {&method, std::move(result.output)};
 }
@@ -89,9 +87,7 @@ IValue traceMethodCall(const IValue& module, const std::string& method_name, con
     state->abandonMethod();
     throw;
   }
-  tracer::TracingState::MethodTrace trace = state->exitMethod(output);
-  GraphFunction& method = addTracedMethod(module, method_name, trace.graph);
-  state->recordMethodCall(trace, method.getSchema().name(), output);
+  state->exitMethod(output, method_name);
   return output;
 }
 

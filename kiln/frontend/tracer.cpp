@@ -103,7 +103,7 @@ TypePtr resultType(const IValue& v, const TypePtr& declared) {
 
 TracingState::TracingState(TraceContext context)
     : graph_(std::make_shared<Graph>()), context_(std::move(context)) {
-  frames_.push_back(Frame{graph_, IValue(), nullptr, {}, {}, {}});
+  frames_.push_back(Frame{graph_, IValue(), nullptr, {}, {}, {}, 0});
 }
 TracingState::~TracingState() = default;
 
@@ -124,8 +124,7 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
         return resolve(value, t);
       }
       if (escaped_.count(identity(t))) {
-        KILN_ERROR("kiln.trace: a tensor computed inside a traced submodule call is used after the call without "
-                   "being returned by it (kept in an attribute, or changed in place); the trace cannot express this");
+        KILN_ERROR("kiln.trace: a tensor computed by a submodule call that raised is used after it");
       }
       if (auto it = tensor_attributes_.find(identity(t)); it != tensor_attributes_.end()) {
         if (Value* attribute = attributeValue(it->second.module, it->second.name)) return attribute;
@@ -263,6 +262,9 @@ Value* TracingState::resolve(Value* value, const Tensor& runtime) {
   for (size_t j = frames_.size(); j-- > 0;) {
     if (frames_[j].graph.get() == value->owningGraph()) return liftInto(j, value, runtime);
   }
+  if (auto it = finished_graphs_.find(value->owningGraph()); it != finished_graphs_.end()) {
+    return resolve(exportValue(it->second, value), runtime);
+  }
   KILN_ERROR("kiln.trace: a value of a finished submodule call is used outside it");
 }
 
@@ -271,11 +273,11 @@ void TracingState::enterMethod(const IValue& module) {
   auto graph = std::make_shared<Graph>();
   Value* self = graph->addInput("self");
   self->setType(module.toObjectRef().type);
-  frames_.push_back(Frame{graph, module, self, {}, {}, {}});
+  frames_.push_back(Frame{graph, module, self, {}, {}, {}, finished_.size()});
   graph_ = std::move(graph);
 }
 
-TracingState::MethodTrace TracingState::exitMethod(const IValue& output) {
+void TracingState::exitMethod(const IValue& output, const std::string& method_name) {
   KILN_CHECK(frames_.size() > 1, "exitMethod: no method call is being traced");
   Value* out = nullptr;
   try {
@@ -285,24 +287,89 @@ TracingState::MethodTrace TracingState::exitMethod(const IValue& output) {
     throw;
   }
   graph_->registerOutput(out);
-  forgetValuesOf(*graph_);
   Frame frame = std::move(frames_.back());
   frames_.pop_back();
   graph_ = frames_.back().graph;
-  return {std::move(frame.graph), std::move(frame.module), std::move(frame.captures)};
+  const ClassType* cls = frame.module.toObjectRef().type.get();
+  auto taken = [&](const std::string& name) {
+    if (cls->findMethod(name)) return true;
+    for (const FinishedCall& f : finished_) {
+      if (f.method.module.toObjectRef().type.get() == cls && f.method.name == name) return true;
+    }
+    return false;
+  };
+  std::string name = method_name;
+  for (size_t i = 1; taken(name); ++i) name = method_name + std::to_string(i);
+  std::vector<Value*> inputs = {getValue(frame.module)};
+  inputs.insert(inputs.end(), frame.captures.begin(), frame.captures.end());
+  Node* call = graph_->insertNode(graph_->create(prim::CallMethod, inputs));
+  call->s_(attr::name, name);
+  call->output()->setType(unshapedType(out->type()));
+  finished_graphs_[frame.graph.get()] = finished_.size();
+  finished_.push_back({MethodGraph{frame.module, name, frame.graph}, call, {}});
+  setValue(output, call->output());
+}
+
+Value* TracingState::exportValue(size_t index, Value* value) {
+  FinishedCall& f = finished_[index];
+  Value*& out = f.exported[value];
+  if (!out) {
+    f.method.graph->registerOutput(value);
+    out = f.call->addOutput();
+    out->setType(value->type());
+  }
+  return out;
+}
+
+std::vector<TracingState::MethodGraph> TracingState::finishMethods() {
+  std::vector<MethodGraph> methods;
+  for (FinishedCall& f : finished_) {
+    Graph& graph = *f.method.graph;
+    if (graph.outputs().size() > 1) {
+      // Several outputs: the method returns a tuple and the caller unpacks
+      // it (1.13's convertReturnsToTuples).
+      std::vector<Value*> outputs(graph.outputs().begin(), graph.outputs().end());
+      Node* tuple = graph.insertNode(graph.createTuple(outputs));
+      while (!graph.outputs().empty()) graph.eraseOutput(graph.outputs().size() - 1);
+      graph.registerOutput(tuple->output());
+      Graph& caller = *f.call->owningGraph();
+      WithInsertPoint guard(f.call);
+      Node* call = caller.insertNode(caller.create(prim::CallMethod, std::vector<Value*>(f.call->inputs().begin(),
+                                                                                         f.call->inputs().end())));
+      call->s_(attr::name, f.method.name);
+      call->output()->setType(unshapedType(tuple->output()->type()));
+      Node* unpack = caller.insertNode(caller.createTupleUnpack(call->output()));
+      for (size_t i = 0; i < unpack->outputs().size(); ++i) {
+        unpack->output(i)->setType(outputs[i]->type());
+        f.call->output(i)->replaceAllUsesWith(unpack->output(i));
+      }
+      f.call->destroy();
+      f.call = call;
+    }
+    methods.push_back(f.method);
+  }
+  finished_.clear();
+  finished_graphs_.clear();
+  return methods;
 }
 
 void TracingState::abandonMethod() {
   KILN_CHECK(frames_.size() > 1, "abandonMethod: no method call is being traced");
+  // The call's graph goes, with the calls it finished.
   forgetValuesOf(*graph_);
+  size_t first = frames_.back().finished_before;
+  for (size_t i = first; i < finished_.size(); ++i) {
+    forgetValuesOf(*finished_[i].method.graph);
+    finished_graphs_.erase(finished_[i].method.graph.get());
+  }
+  finished_.resize(first);
   frames_.pop_back();
   graph_ = frames_.back().graph;
 }
 
 void TracingState::forgetValuesOf(const Graph& graph) {
-  // The method's graph is cleaned up (its dead nodes deleted) once it is
-  // added: no map entry may point into it. Its tensors that outlive the call
-  // other than as its output are remembered, to say why they cannot be used.
+  // The graph goes: no map entry may point into it. Its tensors are
+  // remembered, to say why they cannot be used.
   for (auto it = values_.begin(); it != values_.end();) {
     if (it->second.second->owningGraph() == &graph) {
       escaped_.emplace(it->first, it->second.first);
@@ -313,14 +380,6 @@ void TracingState::forgetValuesOf(const Graph& graph) {
   }
 }
 
-void TracingState::recordMethodCall(const MethodTrace& method, const std::string& name, const IValue& output) {
-  std::vector<Value*> inputs = {getValue(method.module)};
-  inputs.insert(inputs.end(), method.captures.begin(), method.captures.end());
-  Node* call = graph_->insertNode(graph_->create(prim::CallMethod, inputs));
-  call->s_(attr::name, name);
-  call->output()->setType(unshapedType(method.graph->outputs()[0]->type()));
-  setValue(output, call->output());
-}
 
 void TracingState::setValue(const IValue& v, Value* value) {
   if (v.isTensor()) {
@@ -518,6 +577,7 @@ GraphPtr TraceScope::exit(const IValue& output, bool strict) {
   active_ = false;
   Graph& graph = *state_->graph();
   graph.registerOutput(state_->outputValue(output, strict));
+  methods_ = state_->finishMethods();
   return state_->graph();
 }
 
@@ -535,7 +595,7 @@ TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>
   TraceScope scope(inputs, names, std::move(context));
   IValue output = fn(inputs);
   GraphPtr graph = scope.exit(output, strict);
-  return {std::move(graph), std::move(output)};
+  return {std::move(graph), std::move(output), std::move(scope.methods())};
 }
 
 void warn(const std::string& message) {

@@ -101,20 +101,26 @@ class TracingState : public DispatchHook {
   // Starts recording a call of a method of `module` (a traced module) in a
   // graph of its own; everything recorded until exitMethod goes there.
   void enterMethod(const IValue& module);
-  struct MethodTrace {
-    GraphPtr graph;               // the method's graph: `self`, then the values it reads
-    IValue module;
-    std::vector<Value*> captures;  // the caller's values for the inputs after `self`
-  };
   // Ends the call: `output` (what the method returned) becomes the graph's
-  // output. The method is not added anywhere: recordMethodCall records the
-  // call after the caller has added it to the module's type.
-  MethodTrace exitMethod(const IValue& output);
+  // output, and the caller's graph records
+  // `prim::CallMethod[name=...](module, inputs...)`, which stands for
+  // `output` from now on. The method is named `method_name`, or
+  // method_name1, method_name2, ... when the type has that name already
+  // (1.13's mangleMethodName).
+  void exitMethod(const IValue& output, const std::string& method_name);
   // Ends the call without a result (the traced code raised).
   void abandonMethod();
-  // Records `prim::CallMethod[name=name](module, captures...)` in the
-  // caller's graph; its output stands for `output` from now on.
-  void recordMethodCall(const MethodTrace& method, const std::string& name, const IValue& output);
+  // The methods the trace made (TraceScope::exit finishes them): a value of
+  // a finished call used after it (a buffer changed in place, a tensor kept
+  // in an attribute) is one more output of the method and of its call, as
+  // 1.13's MakeDefsDominateUses makes it; a method with several outputs
+  // returns a tuple the caller unpacks.
+  struct MethodGraph {
+    IValue module;
+    std::string name;
+    GraphPtr graph;  // `self`, then the values it reads; uncleaned
+  };
+  std::vector<MethodGraph> finishMethods();
 
   // The value standing for the traced output `v` (tensors, and tuples,
   // lists and dicts of them), as the graph's output is built (TraceScope::exit).
@@ -133,6 +139,7 @@ class TracingState : public DispatchHook {
     std::vector<Value*> captures;                   // enclosing graph's values read here
     std::unordered_map<Value*, Value*> lifted;      // such a value -> this graph's input
     std::unordered_map<std::string, Value*> attributes;  // `sub.w` -> its GetAttr chain here
+    size_t finished_before = 0;  // finished_.size() when the call started
   };
   // Where a module or tensor is an attribute: its module and name.
   struct Owner {
@@ -148,14 +155,23 @@ class TracingState : public DispatchHook {
   // Attribute `name` of `module` ("" for the module itself) read in the current graph.
   Value* attributeValue(const ObjectObj* module, const std::string& name);
   std::optional<std::vector<std::string>> modulePath(const ObjectObj* from, const ObjectObj* to) const;
-  // Drops the map entries pointing into `graph` (a method call that ended).
+  // Drops the map entries pointing into `graph` (a method call abandoned).
   void forgetValuesOf(const Graph& graph);
+  // `value` of the finished method call `index` as a new output of its call.
+  Value* exportValue(size_t index, Value* value);
 
   std::vector<Frame> frames_;
   std::unordered_map<const ObjectObj*, Owner> modules_;  // submodules of the traced module
   std::unordered_map<const void*, Owner> tensor_attributes_;  // TensorImpl -> its attribute
-  // Tensors a finished method call computed and did not return (kept alive, as values_ keeps its tensors).
+  // Tensors of an abandoned method call (kept alive, as values_ keeps its tensors).
   std::unordered_map<const void*, Tensor> escaped_;
+  struct FinishedCall {
+    MethodGraph method;
+    Node* call;                                   // in the caller's graph
+    std::unordered_map<Value*, Value*> exported;  // the method's value -> the call's output
+  };
+  std::vector<FinishedCall> finished_;
+  std::unordered_map<const Graph*, size_t> finished_graphs_;
   GraphPtr graph_;  // the current frame's
   TraceContext context_;
   SourceRange current_range_;  // of the operator being recorded
@@ -185,12 +201,15 @@ class TraceScope {
 
   TracingState& state() { return *state_; }
   GraphPtr exit(const IValue& output, bool strict = true);
+  // After exit: the methods a module trace made (TracingState::finishMethods).
+  std::vector<TracingState::MethodGraph>& methods() { return methods_; }
 
  private:
   std::shared_ptr<TracingState> state_;
   TracingState* previous_state_;
   DispatchHook* previous_hook_;
   bool active_ = true;
+  std::vector<TracingState::MethodGraph> methods_;
 };
 
 // No trace on this thread for the guard's lifetime (a trace active here
@@ -213,6 +232,7 @@ class TracingSuspended {
 struct TraceResult {
   GraphPtr graph;
   IValue output;
+  std::vector<TracingState::MethodGraph> methods;  // of a module trace's submodule calls
 };
 TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
                   const std::vector<std::string>& names = {}, bool strict = true, TraceContext context = {});
