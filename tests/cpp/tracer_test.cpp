@@ -381,3 +381,28 @@ TEST(TracerModuleTest, ErrorsInASubmoduleCallEndTheTrace) {
                            {IValue(filled({2}, 1))}),
                Error);
 }
+
+TEST(TracerModuleTest, AValueOfAFinishedCallUsedLaterBecomesAnOutput) {
+  Modules m;
+  m.inner.register_buffer("count", filled({2}, 0));
+  auto traced = traceMethod(
+      m.outer.toIValue(), "forward",
+      [&](const Stack& in) {
+        Tensor x = in[0].toTensor();
+        Tensor y = traceMethodCall(m.inner.toIValue(), "forward", [&] {
+                     Tensor count = m.inner.attr("count").toTensor();
+                     call("aten::add_", "Tensor", {count, filled({2}, 1), int64_t{1}});  // in place
+                     return IValue(tracedAdd(x, m.inner.attr("w").toTensor()));
+                   }).toTensor();
+        return IValue(tracedAdd(y, m.inner.attr("count").toTensor()));  // the changed buffer, after the call
+      },
+      {IValue(filled({2}, 1))});
+  const Graph& g = *traced.method->graph();
+  std::ostringstream text;
+  text << g << *m.inner.get_method("forward").graph();
+  EXPECT_EQ(countKind(g, "prim::TupleUnpack"), 1u) << text.str();
+  EXPECT_EQ(countKind(*m.inner.get_method("forward").graph(), "prim::TupleConstruct"), 1u) << text.str();
+  // count was 1 after the trace: the run makes it 2; (1 + 3) + 2.
+  IValue out = m.outer.forward({IValue(filled({2}, 1))});
+  EXPECT_TRUE(allEqual(out.toTensor(), filled({2}, 6))) << text.str();
+}
