@@ -117,7 +117,7 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
     if (t.defined()) {
       if (auto it = values_.find(identity(t)); it != values_.end()) {
         Value* value = it->second.second;
-        if (context_.value_name && !value->hasDebugName()) {
+        if (context_.value_name && !value->hasDebugName() && !unnamed_.count(value->node())) {
           std::string name = context_.value_name(t);
           if (!name.empty() && Value::isValidName(name)) value->setDebugName(name);
         }
@@ -308,6 +308,17 @@ void TracingState::exitMethod(const IValue& output, const std::string& method_na
   finished_graphs_[frame.graph.get()] = finished_.size();
   finished_.push_back({MethodGraph{frame.module, name, frame.graph}, call, {}});
   setValue(output, call->output());
+  unnamed_.insert(call);
+  for (const Use& use : call->output()->uses()) {
+    unnamed_.insert(use.user);
+    // The elements of a tuple result have the complete types of the tensors, as 1.13 prints them.
+    if (use.user->kind() == prim::TupleUnpack && output.isTuple()) {
+      const auto& elements = output.toTupleRef().elements;
+      for (size_t i = 0; i < elements.size() && i < use.user->outputs().size(); ++i) {
+        use.user->output(i)->setType(resultType(elements[i], use.user->output(i)->type()));
+      }
+    }
+  }
 }
 
 Value* TracingState::exportValue(size_t index, Value* value) {

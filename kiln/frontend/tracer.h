@@ -44,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kiln/core/dispatch_hook.h"
@@ -171,6 +172,9 @@ class TracingState : public DispatchHook {
     std::unordered_map<Value*, Value*> exported;  // the method's value -> the call's output
   };
   std::vector<FinishedCall> finished_;
+  // Nodes whose outputs are not named after the caller's variables (1.13
+  // makes submodule calls after tracing: their values have no names).
+  std::unordered_set<const Node*> unnamed_;
   std::unordered_map<const Graph*, size_t> finished_graphs_;
   GraphPtr graph_;  // the current frame's
   TraceContext context_;

@@ -5,6 +5,7 @@ import re
 import linecache
 import os
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -296,10 +297,48 @@ def trace_module(mod, inputs, check_trace=True, check_inputs=None, strict=True, 
     return traced
 
 
+# The submodules of the module traces running on each thread (innermost
+# last): eager submodule id -> (submodule, its ScriptModule).
+_module_traces = threading.local()
+_module_traces_lock = threading.Lock()
+_module_traces_running = 0
+
+
+def _traced_call(module, args, kwargs):
+    """kiln.nn.Module.__call__ while a module trace runs (torch's
+    _slow_forward): a call of a traced submodule is traced into a method."""
+    traces = getattr(_module_traces, "stack", None)
+    if traces and _C._is_tracing():
+        entry = traces[-1].get(id(module))
+        if entry is not None and entry[0] is module:
+            return _C._trace_method_call(entry[1]._c, "forward", module.forward, args, kwargs)
+    return module.forward(*args, **kwargs)
+
+
+def _push_module_trace(traced_modules):
+    global _module_traces_running
+    from .nn import module as module_py
+    if not hasattr(_module_traces, "stack"):
+        _module_traces.stack = []
+    _module_traces.stack.append(traced_modules)
+    with _module_traces_lock:
+        _module_traces_running += 1
+        module_py._trace_call = _traced_call
+
+
+def _pop_module_trace():
+    global _module_traces_running
+    from .nn import module as module_py
+    _module_traces.stack.pop()
+    with _module_traces_lock:
+        _module_traces_running -= 1
+        if _module_traces_running == 0:
+            module_py._trace_call = None
+
+
 def _trace_methods(mod, inputs, strict):
     """A new ScriptModule for `mod` with the methods of `inputs` traced into it."""
     from .nn import _script
-    from .nn import module as module_py
     scripted = _script.script_module_for_trace(mod)
     # eager submodule -> its ScriptModule, to trace their calls into methods (torch's _trace_module_map).
     traced_modules = {}
@@ -313,14 +352,7 @@ def _trace_methods(mod, inputs, strict):
 
     collect(mod, scripted)
 
-    def traced_call(module, args, kwargs):
-        entry = traced_modules.get(id(module))
-        if entry is None or entry[0] is not module or not _C._is_tracing():
-            return module.forward(*args, **kwargs)
-        return _C._trace_method_call(entry[1]._c, "forward", module.forward, args, kwargs)
-
-    previous = module_py._trace_call
-    module_py._trace_call = traced_call
+    _push_module_trace(traced_modules)
     try:
         for method_name, example in inputs.items():
             example = _arguments(example)
@@ -328,7 +360,7 @@ def _trace_methods(mod, inputs, strict):
             _C._trace_method(scripted._c, method_name, fn, example, _parameter_names(fn, len(example)), strict,
                              _variable_name, _source_location)
     finally:
-        module_py._trace_call = previous
+        _pop_module_trace()
     # The traced methods are found before Module's (forward, ...), as _create binds compiled ones.
     for module in scripted.modules():
         if isinstance(module, _script.ScriptModule):
