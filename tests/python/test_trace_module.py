@@ -354,3 +354,64 @@ def test_traced_module_in_a_traced_function(traced):
     (x,) = inputs((3, 4))
     with pytest.raises(RuntimeError, match="cannot be used in a trace"):
         kiln.trace(lambda v: kt(v) * 2.0, kiln.from_numpy(x), check_trace=False)
+
+
+NESTED = '''
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3) * 0.5)
+
+    def forward(self, x):
+        return torch.relu(x * self.w)
+
+
+class Outer(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.plain = Inner()
+
+    def forward(self, x):
+        return self.inner(x) + self.plain(x)
+'''
+
+
+def test_traced_submodule_is_called_not_retraced(tmp_path):
+    kp, tp = load(NESTED, kiln, tmp_path), load(NESTED, torch, tmp_path)
+    (x,) = inputs((2, 3))
+    kinner = kiln.trace(kp.Inner(), kiln.from_numpy(x))
+    tinner = torch.jit.trace(tp.Inner(), torch.from_numpy(x))
+    kt = kiln.trace(kp.Outer(kinner), kiln.from_numpy(x))
+    tt = torch.jit.trace(tp.Outer(tinner), torch.from_numpy(x))
+    assert op_counts(kt.graph) == op_counts(tt.graph), f"kiln:\n{kt.graph}\ntorch:\n{tt.graph}"
+    assert kt.inner is kinner
+    assert kinner._c.type.method_names() == ["forward"]
+    (x2,) = inputs((2, 3), seed=4)
+    with torch.no_grad():
+        assert_same(kt(kiln.from_numpy(x2)), tt(torch.from_numpy(x2)))
+
+
+def test_module_traces_on_threads_are_independent(programs):
+    import threading
+    kp, _ = programs
+    (x,) = inputs((3, 4))
+    expected = str(kiln.trace(kp.Net(), kiln.from_numpy(x), check_trace=False).graph)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(3):
+                results.append(str(kiln.trace(kp.Net(), kiln.from_numpy(x), check_trace=False).graph))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 9
+    for r in results:
+        assert op_counts(r) == op_counts(expected)
