@@ -4,6 +4,14 @@
 //
 //   auto cu = kiln::compile("def f(x: Tensor) -> Tensor:\n    return x * 2\n");
 //   kiln::IValue y = cu->getFunction("f")({kiln::IValue(x)});
+//
+// and modules (kiln/runtime/module.h): objects of a module type with
+// parameters, buffers, submodules, attributes and methods compiled from source.
+//
+//   kiln::Module m("Scale");
+//   m.register_parameter("w", w);
+//   m.define("def forward(self, x: Tensor) -> Tensor:\n    return x * self.w\n");
+//   kiln::IValue y = m.forward({kiln::IValue(x)});
 #include <memory>
 #include <string>
 

@@ -96,6 +96,25 @@ struct Environment {
 
 enum class LoopStatus { NotInLoop, InLoop, InUnrolledLoop };
 
+// The classes TorchScript writes in TorchScript (1.13's torch/autograd/grad_mode.py).
+const char* builtinClassSource(const std::string& qualified_name) {
+  if (qualified_name == "__torch__.torch.autograd.grad_mode.no_grad") {
+    return R"PY(
+class no_grad:
+    def __init__(self):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = torch.is_grad_enabled()
+        torch.set_grad_enabled(False)
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any):
+        torch.set_grad_enabled(self.prev)
+)PY";
+  }
+  return nullptr;
+}
+
 // Compiles functions on demand, so that a callee is compiled before its callers.
 class DefinitionCompiler;
 
@@ -353,6 +372,31 @@ class DefinitionCompiler {
     return fn;
   }
 
+  // A class TorchScript defines itself (torch.no_grad), compiled into the
+  // target the first time this source uses it.
+  ClassTypePtr builtinClass(const std::string& qualified_name, const SourceRange& loc) {
+    if (auto it = builtin_classes_.find(qualified_name); it != builtin_classes_.end()) return it->second;
+    const char* source = builtinClassSource(qualified_name);
+    if (!source) throwSourceError(loc, "unknown builtin class " + qualified_name);
+    if (!target_.define_class || !target_.define_method) {
+      throwSourceError(loc, qualified_name + " is a class, and this compilation unit cannot hold classes");
+    }
+    Parser parser(std::make_shared<const Source>(source, "<builtin>", 1));
+    ClassDef def(parser.parseFile().at(0));
+    auto cls = ClassType::create(qualified_name);
+    target_.define_class(cls);
+    builtin_classes_[qualified_name] = cls;
+    pending_classes_[cls.get()];
+    std::vector<std::string> names;
+    for (Stmt stmt : def.body()) {
+      if (stmt.kind() != TK_DEF) continue;
+      addMethod(cls, Def(stmt.tree()), nullptr);
+      names.push_back(Def(stmt.tree()).name().name());
+    }
+    for (const std::string& name : names) ensureMethod(cls, name, &loc);
+    return cls;
+  }
+
   // `__len__` of a ModuleList/ModuleDict type: the number of its entries.
   void ensureLenMethod(const ClassTypePtr& cls, int64_t length) {
     if (cls->findMethod("__len__")) return;
@@ -406,6 +450,7 @@ class DefinitionCompiler {
   std::map<std::string, ClassTypePtr> classes_;
   std::vector<ClassTypePtr> class_order_;
   std::map<const ClassType*, std::map<std::string, PendingMethod>> pending_classes_;
+  std::map<std::string, ClassTypePtr> builtin_classes_;
 };
 
 // --- environment operations ------------------------------------------------------------------
@@ -1196,15 +1241,16 @@ void FunctionEmitter::emitWith(const With& stmt) {
   for (WithItem item : stmt.targets()) {
     Expr e = item.target();
     Value* obj = emitExpr(e);
-    auto cls = obj->type()->cast<ClassType>();
+    auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(obj->type()));
     if (!cls) throwSourceError(e.range(), "With item expression must return an object");
+    compiler_.ensureMethod(cls, "__enter__", &e.range());
+    compiler_.ensureMethod(cls, "__exit__", &e.range());
     Function* enter = cls->findMethod("__enter__");
     Function* exit = cls->findMethod("__exit__");
     if (!enter || !exit) {
       throwSourceError(e.range(), "Object returned by with item expression does not define __enter__ and __exit__ methods");
     }
     Node* n = g_.insertNode(g_.create(prim::Enter, {obj}));
-    n->setSourceRange(e.range());
     n->output()->setType(enter->getSchema().returns().empty() ? NoneType::get() : enter->getSchema().returns()[0].type);
     entered.push_back(obj);
     if (item.var().present()) {
@@ -1215,8 +1261,11 @@ void FunctionEmitter::emitWith(const With& stmt) {
   }
   emitStatements(stmt.body());
   for (auto it = entered.rbegin(); it != entered.rend(); ++it) {
-    Node* n = g_.insertNode(g_.create(prim::Exit, {*it}, 0));
-    n->setSourceRange(stmt.range());
+    // One output, as 1.13's: what __exit__ returns (the interpreter stores it).
+    Function* exit = (*it)->type()->cast<ClassType>()->findMethod("__exit__");
+    Node* n = g_.insertNode(g_.create(prim::Exit, {*it}, 1));
+    const auto& returns = exit->getSchema().returns();
+    n->output()->setType(returns.empty() ? NoneType::get() : returns[0].type);
   }
 }
 
@@ -1290,6 +1339,9 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
   SugaredValuePtr callee = emitSugaredExpr(apply.callee(), 1);
   if (auto special = std::dynamic_pointer_cast<SpecialFormValue>(callee)) {
     return emitApplySpecialForm(special->form(), apply, type_hint);
+  }
+  if (auto builtin = std::dynamic_pointer_cast<BuiltinClassRef>(callee)) {
+    callee = makeClassValue(compiler_.builtinClass(builtin->qualifiedName(), apply.callee().range()));
   }
   if (auto cls = classOfValue(callee)) compiler_.ensureMethod(cls, "__init__", &apply.range());
   if (Value* object = asSimple(callee)) {
@@ -2132,7 +2184,17 @@ void addClassBody(DefinitionCompiler& compiler, const ClassTypePtr& cls, const C
                   const ResolverPtr& resolver) {
   for (Stmt stmt : def.body()) {
     switch (stmt.kind()) {
-      case TK_DEF: compiler.addMethod(cls, Def(stmt.tree()), resolver); break;
+      case TK_DEF: {
+        Def method(stmt.tree());
+        for (Expr decorator : method.decorators()) {
+          std::string text = decorator.range().text();
+          if (text == "staticmethod" || text == "classmethod") {
+            throwSourceError(decorator.range(), "@" + text + " methods of script classes are not supported");
+          }
+        }
+        compiler.addMethod(cls, method, resolver);
+        break;
+      }
       case TK_PASS: break;
       case TK_EXPR_STMT:
         if (ExprStmt(stmt.tree()).expr().kind() == TK_STRINGLITERAL) break;

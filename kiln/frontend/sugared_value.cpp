@@ -358,6 +358,9 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   }
   std::string qualified = name_ + "." + field;
   if (SugaredValuePtr module = makeBuiltinModule(qualified)) return module;
+  if ((name_ == "torch" || name_ == "torch.autograd" || name_ == "kiln") && field == "no_grad") {
+    return std::make_shared<BuiltinClassRef>("__torch__.torch.autograd.grad_mode." + field);
+  }
   if (name_ == "torch.jit" || name_ == "kiln.jit") {
     if (field == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));
     if (field == "is_scripting") return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);

@@ -275,6 +275,19 @@ class ClassValue : public SugaredValue {
   ClassTypePtr type_;
 };
 
+// A class TorchScript defines itself (`torch.no_grad`): the emitter compiles
+// it into the unit being compiled when it is first used, then it is a
+// ClassValue.
+class BuiltinClassRef : public SugaredValue {
+ public:
+  explicit BuiltinClassRef(std::string qualified_name) : qualified_name_(std::move(qualified_name)) {}
+  std::string kind() const override { return "builtin class"; }
+  const std::string& qualifiedName() const { return qualified_name_; }
+
+ private:
+  std::string qualified_name_;
+};
+
 // `self.d.items()` / `.keys()` / `.values()` of a ModuleDict: the entries as
 // a tuple iterated by unrolling.
 class ModuleDictMethod : public SugaredValue {

@@ -15,6 +15,8 @@ namespace kiln {
 
 namespace {
 
+thread_local bool grad_enabled = true;
+
 std::mutex print_mutex;
 PrintHandler print_handler = [](const std::string& text) { std::cout << text << std::flush; };
 
@@ -198,6 +200,14 @@ KILN_REGISTER_SCRIPT_OPS(
             }),
     stackOp("prim::Uninitialized() -> Any", [](Stack& stack) { stack.emplace_back(); }),
     stackOp("prim::unchecked_cast(t x) -> t", [](Stack&) {}),
+    // kiln has no autograd; the flag is kept (per thread, as torch's) so
+    // that `with torch.no_grad():` saves and restores it as 1.13 does.
+    stackOp("aten::is_grad_enabled() -> bool", [](Stack& stack) { stack.emplace_back(grad_enabled); }),
+    stackOp("aten::set_grad_enabled(bool val) -> ()",
+            [](Stack& stack) {
+              grad_enabled = stack.back().toBool();
+              stack.pop_back();
+            }),
     nodeOp("prim::CreateObject",
            [](const Node& n) -> Operation {
              auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(n.output()->type()));

@@ -169,6 +169,8 @@ GraphFunction& CompilationUnit::createMethod(const ClassTypePtr& cls, const std:
                                              std::shared_ptr<Graph> graph, std::optional<FunctionSchema> schema,
                                              bool check_graph) {
   KILN_CHECK(!cls->findMethod(name), "class '", cls->name(), "' already has a method '", name, "'");
+  // A derived schema is named after the method (`forward(...)`), as compiled ones are.
+  if (!schema) schema = schemaFromGraph(name, *graph);
   auto function =
       std::make_shared<GraphFunction>(cls->name() + "." + name, std::move(graph), resolver(), std::move(schema), check_graph);
   methods_.push_back({cls, function});

@@ -1,5 +1,6 @@
 #include "kiln/runtime/module.h"
 
+#include "kiln/ir/graph.h"
 #include "kiln/util/error.h"
 
 namespace kiln {
@@ -75,6 +76,15 @@ Method Object::get_method(const std::string& name) const {
   auto m = find_method(name);
   KILN_CHECK(m, "Method '", name, "' is not defined on '", type()->unqualifiedName(), "'");
   return *m;
+}
+
+void Object::create_method(const std::string& name, const std::shared_ptr<Graph>& graph) {
+  std::shared_ptr<CompilationUnit> unit = compilationUnit();
+  KILN_CHECK(unit, "the methods of '", type()->name(), "' have no compilation unit to go to");
+  KILN_CHECK(!graph->inputs().empty(), "the graph of method '", name, "' needs `self` as its first input");
+  auto copy = graph->copy();
+  copy->inputs()[0]->setType(type());
+  unit->createMethod(type(), name, std::move(copy));
 }
 
 IValue Object::run_method(const std::string& name, Stack args, const Kwargs& kwargs) const {

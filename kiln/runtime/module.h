@@ -73,6 +73,9 @@ class Object {
   // passes, which the runtime layer does not include.)
   void define(const std::string& source, const ResolverPtr& resolver = nullptr,
               const std::string& filename = "<string>");
+  // Adds a method made of a graph (a trace, IR text) whose first input is
+  // `self`: it gets this object's type. The schema comes from the graph.
+  void create_method(const std::string& name, const std::shared_ptr<Graph>& graph);
 
  protected:
   IntrusivePtr<ObjectObj> object_;

@@ -403,6 +403,19 @@ void bindObjects(py::module_& m) {
       "lookup)}.");
 
   m.def(
+      "_create_method",
+      [](PyClassType& t, const std::string& name, const std::shared_ptr<Graph>& graph) {
+        if (graph->inputs().empty()) throw Error("the graph of method '" + name + "' needs `self` as its first input");
+        if (t.type->findMethod(name)) throw Error("'" + t.type->name() + "' already has a method '" + name + "'");
+        auto copy = graph->copy();
+        copy->inputs()[0]->setType(t.type);
+        CompilationUnit::registerClass(t.unit, t.type);
+        t.unit->createMethod(t.type, name, std::move(copy));
+      },
+      py::arg("type"), py::arg("name"), py::arg("graph"),
+      "Adds a method made of a graph (a trace) whose first input is self; the schema comes from the graph.");
+
+  m.def(
       "_compile_class",
       [](const std::string& source, const std::string& filename, size_t first_line, const py::object& lookup,
          const std::string& qualified_name) {

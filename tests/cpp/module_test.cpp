@@ -264,3 +264,45 @@ def helper(self) -> int:
   auto g = m.get_method("forward").graph();
   EXPECT_EQ(countNodes(g->block(), "prim::If"), 0u) << *g;
 }
+
+TEST(Module, MethodFromAGraph) {
+  // What a traced module's forward looks like: self first, parameters read by prim::GetAttr.
+  Module m("Traced");
+  m.register_parameter("w", full({2}, Scalar(4.0), ScalarType::Float));
+  auto g = std::make_shared<Graph>();
+  Value* self = g->addInput("self");
+  self->setType(AnyType::get());
+  Value* x = g->addInput("x");
+  x->setType(TensorType::get());
+  Node* get = g->insertNode(g->create(prim::GetAttr, {self}));
+  get->s_(attr::name, "w");
+  get->output()->setType(TensorType::get());
+  Node* mul = g->insertNode(g->create(aten::mul, {x, get->output()}));
+  mul->output()->setType(TensorType::get());
+  g->registerOutput(mul->output());
+  m.create_method("forward", g);
+  EXPECT_DOUBLE_EQ(sumOf(m.forward({IValue(ones({2}))})), 8);
+  EXPECT_EQ(m.get_method("forward").function().getSchema().name(), "forward");
+}
+
+TEST(ScriptClass, WithStatementOnAScriptClass) {
+  // __enter__/__exit__ compile when a `with` first needs them.
+  auto unit = compile(R"PY(
+class Tally:
+    def __init__(self):
+        self.n = 0
+
+    def __enter__(self):
+        self.n += 1
+
+    def __exit__(self, a: Any, b: Any, c: Any):
+        self.n += 10
+
+def f() -> int:
+    t = Tally()
+    with t:
+        x = 1
+    return t.n + x
+)PY");
+  EXPECT_EQ(unit->getFunction("f")({}).toInt(), 12);
+}

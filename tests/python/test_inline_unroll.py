@@ -72,7 +72,11 @@ def defaults(prog, args):
     return tuple(convert(a.default_value, "kiln") for a in schema.arguments[len(args):])
 
 
-RUNNABLE = [pytest.param(p, id=p["name"]) for p in PROGRAMS if p["name"] not in KNOWN_UNSUPPORTED]
+# IR text names class types but cannot carry their methods: a graph still
+# entering an object (`with torch.no_grad():`) cannot run once reparsed.
+NEEDS_CLASS_METHODS = {"with_no_grad"}
+RUNNABLE = [pytest.param(p, id=p["name"]) for p in PROGRAMS
+            if p["name"] not in KNOWN_UNSUPPORTED and p["name"] not in NEEDS_CLASS_METHODS]
 
 
 @pytest.mark.parametrize("prog", RUNNABLE)

@@ -28,7 +28,6 @@ KNOWN_GRAPH_DIFFS = {
 # Programs kiln cannot compile yet, with the reason: every test of such a
 # program is a strict xfail.
 KNOWN_UNSUPPORTED = {
-    "with_no_grad": "torch.no_grad() is a TorchScript class object; classes arrive with issue 8",
 }
 
 

@@ -484,3 +484,41 @@ def test_module_methods_match_torch():
     assert_same(net.b, torch_net.b)
     assert sorted(net.type.method_names()) == ["forward", "helper"]
     assert net.layers.type.method_names() == ["__len__"]
+
+
+def test_method_from_a_graph():
+    # How a traced module's forward can be added: self first, parameters through prim::GetAttr.
+    t = _C._new_class_type("__torch__.Traced", True)
+    t.add_attribute("training", "bool", "attribute")
+    t.add_attribute("w", "Tensor", "parameter")
+    graph = kiln.parse_ir("""
+graph(%self : Any, %x : Tensor):
+  %w : Tensor = prim::GetAttr[name="w"](%self)
+  %y : Tensor = aten::mul(%x, %w)
+  return (%y)
+""")
+    _C._create_method(t, "forward", graph)
+    m = _C.ScriptObject(t)
+    m.training = True
+    m.w = kiln.tensor([3.0, 4.0])
+    assert m.forward(kiln.ones(2)).numpy().tolist() == [3.0, 4.0]
+    assert m.forward.schema == "forward(__torch__.Traced self, Tensor x) -> Tensor"
+    with pytest.raises(RuntimeError, match="already has a method 'forward'"):
+        _C._create_method(t, "forward", graph)
+
+
+def grad_modes(x: torch.Tensor) -> Tuple[torch.Tensor, bool, bool, bool]:
+    before = torch.is_grad_enabled()
+    with torch.no_grad():
+        inside = torch.is_grad_enabled()
+        y = x * 2
+    return y + 1, before, inside, torch.is_grad_enabled()
+
+
+def test_no_grad_is_a_builtin_class():
+    args = [np.arange(3.0, dtype=np.float32)]
+    expected = torch.jit.script(grad_modes)(*convert(args, "torch"))
+    k = kiln.script(grad_modes)
+    assert_same(k(*convert(args, "kiln")), expected)
+    kiln_kinds, torch_kinds = node_kinds(str(k.graph)), node_kinds(str(torch.jit.script(grad_modes).graph))
+    assert kiln_kinds == torch_kinds, kinds_diff(kiln_kinds, torch_kinds)

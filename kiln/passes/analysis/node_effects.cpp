@@ -53,6 +53,8 @@ bool hasSideEffects(const Node* n) {
       prim::awaitable,
       prim::Enter,
       prim::Exit,
+      Symbol::aten("set_grad_enabled"),
+      Symbol::aten("is_grad_enabled"),
   };
   return kinds.count(n->kind()) > 0;
 }
