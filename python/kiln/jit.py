@@ -13,6 +13,9 @@ from typing import Final  # noqa: F401  (kiln.jit.Final, as torch.jit.Final)
 
 from ._jit import script  # noqa: F401
 
+__all__ = ["Final", "script", "export", "ignore", "unused", "modifier", "annotate", "is_scripting",
+           "ScriptModule"]
+
 # The marker kiln.nn._script reads on a function: "export", "ignore" or "unused".
 _MODIFIER = "_kiln_jit_modifier"
 

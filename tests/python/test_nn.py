@@ -332,3 +332,23 @@ def test_jit_markers_in_eager_mode():
         ["export", "ignore", "ignore", "unused", None]
     assert kiln.jit.annotate(int, 3) == 3 and kiln.jit.is_scripting() is False
     assert kiln.jit.Final is __import__("typing").Final
+
+
+def test_deepcopy_clones_state_and_keeps_ties(nets):
+    import copy
+    k, t = nets
+    for m in (k, t):
+        m.blocks[1].fc.weight = m.blocks[0].fc.weight  # a tied parameter
+        m.tied = m.blocks[0]  # the same submodule twice
+    k2, t2 = copy.deepcopy(k), copy.deepcopy(t)
+    assert list(k2.state_dict()) == list(t2.state_dict())
+    assert k2.tied is k2.blocks[0] and k2.blocks[0] is not k.blocks[0]
+    assert k2.blocks[1].fc.weight is k2.blocks[0].fc.weight
+    assert len(list(k2.parameters())) == len(list(t2.parameters()))
+    assert isinstance(k2.weight, kiln.nn.Parameter) and k2.weight is not k.weight
+    np.testing.assert_array_equal(k2.weight.numpy(), k.weight.numpy())
+    k2.weight.add_(1.0)
+    assert not np.array_equal(k2.weight.numpy(), k.weight.numpy())
+    x, = inputs((2, 4))
+    with torch.no_grad():
+        assert_same(copy.deepcopy(k)(both(x)[0]), t2(both(x)[1]), rtol=1e-4, atol=1e-5)

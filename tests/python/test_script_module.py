@@ -232,6 +232,31 @@ class UsesObject(nn.Module):
         return x + self.thing
 
 
+class ExportsBadMethod(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.thing = object()
+
+    def forward(self, x):
+        return x * 2
+
+    @torch.jit.export
+    def bad(self, x):
+        return x + self.thing
+
+
+class IgnoresObject(nn.Module):
+    __jit_ignored_attributes__ = ["thing"]
+
+    def __init__(self):
+        super().__init__()
+        self.thing = object()
+        self.n = 2
+
+    def forward(self, x):
+        return x * self.n
+
+
 class HoldsObject(nn.Module):
     def __init__(self):
         super().__init__()
@@ -269,6 +294,87 @@ class CallsIgnored(nn.Module):
     @torch.jit.ignore
     def debug(self, x: torch.Tensor) -> torch.Tensor:
         return x * 100
+
+
+class Counter:
+    def __init__(self, start: int):
+        self.n = start
+
+    def bump(self) -> int:
+        self.n += 1
+        return self.n
+
+
+Counter = torch.jit.script(Counter)
+
+
+class UsesCounter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.counter = Counter(3)
+
+    def forward(self, x):
+        return x + self.counter.bump()
+
+
+def doubled(x):
+    return x * 2
+
+
+class UsesJit(nn.Module):
+    def forward(self, x):
+        sizes = torch.jit.annotate(List[int], [])
+        sizes.append(x.dim())
+        return doubled(x * sizes[0])
+
+
+class Base(nn.Module):
+    def forward(self, x):
+        return self.act(x) + 1
+
+    def act(self, x):
+        return x
+
+
+class Derived(Base):
+    def act(self, x):
+        return torch.relu(x) - self.shift()
+
+    def shift(self) -> float:
+        return 0.5
+
+
+class Step(nn.Module):
+    def __init__(self, k: float):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x + self.k
+
+    def scaled(self, x):
+        return x * self.k
+
+    def not_torchscript(self):
+        return f"{self.k}"
+
+
+class CallsHelpers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.one = Step(2.0)
+        self.steps = nn.ModuleList([Step(3.0), Step(4.0)])
+        self.named = nn.ModuleDict({"a": Step(5.0)})
+
+    def forward(self, x):
+        y = self.one.scaled(x) + self.steps[1].scaled(x)
+        for step in self.steps:
+            y = y + step.scaled(x)
+        for i, step in enumerate(self.steps):
+            y = y + step(x) * i
+        for step in self.named.values():
+            y = step.scaled(y)
+        return y
 
 
 class Parent(nn.Module):
@@ -319,6 +425,15 @@ def test_unscriptable_attribute_used_in_forward(extras):
     assert_same(kiln.script(km.HoldsObject())(kiln.ones(2)), torch.ones(2) * 2)
 
 
+def test_jit_ignored_attributes(extras):
+    km, tm = extras
+    k, t = km.IgnoresObject(), tm.IgnoresObject()
+    ks, ts = kiln.script(k), torch.jit.script(t)
+    assert ks.thing is k.thing and ts.thing is t.thing  # kept as Python attributes
+    assert ("thing" in [name for name, _, _ in ks._c.type.attributes()]) is False
+    assert_same(ks(kiln.ones(2)), run(ts, torch.ones(2)))
+
+
 def test_scripted_submodule_in_a_new_parent(extras):
     km, _ = extras
     child = kiln.script(km.Extras())
@@ -360,6 +475,7 @@ def test_module_dict_and_enumerate_unrolled(extras):
     assert_same(ks(both(x)[0]), run(ts, both(x)[1]))
     assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
     assert ks.count() == ts.count() == 22
+    assert module_op_counts(ks.count.graph) == module_op_counts(ts.count.graph)  # len() calls __len__
     assert plain_type_name(ks.heads._c.type.name) == "__torch__.torch.nn.modules.container.ModuleDict"
     assert list(ks.heads.keys()) == ["relu", "tanh"] and len(ks.blocks) == 2
 
@@ -375,3 +491,86 @@ def test_ignored_method_called_from_script(extras):
         ks(both(x)[0], True)
     # torch calls the Python method (printed `^debug()`) where kiln calls the compiled stub.
     assert 'prim::CallMethod[name="debug"]' in str(ks.graph) and "^debug" in str(ts.graph)
+
+
+def test_script_class_attribute(extras):
+    km, tm = extras
+    ks, ts = kiln.script(km.UsesCounter()), torch.jit.script(tm.UsesCounter())
+    for _ in range(2):
+        assert_same(ks(kiln.ones(1)), run(ts, torch.ones(1)))
+    assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
+    assert plain_type_name(ks.counter.type.name) == plain_type_name(torch_type_name(ts)).replace("UsesCounter",
+                                                                                                  "Counter")
+    assert ks.counter.n == ts.counter.n == 5
+
+
+def test_jit_builtins_in_module_source(extras):
+    km, tm = extras
+    x, = inputs((2, 3))
+    k, t = km.UsesJit(), tm.UsesJit()
+    assert_same(k(both(x)[0]), run(t, both(x)[1]))  # eager: kiln.jit.annotate is the identity
+    assert_same(kiln.script(k)(both(x)[0]), run(torch.jit.script(t), both(x)[1]))
+
+
+def test_inherited_forward_and_overridden_helper(extras):
+    km, tm = extras
+    x, = inputs((2, 3))
+    for name in ("Base", "Derived"):
+        k, t = getattr(km, name)(), getattr(tm, name)()
+        ks, ts = kiln.script(k), torch.jit.script(t)
+        assert_same(ks(both(x)[0]), run(ts, both(x)[1]))
+        assert_same(k(both(x)[0]), run(t, both(x)[1]))
+        assert module_op_counts(ks.act.graph) == module_op_counts(ts.act.graph)
+    assert plain_type_name(ks._c.type.name).endswith(".Derived")
+
+
+def test_failed_scripting_can_be_retried(tmp_path):
+    km = load(EXTRAS, kiln, tmp_path)
+    module = km.ExportsBadMethod()  # forward compiles, then bad does not
+    for _ in range(2):  # the same error again, not a half-compiled type
+        with pytest.raises(RuntimeError, match="has no attribute 'thing'"):
+            kiln.script(module)
+    module.thing = 3  # now an int attribute: a new concrete type, which compiles
+    scripted = kiln.script(module)
+    assert_same(scripted(kiln.ones(2)), torch.ones(2) * 2)
+    assert_same(scripted.bad(kiln.ones(2)), torch.ones(2) + 3)
+
+
+def test_wrap_script_object_made_elsewhere(scripted):
+    from kiln.nn._script import wrap_script_object
+    _, _, ks, _ = scripted
+    wrapped = wrap_script_object(ks._c)  # only the object: types, attributes and methods come from it
+    x, = inputs((2, 4))
+    np.testing.assert_array_equal(wrapped(both(x)[0]).numpy(), ks(both(x)[0]).numpy())
+    # Which buffers persist is known to Python only: a wrapped object's are all persistent.
+    assert [k for k in wrapped.state_dict() if k != "scratch"] == list(ks.state_dict())
+    assert "scratch" in wrapped.state_dict()
+    assert [n for n, _ in wrapped.named_modules()] == [n for n, _ in ks.named_modules()]
+    assert wrapped.original_name == "Net" and wrapped.blocks[2].original_name == "Block" and len(wrapped.blocks) == 3
+    assert wrapped.eps == 0.001 and wrapped.helper.graph is not None
+    wrapped.eval()
+    assert not ks.training and not ks.blocks[0].training  # one object underneath
+    assert wrapped.inp.weight._same_tensor(ks.inp.weight)
+
+    ct = kiln._C._new_class_type("__torch__.Made", True, "")
+    ct.add_attribute("training", "bool", "attribute")
+    ct.add_attribute("w", "Tensor", "parameter")
+    kiln._C._compile_methods(ct, {"forward": ("def forward(self, x):\n    return x * self.w\n", "<made>", 1,
+                                              lambda name: None)}, ["forward"])
+    obj = kiln._C.ScriptObject(ct)
+    obj.setattr("training", True)
+    obj.setattr("w", kiln.ones(2) * 3)
+    made = wrap_script_object(obj)
+    assert made(kiln.ones(2)).tolist() == [3.0, 3.0] and [n for n, _ in made.named_parameters()] == ["w"]
+    with pytest.raises(TypeError, match="expected a module object"):
+        wrap_script_object(3)
+
+
+def test_submodule_methods_called_by_name(extras):
+    km, tm = extras
+    ks, ts = kiln.script(km.CallsHelpers()), torch.jit.script(tm.CallsHelpers())
+    x, = inputs((2, 3))
+    assert_same(ks(both(x)[0]), run(ts, both(x)[1]))
+    assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
+    assert ks.one.scaled(kiln.ones(1)).tolist() == [2.0]  # compiled, so callable from Python
+    assert not ks.one._c.has_method("not_torchscript")

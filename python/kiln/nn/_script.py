@@ -134,19 +134,15 @@ def _valid_constant(value, name, owner):
 class _ConcreteType:
     """What one module instance looks like to TorchScript; equal ones share a class type."""
 
-    def __init__(self, module):
-        cls = type(module)
-        self.py_class = cls
-        if isinstance(module, ModuleDict):
-            self.iterable = "dict"
-        elif isinstance(module, (ModuleList, Sequential)):
-            self.iterable = "list"
-        else:
-            self.iterable = ""
+    def __init__(self, py_class, iterable, original_name):
+        self.py_class = py_class  # None for a type made elsewhere (wrap_script_object)
+        self.iterable = iterable
+        self.original_name = original_name
         self.attributes = OrderedDict()  # name -> (type text or ClassType, kind)
         self.constants = OrderedDict()   # name -> value
         self.modules = OrderedDict()     # name -> _ConcreteType
         self.failed = {}                 # name -> why it has no TorchScript type
+        self.ignored = ()                # __jit_ignored_attributes__: stay Python
         self.class_type = None
         self.compiled = False
 
@@ -157,7 +153,7 @@ class _ConcreteType:
                 tuple((n, type_key(t), k) for n, (t, k) in self.attributes.items()),
                 tuple((n, type(v), v) for n, v in self.constants.items()),
                 tuple((n, id(c)) for n, c in self.modules.items()),
-                tuple(sorted(self.failed)))
+                tuple(sorted(self.failed)), self.ignored)
 
     def build(self):
         """Makes the TorchScript class type (attributes, then constants, then
@@ -189,6 +185,11 @@ class _TypeStore:
         known.append(concrete)
         return concrete
 
+    def forget(self, concrete):
+        known = self.types.get(concrete.py_class, [])
+        if concrete in known:
+            known.remove(concrete)
+
 
 _type_store = _TypeStore()
 
@@ -196,7 +197,13 @@ _type_store = _TypeStore()
 def _infer_concrete_type(module, store=None):
     if "_parameters" not in module.__dict__:
         raise RuntimeError(f"'{type(module).__qualname__}' has not been initialized, did you forget to call 'super()'?")
-    concrete = _ConcreteType(module)
+    if isinstance(module, ModuleDict):
+        iterable = "dict"
+    elif isinstance(module, (ModuleList, Sequential)):
+        iterable = "list"
+    else:
+        iterable = ""
+    concrete = _ConcreteType(type(module), iterable, type(module).__name__)
     annotations = _class_annotations(type(module))
     owner = type(module).__name__
 
@@ -213,11 +220,18 @@ def _infer_concrete_type(module, store=None):
             return value.type  # an object of a script class: its ClassType
         return _C._type_of(value)
 
+    # Names the user asks TorchScript not to see (torch's __jit_ignored_attributes__).
+    ignored = set(getattr(module, "__jit_ignored_attributes__", ()))
+    concrete.ignored = tuple(sorted(ignored))
     for name, param in module._parameters.items():
-        concrete.attributes[name] = (infer(name, param) or "Tensor", "parameter")
+        if name not in ignored:
+            concrete.attributes[name] = (infer(name, param) or "Tensor", "parameter")
     for name, buf in module._buffers.items():
-        concrete.attributes[name] = (infer(name, buf) or "Tensor", "buffer")
+        if name not in ignored:
+            concrete.attributes[name] = (infer(name, buf) or "Tensor", "buffer")
     for name, sub in module._modules.items():
+        if name in ignored:
+            continue
         if sub is None:
             # No Optional modules in TorchScript: a None submodule is a None attribute.
             concrete.attributes[name] = ("NoneType", "attribute")
@@ -239,7 +253,7 @@ def _infer_concrete_type(module, store=None):
         concrete.constants[name] = _valid_constant(getattr(module, name), name, owner)
 
     for name, value in module.__dict__.items():
-        if name in _IGNORED_ATTRIBUTES or name.startswith("__") or name in concrete.attributes \
+        if name in _IGNORED_ATTRIBUTES or name in ignored or name.startswith("__") or name in concrete.attributes \
                 or name in concrete.constants or name in concrete.modules:
             continue
         if isinstance(value, (types.FunctionType, types.MethodType, _C.ScriptFunction)) or callable(value) \
@@ -274,7 +288,7 @@ def _class_functions(cls):
     return found
 
 
-def _roots(module, functions):
+def _roots(functions):
     roots = []
     forward = functions.get("forward")
     if forward is not None and _kiln_jit.modifier(forward) not in ("ignore", "unused"):
@@ -297,28 +311,72 @@ def _stub(source, name, modifier):
     return ast.unparse(tree) + "\n"
 
 
-def _self_references(source, names):
-    """The names in `names` that the def in `source` reads as `self.<name>`."""
+def _loop_element(loop, is_submodule):
+    """For `for v in self.m`, `for i, v in enumerate(self.m)`, `for k, v in
+    self.m.items()` and `for v in self.m.values()` over a submodule m: (m, v)."""
+    it, target = loop.iter, loop.target
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+        it = it.args[0]
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values"):
+        if it.func.attr == "items":
+            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+        it = it.func.value
+    sub = is_submodule(it)
+    if sub is None or not isinstance(target, ast.Name):
+        return None
+    return sub, target.id
+
+
+def _references(source, names, submodules):
+    """What the def in `source` reaches through self: the names in `names`
+    it reads as `self.<name>`, and the (submodule, element, attribute)
+    triples it reads on submodules: `self.sub.attr` gives (sub, False,
+    attr); `self.subs[0].attr`, or `v.attr` in a loop over self.subs, gives
+    (subs, True, attr) (an attribute of the container's elements)."""
     definition = ast.parse(source).body[0]
     if not definition.args.args:
-        return []
+        return [], []
     self_name = definition.args.args[0].arg
-    return [node.attr for node in ast.walk(definition)
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name
-            and node.attr in names]
+
+    def is_submodule(node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name \
+                and node.attr in submodules:
+            return node.attr
+        return None
+
+    own, nested = [], []
+    for node in ast.walk(definition):
+        if isinstance(node, ast.For):
+            found = _loop_element(node, is_submodule)
+            if found is not None:
+                sub, var = found
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == var:
+                        nested.append((sub, True, inner.attr))
+        if not isinstance(node, ast.Attribute):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id == self_name and node.attr in names:
+            own.append(node.attr)
+        elif is_submodule(node.value) is not None:
+            nested.append((node.value.attr, False, node.attr))
+        elif isinstance(node.value, ast.Subscript) and is_submodule(node.value.value) is not None:
+            nested.append((node.value.value.attr, True, node.attr))
+    return own, nested
 
 
-def _compile_methods(concrete, module):
-    """Compiles the roots (forward, exported methods) and the methods they
+def _compile_methods(concrete, roots):
+    """Compiles `roots` of the concrete type's class and the methods they
     reach. Only those are handed to the compiler: the others may not be
-    TorchScript at all (Python helpers, f-strings, ...)."""
-    functions = _class_functions(type(module))
-    roots = _roots(module, functions)
-    methods = {}
+    TorchScript at all (Python helpers, f-strings, ...). Methods of
+    submodules called by name (`self.sub.helper(x)`) are compiled into the
+    submodule's type first, as torch compiles them on demand."""
+    functions = _class_functions(concrete.py_class)
+    methods, nested = {}, []
     pending = list(roots)
     while pending:
         name = pending.pop(0)
-        if name in methods:
+        if name in methods or concrete.class_type.has_method(name):
             continue
         fn = functions[name]
         source, filename, first_line = _jit._function_source(fn)
@@ -326,11 +384,26 @@ def _compile_methods(concrete, module):
         if modifier in ("ignore", "unused"):
             source = _stub(source, name, modifier)
         methods[name] = (source, filename, first_line, _jit._free_names(fn))
-        pending.extend(_self_references(source, functions))
-    try:
-        _C._compile_methods(concrete.class_type, methods, roots)
-    except RuntimeError as e:
-        raise _explain(e, concrete) from None
+        own, calls = _references(source, functions, concrete.modules)
+        pending.extend(own)
+        nested.extend(calls)
+    for sub_name, elements, attr in nested:
+        targets = concrete.modules[sub_name].modules.values() if elements else [concrete.modules[sub_name]]
+        for sub in targets:
+            if sub.py_class is None or sub.class_type.has_method(attr):
+                continue
+            fn = _class_functions(sub.py_class).get(attr)
+            # kiln.nn's own methods (a ModuleDict's items(), ...) are the compiler's sugar, or Python.
+            if fn is not None and not fn.__module__.startswith(__package__ + "."):
+                _compile_methods(sub, [attr])
+    roots = [name for name in roots if name in methods]
+    if roots:
+        try:
+            _C._compile_methods(concrete.class_type, methods, roots)
+        except RuntimeError as e:
+            # The type may hold some of the methods now: the next try makes a new one.
+            _type_store.forget(concrete)
+            raise _explain(e, concrete) from None
     concrete.compiled = True
 
 
@@ -352,7 +425,7 @@ def _explain(error, concrete):
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if current.py_class.__name__ == owner and name in current.failed:
+        if current.original_name == owner and name in current.failed:
             why = current.failed[name]
             return RuntimeError(message[:match.start()] + f"Module '{owner}' has no attribute '{name}' {why}"
                                 + message[match.end():])
@@ -371,10 +444,19 @@ def script_module(module):
     return _create(module, _type_store.get(module))
 
 
+def _wrap(obj, concrete, submodules, tensors, non_persistent):
+    wrapper_class = {"list": _ScriptModuleList, "dict": _ScriptModuleDict}.get(concrete.iterable, ScriptModule)
+    scripted = wrapper_class._construct(obj, concrete, submodules, tensors, non_persistent)
+    # Compiled methods are instance attributes, found before Module's (forward, ...).
+    for name in concrete.class_type.method_names():
+        scripted.__dict__[name] = obj.get_method(name)
+    return scripted
+
+
 def _create(module, concrete, compile_methods=True):
     obj = _C.ScriptObject(concrete.class_type)
     tensors = {}
-    for name, (_, kind) in concrete.attributes.items():
+    for name in concrete.attributes:
         value = getattr(module, name)
         obj.setattr(name, value)
         if isinstance(value, _C.Tensor):
@@ -386,18 +468,48 @@ def _create(module, concrete, compile_methods=True):
         obj.setattr(name, scripted._c)
         submodules[name] = scripted
     if compile_methods and not concrete.compiled:
-        _compile_methods(concrete, module)
-    wrapper_class = {"list": _ScriptModuleList, "dict": _ScriptModuleDict}.get(concrete.iterable, ScriptModule)
-    scripted = wrapper_class._construct(obj, concrete, submodules, tensors,
-                                        set(module._non_persistent_buffers_set))
-    # Compiled methods are instance attributes, found before Module's (forward, ...).
-    for name in concrete.class_type.method_names():
-        scripted.__dict__[name] = obj.get_method(name)
+        _compile_methods(concrete, _roots(_class_functions(concrete.py_class)))
+    scripted = _wrap(obj, concrete, submodules, tensors, set(module._non_persistent_buffers_set))
+    # Ignored attributes stay Python values on the scripted module, as torch keeps them.
+    for name in concrete.ignored:
+        if hasattr(module, name):
+            object.__setattr__(scripted, name, getattr(module, name))
     # @ignore'd methods stay Python, bound to the scripted module (as torch keeps them).
     for name, fn in _class_functions(type(module)).items():
         if _kiln_jit.modifier(fn) == "ignore":
             object.__setattr__(scripted, name, types.MethodType(fn, scripted))
     return scripted
+
+
+# ClassType -> _ConcreteType, for types kiln.nn did not make.
+_wrapped_types = {}
+
+
+def wrap_script_object(obj):
+    """A ScriptModule over a module object made elsewhere (a traced module,
+    a module built in C++), as torch's wrap_cpp_module: its attributes,
+    constants, submodules (wrapped too) and compiled methods come from the
+    object's class type. There is no eager module: parameters are the
+    object's tensors."""
+    if not isinstance(obj, _C.ScriptObject) or not obj.type.is_module:
+        raise TypeError(f"wrap_script_object: expected a module object (kiln._C.ScriptObject), got {obj!r}")
+    class_type = obj.type
+    concrete = _wrapped_types.get(class_type)
+    if concrete is None:
+        concrete = _ConcreteType(None, class_type.iterable, class_type.name.rsplit(".", 1)[-1])
+        concrete.class_type = class_type
+        concrete.compiled = True
+        for name, type_, kind in class_type.attributes():
+            if kind != "module":
+                concrete.attributes[name] = (type_, kind)
+        concrete.constants.update(class_type.constants())
+        _wrapped_types[class_type] = concrete
+    submodules = OrderedDict()
+    for name, _, kind in class_type.attributes():
+        if kind == "module":
+            submodules[name] = wrap_script_object(obj.getattr(name))
+            concrete.modules[name] = submodules[name]._concrete_type
+    return _wrap(obj, concrete, submodules, {}, set())
 
 
 # --- for kiln.trace ------------------------------------------------------------------------------
@@ -481,7 +593,7 @@ class ScriptModule(Module):
 
     @property
     def original_name(self):
-        return self._concrete_type.py_class.__name__
+        return self._concrete_type.original_name
 
     @property
     def graph(self):
@@ -522,7 +634,7 @@ class ScriptModule(Module):
             self._methods[name] = method
             return method
         why = concrete.failed.get(name, "")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'" + (" " + why if why else ""))
+        raise AttributeError(f"'ScriptModule' object has no attribute '{name}'" + (" " + why if why else ""))
 
     def __setattr__(self, name, value):
         concrete = self._concrete_type
@@ -560,6 +672,9 @@ class ScriptModule(Module):
 
     def __getstate__(self):
         raise RuntimeError("a ScriptModule cannot be pickled")
+
+    def __deepcopy__(self, memo):
+        raise RuntimeError("a ScriptModule cannot be copied; script a copy of the eager module instead")
 
 
 class _ScriptModuleList(ScriptModule):

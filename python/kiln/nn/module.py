@@ -6,6 +6,7 @@ submodules live in three ordered dicts (`_parameters`, `_buffers`,
 `_modules`) filled by attribute assignment and the register_* methods; every
 traversal (parameters(), state_dict(), ...) walks them in torch's order, so
 names and key orders match torch's."""
+import copy
 from collections import OrderedDict, namedtuple
 
 from .. import _C
@@ -421,6 +422,25 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(error_msgs)))
         return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # --- copying ------------------------------------------------------------------------------
+
+    def __deepcopy__(self, memo):
+        """copy.deepcopy(module): a module with cloned parameters and buffers
+        (tied ones stay tied). Tensors kept outside them are not copyable."""
+        for module in self.modules():
+            for store in (module._parameters, module._buffers):
+                for tensor in store.values():
+                    if tensor is not None and id(tensor) not in memo:
+                        clone = tensor.clone()
+                        if isinstance(tensor, Parameter):
+                            clone = Parameter(clone, getattr(tensor, "requires_grad", True))
+                        memo[id(tensor)] = clone
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            object.__setattr__(new, name, copy.deepcopy(value, memo))
+        return new
 
     # --- printing -----------------------------------------------------------------------------
 
