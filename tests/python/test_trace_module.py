@@ -415,3 +415,24 @@ def test_module_traces_on_threads_are_independent(programs):
     assert len(results) == 9
     for r in results:
         assert op_counts(r) == op_counts(expected)
+
+
+def test_nn_programs_net_in_train_and_eval(tmp_path):
+    """kiln.nn's differential Net (Linear layers, a ModuleList, Sequential,
+    constants, a branch on self.training) traced in both modes."""
+    from nn_programs import NET
+    kp, tp = load(NET, kiln, tmp_path), load(NET, torch, tmp_path)
+    x, x2 = inputs((3, 4), (3, 4))
+    for training in (True, False):
+        k, t = kp.Net(), tp.Net()
+        copy_weights(k, t)
+        k.train(training)
+        t.train(training)
+        kt = quiet_trace(kiln.trace, k, kiln.from_numpy(x))
+        tt = quiet_trace(torch.jit.trace, t, torch.from_numpy(x))
+        assert op_counts(kt.graph) == op_counts(tt.graph), f"kiln:\n{kt.graph}\ntorch:\n{tt.graph}"
+        for name, tmod in tt.named_modules():
+            kmod = dict(kt.named_modules())[name]
+            assert sorted(kmod._c.type.method_names()) == sorted(tmod._c._method_names()), name
+        with torch.no_grad():
+            assert_same(kt(kiln.from_numpy(x2)), tt(torch.from_numpy(x2)))
