@@ -436,3 +436,35 @@ def test_nn_programs_net_in_train_and_eval(tmp_path):
             assert sorted(kmod._c.type.method_names()) == sorted(tmod._c._method_names()), name
         with torch.no_grad():
             assert_same(kt(kiln.from_numpy(x2)), tt(torch.from_numpy(x2)))
+
+
+TWO_METHODS = '''
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 2)
+        self.dec = nn.Linear(2, 4)
+
+    def encode(self, x):
+        return torch.tanh(self.enc(x))
+
+    def forward(self, x):
+        return self.dec(self.encode(x))
+'''
+
+
+def test_trace_module_traces_each_named_method(tmp_path):
+    kp, tp = load(TWO_METHODS, kiln, tmp_path), load(TWO_METHODS, torch, tmp_path)
+    k, t = kp.Coder(), tp.Coder()
+    copy_weights(k, t)
+    x, x2 = inputs((3, 4), (5, 4))
+    kt = kiln.trace_module(k, {"forward": kiln.from_numpy(x), "encode": kiln.from_numpy(x)})
+    tt = torch.jit.trace_module(t, {"forward": torch.from_numpy(x), "encode": torch.from_numpy(x)})
+    assert sorted(kt._c.type.method_names()) == sorted(tt._c._method_names())
+    for name in ("forward", "encode"):
+        kg, tg = getattr(kt, name).graph, tt._c._get_method(name).graph
+        assert op_counts(kg) == op_counts(tg), f"{name}\nkiln:\n{kg}\ntorch:\n{tg}"
+    assert sorted(kt.enc._c.type.method_names()) == sorted(tt.enc._c._method_names())
+    with torch.no_grad():
+        assert_same(kt.encode(kiln.from_numpy(x2)), tt.encode(torch.from_numpy(x2)))
+        assert_same(kt(kiln.from_numpy(x2)), tt(torch.from_numpy(x2)))
