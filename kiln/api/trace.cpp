@@ -87,7 +87,7 @@ IValue traceMethodCall(const IValue& module, const std::string& method_name, con
     state->abandonMethod();
     throw;
   }
-  state->exitMethod(output, method_name);
+  state->exitMethod(method_name);
   return output;
 }
 

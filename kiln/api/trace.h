@@ -71,7 +71,9 @@ TracedMethod traceMethod(const IValue& module, const std::string& method_name,
 // submodules, the call is traced into a method of its type (named
 // method_name, or method_name1, method_name2, ... when the type has that
 // name already: a submodule called twice gets two methods, as 1.13 mangles
-// them) and recorded as prim::CallMethod; otherwise it is just fn().
+// them) and recorded as prim::CallMethod (whose outputs are the values of
+// the call used after it: TracingState::exitMethod); otherwise it is just
+// fn(). Returns fn's result.
 IValue traceMethodCall(const IValue& module, const std::string& method_name, const std::function<IValue()>& fn);
 
 }  // namespace kiln

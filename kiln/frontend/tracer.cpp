@@ -117,7 +117,7 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
     if (t.defined()) {
       if (auto it = values_.find(identity(t)); it != values_.end()) {
         Value* value = it->second.second;
-        if (context_.value_name && !value->hasDebugName() && !unnamed_.count(value->node())) {
+        if (context_.value_name && !value->hasDebugName()) {
           std::string name = context_.value_name(t);
           if (!name.empty() && Value::isValidName(name)) value->setDebugName(name);
         }
@@ -277,16 +277,8 @@ void TracingState::enterMethod(const IValue& module) {
   graph_ = std::move(graph);
 }
 
-void TracingState::exitMethod(const IValue& output, const std::string& method_name) {
+void TracingState::exitMethod(const std::string& method_name) {
   KILN_CHECK(frames_.size() > 1, "exitMethod: no method call is being traced");
-  Value* out = nullptr;
-  try {
-    out = outputValue(output, /*strict=*/false);
-  } catch (...) {
-    abandonMethod();
-    throw;
-  }
-  graph_->registerOutput(out);
   Frame frame = std::move(frames_.back());
   frames_.pop_back();
   graph_ = frames_.back().graph;
@@ -302,23 +294,12 @@ void TracingState::exitMethod(const IValue& output, const std::string& method_na
   for (size_t i = 1; taken(name); ++i) name = method_name + std::to_string(i);
   std::vector<Value*> inputs = {getValue(frame.module)};
   inputs.insert(inputs.end(), frame.captures.begin(), frame.captures.end());
-  Node* call = graph_->insertNode(graph_->create(prim::CallMethod, inputs));
+  // No outputs yet: they are the method's values used after the call, added
+  // as they are used (exportValue).
+  Node* call = graph_->insertNode(graph_->create(prim::CallMethod, inputs, 0));
   call->s_(attr::name, name);
-  call->output()->setType(unshapedType(out->type()));
   finished_graphs_[frame.graph.get()] = finished_.size();
   finished_.push_back({MethodGraph{frame.module, name, frame.graph}, call, {}});
-  setValue(output, call->output());
-  unnamed_.insert(call);
-  for (const Use& use : call->output()->uses()) {
-    unnamed_.insert(use.user);
-    // The elements of a tuple result have the complete types of the tensors, as 1.13 prints them.
-    if (use.user->kind() == prim::TupleUnpack && output.isTuple()) {
-      const auto& elements = output.toTupleRef().elements;
-      for (size_t i = 0; i < elements.size() && i < use.user->outputs().size(); ++i) {
-        use.user->output(i)->setType(resultType(elements[i], use.user->output(i)->type()));
-      }
-    }
-  }
 }
 
 Value* TracingState::exportValue(size_t index, Value* value) {
@@ -336,14 +317,20 @@ std::vector<TracingState::MethodGraph> TracingState::finishMethods() {
   std::vector<MethodGraph> methods;
   for (FinishedCall& f : finished_) {
     Graph& graph = *f.method.graph;
-    if (graph.outputs().size() > 1) {
+    Graph& caller = *f.call->owningGraph();
+    if (graph.outputs().empty()) {
+      // Nothing of the call is used after it: the method returns None.
+      graph.registerOutput(graph.insertConstant(IValue()));
+      f.call->addOutput()->setType(NoneType::get());
+    } else if (graph.outputs().size() == 1) {
+      f.call->output()->setType(unshapedType(f.call->output()->type()));
+    } else {
       // Several outputs: the method returns a tuple and the caller unpacks
       // it (1.13's convertReturnsToTuples).
       std::vector<Value*> outputs(graph.outputs().begin(), graph.outputs().end());
       Node* tuple = graph.insertNode(graph.createTuple(outputs));
       while (!graph.outputs().empty()) graph.eraseOutput(graph.outputs().size() - 1);
       graph.registerOutput(tuple->output());
-      Graph& caller = *f.call->owningGraph();
       WithInsertPoint guard(f.call);
       Node* call = caller.insertNode(caller.create(prim::CallMethod, std::vector<Value*>(f.call->inputs().begin(),
                                                                                          f.call->inputs().end())));

@@ -36,15 +36,13 @@
 // submodule, and every value of an enclosing graph it uses becomes a
 // further input, in order of first use (1.13 lambda-lifts its scope blocks
 // the same way: the method's inputs are what it reads, not the Python
-// arguments). The caller records prim::CallMethod (recordMethodCall) once
-// the method exists. A TorchScript method of a submodule (a scripted
+// arguments); its outputs are its values used after the call. A TorchScript method of a submodule (a scripted
 // submodule) is recorded as prim::CallMethod by runFunction.
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "kiln/core/dispatch_hook.h"
@@ -102,20 +100,22 @@ class TracingState : public DispatchHook {
   // Starts recording a call of a method of `module` (a traced module) in a
   // graph of its own; everything recorded until exitMethod goes there.
   void enterMethod(const IValue& module);
-  // Ends the call: `output` (what the method returned) becomes the graph's
-  // output, and the caller's graph records
-  // `prim::CallMethod[name=...](module, inputs...)`, which stands for
-  // `output` from now on. The method is named `method_name`, or
-  // method_name1, method_name2, ... when the type has that name already
-  // (1.13's mangleMethodName).
-  void exitMethod(const IValue& output, const std::string& method_name);
+  // Ends the call: the caller's graph records
+  // `prim::CallMethod[name=...](module, inputs...)`. The method is named
+  // `method_name`, or method_name1, method_name2, ... when the type has that
+  // name already (1.13's mangleMethodName). Its outputs are not what the
+  // Python code returned but, as 1.13 lifts its scope blocks
+  // (MakeDefsDominateUses), the values of the method used after the call,
+  // in order of first use: each becomes an output of the method and of the
+  // call when it is first used (a result, a buffer changed in place, a
+  // tensor kept in an attribute); a result returned unchanged from the
+  // caller's values is no output.
+  void exitMethod(const std::string& method_name);
   // Ends the call without a result (the traced code raised).
   void abandonMethod();
-  // The methods the trace made (TraceScope::exit finishes them): a value of
-  // a finished call used after it (a buffer changed in place, a tensor kept
-  // in an attribute) is one more output of the method and of its call, as
-  // 1.13's MakeDefsDominateUses makes it; a method with several outputs
-  // returns a tuple the caller unpacks.
+  // The methods the trace made (TraceScope::exit finishes them): a method
+  // without outputs returns None; one with several returns a tuple the
+  // caller unpacks (1.13's convertReturnsToTuples).
   struct MethodGraph {
     IValue module;
     std::string name;
@@ -172,9 +172,7 @@ class TracingState : public DispatchHook {
     std::unordered_map<Value*, Value*> exported;  // the method's value -> the call's output
   };
   std::vector<FinishedCall> finished_;
-  // Nodes whose outputs are not named after the caller's variables (1.13
-  // makes submodule calls after tracing: their values have no names).
-  std::unordered_set<const Node*> unnamed_;
+
   std::unordered_map<const Graph*, size_t> finished_graphs_;
   GraphPtr graph_;  // the current frame's
   TraceContext context_;

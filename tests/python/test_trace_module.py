@@ -255,16 +255,20 @@ class Outer(nn.Module):
 '''
 
 
-def test_non_tensor_outputs_raise_as_torch(tmp_path):
+def test_non_tensor_outputs(tmp_path):
     kp, tp = load(BAD, kiln, tmp_path), load(BAD, torch, tmp_path)
     (x,) = inputs((2, 3))
     with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
         torch.jit.trace(tp.Count(), torch.from_numpy(x))
     with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
         kiln.trace(kp.Count(), kiln.from_numpy(x))
-    # A submodule returning a non-tensor: kiln cannot make it a method.
-    with pytest.raises(RuntimeError, match="Only tensors"):
-        kiln.trace(kp.Outer(), kiln.from_numpy(x))
+    # A submodule may return anything: its method's outputs are what the
+    # caller uses of it (here nothing: the method returns None, the 3 is a constant).
+    kt = kiln.trace(kp.Outer(), kiln.from_numpy(x))
+    tt = torch.jit.trace(tp.Outer(), torch.from_numpy(x))
+    assert op_counts(kt.graph) == op_counts(tt.graph), f"kiln:\n{kt.graph}\ntorch:\n{tt.graph}"
+    assert op_counts(kt.count.graph) == op_counts(tt.count.graph)
+    assert "NoneType = prim::CallMethod" in str(kt.graph)
 
 
 ESCAPING = """
