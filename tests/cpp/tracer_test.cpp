@@ -406,3 +406,22 @@ TEST(TracerModuleTest, AValueOfAFinishedCallUsedLaterBecomesAnOutput) {
   IValue out = m.outer.forward({IValue(filled({2}, 1))});
   EXPECT_TRUE(allEqual(out.toTensor(), filled({2}, 6))) << text.str();
 }
+
+TEST(TracerModuleTest, ACallWhoseValuesAreNotUsedAfterItReturnsNone) {
+  Modules m;
+  auto traced = traceMethod(
+      m.outer.toIValue(), "forward",
+      [&](const Stack& in) {
+        // Returns its input unchanged (nn.Identity): nothing of the call is used after it.
+        IValue same = traceMethodCall(m.inner.toIValue(), "forward", [&] { return in[0]; });
+        return IValue(tracedAdd(same.toTensor(), same.toTensor()));
+      },
+      {IValue(filled({2}, 1))});
+  const Graph& g = *traced.method->graph();
+  std::ostringstream text;
+  text << g;
+  EXPECT_EQ(countKind(g, "prim::CallMethod"), 1u) << text.str();
+  EXPECT_NE(text.str().find("NoneType = prim::CallMethod[name=\"forward\"]"), std::string::npos) << text.str();
+  EXPECT_EQ(m.inner.get_method("forward").graph()->outputs()[0]->type()->kind(), TypeKind::None);
+  EXPECT_TRUE(allEqual(m.outer.forward({IValue(filled({2}, 3))}).toTensor(), filled({2}, 6)));
+}
