@@ -36,8 +36,9 @@
 // submodule, and every value of an enclosing graph it uses becomes a
 // further input, in order of first use (1.13 lambda-lifts its scope blocks
 // the same way: the method's inputs are what it reads, not the Python
-// arguments); its outputs are its values used after the call. A TorchScript method of a submodule (a scripted
-// submodule) is recorded as prim::CallMethod by runFunction.
+// arguments); its outputs are its values used after the call (exitMethod).
+// A TorchScript method of a submodule (a scripted submodule) is recorded as
+// prim::CallMethod by runFunction.
 #include <functional>
 #include <memory>
 #include <optional>
