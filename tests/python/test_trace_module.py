@@ -472,3 +472,63 @@ def test_trace_module_traces_each_named_method(tmp_path):
     with torch.no_grad():
         assert_same(kt.encode(kiln.from_numpy(x2)), tt.encode(torch.from_numpy(x2)))
         assert_same(kt(kiln.from_numpy(x2)), tt(torch.from_numpy(x2)))
+
+
+SHARED = '''
+class Cat(nn.Module):
+    def forward(self, xs):
+        return [x * 2.0 for x in xs]
+
+class Shared(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3) * 0.3)
+    def forward(self, x):
+        return x * self.w
+
+class User(nn.Module):
+    def __init__(self, shared):
+        super().__init__()
+        self.shared = shared
+    def forward(self, x):
+        return self.shared(x) + 1.0
+
+class Top(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cat = Cat()
+        sh = Shared()
+        self.a = User(sh)
+        self.b = User(sh)
+        self.seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    def forward(self, x, y):
+        p, q = self.cat([x, y])
+        r = self.a(p) + self.b(q)
+        return {"out": self.seq(r), "p": p}
+'''
+
+
+def test_shared_submodule_list_arguments_dict_output(tmp_path):
+    """A submodule shared by two parents (torch's module map keeps the last
+    name: its calls become methods of one copy), a list argument, a list
+    result unpacked by the caller, Sequential, a dict output (strict=False)."""
+    kp, tp = load(SHARED, kiln, tmp_path), load(SHARED, torch, tmp_path)
+    k, t = kp.Top(), tp.Top()
+    copy_weights(k, t)
+    x, y = inputs((2, 3), (2, 3))
+    kt = quiet_trace(kiln.trace, k, (kiln.from_numpy(x), kiln.from_numpy(y)), strict=False)
+    tt = quiet_trace(torch.jit.trace, t, (torch.from_numpy(x), torch.from_numpy(y)), strict=False)
+    kmods = dict(kt.named_modules())
+    for name, tmod in tt.named_modules():
+        kmod = kmods[name]
+        assert sorted(kmod._c.type.method_names()) == sorted(tmod._c._method_names()), name
+        for method in tmod._c._method_names():
+            kg, tg = kmod._c.get_method(method).graph, tmod._c._get_method(method).graph
+            assert op_counts(kg) == op_counts(tg), f"{name}.{method}\nkiln:\n{kg}\ntorch:\n{tg}"
+    x2, y2 = inputs((2, 3), (2, 3), seed=9)
+    with torch.no_grad():
+        expected = tt(torch.from_numpy(x2), torch.from_numpy(y2))
+    got = kt(kiln.from_numpy(x2), kiln.from_numpy(y2))
+    assert sorted(got) == sorted(expected)
+    for key in expected:
+        assert_same(got[key], expected[key])
