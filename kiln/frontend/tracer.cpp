@@ -133,8 +133,11 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
     return insertConstant(v);
   }
   if (v.isObject()) {
-    KILN_CHECK(isTracedModule(v), "kiln.trace: an object of type ", v.toObjectRef().type->name(),
-               " that is neither the traced module nor one of its submodules cannot be used in a trace");
+    // 1.13's words (an object's value in a trace is its GetAttr chain from `self`).
+    KILN_CHECK(isTracedModule(v), "Tried to trace <", v.toObjectRef().type->name(), " object at ",
+               static_cast<const void*>(&v.toObjectRef()),
+               "> but it is not part of the active trace. Modules that are called during a trace must be registered "
+               "as submodules of the thing being traced.");
     return attributeValue(&v.toObjectRef(), "");
   }
   if (v.isList()) {

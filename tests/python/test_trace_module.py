@@ -351,12 +351,15 @@ def test_tracing_a_script_module_is_a_no_op(programs):
         assert kiln.trace(scripted, kiln.from_numpy(inputs((2, 4))[0])) is scripted
 
 
-def test_traced_module_in_a_traced_function(traced):
-    # A traced module called from a traced function is a method call of a
-    # module object the function's trace does not know: kiln raises.
+def test_traced_module_in_a_traced_function_raises_as_torch(traced):
+    # A module object the trace does not hold (not the traced module or one
+    # of its submodules) cannot be called.
     k, t, kt, tt = traced
     (x,) = inputs((3, 4))
-    with pytest.raises(RuntimeError, match="cannot be used in a trace"):
+    message = "but it is not part of the active trace. Modules that are called during a trace must be registered"
+    with pytest.raises(RuntimeError, match=message):
+        torch.jit.trace(lambda v: tt(v) * 2.0, torch.from_numpy(x), check_trace=False)
+    with pytest.raises(RuntimeError, match=message):
         kiln.trace(lambda v: kt(v) * 2.0, kiln.from_numpy(x), check_trace=False)
 
 
