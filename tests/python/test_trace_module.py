@@ -535,3 +535,29 @@ def test_shared_submodule_list_arguments_dict_output(tmp_path):
     assert sorted(got) == sorted(expected)
     for key in expected:
         assert_same(got[key], expected[key])
+
+
+SCRIPTED_PARENT = '''
+class Parent(nn.Module):
+    def __init__(self, sub):
+        super().__init__()
+        self.sub = sub
+
+    def forward(self, x):
+        return self.sub(x) + 1.0
+'''
+
+
+def test_scripting_a_module_holding_a_traced_one(tmp_path):
+    """kiln.script of a module whose submodule is a traced module calls the traced forward, as torch."""
+    kp = load(NESTED + SCRIPTED_PARENT, kiln, tmp_path)
+    tp = load(NESTED + SCRIPTED_PARENT, torch, tmp_path)
+    (x,) = inputs((2, 3))
+    kinner = kiln.trace(kp.Inner(), kiln.from_numpy(x))
+    tinner = torch.jit.trace(tp.Inner(), torch.from_numpy(x))
+    ks, ts = kiln.script(kp.Parent(kinner)), torch.jit.script(tp.Parent(tinner))
+    assert op_counts(ks.graph) == op_counts(ts.graph)
+    assert kinner.forward.schema.startswith("forward(")
+    (x2,) = inputs((2, 3), seed=2)
+    with torch.no_grad():
+        assert_same(ks(kiln.from_numpy(x2)), ts(torch.from_numpy(x2)))
