@@ -34,7 +34,7 @@ std::string Scope::namesFromRoot(const std::string& separator) const {
   return out;
 }
 
-const char* slotKindName(AttributeKind kind) {
+const char* attributeKindName(AttributeKind kind) {
   switch (kind) {
     case AttributeKind::f: return "f";
     case AttributeKind::fs: return "fs";
@@ -510,8 +510,8 @@ Node* Node::setAttribute(Symbol name, AttributeKind kind, T value) {
 template <typename T>
 const T& Node::getAttribute(Symbol name, AttributeKind kind) const {
   const Attribute& a = findAttribute(name);
-  KILN_CHECK(a.kind == kind, "attribute '", name.name(), "' of ", kind_, " is of kind ", slotKindName(a.kind),
-             ", not ", slotKindName(kind));
+  KILN_CHECK(a.kind == kind, "attribute '", name.name(), "' of ", kind_, " is of kind ", attributeKindName(a.kind),
+             ", not ", attributeKindName(kind));
   return std::get<T>(a.value);
 }
 

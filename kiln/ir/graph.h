@@ -65,7 +65,7 @@ class Scope : public std::enable_shared_from_this<Scope> {
 };
 
 enum class AttributeKind { f, fs, i, is, s, ss, t, ts, g, gs, ty, tys, ival };
-const char* slotKindName(AttributeKind kind);
+const char* attributeKindName(AttributeKind kind);
 
 class Value {
  public:

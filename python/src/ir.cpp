@@ -192,7 +192,7 @@ void bindIR(py::module_& m) {
            [](const PyNode& n, const std::string& name) { return n.ptr->hasAttribute(Symbol::attr(name)); })
       .def("hasAttributes", [](const PyNode& n) { return n.ptr->hasAttributes(); })
       .def("kindOf", [](const PyNode& n,
-                        const std::string& name) { return slotKindName(n.ptr->kindOf(Symbol::attr(name))); })
+                        const std::string& name) { return attributeKindName(n.ptr->kindOf(Symbol::attr(name))); })
       .def("__getitem__", &attributeValue)
       .def("i", [](const PyNode& n, const std::string& name) { return n.ptr->i(Symbol::attr(name)); })
       .def("f", [](const PyNode& n, const std::string& name) { return n.ptr->f(Symbol::attr(name)); })
