@@ -49,4 +49,31 @@ void cleanupTrace(const std::shared_ptr<Graph>& graph);
 // `Tensor x`) and returns the output's.
 std::shared_ptr<GraphFunction> functionFromTrace(const std::string& name, const std::shared_ptr<Graph>& graph);
 
+// Tracing modules (torch 1.13's trace_module; docs/tracing.md, "Tracing
+// modules"). `module` is a module object whose type has no method
+// `method_name` yet; `fn` runs that method's eager code on
+// `example_inputs`. The trace's first input is the module (`self`): its
+// parameters, buffers and submodules are read with prim::GetAttr, and the
+// calls of submodules that `fn` makes through traceMethodCall become
+// prim::CallMethod of methods traced into the submodules' types. The
+// cleaned-up trace becomes method `method_name` of the module's type.
+struct TracedMethod {
+  GraphFunction* method;
+  IValue output;  // what fn returned
+};
+TracedMethod traceMethod(const IValue& module, const std::string& method_name,
+                         const std::function<IValue(const Stack&)>& fn, const Stack& example_inputs,
+                         const std::vector<std::string>& arg_names = {}, bool strict = true,
+                         tracer::TraceContext context = {});
+
+// A call of `module`'s method `method_name` (`fn` runs its eager code) made
+// while a module is traced: when `module` is the traced module or one of its
+// submodules, the call is traced into a method of its type (named
+// method_name, or method_name1, method_name2, ... when the type has that
+// name already: a submodule called twice gets two methods, as 1.13 mangles
+// them) and recorded as prim::CallMethod (whose outputs are the values of
+// the call used after it: TracingState::exitMethod); otherwise it is just
+// fn(). Returns fn's result.
+IValue traceMethodCall(const IValue& module, const std::string& method_name, const std::function<IValue()>& fn);
+
 }  // namespace kiln

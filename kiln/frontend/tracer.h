@@ -23,10 +23,25 @@
 // prim::TupleConstruct / prim::ListConstruct into the graph's one output.
 //
 // The state holds the tensors it maps, so a tensor freed during the trace
-// cannot hand its address to a new one. A module's parameters can be mapped
-// to prim::GetAttr values with setValue before the traced code runs.
+// cannot hand its address to a new one.
+//
+// Tracing a module (kiln.trace of a module, as 1.13's trace_module): the
+// first input is the module object (`self`, given to TraceScope as the
+// first example input). Its parameters, buffers and other tensor attributes,
+// and those of its submodules, are read with a chain of prim::GetAttr from
+// `self` where the traced code first uses them, one chain per attribute and
+// method, inserted at the top of the graph (1.13's TracedAttr nodes after
+// ConvertTracedAttrReferences). A call of a submodule's method is traced
+// into a graph of its own (enterMethod / exitMethod): its first input is the
+// submodule, and every value of an enclosing graph it uses becomes a
+// further input, in order of first use (1.13 lambda-lifts its scope blocks
+// the same way: the method's inputs are what it reads, not the Python
+// arguments); its outputs are its values used after the call (exitMethod).
+// A TorchScript method of a submodule (a scripted submodule) is recorded as
+// prim::CallMethod by runFunction.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -77,11 +92,90 @@ class TracingState : public DispatchHook {
   // outlive the traced function.
   void noteOwner(std::shared_ptr<Function> fn);
 
+  // Module tracing (see the top of this file). `module` is the traced
+  // module's object, `self` the graph input standing for it.
+  void setModule(const IValue& module, Value* self);
+  bool tracesModule() const { return !frames_.front().module.isNone(); }
+  // Whether `module` is the traced module or one of its submodules.
+  bool isTracedModule(const IValue& module) const;
+  // Starts recording a call of a method of `module` (a traced module) in a
+  // graph of its own; everything recorded until exitMethod goes there.
+  void enterMethod(const IValue& module);
+  // Ends the call: the caller's graph records
+  // `prim::CallMethod[name=...](module, inputs...)`. The method is named
+  // `method_name`, or method_name1, method_name2, ... when the type has that
+  // name already (1.13's mangleMethodName). Its outputs are not what the
+  // Python code returned but, as 1.13 lifts its scope blocks
+  // (MakeDefsDominateUses), the values of the method used after the call,
+  // in order of first use: each becomes an output of the method and of the
+  // call when it is first used (a result, a buffer changed in place, a
+  // tensor kept in an attribute); a result returned unchanged from the
+  // caller's values is no output.
+  void exitMethod(const std::string& method_name);
+  // Ends the call without a result (the traced code raised).
+  void abandonMethod();
+  // The methods the trace made (TraceScope::exit finishes them): a method
+  // without outputs returns None; one with several returns a tuple the
+  // caller unpacks (1.13's convertReturnsToTuples).
+  struct MethodGraph {
+    IValue module;
+    std::string name;
+    GraphPtr graph;  // `self`, then the values it reads; uncleaned
+  };
+  std::vector<MethodGraph> finishMethods();
+
+  // The value standing for the traced output `v` (tensors, and tuples,
+  // lists and dicts of them), as the graph's output is built (TraceScope::exit).
+  Value* outputValue(const IValue& v, bool strict);
+
  private:
   // A constant at the source range of the operator being recorded.
   Value* insertConstant(const IValue& v);
 
-  GraphPtr graph_;
+  // One graph being recorded: the trace itself (frames_[0]) and, above it,
+  // the submodule method calls in progress.
+  struct Frame {
+    GraphPtr graph;
+    IValue module;  // None when tracing a function
+    Value* self = nullptr;
+    std::vector<Value*> captures;                   // enclosing graph's values read here
+    std::unordered_map<Value*, Value*> lifted;      // such a value -> this graph's input
+    std::unordered_map<std::string, Value*> attributes;  // `sub.w` -> its GetAttr chain here
+    size_t finished_before = 0;  // finished_.size() when the call started
+  };
+  // Where a module or tensor is an attribute: its module and name.
+  struct Owner {
+    const ObjectObj* module;
+    std::string name;
+  };
+  // `value` (of some frame's graph) as a value of the current graph, lifted
+  // into the method graphs between as inputs. `runtime` (may be undefined)
+  // is the tensor it computes: lifted inputs get its complete type, as the
+  // values 1.13 lifts out of its scope blocks have.
+  Value* resolve(Value* value, const Tensor& runtime = Tensor());
+  Value* liftInto(size_t frame, Value* value, const Tensor& runtime = Tensor());
+  // Attribute `name` of `module` ("" for the module itself) read in the current graph.
+  Value* attributeValue(const ObjectObj* module, const std::string& name);
+  std::optional<std::vector<std::string>> modulePath(const ObjectObj* from, const ObjectObj* to) const;
+  // Drops the map entries pointing into `graph` (a method call abandoned).
+  void forgetValuesOf(const Graph& graph);
+  // `value` of the finished method call `index` as a new output of its call.
+  Value* exportValue(size_t index, Value* value);
+
+  std::vector<Frame> frames_;
+  std::unordered_map<const ObjectObj*, Owner> modules_;  // submodules of the traced module
+  std::unordered_map<const void*, Owner> tensor_attributes_;  // TensorImpl -> its attribute
+  // Tensors of an abandoned method call (kept alive, as values_ keeps its tensors).
+  std::unordered_map<const void*, Tensor> escaped_;
+  struct FinishedCall {
+    MethodGraph method;
+    Node* call;                                   // in the caller's graph
+    std::unordered_map<Value*, Value*> exported;  // the method's value -> the call's output
+  };
+  std::vector<FinishedCall> finished_;
+
+  std::unordered_map<const Graph*, size_t> finished_graphs_;
+  GraphPtr graph_;  // the current frame's
   TraceContext context_;
   SourceRange current_range_;  // of the operator being recorded
   // TensorImpl -> (the tensor, kept alive; its graph value).
@@ -110,12 +204,15 @@ class TraceScope {
 
   TracingState& state() { return *state_; }
   GraphPtr exit(const IValue& output, bool strict = true);
+  // After exit: the methods a module trace made (TracingState::finishMethods).
+  std::vector<TracingState::MethodGraph>& methods() { return methods_; }
 
  private:
   std::shared_ptr<TracingState> state_;
   TracingState* previous_state_;
   DispatchHook* previous_hook_;
   bool active_ = true;
+  std::vector<TracingState::MethodGraph> methods_;
 };
 
 // No trace on this thread for the guard's lifetime (a trace active here
@@ -138,6 +235,7 @@ class TracingSuspended {
 struct TraceResult {
   GraphPtr graph;
   IValue output;
+  std::vector<TracingState::MethodGraph> methods;  // of a module trace's submodule calls
 };
 TraceResult trace(const Stack& inputs, const std::function<IValue(const Stack&)>& fn,
                   const std::vector<std::string>& names = {}, bool strict = true, TraceContext context = {});

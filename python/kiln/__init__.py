@@ -13,7 +13,7 @@ from . import _tensor  # noqa: F401  (installs Tensor methods and operators)
 from ._functions import install as _install_functions
 from ._factories import tensor, as_tensor, manual_seed
 from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile, script
-from ._trace import trace, TracerWarning, TracingCheckError, is_tracing
+from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing
 from ._jit import ScriptClass, ScriptObject, ScriptMethod
 
 _install_functions(globals())
@@ -23,5 +23,5 @@ from . import jit  # noqa: E402,F401  (kiln.jit.export, kiln.jit.ignore)
 
 __all__ = ["Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "dtype", "parse_ir",
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",
-           "trace", "TracerWarning", "TracingCheckError", "is_tracing",
+           "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing",
            "ScriptClass", "ScriptObject", "ScriptMethod"]

@@ -1,9 +1,11 @@
 """kiln.trace: record what a Python function does to tensors as a graph,
 as torch.jit.trace does (docs/tracing.md)."""
 import inspect
+import re
 import linecache
 import os
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -153,24 +155,37 @@ def _clone(value):
     return value
 
 
-def _check_trace(check_inputs, func, traced, name, strict, rtol, atol):
-    """torch 1.13's _check_trace for functions: for each input tuple, trace
-    again (graphs must be equal up to shapes, else TracingCheckError) and run
-    the trace, the Python function and the new trace (outputs must be close,
-    else a TracerWarning)."""
+def _arguments(example_inputs):
+    """As torch: a tensor (or array, or dict) is the one argument; another
+    sequence holds the arguments."""
+    if isinstance(example_inputs, (_C.Tensor, np.ndarray, dict)):
+        example_inputs = (example_inputs,)
+    elif not isinstance(example_inputs, tuple):
+        example_inputs = tuple(example_inputs)
+    return _as_tensors(example_inputs)
+
+
+_MANGLE = re.compile(r"___torch_mangle_[0-9]+\.")
+
+
+def _canonical_text(graph):
+    # Calls inlined and type names unmangled: a module traced again has new types (as torch compares).
+    return _MANGLE.sub("", _C._canonical_trace_text(graph))
+
+
+def _check_trace(check_inputs, func, traced, retrace, rtol, atol):
+    """torch 1.13's _check_trace: for each input tuple, trace again
+    (`retrace(inputs)`; graphs must be equal up to shapes, else
+    TracingCheckError) and run the trace, the Python function and the new
+    trace (outputs must be close, else a TracerWarning)."""
     for inputs in check_inputs:
-        if isinstance(inputs, (_C.Tensor, np.ndarray, dict)):
-            inputs = (inputs,)
-        elif not isinstance(inputs, tuple):
-            inputs = tuple(inputs)
-        inputs = _as_tensors(inputs)
+        inputs = _arguments(inputs)
         with warnings.catch_warnings():
             # The conversions warned about already in the first trace.
             warnings.simplefilter("ignore", TracerWarning)
-            check, _ = _C._trace(name, func, _clone(inputs), _parameter_names(func, len(inputs)), strict,
-                                 _variable_name, _source_location)
-        traced_text = _C._canonical_trace_text(traced.graph)
-        check_text = _C._canonical_trace_text(check.graph)
+            check = retrace(_clone(inputs))
+        traced_text = _canonical_text(traced.graph)
+        check_text = _canonical_text(check.graph)
         if traced_text != check_text:
             import difflib
             diff = "".join(difflib.ndiff(traced_text.splitlines(True), check_text.splitlines(True)))
@@ -220,27 +235,135 @@ def trace(func, example_inputs, check_inputs=None, check_trace=True, strict=True
     tuples; default: the example inputs) and raises TracingCheckError when
     the graph differs, warns (TracerWarning) when outputs do.
     strict: as torch's (a dict output raises, a list output warns)."""
-    if isinstance(func, ScriptFunction):
+    from . import nn
+    from .nn import _script
+    if isinstance(func, (ScriptFunction, _script.ScriptModule)):
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object "
                       "as is.", stacklevel=2)
         return func
+    if isinstance(func, nn.Module):
+        return trace_module(func, {"forward": example_inputs}, check_trace=check_trace,
+                            check_inputs=None if check_inputs is None else [{"forward": c} for c in check_inputs],
+                            strict=strict, check_tolerance=check_tolerance)
     if not callable(func):
         raise TypeError(f"kiln.trace expects a function, got {type(func).__name__}")
-    # As torch: a tensor (or array, or dict) is the one argument; another
-    # sequence holds the arguments.
-    if isinstance(example_inputs, (_C.Tensor, np.ndarray, dict)):
-        example_inputs = (example_inputs,)
-    elif not isinstance(example_inputs, tuple):
-        example_inputs = tuple(example_inputs)
-    example_inputs = _as_tensors(example_inputs)
+    example_inputs = _arguments(example_inputs)
     name = getattr(func, "__name__", "forward")
     if name == "<lambda>":
         name = "_lambda"
+
+    def retrace(inputs):
+        return _C._trace(name, func, inputs, _parameter_names(func, len(inputs)), strict, _variable_name,
+                         _source_location)[0]
+
     traced, _ = _C._trace(name, func, example_inputs, _parameter_names(func, len(example_inputs)), strict,
                           _variable_name, _source_location)
     if check_trace:
         # Inside another trace (kiln.trace called by traced code), the checks
         # must not be recorded in it.
         _C._untraced(lambda: _check_trace(check_inputs if check_inputs is not None else [example_inputs], func,
-                                          traced, name, strict, check_tolerance, check_tolerance))
+                                          traced, retrace, check_tolerance, check_tolerance))
     return traced
+
+
+def trace_module(mod, inputs, check_trace=True, check_inputs=None, strict=True, check_tolerance=1e-5):
+    """Traces methods of a kiln.nn.Module, as torch.jit.trace_module:
+    `inputs` maps method names to their example inputs ({"forward": x}).
+    Returns a ScriptModule of the module's own types (not shared with other
+    instances) whose methods are the traces: their first input is the module
+    (`self`), parameters and buffers are read with prim::GetAttr, and each
+    call of a submodule is prim::CallMethod of a method traced into the
+    submodule's type (forward, forward1, ... when it is called more than
+    once). Scripted submodules and functions stay calls. check_inputs: a
+    list of such dicts; the checks are kiln.trace's."""
+    from . import nn
+    if not isinstance(mod, nn.Module):
+        raise AttributeError("expected kiln.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    traced = _trace_methods(mod, inputs, strict)
+    if check_trace:
+        for method_name, example in inputs.items():
+            method_checks = [_arguments(c[method_name]) for c in check_inputs] if check_inputs is not None \
+                else [_arguments(example)]
+
+            def retrace(args, method_name=method_name):
+                check = _trace_methods(mod, {method_name: args}, strict)
+                return getattr(check, method_name)
+
+            _C._untraced(lambda: _check_trace(method_checks, getattr(mod, method_name),
+                                              getattr(traced, method_name), retrace, check_tolerance,
+                                              check_tolerance))
+    return traced
+
+
+# The submodules of the module traces running on each thread (innermost
+# last): eager submodule id -> (submodule, its ScriptModule).
+_module_traces = threading.local()
+_module_traces_lock = threading.Lock()
+_module_traces_running = 0
+
+
+def _traced_call(module, args, kwargs):
+    """kiln.nn.Module.__call__ while a module trace runs (torch's
+    _slow_forward): a call of a traced submodule is traced into a method."""
+    traces = getattr(_module_traces, "stack", None)
+    if traces and _C._is_tracing():
+        entry = traces[-1].get(id(module))
+        if entry is not None and entry[0] is module:
+            return _C._trace_method_call(entry[1]._c, "forward", module.forward, args, kwargs)
+    return module.forward(*args, **kwargs)
+
+
+def _push_module_trace(traced_modules):
+    global _module_traces_running
+    from .nn import module as module_py
+    if not hasattr(_module_traces, "stack"):
+        _module_traces.stack = []
+    _module_traces.stack.append(traced_modules)
+    with _module_traces_lock:
+        _module_traces_running += 1
+        module_py._trace_call = _traced_call
+
+
+def _pop_module_trace():
+    global _module_traces_running
+    from .nn import module as module_py
+    _module_traces.stack.pop()
+    with _module_traces_lock:
+        _module_traces_running -= 1
+        if _module_traces_running == 0:
+            module_py._trace_call = None
+
+
+def _trace_methods(mod, inputs, strict):
+    """A new ScriptModule for `mod` with the methods of `inputs` traced into it."""
+    from .nn import _script
+    scripted = _script.script_module_for_trace(mod)
+    # eager submodule -> its ScriptModule, to trace their calls into methods (torch's _trace_module_map).
+    traced_modules = {}
+
+    def collect(eager, script):
+        for name, sub in eager._modules.items():
+            if sub is None or isinstance(sub, _script.ScriptModule):
+                continue
+            traced_modules[id(sub)] = (sub, script._modules[name])
+            collect(sub, script._modules[name])
+
+    collect(mod, scripted)
+
+    _push_module_trace(traced_modules)
+    try:
+        for method_name, example in inputs.items():
+            example = _arguments(example)
+            fn = getattr(mod, method_name)
+            _C._trace_method(scripted._c, method_name, fn, example, _parameter_names(fn, len(example)), strict,
+                             _variable_name, _source_location)
+    finally:
+        _pop_module_trace()
+    # The traced methods are found before Module's (forward, ...), as _create binds compiled ones.
+    for module in scripted.modules():
+        if isinstance(module, _script.ScriptModule):
+            for name in module._c.type.method_names():
+                module.__dict__[name] = module._c.get_method(name)
+    return scripted

@@ -12,9 +12,9 @@ their eager (Python) meanings."""
 from typing import Final  # noqa: F401  (kiln.jit.Final, as torch.jit.Final)
 
 from ._jit import script  # noqa: F401
-from ._trace import trace, TracerWarning, TracingCheckError, is_tracing  # noqa: F401  (as torch.jit has them)
+from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing  # noqa: F401  (as torch.jit)
 
-__all__ = ["Final", "script", "trace", "TracerWarning", "TracingCheckError", "is_tracing", "export", "ignore",
+__all__ = ["Final", "script", "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing", "export", "ignore",
            "unused", "modifier", "annotate", "is_scripting", "ScriptModule"]
 
 # The marker kiln.nn._script reads on a function: "export", "ignore" or "unused".

@@ -10,6 +10,7 @@
 #include "kiln/api/trace.h"
 #include "kiln/frontend/tracer.h"
 #include "kiln/ir/graph.h"
+#include "kiln/passes/inliner.h"
 
 namespace kiln::python {
 
@@ -105,6 +106,42 @@ IValue outputToIValue(py::handle obj) {
   badOutput();
 }
 
+// What kiln.trace's Python part tells the tracer: value names and source
+// locations (either callback may be None). The callbacks run where an
+// operator runs, often without the GIL.
+tracer::TraceContext traceContext(const py::object& name_lookup, const py::object& location_lookup) {
+  tracer::TraceContext context;
+  if (!name_lookup.is_none()) {
+    context.value_name = [name_lookup](const Tensor& t) {
+      py::gil_scoped_acquire gil;
+      return name_lookup(t).cast<std::string>();
+    };
+  }
+  // One Source per (file, line): the line's text, numbered as in the file.
+  auto sources = std::make_shared<std::map<std::pair<std::string, int64_t>, std::shared_ptr<const Source>>>();
+  if (!location_lookup.is_none()) {
+    context.source_range = [location_lookup, sources]() -> SourceRange {
+      py::gil_scoped_acquire gil;
+      py::object where = location_lookup();
+      if (where.is_none()) return {};
+      auto [file, line, text] = where.cast<std::tuple<std::string, int64_t, std::string>>();
+      if (line < 1) return {};
+      auto& source = (*sources)[{file, line}];
+      if (!source) source = std::make_shared<const Source>(text, file, static_cast<size_t>(line));
+      return SourceRange(source, 0, source->text().size());
+    };
+  }
+  return context;
+}
+
+IValue moduleObject(py::handle obj) {
+  auto module = objectToIValue(obj, nullptr);
+  if (!module || !module->toObjectRef().type->isModule()) {
+    throw py::type_error("expected the ScriptObject of a module");
+  }
+  return *module;
+}
+
 }  // namespace
 
 void bindTrace(py::module_& m) {
@@ -116,28 +153,7 @@ void bindTrace(py::module_& m) {
         Stack stack;
         for (py::handle input : inputs) stack.push_back(inputToIValue(input));
         py::object result;
-        // The lookups are called where an operator runs, often without the GIL.
-        tracer::TraceContext context;
-        if (!name_lookup.is_none()) {
-          context.value_name = [&name_lookup](const Tensor& t) {
-            py::gil_scoped_acquire gil;
-            return name_lookup(t).cast<std::string>();
-          };
-        }
-        // One Source per (file, line): the line's text, numbered as in the file.
-        std::map<std::pair<std::string, int64_t>, std::shared_ptr<const Source>> sources;
-        if (!location_lookup.is_none()) {
-          context.source_range = [&location_lookup, &sources]() -> SourceRange {
-            py::gil_scoped_acquire gil;
-            py::object where = location_lookup();
-            if (where.is_none()) return {};
-            auto [file, line, text] = where.cast<std::tuple<std::string, int64_t, std::string>>();
-            if (line < 1) return {};
-            auto& source = sources[{file, line}];
-            if (!source) source = std::make_shared<const Source>(text, file, static_cast<size_t>(line));
-            return SourceRange(source, 0, source->text().size());
-          };
-        }
+        tracer::TraceContext context = traceContext(name_lookup, location_lookup);
         TracedFunction traced = trace(
             name,
             [&](const Stack&) {
@@ -152,6 +168,42 @@ void bindTrace(py::module_& m) {
       "Calls fn(*inputs) while tracing; returns (a ScriptFunction of the trace, fn's result). "
       "name_lookup(tensor) names values (\"\" for none); location_lookup() gives (file, line, line text) "
       "of the code recording a node, or None.");
+  m.def(
+      "_trace_method",
+      [](const py::object& module, const std::string& method_name, const py::function& fn, const py::tuple& inputs,
+         const std::vector<std::string>& names, bool strict, const py::object& name_lookup,
+         const py::object& location_lookup) {
+        Stack stack;
+        for (py::handle input : inputs) stack.push_back(inputToIValue(input));
+        py::object result;
+        traceMethod(
+            moduleObject(module), method_name,
+            [&](const Stack&) {
+              result = fn(*inputs);
+              return outputToIValue(result);
+            },
+            stack, names, strict, traceContext(name_lookup, location_lookup));
+        return result;
+      },
+      py::arg("module"), py::arg("method_name"), py::arg("fn"), py::arg("inputs"), py::arg("names"),
+      py::arg("strict") = true, py::arg("name_lookup") = py::none(), py::arg("location_lookup") = py::none(),
+      "Traces fn(*inputs) (the eager code of `module`'s method) with the module (a ScriptObject) as `self`, and "
+      "adds the trace to the module's type as method `method_name`; returns fn's result.");
+  m.def(
+      "_trace_method_call",
+      [](const py::object& module, const std::string& method_name, const py::function& fn, const py::tuple& args,
+         const py::dict& kwargs) {
+        py::object result;
+        // What the call returns is not checked: its outputs are what the caller uses.
+        traceMethodCall(moduleObject(module), method_name, [&]() {
+          result = fn(*args, **kwargs);
+          return IValue();
+        });
+        return result;
+      },
+      py::arg("module"), py::arg("method_name"), py::arg("fn"), py::arg("args"), py::arg("kwargs"),
+      "fn(*args, **kwargs), the eager code of a call of `module`'s method (module a ScriptObject), recorded in the "
+      "module trace running as a call of a method traced into the module's type.");
   m.def("_is_tracing", [] { return tracer::isTracing(); }, "Whether this thread is tracing.");
   m.def(
       "_untraced",
@@ -177,6 +229,7 @@ void bindTrace(py::module_& m) {
         // What two traces are compared by (check_trace): the graph with shapes
         // erased and no source locations, as 1.13 compares canonicalized graphs.
         auto copy = graph->copy();
+        inlineCalls(copy);
         std::function<void(Block*)> erase = [&](Block* b) {
           for (Value* v : b->inputs()) v->setType(unshapedType(v->type()));
           for (Node* n : b->nodes()) {

@@ -294,3 +294,134 @@ TEST(TracerTest, SuspendedTracingRecordsNothing) {
 }
 
 }  // namespace
+
+// --- tracing modules (kiln::traceMethod, kiln::traceMethodCall) --------------------------------
+
+namespace {
+
+size_t countKind(const Graph& g, const char* kind) {
+  size_t n = 0;
+  for (const Node* node : g.nodes()) n += node->kind().toQualString() == std::string(kind);
+  return n;
+}
+
+// outer: parameter `scale`, submodule `inner` (parameter `w`); inner's forward is x + w.
+struct Modules {
+  Module outer{"Outer"};
+  Module inner{"Inner"};
+  Modules() {
+    inner.register_parameter("w", filled({2}, 3));
+    outer.register_parameter("scale", filled({2}, 2));
+    outer.register_module("inner", inner);
+  }
+  // The eager code of inner.forward, called as a submodule call.
+  IValue callInner(const Tensor& x) {
+    return traceMethodCall(inner.toIValue(), "forward", [&] {
+      return IValue(tracedAdd(x, inner.attr("w").toTensor()));
+    });
+  }
+};
+
+}  // namespace
+
+TEST(TracerModuleTest, ParametersAreGetAttrChainsAndSubmoduleCallsAreMethods) {
+  Modules m;
+  auto traced = traceMethod(
+      m.outer.toIValue(), "forward",
+      [&](const Stack& in) {
+        Tensor x = call("aten::mul", "Tensor", {in[0], m.outer.attr("scale")}).toTensor();
+        Tensor y = m.callInner(x).toTensor();
+        Tensor z = m.callInner(y).toTensor();  // called twice: a second method
+        return IValue(tracedAdd(z, m.inner.attr("w").toTensor()));  // inner.w read by outer: a chain of two
+      },
+      {IValue(filled({2}, 1))}, {"x"});
+  const Graph& g = *traced.method->graph();
+  std::ostringstream text;
+  text << g;
+  EXPECT_EQ(g.inputs()[0]->type()->str(), m.outer.type()->name()) << text.str();
+  EXPECT_EQ(g.inputs()[0]->debugName(), "self.1");
+  // scale; inner for the calls; inner.w: inner, w.
+  EXPECT_EQ(countKind(g, "prim::GetAttr"), 4u) << text.str();
+  EXPECT_EQ(countKind(g, "prim::CallMethod"), 2u) << text.str();
+  EXPECT_NE(text.str().find("prim::CallMethod[name=\"forward1\"]"), std::string::npos) << text.str();
+  ASSERT_TRUE(m.inner.find_method("forward"));
+  ASSERT_TRUE(m.inner.find_method("forward1"));
+  const Graph& inner = *m.inner.get_method("forward").graph();
+  EXPECT_EQ(inner.inputs().size(), 2u);  // self, x (lifted: what the call reads)
+  EXPECT_EQ(countKind(inner, "prim::GetAttr"), 1u);
+  // Runs as the eager code did: ((1 * 2) + 3 + 3) + 3.
+  IValue out = m.outer.forward({IValue(filled({2}, 1))});
+  EXPECT_TRUE(allEqual(out.toTensor(), filled({2}, 11)));
+  EXPECT_TRUE(allEqual(traced.output.toTensor(), filled({2}, 11)));
+}
+
+TEST(TracerModuleTest, MethodCallsOutsideAModuleTraceJustRun) {
+  Modules m;
+  IValue out = m.callInner(filled({2}, 1));
+  EXPECT_TRUE(allEqual(out.toTensor(), filled({2}, 4)));
+  EXPECT_FALSE(m.inner.find_method("forward"));
+}
+
+TEST(TracerModuleTest, ErrorsInASubmoduleCallEndTheTrace) {
+  Modules m;
+  EXPECT_THROW(traceMethod(
+                   m.outer.toIValue(), "forward",
+                   [&](const Stack& in) {
+                     return traceMethodCall(m.inner.toIValue(), "forward",
+                                            [&]() -> IValue { KILN_ERROR("boom"); });
+                   },
+                   {IValue(filled({2}, 1))}),
+               Error);
+  EXPECT_FALSE(tracer::isTracing());
+  EXPECT_FALSE(m.inner.find_method("forward"));
+  EXPECT_FALSE(m.outer.find_method("forward"));
+  // A module's method name that is taken raises.
+  m.outer.define("def forward(self, x: Tensor) -> Tensor:\n    return x\n");
+  EXPECT_THROW(traceMethod(m.outer.toIValue(), "forward", [](const Stack& in) { return in[0]; },
+                           {IValue(filled({2}, 1))}),
+               Error);
+}
+
+TEST(TracerModuleTest, AValueOfAFinishedCallUsedLaterBecomesAnOutput) {
+  Modules m;
+  m.inner.register_buffer("count", filled({2}, 0));
+  auto traced = traceMethod(
+      m.outer.toIValue(), "forward",
+      [&](const Stack& in) {
+        Tensor x = in[0].toTensor();
+        Tensor y = traceMethodCall(m.inner.toIValue(), "forward", [&] {
+                     Tensor count = m.inner.attr("count").toTensor();
+                     call("aten::add_", "Tensor", {count, filled({2}, 1), int64_t{1}});  // in place
+                     return IValue(tracedAdd(x, m.inner.attr("w").toTensor()));
+                   }).toTensor();
+        return IValue(tracedAdd(y, m.inner.attr("count").toTensor()));  // the changed buffer, after the call
+      },
+      {IValue(filled({2}, 1))});
+  const Graph& g = *traced.method->graph();
+  std::ostringstream text;
+  text << g << *m.inner.get_method("forward").graph();
+  EXPECT_EQ(countKind(g, "prim::TupleUnpack"), 1u) << text.str();
+  EXPECT_EQ(countKind(*m.inner.get_method("forward").graph(), "prim::TupleConstruct"), 1u) << text.str();
+  // count was 1 after the trace: the run makes it 2; (1 + 3) + 2.
+  IValue out = m.outer.forward({IValue(filled({2}, 1))});
+  EXPECT_TRUE(allEqual(out.toTensor(), filled({2}, 6))) << text.str();
+}
+
+TEST(TracerModuleTest, ACallWhoseValuesAreNotUsedAfterItReturnsNone) {
+  Modules m;
+  auto traced = traceMethod(
+      m.outer.toIValue(), "forward",
+      [&](const Stack& in) {
+        // Returns its input unchanged (nn.Identity): nothing of the call is used after it.
+        IValue same = traceMethodCall(m.inner.toIValue(), "forward", [&] { return in[0]; });
+        return IValue(tracedAdd(same.toTensor(), same.toTensor()));
+      },
+      {IValue(filled({2}, 1))});
+  const Graph& g = *traced.method->graph();
+  std::ostringstream text;
+  text << g;
+  EXPECT_EQ(countKind(g, "prim::CallMethod"), 1u) << text.str();
+  EXPECT_NE(text.str().find("NoneType = prim::CallMethod[name=\"forward\"]"), std::string::npos) << text.str();
+  EXPECT_EQ(m.inner.get_method("forward").graph()->outputs()[0]->type()->kind(), TypeKind::None);
+  EXPECT_TRUE(allEqual(m.outer.forward({IValue(filled({2}, 3))}).toTensor(), filled({2}, 6)));
+}

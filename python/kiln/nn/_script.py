@@ -194,7 +194,7 @@ class _TypeStore:
 _type_store = _TypeStore()
 
 
-def _infer_concrete_type(module):
+def _infer_concrete_type(module, store=None):
     if "_parameters" not in module.__dict__:
         raise RuntimeError(f"'{type(module).__qualname__}' has not been initialized, did you forget to call 'super()'?")
     if isinstance(module, ModuleDict):
@@ -236,7 +236,7 @@ def _infer_concrete_type(module):
             # No Optional modules in TorchScript: a None submodule is a None attribute.
             concrete.attributes[name] = ("NoneType", "attribute")
         else:
-            concrete.modules[name] = _type_store.get(sub)
+            concrete.modules[name] = (store or _type_store).get(sub)
 
     constant_names = list(getattr(module, "__constants__", ()))
     constant_names += [n for n, a in annotations.items() if _is_final(a) and n not in constant_names]
@@ -453,7 +453,7 @@ def _wrap(obj, concrete, submodules, tensors, non_persistent):
     return scripted
 
 
-def _create(module, concrete):
+def _create(module, concrete, compile_methods=True):
     obj = _C.ScriptObject(concrete.class_type)
     tensors = {}
     for name in concrete.attributes:
@@ -464,10 +464,10 @@ def _create(module, concrete):
     submodules = OrderedDict()
     for name, sub_concrete in concrete.modules.items():
         sub = getattr(module, name)
-        scripted = sub if isinstance(sub, ScriptModule) else _create(sub, sub_concrete)
+        scripted = sub if isinstance(sub, ScriptModule) else _create(sub, sub_concrete, compile_methods)
         obj.setattr(name, scripted._c)
         submodules[name] = scripted
-    if not concrete.compiled:
+    if compile_methods and not concrete.compiled:
         _compile_methods(concrete, _roots(_class_functions(concrete.py_class)))
     scripted = _wrap(obj, concrete, submodules, tensors, set(module._non_persistent_buffers_set))
     # Ignored attributes stay Python values on the scripted module, as torch keeps them.
@@ -510,6 +510,29 @@ def wrap_script_object(obj):
             submodules[name] = wrap_script_object(obj.getattr(name))
             concrete.modules[name] = submodules[name]._concrete_type
     return _wrap(obj, concrete, submodules, {}, set())
+
+
+# --- for kiln.trace ------------------------------------------------------------------------------
+
+class _UnsharedTypeStore(_TypeStore):
+    """A new type for every module instance (torch's share_types=False):
+    tracing adds methods to the types, so they cannot be shared."""
+
+    def get(self, module):
+        if isinstance(module, ScriptModule):
+            return module._concrete_type
+        concrete = _infer_concrete_type(module, self)
+        concrete.build()
+        return concrete
+
+
+def script_module_for_trace(module):
+    """kiln.trace(module) (kiln/_trace.py): a ScriptModule of new types with no
+    methods; the trace adds them (torch's create_script_module with no
+    methods to compile). Scripted submodules are kept as they are."""
+    if not isinstance(module, Module):
+        raise TypeError(f"kiln.trace: expected a kiln.nn.Module, got {type(module).__name__}")
+    return _create(module, _UnsharedTypeStore().get(module), compile_methods=False)
 
 
 class _Slots(MutableMapping):

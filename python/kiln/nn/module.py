@@ -37,6 +37,11 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+# Set by kiln._trace while a module is traced (torch's _slow_forward): a
+# call of a submodule becomes a call of a method traced into its type.
+_trace_call = None
+
+
 class Module:
     """Base class of all kiln modules; subclass it and define `forward`.
 
@@ -64,6 +69,8 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        if _trace_call is not None:  # kiln.trace of a module is running: it records submodule calls
+            return _trace_call(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     # --- registration -----------------------------------------------------------------------
