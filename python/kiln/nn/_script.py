@@ -27,7 +27,7 @@ from collections.abc import MutableMapping
 from .. import _C
 from .. import _jit
 from .. import jit as _kiln_jit
-from .container import ModuleDict, ModuleList, Sequential
+from .container import ModuleDict, ModuleList, Sequential, _ModuleMapping
 from .module import Module
 
 # Module.__dict__ entries that are bookkeeping, not model state.
@@ -693,26 +693,5 @@ class _ScriptModuleList(ScriptModule):
         return values[idx]
 
 
-class _ScriptModuleDict(ScriptModule):
+class _ScriptModuleDict(_ModuleMapping, ScriptModule):
     """A scripted ModuleDict: keys(), items(), values(), [key], len(), `in`."""
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def __getitem__(self, key):
-        return self._modules[key]
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
-        return self._modules.items()
-
-    def values(self):
-        return self._modules.values()

@@ -143,24 +143,12 @@ class Sequential(Module):
         return input
 
 
-class ModuleDict(Module):
-    """Holds submodules in an ordered dict keyed by string."""
-
-    _jit_override_qualname = "__torch__.torch.nn.modules.container.ModuleDict"
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
+class _ModuleMapping:
+    """The read-only dict interface over `_modules`, shared by ModuleDict and
+    its scripted form."""
 
     def __getitem__(self, key):
         return self._modules[key]
-
-    def __setitem__(self, key, module):
-        self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
 
     def __len__(self):
         return len(self._modules)
@@ -171,14 +159,6 @@ class ModuleDict(Module):
     def __contains__(self, key):
         return key in self._modules
 
-    def clear(self):
-        self._modules.clear()
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
     def keys(self):
         return self._modules.keys()
 
@@ -187,6 +167,31 @@ class ModuleDict(Module):
 
     def values(self):
         return self._modules.values()
+
+
+class ModuleDict(_ModuleMapping, Module):
+    """Holds submodules in an ordered dict keyed by string."""
+
+    _jit_override_qualname = "__torch__.torch.nn.modules.container.ModuleDict"
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
 
     def update(self, modules):
         if not isinstance(modules, container_abcs.Iterable):
