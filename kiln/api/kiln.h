@@ -19,6 +19,7 @@
 #include "kiln/frontend/resolver.h"
 #include "kiln/runtime/function.h"
 #include "kiln/runtime/module.h"
+#include "kiln/api/trace.h"
 
 namespace kiln {
 

@@ -9,7 +9,7 @@
 //   traced->graph();                 // the trace, as torch.jit.trace prints it
 //   (*traced)({kiln::IValue(a), kiln::IValue(b)});
 //
-// Operators must be called through kiln::runOperator (kiln/core/operator.h)
+// Operators must be called through kiln::runOperator (kiln/core/dispatch_hook.h)
 // to be recorded, and TorchScript functions through Function::run or
 // GraphFunction::operator() (recorded as prim::CallFunction); plain tensor
 // library calls are invisible to the trace.

@@ -2,7 +2,7 @@
 // The tracer (seed 001, "Tracer"): records the operators a piece of eager
 // code runs as a graph. A thread-local TracingState maps runtime values (a
 // tensor by the identity of its TensorImpl) to the graph values that compute
-// them; it is the thread's DispatchHook (kiln/core/operator.h), so every
+// them; it is the thread's DispatchHook (kiln/core/dispatch_hook.h), so every
 // operator run through runOperator and every TorchScript function called
 // while it is active appends a node:
 //   - an operator call becomes a node of its kind whose inputs are the traced
