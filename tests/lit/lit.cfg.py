@@ -15,6 +15,9 @@ config.test_source_root = os.path.dirname(__file__)
 repo_root = os.path.dirname(os.path.dirname(config.test_source_root))
 build_dir = os.environ.get("KILN_BUILD_DIR", os.path.join(repo_root, "build"))
 config.test_exec_root = os.path.join(build_dir, "lit")
+# Python scripts using the kiln package of this tree (Debian's python3, as the
+# tests). Before %kiln, which is a prefix of it.
+config.substitutions.append(("%kiln_python", "env PYTHONPATH=" + os.path.join(repo_root, "python") + " /usr/bin/python3"))
 config.substitutions.append(("%kiln", os.path.join(build_dir, "kiln")))
 
 # FileCheck, not and count come from LLVM 14.
