@@ -6,6 +6,10 @@
 #include "kiln/core/operator.h"
 #include "kiln/frontend/resolver.h"
 
+namespace kiln {
+class GraphFunction;
+}
+
 namespace kiln::python {
 
 namespace py = pybind11;
@@ -21,6 +25,19 @@ std::optional<ScalarType> dtypeFromObject(py::handle obj);
 
 // A tensor sharing memory with a numpy array (kiln.from_numpy).
 Tensor tensorFromNumpy(const pybind11::array& array);
+// numpy arrays, also inside lists, tuples and dicts, as kiln tensors
+// (sharing memory); other values as they are.
+py::object withTensorsForArrays(py::handle obj);
+// A Python bool, int or float as its IValue; nullopt for anything else.
+std::optional<IValue> numberToIValue(py::handle obj);
+// None, bool, int, float, str and tuples of these (the Python values
+// TorchScript takes as constants) as IValues; nullopt for anything else.
+std::optional<IValue> constantFromPython(py::handle obj);
+
+// Argument `position` of a call of `f` from Python, converted to its schema
+// type (numpy arrays as tensors); raises naming the argument when it does
+// not fit.
+IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given);
 
 void bindTensor(py::module_& m);
 void bindDispatch(py::module_& m);

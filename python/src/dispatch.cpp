@@ -23,12 +23,6 @@ bool isPythonNumber(py::handle obj) {
 }
 bool isSequence(py::handle obj) { return py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj); }
 
-std::optional<IValue> numberToIValue(py::handle obj) {
-  if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
-  if (PyLong_Check(obj.ptr())) return IValue(obj.cast<int64_t>());
-  if (PyFloat_Check(obj.ptr())) return IValue(obj.cast<double>());
-  return std::nullopt;
-}
 
 std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
                                      bool relaxed);
@@ -380,6 +374,13 @@ class OpDispatcher {
 };
 
 }  // namespace
+
+std::optional<IValue> numberToIValue(py::handle obj) {
+  if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
+  if (PyLong_Check(obj.ptr())) return IValue(obj.cast<int64_t>());
+  if (PyFloat_Check(obj.ptr())) return IValue(obj.cast<double>());
+  return std::nullopt;
+}
 
 std::optional<IValue> toIValue(py::handle obj, const Argument& arg, bool relaxed) {
   return toIValueOfType(obj, arg.type, arg.type_text, relaxed);

@@ -12,30 +12,6 @@ namespace kiln::python {
 
 namespace {
 
-// None, bool, int, float, str and tuples of these: the Python values
-// TorchScript takes as constants.
-std::optional<IValue> constantFromPython(py::handle obj) {
-  if (obj.is_none()) return IValue();
-  if (PyBool_Check(obj.ptr())) return IValue(obj.ptr() == Py_True);
-  if (PyLong_Check(obj.ptr())) {
-    int overflow = 0;
-    long long value = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-    if (overflow) return std::nullopt;
-    return IValue(static_cast<int64_t>(value));
-  }
-  if (PyFloat_Check(obj.ptr())) return IValue(PyFloat_AsDouble(obj.ptr()));
-  if (PyUnicode_Check(obj.ptr())) return IValue(obj.cast<std::string>());
-  if (PyTuple_Check(obj.ptr())) {
-    std::vector<IValue> elements;
-    for (py::handle item : obj) {
-      auto v = constantFromPython(item);
-      if (!v) return std::nullopt;
-      elements.push_back(std::move(*v));
-    }
-    return IValue::tuple(std::move(elements));
-  }
-  return std::nullopt;
-}
 
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
 // for a name it knows, None otherwise, and `()` for a function whose
@@ -92,6 +68,29 @@ class PythonResolver : public Resolver {
 };
 
 }  // namespace
+
+std::optional<IValue> constantFromPython(py::handle obj) {
+  if (obj.is_none()) return IValue();
+  if (PyBool_Check(obj.ptr())) return IValue(obj.ptr() == Py_True);
+  if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (overflow) return std::nullopt;
+    return IValue(static_cast<int64_t>(value));
+  }
+  if (PyFloat_Check(obj.ptr())) return IValue(PyFloat_AsDouble(obj.ptr()));
+  if (PyUnicode_Check(obj.ptr())) return IValue(obj.cast<std::string>());
+  if (PyTuple_Check(obj.ptr())) {
+    std::vector<IValue> elements;
+    for (py::handle item : obj) {
+      auto v = constantFromPython(item);
+      if (!v) return std::nullopt;
+      elements.push_back(std::move(*v));
+    }
+    return IValue::tuple(std::move(elements));
+  }
+  return std::nullopt;
+}
 
 ResolverPtr makePythonResolver(py::object lookup, std::string caller) {
   return std::make_shared<PythonResolver>(std::move(lookup), std::move(caller));

@@ -98,9 +98,7 @@ IValue toIValueFor(py::handle value, const TypePtr& type, const std::string& wha
   Argument arg;
   arg.name = what;
   arg.type = type;
-  py::object converted = py::reinterpret_borrow<py::object>(value);
-  if (py::isinstance<py::array>(value)) converted = py::cast(tensorFromNumpy(py::reinterpret_borrow<py::array>(value)));
-  if (auto v = toIValue(converted, arg, /*relaxed=*/false)) return std::move(*v);
+  if (auto v = toIValue(withTensorsForArrays(value), arg, /*relaxed=*/false)) return std::move(*v);
   std::string actual = py::str(py::type::handle_of(value).attr("__name__"));
   if (auto t = inferType(value)) actual = (*t)->annotationStr();
   throw Error(what + " expected a value of type " + type->annotationStr() + " but got a value of type " + actual);
@@ -130,24 +128,16 @@ PyScriptMethod getMethod(const IntrusivePtr<ObjectObj>& object, const std::strin
   return {object, f};
 }
 
+// The arguments of a call of a bound method: `self`, then the Python ones
+// converted as for functions.
 Stack methodStack(const PyScriptMethod& m, const py::args& args, const py::kwargs& kwargs, Kwargs* named) {
-  GraphFunction& f = *m.function;
-  const auto& formals = f.getSchema().arguments();
+  const GraphFunction& f = *m.function;
   f.checkPositionalCount(args.size() + 1);
   Stack positional = {IValue(m.object)};
-  auto convert = [&](size_t position, py::handle given) {
-    py::object obj = py::reinterpret_borrow<py::object>(given);
-    if (py::isinstance<py::array>(given)) obj = py::cast(tensorFromNumpy(py::reinterpret_borrow<py::array>(given)));
-    if (auto v = toIValue(obj, formals[position], /*relaxed=*/false)) return std::move(*v);
-    std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
-    if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
-    if (py::isinstance<PyScriptObject>(obj)) type_name = obj.cast<PyScriptObject&>().object->type->annotationStr();
-    f.throwTypeMismatch(position, type_name, py::repr(obj));
-  };
-  for (size_t i = 0; i < args.size(); ++i) positional.push_back(convert(i + 1, args[i]));
+  for (size_t i = 0; i < args.size(); ++i) positional.push_back(argumentToIValue(f, i + 1, args[i]));
   for (auto [key, value] : kwargs) {
     std::string name = py::str(key);
-    named->emplace_back(name, convert(f.keywordIndex(name), value));
+    named->emplace_back(name, argumentToIValue(f, f.keywordIndex(name), value));
   }
   return positional;
 }
@@ -222,27 +212,7 @@ void bindObjects(py::module_& m) {
       .def(
           "add_constant",
           [](PyClassType& t, const std::string& name, py::handle value) {
-            std::optional<IValue> v;
-            if (auto type = inferType(value)) {
-              bool constant_type = true;
-              std::function<bool(const TypePtr&)> ok = [&](const TypePtr& ty) {
-                switch (ty->kind()) {
-                  case TypeKind::None:
-                  case TypeKind::Bool:
-                  case TypeKind::Int:
-                  case TypeKind::Float:
-                  case TypeKind::String: return true;
-                  case TypeKind::Tuple:
-                    for (const TypePtr& e : ty->containedTypes()) {
-                      if (!ok(e)) return false;
-                    }
-                    return true;
-                  default: return false;
-                }
-              };
-              constant_type = ok(*type);
-              if (constant_type) v = toIValueFor(value, *type, "constant '" + name + "'");
-            }
+            std::optional<IValue> v = constantFromPython(value);
             if (!v) {
               throw Error("constant '" + name + "' of '" + t.type->unqualifiedName() + "' must be None, bool, int, " +
                           "float, str or a tuple of these, not " +

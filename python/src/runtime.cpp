@@ -19,38 +19,8 @@ namespace kiln::python {
 
 namespace {
 
-// numpy arrays, also inside lists, tuples and dicts, as kiln tensors
-// (sharing memory); other values as they are.
-py::object withTensorsForArrays(py::handle obj) {
-  if (py::isinstance<py::array>(obj)) return py::cast(tensorFromNumpy(py::reinterpret_borrow<py::array>(obj)));
-  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
-    py::list converted;
-    for (py::handle item : obj) converted.append(withTensorsForArrays(item));
-    if (py::isinstance<py::tuple>(obj)) return py::tuple(converted);
-    return converted;
-  }
-  if (py::isinstance<py::dict>(obj)) {
-    py::dict converted;
-    for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
-      converted[withTensorsForArrays(key)] = withTensorsForArrays(value);
-    }
-    return converted;
-  }
-  return py::reinterpret_borrow<py::object>(obj);
-}
-
 bool isContainer(py::handle obj) {
   return py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) || py::isinstance<py::dict>(obj);
-}
-
-IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given) {
-  const Argument& formal = f.getSchema().arguments()[position];
-  py::object obj = py::isinstance<py::array>(given) || isContainer(given) ? withTensorsForArrays(given)
-                                                                           : py::reinterpret_borrow<py::object>(given);
-  if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
-  std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
-  if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
-  f.throwTypeMismatch(position, type_name, py::repr(obj));
 }
 
 py::object callFunction(GraphFunction& f, const py::args& args, const py::kwargs& kwargs) {
@@ -97,6 +67,35 @@ TypePtr completeInputType(const TypePtr& specialized, const IValue& value) {
 }
 
 }  // namespace
+
+py::object withTensorsForArrays(py::handle obj) {
+  if (py::isinstance<py::array>(obj)) return py::cast(tensorFromNumpy(py::reinterpret_borrow<py::array>(obj)));
+  if (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj)) {
+    py::list converted;
+    for (py::handle item : obj) converted.append(withTensorsForArrays(item));
+    if (py::isinstance<py::tuple>(obj)) return py::tuple(converted);
+    return converted;
+  }
+  if (py::isinstance<py::dict>(obj)) {
+    py::dict converted;
+    for (auto [key, value] : py::reinterpret_borrow<py::dict>(obj)) {
+      converted[withTensorsForArrays(key)] = withTensorsForArrays(value);
+    }
+    return converted;
+  }
+  return py::reinterpret_borrow<py::object>(obj);
+}
+
+IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given) {
+  const Argument& formal = f.getSchema().arguments()[position];
+  py::object obj = py::isinstance<py::array>(given) || isContainer(given) ? withTensorsForArrays(given)
+                                                                           : py::reinterpret_borrow<py::object>(given);
+  if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
+  std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
+  if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
+  if (auto object = objectToIValue(obj, nullptr)) type_name = object->toObjectRef().type->annotationStr();
+  f.throwTypeMismatch(position, type_name, py::repr(obj));
+}
 
 void bindRuntime(py::module_& m) {
   py::class_<GraphFunction, std::shared_ptr<GraphFunction>>(m, "ScriptFunction",

@@ -16,16 +16,6 @@ namespace kiln::python {
 
 namespace {
 
-bool isNumber(py::handle obj) {
-  return PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) || PyBool_Check(obj.ptr());
-}
-
-IValue numberToIValue(py::handle obj) {
-  if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
-  if (PyLong_Check(obj.ptr())) return IValue(obj.cast<int64_t>());
-  return IValue(obj.cast<double>());
-}
-
 // An example input as the tracer sees it: tensors, tuples and lists of
 // them; other values keep a type only so that the error can name it.
 IValue inputToIValue(py::handle obj) {
@@ -66,7 +56,7 @@ IValue inputToIValue(py::handle obj) {
     for (auto& [k, v] : entries) dict->insertOrAssign(std::move(k), std::move(v));
     return IValue(std::move(dict));
   }
-  if (isNumber(obj)) return numberToIValue(obj);
+  if (auto number = numberToIValue(obj)) return *number;
   if (py::isinstance<py::str>(obj)) return IValue(obj.cast<std::string>());
   if (obj.is_none()) return IValue();
   KILN_ERROR("Type '", std::string(py::str(py::type::handle_of(obj).attr("__name__"))),
