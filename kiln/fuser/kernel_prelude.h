@@ -51,8 +51,8 @@ double copysign(double, double) noexcept;
   static inline double m_##fn(double x, double y) { return f64(x, y); }
 #define K_VECTOR_MATH1(fn) K_MATH1(fn, k_libm_##fn##f, k_libm_##fn)
 #define K_VECTOR_MATH2(fn) K_MATH2(fn, k_libm_##fn##f, k_libm_##fn)
-// float exp is inline (below): 1.3x faster than SLEEF's call in a kernel
-// that needs two of them (sigmoid, tanh), within 1 ulp.
+// float exp is inline (below), within 1 ulp: faster than SLEEF's call, and
+// its parts serve tanh and sigmoid.
 static inline float k_expf(float x);
 K_MATH1(exp, k_expf, k_libm_exp) K_VECTOR_MATH1(expm1) K_VECTOR_MATH1(log) K_VECTOR_MATH1(log1p) K_VECTOR_MATH1(log10)
 K_VECTOR_MATH1(sin) K_VECTOR_MATH1(cos) K_VECTOR_MATH1(tan) K_VECTOR_MATH1(asin) K_VECTOR_MATH1(acos)
@@ -63,16 +63,43 @@ K_MATH1(sqrt, sqrtf, sqrt) K_MATH1(fabs, fabsf, fabs) K_MATH1(floor, floorf, flo
 K_MATH1(trunc, truncf, trunc) K_MATH1(nearbyint, nearbyintf, nearbyint)
 K_MATH2(copysign, copysignf, copysign)
 
-// e^x for float: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r is
-// exact), e^r by its Taylor series to r^7 (below float's half ulp there), and
-// 2^n applied as two factors of 2^(n/2) so results near overflow and in the
-// subnormal range come out right. NaN stays NaN (through r); the clamps only
-// keep n in int range: beyond them the result is inf or 0 anyway.
+// Float exp, tanh and sigmoid share one reduction: x = n ln2 + r with
+// |r| <= ln2/2 (ln2 in two parts, so r is exact), a polynomial in r, and 2^n
+// put together from its exponent bits. n is rounded by adding 1.5 * 2^23,
+// which leaves it in the low bits of the sum: cheaper than a round and a
+// conversion. What the reduction returns in `n_bits` is those bits; their
+// low 22 bits are n, and k_pow2 needs no more than those.
+static inline float k_reduce_ln2(float x, int32_t& n_bits) {
+  const float shifted = x * 1.44269504088896341f + 12582912.0f;
+  n_bits = __builtin_bit_cast(int32_t, shifted);
+  const float n = shifted - 12582912.0f;
+  return (x - n * 0.693145751953125f) - n * 1.428606765330187045e-06f;
+}
+// e^r - 1 for |r| <= ln2/2: Cephes' minimax coefficients for expf.
+static inline float k_expm1_reduced(float r) {
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return r + (r * r) * p;
+}
+// 2^n for n in [-127, 128] (-127 gives 0, 128 infinity), from n or the bits
+// k_reduce_ln2 gives for it: the shift drops all but the low 9 bits.
+static inline float k_pow2(int32_t n) { return __builtin_bit_cast(float, (n + 127) << 23); }
+
+// e^x within 1 ulp. 2^n is applied as two factors of 2^(n/2) so results
+// near overflow and in the subnormal range come out right. NaN stays NaN
+// (through r); the clamps only keep n in int range: beyond them the result is
+// inf or 0 anyway.
 static inline float k_expf(float x) {
   x = x > 88.8f ? 88.8f : x;
   x = x < -104.0f ? -104.0f : x;
-  const float n = nearbyintf(x * 1.44269504088896341f);
-  const float r = (x - n * 0.693145751953125f) - n * 1.428606765330187045e-06f;
+  int32_t n_bits;
+  const float r = k_reduce_ln2(x, n_bits);
+  // e^r by its Taylor series to r^7 (below float's half ulp): 1 + (e^r - 1)
+  // would round once more, to 1.013 ulp.
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
   p = p * r + 1.0f / 120;
@@ -81,8 +108,8 @@ static inline float k_expf(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const int32_t whole = (int32_t)n, half = whole >> 1;
-  return p * __builtin_bit_cast(float, (half + 127) << 23) * __builtin_bit_cast(float, (whole - half + 127) << 23);
+  const int32_t n = (n_bits << 10) >> 10, half = n >> 1;  // n, sign-extended from 22 bits
+  return p * k_pow2(half) * k_pow2(n - half);
 }
 
 template <class T> struct k_is_float { static constexpr bool value = false; };
@@ -115,6 +142,18 @@ template <class T> static inline T k_trunc(T a) { if constexpr (K_FLOAT(T)) retu
 template <class T> static inline T k_round(T a) { if constexpr (K_FLOAT(T)) return m_nearbyint(a); else return a; }
 
 template <class T> static inline T k_sigmoid(T x) { return (T)1 / ((T)1 + m_exp(-x)); }
+// The same in float with one scale factor: e^-x = (2 e^r) 2^(n-1) reaches
+// infinity (sigmoid 0) where float e^-x overflows, and below e^-87, where
+// 1 + e^-x is 1, it is 0 instead of subnormal. Within 2.5 ulp, as the
+// formula itself (the sum rounds).
+static inline float k_sigmoid(float x) {
+  float z = -x;
+  z = z > 88.8f ? 88.8f : z;
+  z = z < -87.0f ? -87.0f : z;
+  int32_t n_bits;
+  const float er = k_expm1_reduced(k_reduce_ln2(z, n_bits)) + 1.0f;
+  return 1.0f / (1.0f + (er + er) * k_pow2(n_bits - 1));
+}
 // SLEEF's vector sinh and cosh overflow early (from 88.5 in float, 709 in
 // double); past 88 (708) they are e^|x| / 2, computed as (e^(|x|/2) / 2) * e^(|x|/2).
 template <class T> static inline T k_exp_half(T a) { const T e = m_exp((T)0.5 * a); return ((T)0.5 * e) * e; }
@@ -126,22 +165,30 @@ template <class T> static inline T k_cosh(T x) {
   const T a = m_fabs(x), big = k_exp_half(a), small = m_cosh(x);
   return a > (T)(sizeof(T) == 4 ? 88 : 708) ? big : small;
 }
-// tanh within 2 ulp, four times faster than SLEEF's vector tanh: its Taylor
-// series near 0 (to x^19 in float below 0.625, to x^27 in double below 0.4),
+// Double tanh within 2 ulp: its Taylor series near 0 (to x^27 below 0.4),
 // 1 - 2 / (e^2|x| + 1) beyond.
 static const double k_tanh_taylor[14] = {
     1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835, -1382.0 / 155925, 21844.0 / 6081075,
     -929569.0 / 638512875, 6404582.0 / 10854718875, -443861162.0 / 1856156927625,
     18888466084.0 / 194896477400625, -113927491862.0 / 2900518163668125,
     58870668456604.0 / 3698160658676859375, -8374643517010684.0 / 1298054391195577640625.0};
-template <class T> static inline T k_tanh(T x) {
-  constexpr int terms = sizeof(T) == 4 ? 10 : 14;
-  constexpr T threshold = sizeof(T) == 4 ? (T)0.625 : (T)0.4;
-  const T a = m_fabs(x), z = x * x;
-  T p = (T)k_tanh_taylor[terms - 1];
-  for (int k = terms - 2; k >= 0; --k) p = p * z + (T)k_tanh_taylor[k];
-  const T series = x * p, outer = m_copysign((T)1 - (T)2 / (m_exp((T)2 * a) + (T)1), x);
-  return a < threshold ? series : outer;
+static inline double k_tanh(double x) {
+  const double a = m_fabs(x), z = x * x;
+  double p = k_tanh_taylor[13];
+  for (int k = 12; k >= 0; --k) p = p * z + k_tanh_taylor[k];
+  const double series = x * p, outer = m_copysign(1.0 - 2.0 / (m_exp(2.0 * a) + 1.0), x);
+  return a < 0.4 ? series : outer;
+}
+// Float tanh within 2 ulp, twice as fast as a Taylor series near 0 and
+// 1 - 2 / (e^2|x| + 1) beyond: (1 - e) / (1 + e) for e = e^-2|x| = 2^n (1 + q),
+// numerator and denominator each rounded once as (1 - 2^n) - 2^n q and
+// (1 + 2^n) + 2^n q. Near 0 (n = 0) the numerator is -q exactly, so nothing
+// cancels. |x| stops at 10, where tanh rounds to 1.
+static inline float k_tanh(float x) {
+  const float a = m_fabs(x);
+  int32_t n_bits;
+  const float q = k_expm1_reduced(k_reduce_ln2(-2.0f * (a > 10.0f ? 10.0f : a), n_bits)), s = k_pow2(n_bits);
+  return m_copysign(((1.0f - s) - s * q) / ((1.0f + s) + s * q), x);
 }
 template <class T> static inline T k_gelu_erf(T x) {
   return (T)0.5 * x * ((T)1 + m_erf(x * (T)0.70710678118654757));  // sqrt(1/2)

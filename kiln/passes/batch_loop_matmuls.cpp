@@ -1,6 +1,7 @@
 #include "kiln/passes/batch_loop_matmuls.h"
 
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "kiln/ir/graph.h"
@@ -105,18 +106,23 @@ std::optional<StepProduct> matchStepProduct(Node* n, Node* loop) {
   return step;
 }
 
-// The type of matmul(x, w) for a 3-d x: contiguous [T, B, N].
-TypePtr batchedType(const Value* x, const Value* w, const Value* product) {
-  const VaryingShape& xs = tensorType(x)->sizes();
-  const VaryingShape sizes(std::vector<std::optional<int64_t>>{xs[0], xs[1], tensorType(w)->sizes()[1]});
-  VaryingShape strides(3);
+// A contiguous tensor of `sizes`, with `like`'s dtype and `device_of`'s device and requires_grad.
+TypePtr contiguousType(const VaryingShape& sizes, const Value* like, const Value* device_of) {
+  VaryingShape strides(sizes.size().value_or(0));
   if (std::optional<std::vector<int64_t>> known = sizes.concrete()) {
     DimVector contiguous = contiguousStrides(*known);
     strides = VaryingShape::complete(std::vector<int64_t>(contiguous.begin(), contiguous.end()));
   }
-  const TensorType* p = tensorType(product);
-  return TensorType::create(tensorType(x)->scalarType(), p ? p->device() : std::nullopt, sizes, strides,
-                            p ? p->requiresGrad() : std::nullopt);
+  const TensorType* d = tensorType(device_of);
+  return TensorType::create(tensorType(like)->scalarType(), d ? d->device() : std::nullopt, sizes, strides,
+                            d ? d->requiresGrad() : std::nullopt);
+}
+
+// The type of matmul(x, w) for a 3-d x: contiguous [T, B, N].
+TypePtr batchedType(const Value* x, const Value* w, const Value* product) {
+  const VaryingShape& xs = tensorType(x)->sizes();
+  return contiguousType(VaryingShape(std::vector<std::optional<int64_t>>{xs[0], xs[1], tensorType(w)->sizes()[1]}),
+                        x, product);
 }
 
 void rewrite(Graph& graph, Node* loop, const StepProduct& step) {
@@ -143,11 +149,56 @@ void rewrite(Graph& graph, Node* loop, const StepProduct& step) {
   if (step.transpose && !step.transpose->hasUses()) step.transpose->destroy();
 }
 
-// For-loops, inner ones before the loops around them.
-void collectForLoops(Block* block, std::vector<Node*>& loops) {
+// A product in a loop's body whose right operand is `aten::t(%W)`, %W a 2-d
+// Float or Double tensor from outside the loop (the hidden-to-hidden
+// product of an LSTM), the transpose in the body or before the loop.
+struct TransposedOperand {
+  Node* product;
+  Node* transpose;
+  Value* weight;
+};
+
+std::optional<TransposedOperand> matchTransposedOperand(Node* n, Node* loop) {
+  if ((n->kind() != aten::mm && n->kind() != aten::matmul) || n->inputs().size() != 2) return std::nullopt;
+  Node* transpose = n->input(1)->node();
+  if (transpose->kind() != aten::t || transpose->inputs().size() != 1) return std::nullopt;
+  Value* weight = transpose->input(0);
+  const bool in_body = transpose->owningBlock() == loop->blocks()[0];
+  if (!definedOutside(weight, loop) || !(in_body || definedOutside(transpose->output(), loop))) return std::nullopt;
+  const TensorType* type = tensorType(weight);
+  if (!type || type->dim() != 2u) return std::nullopt;
+  const std::optional<ScalarType> dtype = type->scalarType();
+  if (dtype != ScalarType::Float && dtype != ScalarType::Double) return std::nullopt;
+  return TransposedOperand{n, transpose, weight};
+}
+
+// Whether the loop may run more than once: the copy pays for itself from
+// the second iteration on.
+bool mayRepeat(const Node* loop) {
+  const std::optional<int64_t> count = constantInt(loop->input(0));
+  return !count || *count > 1;
+}
+
+// `contiguous(t(%W))` before the loop, made once for each weight.
+Value* contiguousTranspose(Graph& graph, Node* loop, const TransposedOperand& use) {
+  WithInsertPoint guard(loop);
+  Value* transposed = use.transpose->output();
+  if (!definedOutside(transposed, loop)) {
+    transposed = graph.insertNode(graph.createClone(use.transpose, [&](const Value*) { return use.weight; }))->output();
+  }
+  Value* copy = graph.insert(aten::contiguous, {transposed});
+  const VaryingShape& sizes = tensorType(use.weight)->sizes();
+  copy->setType(contiguousType(VaryingShape(std::vector<std::optional<int64_t>>{sizes[1], sizes[0]}), use.weight,
+                               use.weight));
+  GRAPH_UPDATE("copied ", *use.transpose, "once before the loop into ", *copy->node());
+  return copy;
+}
+
+// All loops (for-loops only when `for_only`), inner ones before the loops around them.
+void collectLoops(Block* block, bool for_only, std::vector<Node*>& loops) {
   for (Node* n : block->nodes()) {
-    for (Block* b : n->blocks()) collectForLoops(b, loops);
-    if (isForLoop(n)) loops.push_back(n);
+    for (Block* b : n->blocks()) collectLoops(b, for_only, loops);
+    if (n->kind() == prim::Loop && (!for_only || isForLoop(n))) loops.push_back(n);
   }
 }
 
@@ -155,7 +206,7 @@ void collectForLoops(Block* block, std::vector<Node*>& loops) {
 
 bool batchLoopMatmuls(const std::shared_ptr<Graph>& graph) {
   std::vector<Node*> loops;
-  collectForLoops(graph->block(), loops);
+  collectLoops(graph->block(), /*for_only=*/true, loops);
   std::unique_ptr<AliasDb> alias_db;  // built when first needed, rebuilt after each rewrite
   bool changed = false;
   for (Node* loop : loops) {
@@ -177,6 +228,36 @@ bool batchLoopMatmuls(const std::shared_ptr<Graph>& graph) {
     }
   }
   if (changed) GRAPH_DUMP("after batching loop matmuls:\n", *graph);
+  return changed;
+}
+
+bool copyTransposedLoopWeights(const std::shared_ptr<Graph>& graph) {
+  std::vector<Node*> loops;
+  collectLoops(graph->block(), /*for_only=*/false, loops);
+  bool changed = false;
+  for (Node* loop : loops) {
+    if (!mayRepeat(loop)) continue;
+    std::vector<TransposedOperand> uses;
+    for (Node* n : loop->blocks()[0]->nodes()) {
+      if (std::optional<TransposedOperand> use = matchTransposedOperand(n, loop)) uses.push_back(*use);
+    }
+    if (uses.empty()) continue;
+    // Written in the loop, a weight would differ from its copy. (Asked for
+    // every use before the graph changes.)
+    {
+      AliasDb alias_db(graph);
+      std::erase_if(uses, [&](const TransposedOperand& use) { return alias_db.writesToAlias(loop, {use.weight}); });
+    }
+    std::unordered_map<Value*, Value*> copies;  // weight -> its contiguous transpose
+    for (const TransposedOperand& use : uses) {
+      Value*& copy = copies[use.weight];
+      if (!copy) copy = contiguousTranspose(*graph, loop, use);
+      use.product->replaceInput(1, copy);
+      if (!use.transpose->hasUses()) use.transpose->destroy();
+      changed = true;
+    }
+  }
+  if (changed) GRAPH_DUMP("after copying transposed loop weights:\n", *graph);
   return changed;
 }
 

@@ -34,6 +34,7 @@ std::map<std::string, GraphPass, std::less<>>& passes() {
       {"constant_pooling", constantPooling},
       {"constant_propagation", constantPropagation},
       {"constant_propagation_immutable", constantPropagationImmutableTypes},
+      {"copy_transposed_loop_weights", [](const std::shared_ptr<Graph>& g) { copyTransposedLoopWeights(g); }},
       {"cse", [](const std::shared_ptr<Graph>& g) { eliminateCommonSubexpression(g); }},
       {"dce", eliminateDeadCode},
       {"inline", inlineCalls},

@@ -39,6 +39,7 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
   constantPooling(graph);
   // Before unrolling: the per-step products are found on the rolled loop.
   batchLoopMatmuls(graph);
+  copyTransposedLoopWeights(graph);
   if (unrollLoops(graph, UnrollPolicy::ConstantTripCountsOrTensorBodies)) {
     // The unrolled bodies expose appends to lists built just before and
     // sizes of constant lists.

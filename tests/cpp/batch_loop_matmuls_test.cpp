@@ -5,6 +5,8 @@
 // written.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "kiln/ir/ir_parser.h"
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/batch_loop_matmuls.h"
@@ -206,4 +208,158 @@ graph(%x : Tensor, %w : Tensor):
   manualSeed(1);
   Stack inputs{IValue(randn({4, 2, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float))};
   batched(specialized(ir, inputs), /*expect_change=*/false);
+}
+
+// copyTransposedLoopWeights: the products left in the loop read a
+// contiguous copy of their transposed weight, made once before the loop.
+
+namespace {
+
+std::shared_ptr<Graph> copied(const std::shared_ptr<Graph>& g, bool expect_change = true) {
+  auto copy = g->copy();
+  EXPECT_EQ(copyTransposedLoopWeights(copy), expect_change);
+  copy->lint();
+  return copy;
+}
+
+// A loop (for or while, with trip count %T) whose products read t(%w_hh):
+// one in the body, one through a transpose made before the loop, and a
+// third whose weight the body writes when %write is true.
+std::string hiddenProducts(const char* trip_count, bool write) {
+  std::string ir = R"IR(
+graph(%h0 : Tensor, %w_hh : Tensor, %w_out : Tensor):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %T : int = prim::Constant[value=TRIP]()
+  %v : Tensor = aten::t(%w_hh)
+  %h : Tensor = prim::Loop(%T, %true, %h0)
+    block0(%t : int, %hc : Tensor):
+      %ut : Tensor = aten::t(%w_hh)
+      %hw : Tensor = aten::mm(%hc, %ut)
+      %hv : Tensor = aten::matmul(%hc, %v)
+      %s : Tensor = aten::add(%hw, %hv, %one)
+      %ot : Tensor = aten::t(%w_out)
+      %o : Tensor = aten::mm(%hc, %ot)
+      WRITE
+      %n : Tensor = aten::tanh(%s)
+      %m : Tensor = aten::add(%n, %o, %one)
+      -> (%true, %m)
+  return (%h))IR";
+  ir.replace(ir.find("TRIP"), 4, trip_count);
+  ir.replace(ir.find("WRITE"), 5, write ? "%written : Tensor = aten::mul_(%w_out, %two)" : "");
+  return ir;
+}
+
+Stack hiddenInputs() {
+  manualSeed(3);
+  return {IValue(randn({3, 4}, ScalarType::Float)), IValue(randn({4, 4}, ScalarType::Float)),
+          IValue(randn({4, 4}, ScalarType::Float))};
+}
+
+// The nodes of the loop's body that read a contiguous copy made before it.
+size_t productsOfCopies(const std::shared_ptr<Graph>& g) {
+  size_t n = 0;
+  for (const Node* node : onlyLoop(g)->blocks()[0]->nodes()) {
+    if (node->kind() != aten::mm && node->kind() != aten::matmul) continue;
+    const Node* def = node->input(1)->node();
+    n += def->kind() == aten::contiguous && def->owningBlock() == g->block();
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST(CopyTransposedLoopWeights, ProductsReadOneCopyPerWeight) {
+  Stack inputs = hiddenInputs();
+  auto before = specialized(hiddenProducts("5", false).c_str(), inputs);
+  auto after = copied(before);
+  EXPECT_EQ(productsOfCopies(after), 3u);
+  EXPECT_EQ(countNodes(after->block(), "aten::contiguous"), 2u);  // w_hh's serves two products
+  EXPECT_EQ(countNodes(onlyLoop(after)->blocks()[0], "aten::t"), 0u);
+  for (const Node* n : after->nodes()) {
+    if (n->kind() == aten::contiguous) {
+      std::ostringstream type;
+      type << *n->output()->type();
+      EXPECT_EQ(type.str(), "Float(4, 4, strides=[4, 1], requires_grad=0, device=cpu)");
+    }
+  }
+  UnoptimizedRuns unoptimized;
+  EXPECT_TRUE(sameResults(before, after, inputs));  // exactly
+}
+
+TEST(CopyTransposedLoopWeights, WrittenWeightsAreLeftAlone) {
+  // Graph inputs may share memory, so a write to w_out may change w_hh too:
+  // no product is rewritten.
+  copied(specialized(hiddenProducts("5", true).c_str(), hiddenInputs()), /*expect_change=*/false);
+
+  // A weight made in the graph is its own memory: w_hh's products read a
+  // copy, the written weight's product does not.
+  const char* ir = R"IR(
+graph(%h0 : Tensor, %a : Tensor, %b : Tensor):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %T : int = prim::Constant[value=3]()
+  %w_hh : Tensor = aten::add(%a, %one, %one)
+  %w_out : Tensor = aten::add(%b, %one, %one)
+  %h : Tensor = prim::Loop(%T, %true, %h0)
+    block0(%t : int, %hc : Tensor):
+      %ut : Tensor = aten::t(%w_hh)
+      %hw : Tensor = aten::mm(%hc, %ut)
+      %ot : Tensor = aten::t(%w_out)
+      %o : Tensor = aten::mm(%hc, %ot)
+      %written : Tensor = aten::mul_(%w_out, %two)
+      %m : Tensor = aten::add(%hw, %o, %one)
+      -> (%true, %m)
+  return (%h))IR";
+  Stack inputs = hiddenInputs();
+  auto before = specialized(ir, inputs);
+  auto after = copied(before);
+  EXPECT_EQ(productsOfCopies(after), 1u);
+  EXPECT_EQ(countNodes(onlyLoop(after)->blocks()[0], "aten::t"), 1u);
+  UnoptimizedRuns unoptimized;
+  EXPECT_TRUE(sameResults(before, after, inputs));
+}
+
+TEST(CopyTransposedLoopWeights, LoopsThatRunAtMostOnceAreLeftAlone) {
+  Stack inputs = hiddenInputs();
+  copied(specialized(hiddenProducts("1", false).c_str(), inputs), /*expect_change=*/false);
+  copied(specialized(hiddenProducts("0", false).c_str(), inputs), /*expect_change=*/false);
+}
+
+TEST(CopyTransposedLoopWeights, WhileLoopsAndLstms) {
+  // A while loop: its trip count is not known.
+  const char* ir = R"IR(
+graph(%h0 : Tensor, %w : Tensor, %limit : int):
+  %true : bool = prim::Constant[value=1]()
+  %big : int = prim::Constant[value=9223372036854775807]()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %h : Tensor, %k : int = prim::Loop(%big, %true, %h0, %zero)
+    block0(%t : int, %hc : Tensor, %kc : int):
+      %wt : Tensor = aten::t(%w)
+      %hw : Tensor = aten::mm(%hc, %wt)
+      %hn : Tensor = aten::tanh(%hw)
+      %kn : int = aten::add(%kc, %one)
+      %go : bool = aten::lt(%kn, %limit)
+      -> (%go, %hn, %kn)
+  return (%h, %k))IR";
+  manualSeed(5);
+  Stack inputs{IValue(randn({2, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float)),
+               IValue(int64_t{4})};
+  auto before = specialized(ir, inputs);
+  auto after = copied(before);
+  EXPECT_EQ(productsOfCopies(after), 1u);
+  UnoptimizedRuns unoptimized;
+  EXPECT_TRUE(sameResults(before, after, inputs));
+
+  // The LSTM after batching: the hidden product reads the copy, in float and double.
+  for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
+    Stack lstm = lstmInputs({6, 3, 5, 4}, dtype);
+    auto batched_lstm = batched(specialized(kLstm, lstm));
+    auto lstm_after = copied(batched_lstm);
+    EXPECT_EQ(productsOfCopies(lstm_after), 1u);
+    EXPECT_TRUE(sameResults(batched_lstm, lstm_after, lstm));
+  }
 }

@@ -2,6 +2,7 @@
 // cases it must refuse (where kiln's kernels raise), and generated kernels
 // compared with the interpreter on contiguous, broadcast and strided operands.
 // Each test compiles at most two kernels, so the suite stays fast.
+#include <bit>
 #include <fstream>
 #include <random>
 
@@ -14,6 +15,7 @@ namespace {
 using testing::asStrided;
 using testing::expectSameAsInterpreter;
 using testing::FreshKernelCache;
+using testing::FusedRun;
 using testing::makeTensor;
 using testing::runFused;
 
@@ -368,13 +370,42 @@ graph(%x.1 : Tensor, %scale : float):
       {g, inputs, *outputs, 1, {OperandLayout::Contiguous, OperandLayout::Contiguous}});
   EXPECT_EQ(flat.find("#include"), std::string::npos);
   EXPECT_NE(flat.find("extern \"C\" void kiln_fused_kernel("), std::string::npos);
-  EXPECT_NE(flat.find("= k_mul(v_x_1, (float)v_scale);  // aten::mul"), std::string::npos) << flat;
+  EXPECT_NE(flat.find("= k_mul(v_x, (float)v_scale);  // aten::mul"), std::string::npos) << flat;
   EXPECT_NE(flat.find("#pragma omp simd"), std::string::npos);
   EXPECT_EQ(flat.find("index["), std::string::npos);  // one flat loop
   const std::string strided = generateKernelSource(
       {g, inputs, *outputs, 2, {OperandLayout::Contiguous, OperandLayout::Strided}});
   EXPECT_NE(strided.find("index["), std::string::npos);
-  EXPECT_NE(strided.find("stride_x_1 == 1"), std::string::npos) << strided;
+  EXPECT_NE(strided.find("stride_x == 1"), std::string::npos) << strided;
+}
+
+// Copies of one group (an unrolled loop's steps) differ only in their
+// values' name suffixes and numbers: they give one source, so one kernel.
+TEST(FuserCodegen, SourceDoesNotDependOnNameSuffixes) {
+  auto source = [](const char* ir) {
+    auto g = parseIR(ir);
+    const std::vector<KernelInput> inputs = {tensorOf(ScalarType::Float), tensorOf(ScalarType::Float)};
+    return generateKernelSource({g, inputs, *inferKernelTypes(*g, inputs, nullptr), 1,
+                                 {OperandLayout::Contiguous, OperandLayout::Contiguous, OperandLayout::Contiguous}});
+  };
+  const std::string first = source(R"IR(
+graph(%cx.12 : Tensor, %g.3 : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %7 : Tensor = aten::sigmoid(%g.3)
+  %cy.4 : Tensor = aten::add(%cx.12, %7, %one)
+  return (%cy.4)
+)IR");
+  const std::string second = source(R"IR(
+graph(%cx.18 : Tensor, %g.9 : Tensor):
+  %one.2 : int = prim::Constant[value=1]()
+  %31 : Tensor = aten::sigmoid(%g.9)
+  %cy.20 : Tensor = aten::add(%cx.18, %31, %one.2)
+  return (%cy.20)
+)IR");
+  EXPECT_EQ(first, second);
+  // (The IR parser, as torch's, keeps the names of graph inputs only.)
+  EXPECT_NE(first.find("const float v_4 = k_add(v_cx, v_3, (float)v_2);"), std::string::npos) << first;
+  EXPECT_NE(first.find("%v_4 : Tensor = aten::add(%v_cx, %v_3, %v_2)"), std::string::npos) << first;
 }
 
 TEST_F(FusedKernel, FloatOpsContiguousFloat32) {
@@ -472,6 +503,64 @@ graph(%x : Tensor, %k : int):
   return (%z, %b)
 )IR");
   expectSameAsInterpreter(g, {scalarToTensor(Scalar(2.5), ScalarType::Float), IValue(int64_t{3})});
+}
+
+// The kernels' own float exp, tanh and sigmoid against double-precision
+// libm over a sweep of every 263rd float (both signs, from the smallest
+// subnormal to past the overflow thresholds) and the edge values: exp within
+// 1 ulp, tanh within 2, sigmoid within 2.5 (its formula rounds three times).
+// Results below FLT_MIN count in ulps of FLT_MIN, except that sigmoid's may be
+// 0 where float e^-x overflows, as the formula says.
+TEST_F(FusedKernel, FloatExpTanhSigmoidWithinUlps) {
+  std::vector<float> values = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -87.33654f, -103.97208f,
+                               -103.97209f, 10.0f, -10.0f, 9.0f, 0.17f, 1e-30f, -1e-45f};
+  for (uint32_t bits = 0; bits < 0x43400000u; bits += 263) {  // up to 192
+    const float v = std::bit_cast<float>(bits);
+    values.push_back(v);
+    values.push_back(-v);
+  }
+  Tensor x = empty({static_cast<int64_t>(values.size())}, ScalarType::Float);
+  std::copy(values.begin(), values.end(), x.data<float>());
+  FusedRun run = runFused(parseIR(R"IR(
+graph(%x : Tensor):
+  %e : Tensor = aten::exp(%x)
+  %t : Tensor = aten::tanh(%x)
+  %s : Tensor = aten::sigmoid(%x)
+  return (%e, %t, %s)
+)IR"),
+                          {x});
+  ASSERT_EQ(run.outputs.size(), 3u) << run.why;
+  struct Check {
+    const char* name;
+    double (*reference)(double);
+    double ulps;
+  };
+  const Check checks[] = {{"exp", [](double v) { return std::exp(v); }, 1.0},
+                          {"tanh", [](double v) { return std::tanh(v); }, 2.0},
+                          {"sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, 2.5}};
+  const double float_min = std::numeric_limits<float>::min();
+  for (size_t k = 0; k < std::size(checks); ++k) {
+    const float* got = run.outputs[k].data<float>();
+    double worst = 0;
+    float worst_at = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const double expected = checks[k].reference(values[i]);
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(got[i])) << checks[k].name << "(" << values[i] << ") = " << got[i];
+        continue;
+      }
+      if (expected > std::numeric_limits<float>::max()) {
+        EXPECT_EQ(got[i], INFINITY) << checks[k].name << "(" << values[i] << ")";
+        continue;
+      }
+      if (k == 2 && got[i] == 0 && std::exp(-double(values[i])) >= 0.5 * std::numeric_limits<float>::max()) continue;
+      const float magnitude = static_cast<float>(std::max(std::abs(expected), float_min));
+      const double ulp = std::nextafter(magnitude, INFINITY) - magnitude;
+      const double error = std::abs(got[i] - expected) / ulp;
+      if (error > worst) worst = error, worst_at = values[i];
+    }
+    EXPECT_LE(worst, checks[k].ulps) << checks[k].name << " is off by " << worst << " ulp at " << worst_at;
+  }
 }
 
 // The random graphs' node patterns: {a}, {b} are any value, {bool} a bool one.
