@@ -363,10 +363,16 @@ class KernelWriter {
     for (const Node* n : graph_.nodes()) name(n->output());
   }
 
-  // The kernel graph's text with the values named as in the source.
+  // The kernel graph's text with the values named as in the source, and
+  // tensors typed as plain `Tensor`: the source depends on the dtypes, ranks
+  // and layouts the spec lists below the graph, not on sizes, so inputs of
+  // another size reuse the kernel.
   std::string namedAsInKernel() const {
     std::shared_ptr<Graph> copy = graph_.copy();
-    auto rename = [&](const Value* from, Value* to) { to->setDebugName(names_.at(from)); };
+    auto rename = [&](const Value* from, Value* to) {
+      to->setDebugName(names_.at(from));
+      if (to->type()->cast<TensorType>()) to->setType(TensorType::get());
+    };
     for (size_t i = 0; i < graph_.inputs().size(); ++i) rename(graph_.inputs()[i], copy->inputs()[i]);
     auto node = copy->nodes().begin();
     for (const Node* n : graph_.nodes()) rename(n->output(), (*node++)->output());

@@ -11,6 +11,11 @@
 namespace kiln::fuser::detail {
 
 inline constexpr std::string_view kKernelPrelude = R"KILN(
+// With AVX-512, 512-bit vectors: GCC prefers 256-bit ones on Intel CPUs,
+// which leaves these arithmetic-bound loops 15% slower.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#pragma GCC target("prefer-vector-width=512")
+#endif
 typedef __INT8_TYPE__ int8_t;
 typedef __UINT8_TYPE__ uint8_t;
 typedef __INT16_TYPE__ int16_t;

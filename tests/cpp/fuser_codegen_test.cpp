@@ -380,7 +380,8 @@ graph(%x.1 : Tensor, %scale : float):
 }
 
 // Copies of one group (an unrolled loop's steps) differ only in their
-// values' name suffixes and numbers: they give one source, so one kernel.
+// values' name suffixes and numbers, and calls with other sizes only in the
+// graph's types: each gives one source, so one kernel.
 TEST(FuserCodegen, SourceDoesNotDependOnNameSuffixes) {
   auto source = [](const char* ir) {
     auto g = parseIR(ir);
@@ -403,6 +404,16 @@ graph(%cx.18 : Tensor, %g.9 : Tensor):
   return (%cy.20)
 )IR");
   EXPECT_EQ(first, second);
+  // Nor on sizes: the dtypes, ranks and layouts the source is for are listed below the graph.
+  const std::string sized = source(R"IR(
+graph(%cx.1 : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu),
+      %g.1 : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu)):
+  %one : int = prim::Constant[value=1]()
+  %7 : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu) = aten::sigmoid(%g.1)
+  %cy.4 : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu) = aten::add(%cx.1, %7, %one)
+  return (%cy.4)
+)IR");
+  EXPECT_EQ(first, sized);
   // (The IR parser, as torch's, keeps the names of graph inputs only.)
   EXPECT_NE(first.find("const float v_4 = k_add(v_cx, v_3, (float)v_2);"), std::string::npos) << first;
   EXPECT_NE(first.find("%v_4 : Tensor = aten::add(%v_cx, %v_3, %v_2)"), std::string::npos) << first;

@@ -285,6 +285,24 @@ def test_kernel_cache_across_processes(tmp_path):
     assert third["a"] == first["a"]
 
 
+SHAPES_PROGRAM = textwrap.dedent("""\
+    import json, kiln
+    cu = kiln.compile('def f(x):\\n    return torch.tanh(x * 2 + 1) * torch.sigmoid(x) + x\\n')
+    for shape in [(1000,), (2000,), (3, 4), (5, 6)]:
+        cu.f(kiln.randn(*shape))
+    s = kiln._C._fusion_stats()
+    print(json.dumps({"compiled": s["compiled"], "kernel_runs": s["kernel_runs"]}))
+    """)
+
+
+def test_other_sizes_reuse_the_kernel(tmp_path):
+    """The source, and so the kernel, depends on dtypes, ranks and layouts,
+    not on sizes: contiguous inputs of four shapes run one kernel."""
+    import json
+    out = json.loads(_in_process(SHAPES_PROGRAM, {"KILN_KERNEL_CACHE": str(tmp_path)}))
+    assert out == {"compiled": 1, "kernel_runs": 4}, out
+
+
 def test_compile_failure_falls_back(tmp_path):
     import json
     env = {"KILN_KERNEL_CACHE": str(tmp_path), "KILN_CXX": "/bin/false"}
