@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "kiln/passes/accumulate_products.h"
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/batch_loop_matmuls.h"
 #include "kiln/passes/batch_mm.h"
@@ -27,6 +28,7 @@ namespace {
 
 std::map<std::string, GraphPass, std::less<>>& passes() {
   static std::map<std::string, GraphPass, std::less<>> table = {
+      {"accumulate_products", [](const std::shared_ptr<Graph>& g) { accumulateProducts(g); }},
       {"batch_loop_matmuls", [](const std::shared_ptr<Graph>& g) { batchLoopMatmuls(g); }},
       {"batch_mm", batchMM},
       {"canonicalize_outputs", canonicalizeOutputs},

@@ -1,6 +1,7 @@
 #include "kiln/passes/pipeline.h"
 
 #include "kiln/ir/graph.h"
+#include "kiln/passes/accumulate_products.h"
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/batch_loop_matmuls.h"
 #include "kiln/passes/batch_mm.h"
@@ -55,6 +56,8 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
   // 3. The rest.
   lowerSimpleTuples(graph);
   batchMM(graph);
+  // After batchMM, which leaves graphs with in-place ops alone.
+  accumulateProducts(graph);
   eliminateDeadCode(graph);
   GRAPH_DUMP("after optimization:\n", *graph);
 }

@@ -10,10 +10,12 @@
 //      specialized inputs through every op;
 //   2. derivative-preserving rewrites: dead code, common subexpressions,
 //      peephole (answers shape queries from the refined types), constants
-//      again, constant pooling, loop unrolling (and when it unrolled,
-//      list mutation removal, peephole and constants once more), common
-//      subexpressions again;
-//   3. the rest: lower tuples, batch matrix multiplies, dead code.
+//      again, constant pooling, batching of a loop's input products and
+//      copies of its transposed weights, loop unrolling (and when it
+//      unrolled, list mutation removal, peephole and constants once more),
+//      common subexpressions again;
+//   3. the rest: lower tuples, batch matrix multiplies, sums of products
+//      accumulated in place, dead code.
 // Each pass keeps the graph's results; together they leave no calls, no dead
 // code, no duplicate subexpressions and no branches on constants.
 #include <memory>
