@@ -15,33 +15,14 @@ using namespace kiln;
 using kiln::testing::countNodes;
 using kiln::testing::runGraph;
 using kiln::testing::sameResults;
+using kiln::testing::specializedGraph;
+using kiln::testing::UnoptimizedRuns;
 
 namespace {
 
-// `ir` with its inputs typed as the inputs' complete types (or by rank
-// only), shapes propagated.
-std::shared_ptr<Graph> typed(const char* ir, const Stack& inputs, bool with_sizes = true) {
-  auto g = parseIR(ir);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].isTensor()) continue;
-    TypePtr complete = TensorType::fromTensor(inputs[i].toTensor());
-    g->inputs()[i]->setType(with_sizes ? complete : complete->cast<TensorType>()->dimensionedOnly());
-  }
-  propagateShapes(g);
-  return g;
-}
-
 std::shared_ptr<Graph> accumulated(const std::shared_ptr<Graph>& g, bool expect_change = true) {
-  auto copy = g->copy();
-  EXPECT_EQ(accumulateProducts(copy), expect_change);
-  copy->lint();
-  return copy;
+  return kiln::testing::copyAfterPass(accumulateProducts, g, expect_change);
 }
-
-struct UnoptimizedRuns {
-  UnoptimizedRuns() { setGraphExecutorOptimize(false); }
-  ~UnoptimizedRuns() { setGraphExecutorOptimize(true); }
-};
 
 // An LSTM cell's gates: mm(x, w_ih.t()) + mm(h, w_hh.t()) + mm(z, w_z), then a bias.
 const char* kGates = R"IR(
@@ -70,7 +51,7 @@ Stack gateInputs(ScalarType dtype, int64_t batch = 5, int64_t input = 7, int64_t
 TEST(AccumulateProducts, SumsOfProductsChain) {
   for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
     Stack inputs = gateInputs(dtype);
-    auto before = typed(kGates, inputs);
+    auto before = specializedGraph(kGates, inputs);
     auto after = accumulated(before);
     EXPECT_EQ(countNodes(after->block(), "aten::addmm_"), 2u);
     EXPECT_EQ(countNodes(after->block(), "aten::mm"), 1u);
@@ -80,7 +61,7 @@ TEST(AccumulateProducts, SumsOfProductsChain) {
   }
   // Zero-size products too.
   Stack empty_batch = gateInputs(ScalarType::Float, 0);
-  auto before = typed(kGates, empty_batch);
+  auto before = specializedGraph(kGates, empty_batch);
   UnoptimizedRuns unoptimized;
   EXPECT_TRUE(sameResults(before, accumulated(before), empty_batch));
 }
@@ -88,7 +69,7 @@ TEST(AccumulateProducts, SumsOfProductsChain) {
 TEST(AccumulateProducts, LeavesAloneWhatItCannotProve) {
   // Rank-only types: the sizes could broadcast, or a product could raise.
   Stack inputs = gateInputs(ScalarType::Float);
-  accumulated(typed(kGates, inputs, /*with_sizes=*/false), /*expect_change=*/false);
+  accumulated(specializedGraph(kGates, inputs, /*with_sizes=*/false), /*expect_change=*/false);
 
   // A product read twice, an add with alpha 2, a broadcasting add, integers.
   const char* ir = R"IR(
@@ -110,10 +91,10 @@ graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor, %r : Tensor):
   Stack floats{IValue(randn({3, 4}, ScalarType::Float)), IValue(randn({4, 5}, ScalarType::Float)),
                IValue(randn({3, 2}, ScalarType::Float)), IValue(randn({2, 5}, ScalarType::Float)),
                IValue(randn({1, 2}, ScalarType::Float))};
-  accumulated(typed(ir, floats), /*expect_change=*/false);
+  accumulated(specializedGraph(ir, floats), /*expect_change=*/false);
   Stack longs;
   for (const IValue& v : floats) longs.push_back(IValue(to(v.toTensor(), ScalarType::Long)));
-  accumulated(typed(ir, longs), /*expect_change=*/false);
+  accumulated(specializedGraph(ir, longs), /*expect_change=*/false);
 }
 
 TEST(AccumulateProducts, MismatchedProductsStillRaise) {
@@ -121,7 +102,7 @@ TEST(AccumulateProducts, MismatchedProductsStillRaise) {
   // neither sum is rewritten, and the graph raises as it did.
   Stack inputs = gateInputs(ScalarType::Float);
   inputs[3] = IValue(randn({12, 2}, ScalarType::Float));
-  auto before = typed(kGates, inputs);
+  auto before = specializedGraph(kGates, inputs);
   auto after = accumulated(before, /*expect_change=*/false);
   UnoptimizedRuns unoptimized;
   EXPECT_FALSE(runGraph(after, inputs).value.has_value());

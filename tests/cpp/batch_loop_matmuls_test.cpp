@@ -19,6 +19,8 @@ using namespace kiln;
 using kiln::testing::countNodes;
 using kiln::testing::runGraph;
 using kiln::testing::sameResults;
+using kiln::testing::specializedGraph;
+using kiln::testing::UnoptimizedRuns;
 
 namespace {
 
@@ -73,31 +75,9 @@ Stack lstmInputs(const LstmShape& s, ScalarType dtype = ScalarType::Float) {
           IValue(randn({4 * s.hidden}, dtype))};
 }
 
-// `ir` with its inputs typed as the executor's shape plans type them
-// (complete types of `inputs`), or only by rank, and shapes propagated.
-std::shared_ptr<Graph> specialized(const char* ir, const Stack& inputs, bool with_sizes = true) {
-  auto g = parseIR(ir);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].isTensor()) continue;
-    TypePtr complete = TensorType::fromTensor(inputs[i].toTensor());
-    g->inputs()[i]->setType(with_sizes ? complete : complete->cast<TensorType>()->dimensionedOnly());
-  }
-  propagateShapes(g);
-  return g;
-}
-
 std::shared_ptr<Graph> batched(const std::shared_ptr<Graph>& g, bool expect_change = true) {
-  auto copy = g->copy();
-  EXPECT_EQ(batchLoopMatmuls(copy), expect_change);
-  copy->lint();
-  return copy;
+  return kiln::testing::copyAfterPass(batchLoopMatmuls, g, expect_change);
 }
-
-// Runs graphs as written: the executor's pipeline would batch both.
-struct UnoptimizedRuns {
-  UnoptimizedRuns() { setGraphExecutorOptimize(false); }
-  ~UnoptimizedRuns() { setGraphExecutorOptimize(true); }
-};
 
 size_t productsBeforeLoop(const std::shared_ptr<Graph>& g) {
   size_t n = 0;
@@ -116,7 +96,7 @@ const Node* onlyLoop(const std::shared_ptr<Graph>& g) {
 
 TEST(BatchLoopMatmuls, LstmInputProductBecomesOneProductBeforeTheLoop) {
   Stack inputs = lstmInputs({6, 3, 5, 4});
-  auto before = specialized(kLstm, inputs);
+  auto before = specializedGraph(kLstm, inputs);
   auto after = batched(before);
   EXPECT_EQ(productsBeforeLoop(after), 1u);
   const Block* body = onlyLoop(after)->blocks()[0];
@@ -134,7 +114,7 @@ TEST(BatchLoopMatmuls, SameResultsForManyShapes) {
     SCOPED_TRACE(::testing::Message() << s.steps << " steps, batch " << s.batch << ", " << s.input << " -> "
                                       << s.hidden);
     Stack inputs = lstmInputs(s);
-    auto before = specialized(kLstm, inputs);
+    auto before = specializedGraph(kLstm, inputs);
     EXPECT_TRUE(sameResults(before, batched(before), inputs, kTolerance));
   }
 }
@@ -142,14 +122,14 @@ TEST(BatchLoopMatmuls, SameResultsForManyShapes) {
 TEST(BatchLoopMatmuls, DoubleAndNonContiguousInputs) {
   UnoptimizedRuns unoptimized;
   Stack inputs = lstmInputs({5, 3, 4, 2}, ScalarType::Double);
-  auto before = specialized(kLstm, inputs);
+  auto before = specializedGraph(kLstm, inputs);
   EXPECT_TRUE(sameResults(before, batched(before), inputs, 1e-12));
 
   // The steps along the middle dimension of a [batch, steps, input] tensor.
   inputs = lstmInputs({5, 3, 4, 2});
   inputs[0] = IValue(transpose(randn({3, 5, 4}, ScalarType::Float), 0, 1));
   inputs[3] = IValue(transpose(randn({4, 8}, ScalarType::Float), 0, 1));
-  before = specialized(kLstm, inputs);
+  before = specializedGraph(kLstm, inputs);
   EXPECT_TRUE(sameResults(before, batched(before), inputs, kTolerance));
 }
 
@@ -158,7 +138,7 @@ TEST(BatchLoopMatmuls, RankLevelTypesAreLeftAlone) {
   // inner sizes where a loop of zero steps raises nothing.
   Stack inputs = lstmInputs({0, 3, 5, 4});
   inputs[3] = IValue(randn({16, 6}, ScalarType::Float));
-  auto g = specialized(kLstm, inputs, /*with_sizes=*/false);
+  auto g = specializedGraph(kLstm, inputs, /*with_sizes=*/false);
   batched(g, /*expect_change=*/false);
   UnoptimizedRuns unoptimized;
   EXPECT_TRUE(runGraph(g, inputs).value.has_value());
@@ -167,7 +147,7 @@ TEST(BatchLoopMatmuls, RankLevelTypesAreLeftAlone) {
 TEST(BatchLoopMatmuls, MismatchedSizesAreLeftAlone) {
   Stack inputs = lstmInputs({0, 3, 5, 4});
   inputs[3] = IValue(randn({16, 6}, ScalarType::Float));
-  batched(specialized(kLstm, inputs), /*expect_change=*/false);
+  batched(specializedGraph(kLstm, inputs), /*expect_change=*/false);
 }
 
 TEST(BatchLoopMatmuls, WritesThroughAViewOfTheWeightAreSeen) {
@@ -187,7 +167,7 @@ graph(%x : Tensor, %w : Tensor):
   return (%acc))IR";
   manualSeed(1);
   Stack inputs{IValue(randn({4, 2, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float))};
-  auto g = specialized(ir, inputs);
+  auto g = specializedGraph(ir, inputs);
   batched(g, /*expect_change=*/false);
 }
 
@@ -207,7 +187,7 @@ graph(%x : Tensor, %w : Tensor):
   return (%acc))IR";
   manualSeed(1);
   Stack inputs{IValue(randn({4, 2, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float))};
-  batched(specialized(ir, inputs), /*expect_change=*/false);
+  batched(specializedGraph(ir, inputs), /*expect_change=*/false);
 }
 
 // copyTransposedLoopWeights: the products left in the loop read a
@@ -216,10 +196,7 @@ graph(%x : Tensor, %w : Tensor):
 namespace {
 
 std::shared_ptr<Graph> copied(const std::shared_ptr<Graph>& g, bool expect_change = true) {
-  auto copy = g->copy();
-  EXPECT_EQ(copyTransposedLoopWeights(copy), expect_change);
-  copy->lint();
-  return copy;
+  return kiln::testing::copyAfterPass(copyTransposedLoopWeights, g, expect_change);
 }
 
 // A loop (for or while, with trip count %T) whose products read t(%w_hh):
@@ -272,7 +249,7 @@ size_t productsOfCopies(const std::shared_ptr<Graph>& g) {
 
 TEST(CopyTransposedLoopWeights, ProductsReadOneCopyPerWeight) {
   Stack inputs = hiddenInputs();
-  auto before = specialized(hiddenProducts("5", false).c_str(), inputs);
+  auto before = specializedGraph(hiddenProducts("5", false).c_str(), inputs);
   auto after = copied(before);
   EXPECT_EQ(productsOfCopies(after), 3u);
   EXPECT_EQ(countNodes(after->block(), "aten::contiguous"), 2u);  // w_hh's serves two products
@@ -291,7 +268,7 @@ TEST(CopyTransposedLoopWeights, ProductsReadOneCopyPerWeight) {
 TEST(CopyTransposedLoopWeights, WrittenWeightsAreLeftAlone) {
   // Graph inputs may share memory, so a write to w_out may change w_hh too:
   // no product is rewritten.
-  copied(specialized(hiddenProducts("5", true).c_str(), hiddenInputs()), /*expect_change=*/false);
+  copied(specializedGraph(hiddenProducts("5", true).c_str(), hiddenInputs()), /*expect_change=*/false);
 
   // A weight made in the graph is its own memory: w_hh's products read a
   // copy, the written weight's product does not.
@@ -314,7 +291,7 @@ graph(%h0 : Tensor, %a : Tensor, %b : Tensor):
       -> (%true, %m)
   return (%h))IR";
   Stack inputs = hiddenInputs();
-  auto before = specialized(ir, inputs);
+  auto before = specializedGraph(ir, inputs);
   auto after = copied(before);
   EXPECT_EQ(productsOfCopies(after), 1u);
   EXPECT_EQ(countNodes(onlyLoop(after)->blocks()[0], "aten::t"), 1u);
@@ -324,8 +301,8 @@ graph(%h0 : Tensor, %a : Tensor, %b : Tensor):
 
 TEST(CopyTransposedLoopWeights, LoopsThatRunAtMostOnceAreLeftAlone) {
   Stack inputs = hiddenInputs();
-  copied(specialized(hiddenProducts("1", false).c_str(), inputs), /*expect_change=*/false);
-  copied(specialized(hiddenProducts("0", false).c_str(), inputs), /*expect_change=*/false);
+  copied(specializedGraph(hiddenProducts("1", false).c_str(), inputs), /*expect_change=*/false);
+  copied(specializedGraph(hiddenProducts("0", false).c_str(), inputs), /*expect_change=*/false);
 }
 
 TEST(CopyTransposedLoopWeights, WhileLoopsAndLstms) {
@@ -348,7 +325,7 @@ graph(%h0 : Tensor, %w : Tensor, %limit : int):
   manualSeed(5);
   Stack inputs{IValue(randn({2, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float)),
                IValue(int64_t{4})};
-  auto before = specialized(ir, inputs);
+  auto before = specializedGraph(ir, inputs);
   auto after = copied(before);
   EXPECT_EQ(productsOfCopies(after), 1u);
   UnoptimizedRuns unoptimized;
@@ -357,7 +334,7 @@ graph(%h0 : Tensor, %w : Tensor, %limit : int):
   // The LSTM after batching: the hidden product reads the copy, in float and double.
   for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
     Stack lstm = lstmInputs({6, 3, 5, 4}, dtype);
-    auto batched_lstm = batched(specialized(kLstm, lstm));
+    auto batched_lstm = batched(specializedGraph(kLstm, lstm));
     auto lstm_after = copied(batched_lstm);
     EXPECT_EQ(productsOfCopies(lstm_after), 1u);
     EXPECT_TRUE(sameResults(batched_lstm, lstm_after, lstm));

@@ -12,7 +12,9 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
+#include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/runtime/function.h"
+#include "kiln/runtime/graph_executor.h"
 #include "kiln/tensor/copy.h"
 
 namespace kiln::testing {
@@ -150,5 +152,38 @@ inline ::testing::AssertionResult sameResults(const std::shared_ptr<Graph>& befo
   }
   return sameValues(*x.value, *y.value, tolerance);
 }
+
+// `ir` with its inputs typed as the executor's shape plans type them
+// (complete types of the tensor `inputs`, or their ranks only), shapes
+// propagated.
+inline std::shared_ptr<Graph> specializedGraph(const char* ir, const Stack& inputs, bool with_sizes = true) {
+  auto g = parseIR(ir);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].isTensor()) continue;
+    TypePtr complete = TensorType::fromTensor(inputs[i].toTensor());
+    g->inputs()[i]->setType(with_sizes ? complete : complete->cast<TensorType>()->dimensionedOnly());
+  }
+  propagateShapes(g);
+  return g;
+}
+
+// A linted copy of `g` after `pass` (a function that returns whether it
+// changed the graph), which must have changed it or not as `expect_change`.
+template <class Pass>
+std::shared_ptr<Graph> copyAfterPass(Pass pass, const std::shared_ptr<Graph>& g, bool expect_change) {
+  auto copy = g->copy();
+  EXPECT_EQ(pass(copy), expect_change);
+  copy->lint();
+  return copy;
+}
+
+// While alive, graphs run as written: the executor's pipeline would apply
+// the pass under test to both sides of a comparison.
+struct UnoptimizedRuns {
+  UnoptimizedRuns() { setGraphExecutorOptimize(false); }
+  ~UnoptimizedRuns() { setGraphExecutorOptimize(true); }
+  UnoptimizedRuns(const UnoptimizedRuns&) = delete;
+  UnoptimizedRuns& operator=(const UnoptimizedRuns&) = delete;
+};
 
 }  // namespace kiln::testing
