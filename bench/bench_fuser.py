@@ -1,6 +1,8 @@
 """The CPU fuser against torch 1.13 (which does not fuse on CPU), side by side
 in one process at one thread (torch, kiln and OpenBLAS): the same
-TorchScript source compiled by each, medians of repeated calls after warm-up.
+TorchScript source compiled by each, medians of repeated calls after warm-up,
+torch's and kiln's calls taken in turn so that drift in the machine hits
+both alike.
 
   PYTHONPATH=python /usr/bin/python3 bench/bench_fuser.py [--repeat N] [--quick]
 
@@ -66,16 +68,16 @@ def lstm(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
 """
 
 
-def timed(fn, args, repeat, warmup=3):
-    for _ in range(warmup):
-        fn(*args)
-    times = []
+def timed_in_turn(calls, repeat):
+    """Median, fastest and slowest time of each (fn, args) in `calls`, called
+    in turn in every round, so that drift in the machine hits them alike."""
+    times = [[] for _ in calls]
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-    times.sort()
-    return statistics.median(times), times[0], times[-1]
+        for k, (fn, args) in enumerate(calls):
+            start = time.perf_counter()
+            fn(*args)
+            times[k].append(time.perf_counter() - start)
+    return [(statistics.median(t), min(t), max(t)) for t in times]
 
 
 def lstm_args(steps, batch=64, size=512, seed=0):
@@ -85,17 +87,20 @@ def lstm_args(steps, batch=64, size=512, seed=0):
     return [x, f(batch, size), f(batch, size), f(4 * size, size), f(4 * size, size), f(4 * size), f(4 * size)]
 
 
-def compare(name, src, fn_name, np_args, repeat, nbytes=None):
+def compare(name, src, fn_name, np_args, repeat, nbytes=None, warmup=3):
     tfn = getattr(torch.jit.CompilationUnit(src), fn_name)
-    targs = [torch.from_numpy(a.copy()) for a in np_args]
-    rows = {}
-    rows["torch"] = timed(tfn, targs, repeat)
+    calls = {"torch": (tfn, [torch.from_numpy(a.copy()) for a in np_args])}
     for label, fused in (("kiln", True), ("kiln unfused", False)):
+        # A plan is fused or not as the switch was when it was compiled: the
+        # warm-up compiles it.
         kiln._C._jit_set_fusion_enabled(fused)
-        kfn = getattr(kiln.compile(src), fn_name)
-        kargs = [kiln.from_numpy(a.copy()) for a in np_args]
-        rows[label] = timed(kfn, kargs, repeat)
+        calls[label] = (getattr(kiln.compile(src), fn_name), [kiln.from_numpy(a.copy()) for a in np_args])
+        for _ in range(warmup):
+            calls[label][0](*calls[label][1])
     kiln._C._jit_set_fusion_enabled(True)
+    for _ in range(warmup):
+        tfn(*calls["torch"][1])
+    rows = dict(zip(calls, timed_in_turn(list(calls.values()), repeat)))
     base = rows["torch"][0]
     for label, (med, lo, hi) in rows.items():
         extra = f"  {nbytes / med / 1e9:6.1f} GB/s" if nbytes else ""
@@ -148,9 +153,10 @@ def main():
     nbytes = 2 * x.nbytes  # one read and one write of 4M float32
     print(f"{'benchmark':34s} {'runner':13s} {'median':>12s}  {'[min .. max]':>24s}")
     compare("pointwise 4M float32", POINTWISE, "f", [x], repeat, nbytes)
-    kx, tx = kiln.from_numpy(x.copy()), torch.from_numpy(x.copy())
-    for label, fn, arg in (("torch", torch.clone, tx), ("kiln", kiln.clone, kx)):
-        med, lo, hi = timed(fn, [arg], repeat)
+    copies = (("torch", torch.clone, torch.from_numpy(x.copy())), ("kiln", kiln.clone, kiln.from_numpy(x.copy())))
+    for _, fn, arg in copies:
+        fn(arg)
+    for (label, _, _), (med, lo, hi) in zip(copies, timed_in_turn([(fn, [arg]) for _, fn, arg in copies], repeat)):
         print(f"{'copy of the same bytes':34s} {label:13s} {med * 1e3:9.3f} ms  [{lo * 1e3:8.3f} .. {hi * 1e3:8.3f}]"
               f"  {'':13s}{nbytes / med / 1e9:6.1f} GB/s")
     compare("LSTM cell b64 512/512", LSTM_CELL, "cell", lstm_args(0), max(repeat, 30))

@@ -354,8 +354,13 @@ class KernelWriter {
       std::string base = v->hasDebugName() ? v->debugNameBase() : "";
       for (char& c : base)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      std::string n = base.empty() ? "v_" + std::to_string(position) : "v_" + base;
-      while (!used.insert(n).second) n += "_" + std::to_string(position);
+      // (Appended, not `"v_" + ...`: GCC 12 warns falsely (-Wrestrict) on that form.)
+      std::string n = "v_";
+      n += base.empty() ? std::to_string(position) : base;
+      while (!used.insert(n).second) {
+        n += '_';
+        n += std::to_string(position);
+      }
       names_[v] = n;
       ++position;
     };
