@@ -55,6 +55,11 @@ std::optional<std::pair<Value*, Node*>> matchSum(Node* add) {
     Value* acc = add->input(side);
     Value* other = add->input(1 - side);
     if (acc == other || !isFreshProduct(acc) || acc->uses().size() != 1 || other->uses().size() != 1) continue;
+    // In the add's block: a product from outside a loop would be added to
+    // on every iteration, and one moved into a loop would run on each.
+    if (acc->node()->owningBlock() != add->owningBlock() || other->node()->owningBlock() != add->owningBlock()) {
+      continue;
+    }
     ScalarType acc_dtype{}, other_dtype{};
     const auto acc_sizes = matrixSizes(acc, &acc_dtype);
     const auto other_sizes = matrixSizes(other, &other_dtype);

@@ -13,9 +13,11 @@
 //
 // Applies when the refined types show two 2-d Float or Double tensors of
 // the same dtype and known, equal sizes for %p and %q, with %c and %d of
-// known sizes that fit (so no product can raise), and the add's alpha the
-// constant 1. %p is a product's fresh (contiguous) result that only the add
-// reads, so writing it changes nothing else.
+// known sizes that fit (so no product can raise), the add's alpha the
+// constant 1, and both products in the add's block (one from outside a loop
+// would be added to on every iteration). %p is a product's fresh
+// (contiguous) result that only the add reads, so writing it changes nothing
+// else.
 // Guarantees: the same results up to floating-point summation order (the
 // GEMM adds its partial sums to %p's values), the same errors (none) and
 // side effects. Runs after batchMM, which leaves graphs with in-place ops

@@ -108,3 +108,32 @@ TEST(AccumulateProducts, MismatchedProductsStillRaise) {
   EXPECT_FALSE(runGraph(after, inputs).value.has_value());
   EXPECT_TRUE(sameResults(before, after, inputs));
 }
+
+TEST(AccumulateProducts, ProductsFromOutsideALoopAreNotWritten) {
+  // %p is read once, by an add in the loop's body: written in place, it
+  // would grow on every iteration. %q's product moved into the loop would
+  // run on every iteration.
+  const char* ir = R"IR(
+graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor):
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %p : Tensor = aten::mm(%a, %b)
+  %q : Tensor = aten::mm(%c, %d)
+  %acc : Tensor = prim::Loop(%three, %true, %a)
+    block0(%i : int, %x : Tensor):
+      %r : Tensor = aten::mm(%c, %d)
+      %s : Tensor = aten::add(%p, %r, %one)
+      %t : Tensor = aten::mm(%a, %b)
+      %u : Tensor = aten::add(%t, %q, %one)
+      %v : Tensor = aten::add(%s, %u, %one)
+      -> (%true, %v)
+  return (%acc))IR";
+  manualSeed(4);
+  Stack inputs{IValue(randn({3, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float)),
+               IValue(randn({3, 2}, ScalarType::Float)), IValue(randn({2, 3}, ScalarType::Float))};
+  auto before = specializedGraph(ir, inputs);
+  accumulated(before, /*expect_change=*/false);
+  UnoptimizedRuns unoptimized;
+  EXPECT_TRUE(sameResults(before, accumulated(before, false), inputs));
+}
