@@ -6,6 +6,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/loop_helpers.h"
 #include "kiln/util/jit_log.h"
 
 namespace kiln {
@@ -15,15 +16,6 @@ namespace {
 constexpr int64_t kUnrollFactor = 8;
 constexpr int64_t kMaxBodySize = 32;
 constexpr int64_t kMaxBodyRepeats = 64;
-
-bool isTrueConstant(const Value* v) {
-  std::optional<IValue> c = toIValue(v);
-  return c && c->isBool() && c->toBool();
-}
-
-bool isForLoop(const Node* n) {
-  return n->kind() == prim::Loop && isTrueConstant(n->input(1)) && isTrueConstant(n->blocks()[0]->outputs()[0]);
-}
 
 bool notExecuted(const Node* n) {
   return n->kind() == prim::Constant || n->kind() == prim::profile || n->kind() == prim::profile_ivalue;

@@ -5,6 +5,7 @@
 #include "kiln/passes/accumulate_products.h"
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/batch_loop_matmuls.h"
+#include "kiln/passes/copy_transposed_loop_weights.h"
 #include "kiln/passes/batch_mm.h"
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/cleanup.h"

@@ -4,6 +4,7 @@
 #include "kiln/passes/accumulate_products.h"
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/batch_loop_matmuls.h"
+#include "kiln/passes/copy_transposed_loop_weights.h"
 #include "kiln/passes/batch_mm.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"

@@ -1,8 +1,9 @@
 // Batching a loop's input products: which loops are rewritten, and that the
 // rewritten graph computes what the per-step products did (within float
 // tolerance), for zero, one and several steps, contiguous or not, float and
-// double. Graphs run with the executor's optimization off, so each runs as
-// written.
+// double. Then copyTransposedLoopWeights, the pass that follows it: which
+// products read a copy, on the same LSTM and on loops of its own. Graphs run
+// with the executor's optimization off, so each runs as written.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "kiln/ir/ir_parser.h"
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/passes/batch_loop_matmuls.h"
+#include "kiln/passes/copy_transposed_loop_weights.h"
 #include "kiln/runtime/graph_executor.h"
 #include "kiln/tensor/random.h"
 #include "kiln/tensor/shape.h"
