@@ -14,17 +14,9 @@
 
 using namespace kiln;
 using kiln::testing::countNodes;
+using kiln::testing::errorOf;
 
 namespace {
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 double sumOf(const IValue& v) { return sum(v.toTensor()).item().toDouble(); }
 

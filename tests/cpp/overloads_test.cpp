@@ -12,8 +12,10 @@
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/reduce.h"
 #include "kiln/tensor/shape.h"
+#include "pass_test_util.h"
 
 using namespace kiln;
+using kiln::testing::errorOf;
 
 namespace {
 
@@ -35,15 +37,6 @@ Tensor tensorOf(IValue data, IValue device = IValue(), bool requires_grad = fals
   Stack out = run("tensor", "", {std::move(data), IValue(), std::move(device), IValue(requires_grad)});
   EXPECT_EQ(out.size(), 1u);
   return out.back().toTensor();
-}
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #pragma once
-// Helpers for tests of optimization passes: graphs compared up to value
-// names, and graphs run before and after a pass on the same inputs.
+// Helpers for tests of graphs and optimization passes: graphs compared up
+// to value names, graphs run before and after a pass on the same inputs,
+// and the message of an error a call raises.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -165,6 +167,16 @@ inline std::shared_ptr<Graph> specializedGraph(const char* ir, const Stack& inpu
   }
   propagateShapes(g);
   return g;
+}
+
+// The message of the kiln::Error `f` raises, or "" when it raises none.
+inline std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // A linted copy of `g` after `pass` (a function that returns whether it

@@ -5,6 +5,7 @@ the functions' graphs must have the same node kinds (prim::CreateObject,
 prim::CallMethod, prim::GetAttr, prim::SetAttr, ...) in the same order.
 Also: kiln.ScriptClass objects used from Python, the class-type bindings
 kiln.nn builds modules with, and the errors."""
+import inspect
 import os
 import sys
 from typing import Dict, List, Optional, Tuple
@@ -395,28 +396,8 @@ class _TorchNet(torch.nn.Module):
         return self.helper(y) + n + self.layers[-1](x) + self.d["b"](x)
 
 
-_NET_SOURCES = {
-    "helper": """
-        def helper(self, x):
-            return x + self.k
-        """,
-    "forward": """
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            for name, m in self.d.items():
-                x = m(x)
-            for m in self.d.values():
-                x = m(x) + 1
-            y = self.sub(x) + self.b
-            self.count = self.count + 1
-            self.b += 1
-            n = len(self.layers) + len(self.d)
-            if self.training:
-                y = y + 1
-            return self.helper(y) + n + self.layers[-1](x) + self.d["b"](x)
-        """,
-}
+# The methods' source, for kiln's compiler.
+_NET_SOURCES = {name: inspect.getsource(getattr(_TorchNet, name)) for name in ("helper", "forward")}
 
 
 def _kiln_net(torch_net):
