@@ -17,9 +17,9 @@ RegisterOps::RegisterOps(std::initializer_list<OpDeclaration> declarations, OpEx
       KILN_CHECK(decl.kernel_arity == static_cast<size_t>(-1) || decl.kernel_arity == schema.arguments().size(),
                  "the kernel takes ", decl.kernel_arity, " arguments but the schema has ", schema.arguments().size());
       if (decl.creator) {
-        registerOperator(std::move(schema), decl.creator, exposure);
+        registerOperator(std::move(schema), decl.creator, exposure, decl.description);
       } else {
-        registerOperator(std::move(schema), decl.operation, exposure);
+        registerOperator(std::move(schema), decl.operation, exposure, decl.description);
       }
     } catch (const std::exception& e) {
       // A bad declaration is a bug in kiln found at load time; say which one.

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "kiln/core/op_description.h"
 #include "kiln/core/operator.h"
 
 namespace kiln {
@@ -164,26 +165,55 @@ Operation boxKernel(F f) {
 
 }  // namespace detail
 
+// One operator's declaration: its schema, its kernel and, given with the
+// builders below, its description (op_description.h):
+//
+//   op("aten::exp(Tensor self) -> Tensor", kernel).shape(shapes::floatDtype).pointwise(spec)
 struct OpDeclaration {
   const char* schema;
   Operation operation;
   OperationCreator creator;
   size_t kernel_arity;
+  std::shared_ptr<OpDescription> description;  // null: the operator has none
+
+  OpDeclaration shape(ShapeRule rule) && { return std::move(describe([&](OpDescription& d) { d.shape = rule; })); }
+  OpDeclaration pointwise(std::shared_ptr<const PointwiseSpec> spec) && {
+    return std::move(describe([&](OpDescription& d) { d.pointwise = std::move(spec); }));
+  }
+  // Marks an alias: `target` is the qualified name of the operator it is
+  // another name of ("aten::abs").
+  OpDeclaration aliasOf(const char* target) && {
+    return std::move(describe([&](OpDescription& d) { d.alias_of = Symbol::fromQualString(target); }));
+  }
+  OpDeclaration normalize(NormalizeRule rule) && {
+    return std::move(describe([&](OpDescription& d) { d.normalize = rule; }));
+  }
+  OpDeclaration traits(OpTrait traits) && {
+    return std::move(describe([&](OpDescription& d) { d.traits = d.traits | traits; }));
+  }
+
+ private:
+  template <typename F>
+  OpDeclaration& describe(const F& f) {
+    if (!description) description = std::make_shared<OpDescription>();
+    f(*description);
+    return *this;
+  }
 };
 
 // A typed kernel for a schema.
 template <typename F>
 OpDeclaration op(const char* schema, F kernel) {
-  return {schema, detail::boxKernel(std::move(kernel)), nullptr, detail::FunctionTraits<F>::arity};
+  return {schema, detail::boxKernel(std::move(kernel)), nullptr, detail::FunctionTraits<F>::arity, nullptr};
 }
 // A kernel that works on the stack itself (variadic and generic ops).
 inline OpDeclaration stackOp(const char* schema, Operation operation) {
-  return {schema, std::move(operation), nullptr, static_cast<size_t>(-1)};
+  return {schema, std::move(operation), nullptr, static_cast<size_t>(-1), nullptr};
 }
 // An operation made per node (see OperationCreator). `schema` may be a bare
 // kind such as "prim::TupleConstruct" for nodes PyTorch gives no schema.
 inline OpDeclaration nodeOp(const char* schema, OperationCreator creator) {
-  return {schema, nullptr, std::move(creator), static_cast<size_t>(-1)};
+  return {schema, nullptr, std::move(creator), static_cast<size_t>(-1), nullptr};
 }
 
 // Registers the declarations when constructed (at static initialization for

@@ -2,19 +2,28 @@
 
 #include <atomic>
 
+#include "kiln/core/op_description.h"
+
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
 
 namespace kiln {
 
-Operator::Operator(FunctionSchema schema, Operation op, OpExposure exposure)
+Operator::Operator(FunctionSchema schema, Operation op, OpExposure exposure,
+                   std::shared_ptr<const OpDescription> description)
     : schema_(std::move(schema)), op_(std::move(op)), symbol_(Symbol::fromQualString(schema_.name())),
-      exposure_(exposure) {}
+      exposure_(exposure), description_(std::move(description)) {}
 
-Operator::Operator(FunctionSchema schema, OperationCreator creator, OpExposure exposure)
+Operator::Operator(FunctionSchema schema, OperationCreator creator, OpExposure exposure,
+                   std::shared_ptr<const OpDescription> description)
     : schema_(std::move(schema)), creator_(std::move(creator)), symbol_(Symbol::fromQualString(schema_.name())),
-      exposure_(exposure) {}
+      exposure_(exposure), description_(std::move(description)) {}
+
+const OpDescription& Operator::description() const {
+  static const OpDescription* none = new OpDescription();
+  return description_ ? *description_ : *none;
+}
 
 const Operation& Operator::operation() const {
   KILN_INTERNAL_ASSERT(!creator_, "operator ", schema_, " needs its node to make an operation");
@@ -58,12 +67,16 @@ OperatorPtr addOperator(OperatorPtr entry) {
 
 }  // namespace
 
-OperatorPtr registerOperator(FunctionSchema schema, Operation op, OpExposure exposure) {
-  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(op), exposure));
+OperatorPtr registerOperator(FunctionSchema schema, Operation op, OpExposure exposure,
+                             std::shared_ptr<const OpDescription> description) {
+  return addOperator(
+      std::make_shared<const Operator>(std::move(schema), std::move(op), exposure, std::move(description)));
 }
 
-OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator, OpExposure exposure) {
-  return addOperator(std::make_shared<const Operator>(std::move(schema), std::move(creator), exposure));
+OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator, OpExposure exposure,
+                             std::shared_ptr<const OpDescription> description) {
+  return addOperator(
+      std::make_shared<const Operator>(std::move(schema), std::move(creator), exposure, std::move(description)));
 }
 
 void registerNodeOperation(Symbol kind, OperationCreator creator) {

@@ -19,6 +19,7 @@
 namespace kiln {
 
 class Node;
+struct OpDescription;  // kiln/core/op_description.h
 
 using Operation = std::function<void(Stack&)>;
 using OperationCreator = std::function<Operation(const Node&)>;
@@ -31,8 +32,10 @@ enum class OpExposure { Library, ScriptOnly };
 
 class Operator {
  public:
-  Operator(FunctionSchema schema, Operation op, OpExposure exposure = OpExposure::Library);
-  Operator(FunctionSchema schema, OperationCreator creator, OpExposure exposure = OpExposure::Library);
+  Operator(FunctionSchema schema, Operation op, OpExposure exposure = OpExposure::Library,
+           std::shared_ptr<const OpDescription> description = nullptr);
+  Operator(FunctionSchema schema, OperationCreator creator, OpExposure exposure = OpExposure::Library,
+           std::shared_ptr<const OpDescription> description = nullptr);
   const FunctionSchema& schema() const { return schema_; }
   Symbol symbol() const { return symbol_; }
   OpExposure exposure() const { return exposure_; }
@@ -42,6 +45,9 @@ class Operator {
   const Operation& operation() const;
   // The operation for one node: the creator's result, or operation().
   Operation operationFor(const Node& node) const;
+  // What else kiln knows of the operator (an empty description when it was
+  // declared with none); include kiln/core/op_description.h to read it.
+  const OpDescription& description() const;
 
  private:
   FunctionSchema schema_;
@@ -49,14 +55,17 @@ class Operator {
   OperationCreator creator_;
   Symbol symbol_;
   OpExposure exposure_;
+  std::shared_ptr<const OpDescription> description_;
 };
 
 using OperatorPtr = std::shared_ptr<const Operator>;
 
 // Adds an operator; an identical schema registered twice is an error.
-OperatorPtr registerOperator(FunctionSchema schema, Operation op, OpExposure exposure = OpExposure::Library);
+OperatorPtr registerOperator(FunctionSchema schema, Operation op, OpExposure exposure = OpExposure::Library,
+                             std::shared_ptr<const OpDescription> description = nullptr);
 OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator,
-                             OpExposure exposure = OpExposure::Library);
+                             OpExposure exposure = OpExposure::Library,
+                             std::shared_ptr<const OpDescription> description = nullptr);
 // All overloads of a symbol, in registration order (empty when unknown).
 std::vector<OperatorPtr> getAllOperatorsFor(Symbol name);
 // Grows with every registration: caches of the registry compare it to know they are current.

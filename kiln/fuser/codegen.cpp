@@ -2,8 +2,9 @@
 // every value its kind (tensor, 0-dim tensor, number) and dtype by PyTorch's
 // result_type rules, and rejects what kiln's kernels would raise on; the
 // generator then writes each node as one C++ statement in an element loop,
-// named after its IR value, from the op table's expression (fusible_ops.cpp)
-// and the helpers of the kernel prelude (kernel_prelude.h).
+// named after its IR value, from the element expression of the op's
+// description (kiln/ops/pointwise_spec.h) and the helpers of the kernel math
+// header (kiln/tensor/kernels/kernel_math.h), which opens every kernel.
 #include "kiln/fuser/codegen.h"
 
 #include <algorithm>
@@ -13,50 +14,35 @@
 #include <unordered_set>
 
 #include "kiln/core/function_schema.h"
-#include "kiln/fuser/fusible_ops.h"
 #include "kiln/fuser/kernel_prelude.h"
 #include "kiln/ir/graph.h"
+#include "kiln/ops/pointwise_spec.h"
+#include "kiln/tensor/type_promotion.h"
 #include "kiln/util/jit_log.h"
 
 namespace kiln::fuser {
 
-using detail::ArgRole;
-using detail::DtypeSet;
-using detail::FusibleOp;
-using detail::OpTyping;
-using detail::refuse;
-using detail::TypeRule;
-using detail::ValueType;
+using pointwise::ArgRole;
+using pointwise::DtypeSet;
+using pointwise::OpTyping;
+using pointwise::refuse;
+using pointwise::TypeRule;
+using pointwise::ValueType;
 
 namespace {
 
 std::string dtypeName(ScalarType t) { return std::string(scalarTypeName(t)); }
 
-// PyTorch's result_type: dimensioned tensors beat 0-dim ones, which beat
-// numbers, unless the lower tier has a higher category (bool < int < float).
-// Float numbers count as the default float dtype.
+// PyTorch's result_type of the operands (kiln/tensor/type_promotion.h).
 ScalarType resultType(const std::vector<const ValueType*>& operands) {
-  ScalarType tiers[3] = {ScalarType::Undefined, ScalarType::Undefined, ScalarType::Undefined};
+  std::vector<PromotionOperand> tiers;
   for (const ValueType* v : operands) {
-    ScalarType dtype = v->dtype;
-    int tier = 0;
-    if (v->kind == ValueType::Kind::ZeroDimTensor) tier = 1;
-    if (v->kind == ValueType::Kind::Number) {
-      tier = 2;
-      if (isFloatingType(dtype)) dtype = defaultFloatType();
-    }
-    tiers[tier] = tiers[tier] == ScalarType::Undefined ? dtype : promoteTypes(tiers[tier], dtype);
+    const PromotionTier tier = v->kind == ValueType::Kind::Number        ? PromotionTier::WrappedNumber
+                               : v->kind == ValueType::Kind::ZeroDimTensor ? PromotionTier::ZeroDim
+                                                                           : PromotionTier::Dimensioned;
+    tiers.push_back({v->dtype, tier});
   }
-  auto combine = [](ScalarType higher, ScalarType lower) {
-    if (isFloatingType(higher)) return higher;
-    if (higher == ScalarType::Bool || isFloatingType(lower)) {
-      if (higher == ScalarType::Undefined) return lower;
-      if (lower == ScalarType::Undefined) return higher;
-      return promoteTypes(higher, lower);
-    }
-    return higher != ScalarType::Undefined ? higher : lower;
-  };
-  return combine(tiers[0], combine(tiers[1], tiers[2]));
+  return kiln::resultType(ArrayRef<PromotionOperand>(tiers.data(), tiers.size()));
 }
 
 bool inDtypeSet(ScalarType t, DtypeSet set) {
@@ -71,7 +57,7 @@ bool inDtypeSet(ScalarType t, DtypeSet set) {
 
 // The dtype a dtype argument's int names, when kernels compute in it.
 std::optional<ScalarType> kernelDtypeOf(int64_t code) {
-  if (code < 0 || code >= kNumScalarTypes || !detail::isKernelDtype(static_cast<ScalarType>(code))) return std::nullopt;
+  if (code < 0 || code >= kNumScalarTypes || !pointwise::isKernelDtype(static_cast<ScalarType>(code))) return std::nullopt;
   return static_cast<ScalarType>(code);
 }
 
@@ -101,7 +87,7 @@ std::string nodeName(const Node* n) { return n->kind().toQualString(); }
 // Types one op node from the types of its inputs.
 std::optional<OpTyping> typeNode(const Node* n, const std::unordered_map<const Value*, ValueType>& values,
                                  std::string* why) {
-  const FusibleOp* op = detail::findFusibleOp(n);
+  const PointwiseSpec* op = pointwiseSpecOf(n);
   if (!op || n->outputs().size() != 1 || !n->blocks().empty()) {
     refuse(why, nodeName(n) + " is not an op the kernel generator can write");
     return std::nullopt;
@@ -112,7 +98,7 @@ std::optional<OpTyping> typeNode(const Node* n, const std::unordered_map<const V
   t.op = op;
   std::vector<const ValueType*> operands;
   for (size_t i = 0; i < schema.arguments().size(); ++i) {
-    const ArgRole role = detail::argRole(schema.arguments()[i], op->rule);
+    const ArgRole role = pointwise::argRole(schema.arguments()[i], op->rule);
     const ValueType& v = values.at(n->input(i));
     if (!roleAccepts(role, v)) {
       refuse(why, nodeName(n) + ": argument '" + schema.arguments()[i].name + "' is not what the generator supports");
@@ -136,7 +122,7 @@ std::optional<OpTyping> typeNode(const Node* n, const std::unordered_map<const V
     if (to_float && !isFloatingType(t.compute)) t.compute = defaultFloatType();
     t.result = op->rule == TypeRule::Predicate ? ScalarType::Bool : t.compute;
   }
-  if (!detail::isKernelDtype(t.compute) || !inDtypeSet(t.compute, op->dtypes)) {
+  if (!pointwise::isKernelDtype(t.compute) || !inDtypeSet(t.compute, op->dtypes)) {
     refuse(why, nodeName(n) + " on " + dtypeName(t.compute) + " is not supported by the kernel generator");
     return std::nullopt;
   }
@@ -194,7 +180,7 @@ std::optional<GraphTyping> typeGraph(const Graph& graph, const std::vector<Kerne
       case InputKind::Scalar: v.kind = ValueType::Kind::Number; break;
     }
     const bool number_ok = in.dtype == ScalarType::Long || in.dtype == ScalarType::Double || in.dtype == ScalarType::Bool;
-    if (in.kind == InputKind::Scalar ? !number_ok : !detail::isKernelDtype(in.dtype)) {
+    if (in.kind == InputKind::Scalar ? !number_ok : !pointwise::isKernelDtype(in.dtype)) {
       refuse(why, "input " + std::to_string(i) + " has dtype " + dtypeName(in.dtype) +
                     ", which the kernel generator does not support");
       return std::nullopt;
@@ -231,18 +217,18 @@ bool isFusibleNode(const Node* n) {
     return kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool ||
            kind == TypeKind::None || kind == TypeKind::String;
   }
-  const FusibleOp* op = detail::findFusibleOp(n);
+  const PointwiseSpec* op = pointwiseSpecOf(n);
   if (!op || n->outputs().size() != 1 || !n->blocks().empty()) return false;
   auto knownUnsupported = [](const Value* v) {
     const auto* tensor = v->type()->cast<TensorType>();
-    return tensor && tensor->scalarType() && !detail::isKernelDtype(*tensor->scalarType());
+    return tensor && tensor->scalarType() && !pointwise::isKernelDtype(*tensor->scalarType());
   };
   if (knownUnsupported(n->output())) return false;
   const FunctionSchema& schema = *n->maybeSchema();
   for (size_t i = 0; i < schema.arguments().size(); ++i) {
     const Value* in = n->input(i);
     if (knownUnsupported(in)) return false;
-    switch (detail::argRole(schema.arguments()[i], op->rule)) {
+    switch (pointwise::argRole(schema.arguments()[i], op->rule)) {
       case ArgRole::Constant: {
         const std::optional<IValue> value = toIValue(in);
         if (!value) return false;
@@ -334,7 +320,7 @@ class KernelWriter {
     return "";
   }
 
-  const char* typeOf(const Value* v) const { return detail::cppType(typing_.values.at(v).dtype); }
+  const char* typeOf(const Value* v) const { return pointwise::cppType(typing_.values.at(v).dtype); }
   // Bool tensors are read and written as bytes: GCC does not vectorize loads
   // and stores of C++ bool.
   bool isBool(const Value* v) const { return typing_.values.at(v).dtype == ScalarType::Bool; }
@@ -411,15 +397,15 @@ class KernelWriter {
       if (spec_.inputs[i].kind != InputKind::Scalar) continue;
       const Value* v = graph_.inputs()[i];
       const ScalarType dtype = spec_.inputs[i].dtype;
-      out_ << "  const " << detail::cppType(dtype) << " " << names_.at(v) << " = scalars[" << scalar_index++ << "]."
+      out_ << "  const " << pointwise::cppType(dtype) << " " << names_.at(v) << " = scalars[" << scalar_index++ << "]."
            << (dtype == ScalarType::Double ? "f" : dtype == ScalarType::Bool ? "i != 0" : "i") << ";\n";
     }
     for (const Node* n : graph_.nodes()) {
       if (n->kind() != prim::Constant) continue;
       const ValueType& v = typing_.values.at(n->output());
       if (v.kind != ValueType::Kind::Number) continue;
-      out_ << "  const " << detail::cppType(v.dtype) << " " << names_.at(n->output()) << " = "
-           << detail::cppLiteral(*v.constant) << ";\n";
+      out_ << "  const " << pointwise::cppType(v.dtype) << " " << names_.at(n->output()) << " = "
+           << pointwise::cppLiteral(*v.constant) << ";\n";
     }
     for (size_t k = 0; k < operands_.size(); ++k) {
       const Operand& op = operands_[k];
@@ -525,9 +511,9 @@ class KernelWriter {
       std::string expr;
       switch (t.roles[i]) {
         case ArgRole::Operand:
-          if (!v.isNone()) expr = detail::castExpr(raw, v.dtype, t.compute);
+          if (!v.isNone()) expr = pointwise::castExpr(raw, v.dtype, t.compute);
           break;
-        case ArgRole::Condition: expr = detail::castExpr(raw, v.dtype, ScalarType::Bool); break;
+        case ArgRole::Condition: expr = pointwise::castExpr(raw, v.dtype, ScalarType::Bool); break;
         case ArgRole::Param: expr = raw; break;
         case ArgRole::DtypeSource:
         case ArgRole::Constant: break;
@@ -552,7 +538,7 @@ class KernelWriter {
         ++end;
       const std::string name(pattern.substr(i + 1, end - i - 1));
       if (name == "T") {
-        result += detail::cppType(t.compute);
+        result += pointwise::cppType(t.compute);
       } else {
         result += t.expr(name.c_str());
       }

@@ -1,11 +1,12 @@
 #pragma once
 // Kernel generation: C++ source for one specialization of a kernel graph
 // (kernel_spec.h), compiled by kernel_compiler.h. The source is
-// self-contained (no kiln headers): element types, casts with PyTorch's
-// semantics, and the pointwise ops written as scalar code in a loop that
-// g++ -O3 -march=native vectorizes. Transcendental functions are declared
-// `omp declare simd`, so the vectorized loop calls SLEEF's vector versions
-// (libsleefgnuabi, GNU vector ABI names).
+// self-contained (it opens with the text of kiln/tensor/kernels/kernel_math.h
+// and includes nothing): element types, casts with PyTorch's semantics, and
+// the pointwise ops written as scalar code in a loop that g++ -O3
+// -march=native vectorizes. Transcendental functions are declared `omp
+// declare simd`, so the vectorized loop calls the vector variants of kiln's
+// vector math (vector_math.h, GNU vector ABI names) in libkiln.
 #include <optional>
 #include <string>
 #include <vector>

@@ -26,9 +26,9 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/fuser/codegen.h"
 #include "kiln/fuser/fuser.h"
-#include "kiln/fuser/fusible_ops.h"
 #include "kiln/fuser/kernel_compiler.h"
 #include "kiln/ir/graph.h"
+#include "kiln/ops/pointwise_spec.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/shape.h"
@@ -234,10 +234,12 @@ std::optional<KernelPlan> planKernel(const Graph& subgraph, std::string* why) {
   }
   for (const Node* n : kg.nodes()) {
     std::vector<bool> acc(num_inputs, false);
-    const detail::FusibleOp* op = detail::findFusibleOp(n);
+    const PointwiseSpec* op = pointwiseSpecOf(n);
     for (size_t a = 0; a < n->inputs().size(); ++a) {
       // type_as(x, other) has x's shape: `other` gives only its dtype.
-      if (op && detail::argRole(n->maybeSchema()->arguments()[a], op->rule) == detail::ArgRole::DtypeSource) continue;
+      if (op && pointwise::argRole(n->maybeSchema()->arguments()[a], op->rule) == pointwise::ArgRole::DtypeSource) {
+        continue;
+      }
       auto it = reads.find(n->input(a));
       if (it == reads.end()) continue;
       for (size_t i = 0; i < num_inputs; ++i) acc[i] = acc[i] || it->second[i];

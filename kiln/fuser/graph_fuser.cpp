@@ -8,9 +8,9 @@
 
 #include "kiln/fuser/codegen.h"
 #include "kiln/fuser/fuser.h"
-#include "kiln/fuser/fusible_ops.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/subgraph_utils.h"
+#include "kiln/ops/pointwise_spec.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
@@ -34,7 +34,7 @@ bool tensorTypeAllowsFusion(const Value* v) {
   if (!type) return false;
   if (type->requiresGrad().value_or(false)) return false;
   if (type->device() && !type->device()->isCpu()) return false;
-  return !type->scalarType() || fuser::detail::isKernelDtype(*type->scalarType());
+  return !type->scalarType() || pointwise::isKernelDtype(*type->scalarType());
 }
 
 // An input a group can take: a tensor, a constant (copied into the
@@ -282,13 +282,23 @@ class GraphFuser {
     return true;
   }
 
+  // A conversion to another tensor's dtype (type_as, to.other): its output
+  // has its first input's shape, not the broadcast of its inputs'.
+  static bool takesDtypeOfAnotherTensor(const Node* n) {
+    const PointwiseSpec* spec = pointwiseSpecOf(n);
+    if (!spec || spec->rule != pointwise::TypeRule::Cast) return false;
+    for (const Argument& arg : n->maybeSchema()->arguments()) {
+      if (pointwise::argRole(arg, spec->rule) == pointwise::ArgRole::DtypeSource) return true;
+    }
+    return false;
+  }
+
   // Whether the chunk may move above the pointwise op computing `chunked`
   // (which then moves right before it, where the pieces will read its
   // inputs).
   bool bringNextToChunk(Value* chunked, Node* chunk) {
     Node* op = chunked->node();
-    // type_as's output has its first input's shape, not the broadcast one.
-    if (op->kind() == prim::FusionGroup || op->kind() == aten::type_as || !isFusable(op)) return false;
+    if (op->kind() == prim::FusionGroup || takesDtypeOfAnotherTensor(op) || !isFusable(op)) return false;
     for (const Use& use : chunked->uses()) {
       if (use.user != chunk) return false;
     }

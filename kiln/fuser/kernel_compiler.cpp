@@ -22,6 +22,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "kiln/tensor/kernels/vector_math.h"
 #include "kiln/util/jit_log.h"
 
 extern char** environ;
@@ -31,6 +32,23 @@ namespace kiln::fuser {
 namespace {
 
 namespace fs = std::filesystem;
+
+// What a kernel links with: the loaded libkiln (by its path, so that the
+// kernel's dependency resolves to the copy already in the process) and libm.
+const std::vector<std::string>& linkArguments() {
+  static const std::vector<std::string> arguments = [] {
+    std::vector<std::string> args;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void*>(&kiln_vm_expf), &info) && info.dli_fname) {
+      const std::string library = fs::absolute(info.dli_fname).string();
+      args.push_back(library);
+      args.push_back("-Wl,-rpath," + fs::path(library).parent_path().string());
+    }
+    args.push_back("-lm");
+    return args;
+  }();
+  return arguments;
+}
 
 // -fwrapv: integer arithmetic wraps as kiln's kernels (and PyTorch's) do.
 // -fno-math-errno -fno-trapping-math (no errno, no floating-point traps)
@@ -43,7 +61,8 @@ constexpr const char* kFlags[] = {"-std=c++17",    "-O3",          "-march=nativ
 // one arm of a select (as in sinh's `|x| > 88 ? e^|x|/2 : sinh(x)`), which
 // leaves control flow the vectorizer gives up on.
 constexpr const char* kGccFlags[] = {"-fno-tree-sink", "-fno-thread-jumps"};
-constexpr const char* kLibraries[] = {"-lsleefgnuabi", "-lm"};
+// Kernels call kiln's vector math (kiln_vm_*, kiln/tensor/kernels/vector_math.h)
+// in libkiln itself, which the process has loaded; see linkArguments.
 // How many lines of the compiler's complaint a failure reports.
 constexpr int kErrorLines = 20;
 
@@ -383,7 +402,7 @@ class KernelCompiler {
     }
     std::vector<std::string> argv = toolchain().command;
     argv.insert(argv.end(), {"-x", "c++", tmp_source, "-x", "none", "-o", tmp_object});
-    argv.insert(argv.end(), std::begin(kLibraries), std::end(kLibraries));
+    argv.insert(argv.end(), linkArguments().begin(), linkArguments().end());
 
     const auto start = std::chrono::steady_clock::now();
     const RunResult run = runProgram(argv);
@@ -456,7 +475,7 @@ std::string kernelCacheDir() {
 
 std::string kernelCompileCommand() {
   std::vector<std::string> words = toolchain().command;
-  words.insert(words.end(), std::begin(kLibraries), std::end(kLibraries));
+  words.insert(words.end(), linkArguments().begin(), linkArguments().end());
   return joinWords(words);
 }
 

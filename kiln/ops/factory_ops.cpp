@@ -4,12 +4,15 @@
 // other layouts and devices are errors. memory_format is accepted and
 // results are always contiguous.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/pointwise_spec.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/random.h"
 
 namespace kiln {
 namespace {
+
+using namespace pointwise;
 
 using OptDtype = std::optional<ScalarType>;
 using OptInt = std::optional<int64_t>;
@@ -29,6 +32,21 @@ void checkOptions(const char* op, OptInt layout, const IValue& device, OptBool p
   checkDevice(op, device);
   KILN_CHECK(!pin_memory.value_or(false), op, ": pin_memory needs a CUDA device; kiln runs on the CPU only");
 }
+
+// aten::to in a fused kernel: only plain dtype conversions (no layout,
+// device or memory format).
+std::string emitCast(const OpTyping& t) { return castExpr(t.expr("self"), t.compute, t.result); }
+
+bool checkTo(const OpTyping& t, std::string* why) {
+  for (const char* name : {"layout", "device", "pin_memory", "memory_format"}) {
+    const ValueType* arg = t.find(name);
+    if (arg && !arg->isNone()) return refuse(why, std::string("aten::to with a ") + name + " argument");
+  }
+  return true;
+}
+
+
+const auto conversion = elementwise(TypeRule::Cast, DtypeSet::All, nullptr, checkTo, emitCast);
 
 void checkGenerator(const char* op, const IValue& generator) {
   KILN_CHECK(generator.isNone(), op, ": kiln has no Generator objects; seed the default one with kiln.manual_seed");
@@ -576,12 +594,14 @@ KILN_REGISTER_OPS(
        "MemoryFormat? memory_format=None) -> Tensor(a)",
        [](const Tensor& self, ScalarType dtype, bool non_blocking, bool copy, OptInt memory_format) {
          return convert(self, dtype, copy);
-       }),
+       })
+        .pointwise(conversion),
     op("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, "
        "MemoryFormat? memory_format=None) -> Tensor(a)",
        [](const Tensor& self, const Tensor& other, bool non_blocking, bool copy, OptInt memory_format) {
          return convert(self, other.dtype(), copy);
-       }),
+       })
+        .pointwise(conversion),
     op("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> "
        "Tensor(a)",
@@ -589,7 +609,8 @@ KILN_REGISTER_OPS(
           bool non_blocking, bool copy, OptInt memory_format) {
          checkOptions("to", layout, device, pin_memory);
          return convert(self, dtype, copy);
-       }),
+       })
+        .pointwise(conversion),
     op("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, "
        "MemoryFormat? memory_format=None) -> Tensor(a)",
        [](const Tensor& self, const IValue& device, ScalarType dtype, bool non_blocking, bool copy,
@@ -605,11 +626,13 @@ KILN_REGISTER_OPS(
        }),
     op("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> "
        "Tensor(b|a)",
-       [](const Tensor& self, OptDtype dtype, bool non_blocking, bool copy) { return convert(self, dtype, copy); }),
+       [](const Tensor& self, OptDtype dtype, bool non_blocking, bool copy) { return convert(self, dtype, copy); })
+        .pointwise(conversion),
     op("aten::to.prim_other(Tensor(a) self, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
        [](const Tensor& self, bool non_blocking, bool copy) { return convert(self, std::nullopt, copy); }),
     op("aten::type_as(Tensor self, Tensor other) -> Tensor",
-       [](const Tensor& self, const Tensor& other) { return to(self, other.dtype()); }), );
+       [](const Tensor& self, const Tensor& other) { return to(self, other.dtype()); })
+        .pointwise(elementwise(TypeRule::Cast, DtypeSet::All, nullptr, nullptr, emitCast)), );
 
 }  // namespace
 }  // namespace kiln

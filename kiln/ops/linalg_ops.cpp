@@ -73,9 +73,11 @@ KILN_REGISTER_OPS(
     op("aten::outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); }),
     op("aten::ger(Tensor self, Tensor vec2) -> Tensor",
-       [](const Tensor& self, const Tensor& vec2) { return outer(self, vec2); }),
+       [](const Tensor& self, const Tensor& vec2) { return outer(self, vec2); })
+        .aliasOf("aten::outer"),
     op("aten::ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); }),
+       [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); })
+        .aliasOf("aten::outer"),
     op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
        [](const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
          return linear(input, weight, bias);

@@ -4,6 +4,7 @@
 // prod.out, norm.Scalar_out, ...) compute the result as usual and copy it into
 // `out` whatever its dtype.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/reduce.h"
 #include "kiln/tensor/shape.h"
 #include "kiln/tensor/sort.h"
@@ -78,7 +79,8 @@ KILN_REGISTER_OPS(
 
     // max, min
     op("aten::max.other(Tensor self, Tensor other) -> Tensor",
-       [](const Tensor& self, const Tensor& other) { return max(self, other); }),
+       [](const Tensor& self, const Tensor& other) { return max(self, other); })
+        .shape(shapes::arithmetic),
     op("aten::max(Tensor self) -> Tensor", [](const Tensor& self) { return max(self); }),
     op("aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
        [](const Tensor& self, int64_t dim, bool keepdim) { return max(self, dim, keepdim); }),
@@ -91,7 +93,8 @@ KILN_REGISTER_OPS(
     op("aten::max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& other, Tensor out) { return maxOut(self, other, out); }),
     op("aten::min.other(Tensor self, Tensor other) -> Tensor",
-       [](const Tensor& self, const Tensor& other) { return min(self, other); }),
+       [](const Tensor& self, const Tensor& other) { return min(self, other); })
+        .shape(shapes::arithmetic),
     op("aten::min(Tensor self) -> Tensor", [](const Tensor& self) { return min(self); }),
     op("aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
        [](const Tensor& self, int64_t dim, bool keepdim) { return min(self, dim, keepdim); }),

@@ -14,6 +14,8 @@
 #include <string>
 #include <tuple>
 
+#include "kiln/ir/graph.h"
+#include "kiln/ir/rewrite.h"
 #include "kiln/ops/number_ops.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/shape.h"
@@ -414,10 +416,21 @@ KILN_REGISTER_OPS(op("aten::device(str a) -> Device", [](const std::string& a) {
                     stack.back() = Device(d.type).str();
                   }), );
 
+// `is` and `is not` between two bools are `==` and `!=`.
+bool identityOfBoolsAsEquality(Node* n) {
+  if (n->inputs().size() != 2 || n->input(0)->type()->kind() != TypeKind::Bool ||
+      n->input(1)->type()->kind() != TypeKind::Bool) {
+    return false;
+  }
+  return replaceWithCall(n, n->kind() == aten::__is__ ? aten::eq : aten::ne, n->inputs().vec());
+}
+
 // Identity, optionals, the helpers of for-range loops, and warnings.
 KILN_REGISTER_OPS(
-    op("aten::__is__(t1 self, t2 obj) -> bool", [](const IValue& self, const IValue& obj) { return self.is(obj); }),
-    op("aten::__isnot__(t1 self, t2 obj) -> bool", [](const IValue& self, const IValue& obj) { return !self.is(obj); }),
+    op("aten::__is__(t1 self, t2 obj) -> bool", [](const IValue& self, const IValue& obj) { return self.is(obj); })
+        .normalize(identityOfBoolsAsEquality),
+    op("aten::__isnot__(t1 self, t2 obj) -> bool", [](const IValue& self, const IValue& obj) { return !self.is(obj); })
+        .normalize(identityOfBoolsAsEquality),
     // The compiler proved the value is not None: nothing to do.
     stackOp("prim::unchecked_unwrap_optional(t(a)? optional) -> t(a)", [](Stack&) {}),
     stackOp("aten::_unwrap_optional(t(a)? optional) -> t(a)",

@@ -87,13 +87,17 @@ KILN_REGISTER_OPS(
     op("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
     op("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); }),
+       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
+        .aliasOf("aten::transpose"),
     op("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)",
-       [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
+       [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); })
+        .aliasOf("aten::transpose_"),
     op("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); }),
+       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
+        .aliasOf("aten::transpose"),
     op("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
-       [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
+       [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); })
+        .aliasOf("aten::transpose_"),
     op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef dims) { return permute(self, dims); }),
     op("aten::numpy_T(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); }),
@@ -112,11 +116,13 @@ KILN_REGISTER_OPS(
     op("aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
          return movedim(self, source, destination);
-       }),
+       })
+        .aliasOf("aten::movedim"),
     op("aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
        [](const Tensor& self, int64_t source, int64_t destination) {
          return movedim(self, DimVector{source}, DimVector{destination});
-       }),
+       })
+        .aliasOf("aten::movedim"),
     op("aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
          return movedim(self, source, destination);
@@ -249,9 +255,11 @@ KILN_REGISTER_OPS(
     op("aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
        [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); }),
     op("aten::concat(Tensor[] tensors, int dim=0) -> Tensor",
-       [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }),
+       [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); })
+        .aliasOf("aten::cat"),
     op("aten::concat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); }),
+       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); })
+        .aliasOf("aten::cat"),
     op("aten::stack(Tensor[] tensors, int dim=0) -> Tensor",
        [](const std::vector<Tensor>& tensors, int64_t dim) { return stack(tensors, dim); }),
     op("aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",

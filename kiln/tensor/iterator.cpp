@@ -4,6 +4,8 @@
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/parallel.h"
+#include "kiln/tensor/type_promotion.h"
+#include "kiln/util/small_vector.h"
 
 namespace kiln {
 
@@ -18,41 +20,18 @@ Category categoryOf(ScalarType t) {
   return Category::Integral;
 }
 
-// PyTorch's combine_categories: the higher tier wins unless the lower tier is
-// of a higher category (a float scalar with an int tensor gives a float).
-ScalarType combineCategories(ScalarType higher, ScalarType lower) {
-  if (isFloatingType(higher)) return higher;
-  if (higher == ScalarType::Bool || isFloatingType(lower)) {
-    if (higher == ScalarType::Undefined) return lower;
-    if (lower == ScalarType::Undefined) return higher;
-    return promoteTypes(higher, lower);
-  }
-  if (higher != ScalarType::Undefined) return higher;
-  return lower;
-}
-
 }  // namespace
 
 ScalarType resultType(ArrayRef<Tensor> tensors) {
-  ScalarType dim_result = ScalarType::Undefined;
-  ScalarType zero_dim_result = ScalarType::Undefined;
-  ScalarType wrapped_result = ScalarType::Undefined;
-  auto update = [](ScalarType current, ScalarType next) {
-    return current == ScalarType::Undefined ? next : promoteTypes(current, next);
-  };
+  SmallVector<PromotionOperand, 4> operands;
   for (const Tensor& t : tensors) {
     if (!t.defined()) continue;
-    ScalarType current = t.dtype();
-    if (t.isWrappedNumber()) {
-      if (isFloatingType(current)) current = defaultFloatType();
-      wrapped_result = update(wrapped_result, current);
-    } else if (t.dim() == 0) {
-      zero_dim_result = update(zero_dim_result, current);
-    } else {
-      dim_result = update(dim_result, current);
-    }
+    const PromotionTier tier = t.isWrappedNumber() ? PromotionTier::WrappedNumber
+                               : t.dim() == 0      ? PromotionTier::ZeroDim
+                                                   : PromotionTier::Dimensioned;
+    operands.push_back({t.dtype(), tier});
   }
-  return combineCategories(dim_result, combineCategories(zero_dim_result, wrapped_result));
+  return resultType(ArrayRef<PromotionOperand>(operands.data(), operands.size()));
 }
 
 ScalarType resultType(const Tensor& a, const Tensor& b) {

@@ -10,7 +10,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
-#include "kiln/passes/analysis/shape_formulas.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/util/jit_log.h"
 
@@ -856,7 +856,7 @@ class ShapePropagator {
 
   // (b): the operator's formula.
   bool applyFormula(Node* n, const FunctionSchema& schema) {
-    Formula formula = findFormula(schema);
+    Formula formula = findFormula(n, schema);
     if (!formula) return false;
     std::vector<OutputFacts> results = formula(Args(n, schema, facts_));
     if (results.size() != n->outputs().size()) return false;

@@ -6,7 +6,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "kiln/tensor/kernels/vec.h"
+#include "kiln/tensor/kernels/kernel_math.h"
+#include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/pointwise.h"
 
 namespace kiln {
@@ -60,10 +61,11 @@ void addKernel(TensorIter& iter, const Scalar& alpha) {
       kernels::cpuKernel<bool, bool, bool>(iter, [a](bool x, bool y) { return x || (a && y); });
     } else {
       const scalar_t a = kernels::checkedScalarTo<scalar_t>(alpha, "add");
+      // k_add's x + a * y, which is x + y for a == 1 (the product is exact).
       if (a == scalar_t(1)) {
         kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x + y; });
       } else {
-        kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [a](scalar_t x, scalar_t y) { return x + a * y; });
+        kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [a](scalar_t x, scalar_t y) { return k_add(x, y, a); });
       }
     }
   });
@@ -93,20 +95,6 @@ void trueDivKernel(TensorIter& iter) {
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "div", [&] {
     kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x / y; });
   });
-}
-
-// Python's float floor division: exact quotient rounded down, computed from
-// fmod so that e.g. 1 // 0.1 is 9, not 10.
-template <typename T>
-T floorDivFloat(T a, T b) {
-  if (b == 0) return a / b;
-  T mod = std::fmod(a, b);
-  T div = (a - mod) / b;
-  if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
-  if (div == 0) return std::copysign(T(0), a / b);
-  T floor_div = std::floor(div);
-  if (div - floor_div > T(0.5)) floor_div += T(1);
-  return floor_div;
 }
 
 // Integer floor and trunc division; b != 0. Division by -1 negates, wrapping
@@ -141,7 +129,7 @@ T remainderValue(T a, T b) {
     if (std::is_signed_v<T> && b == T(-1)) return T(0);
     r = static_cast<T>(a % b);
   } else {
-    r = std::fmod(a, b);
+    r = m_fmod(a, b);
   }
   if (r != 0 && (r < 0) != (b < 0)) r = static_cast<T>(r + b);
   return r;
@@ -155,7 +143,7 @@ T fmodValue(T a, T b) {
     if (std::is_signed_v<T> && b == T(-1)) return T(0);
     return static_cast<T>(a % b);
   } else {
-    return std::fmod(a, b);
+    return m_fmod(a, b);
   }
 }
 
@@ -164,7 +152,7 @@ T fmodValue(T a, T b) {
 template <typename T>
 T powValue(T base, T exponent) {
   if constexpr (std::is_floating_point_v<T>) {
-    return std::pow(base, exponent);
+    return m_pow(base, exponent);
   } else {
     if (std::is_signed_v<T> && exponent < 0) {
       if (base == 1) return 1;
@@ -181,112 +169,31 @@ T powValue(T base, T exponent) {
   }
 }
 
-// Float forms of the ops above with, under AVX2, vector forms for contiguous
-// runs. The vector forms compute every branch and select per element
-// (`mask ? a : b` on GCC vector types).
-#if KILN_HAVE_AVX2
-template <typename V>
-using ElementOf = std::remove_cvref_t<decltype(std::declval<V>()[0])>;
-#define KILN_VECTOR_FORMS(vector_fn)                                              \
-  static __m256 apply(__m256 a, __m256 b) { return vector_fn(a, b); }            \
-  static __m256d apply(__m256d a, __m256d b) { return vector_fn(a, b); }
-#else
-#define KILN_VECTOR_FORMS(vector_fn)
-#endif
-
-struct FloorDivide {
-  template <typename T>
-  static T apply(T a, T b) { return floorDivFloat(a, b); }
-#if KILN_HAVE_AVX2
-  template <typename V>
-  static V vector(V a, V b) {
-    using T = ElementOf<V>;
-    const V quotient = a / b;
-    const V mod = kernels::fmod(a, b);
-    V div = (a - mod) / b;
-    div = ((mod != T(0)) & ((b < T(0)) ^ (mod < T(0)))) ? div - T(1) : div;
-    V floor_div = kernels::floor(div);
-    floor_div = (div - floor_div > T(0.5)) ? floor_div + T(1) : floor_div;
-    floor_div = (div == T(0)) ? kernels::signedZero(quotient) : floor_div;
-    return (b == T(0)) ? quotient : floor_div;
-  }
-#endif
-  KILN_VECTOR_FORMS(vector)
-};
-
-struct TruncDivide {
-  template <typename T>
-  static T apply(T a, T b) { return std::trunc(a / b); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 a, __m256 b) { return _mm256_round_ps(a / b, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
-  static __m256d apply(__m256d a, __m256d b) { return _mm256_round_pd(a / b, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
-#endif
-};
-
-struct Remainder {
-  template <typename T>
-  static T apply(T a, T b) { return remainderValue(a, b); }
-#if KILN_HAVE_AVX2
-  template <typename V>
-  static V vector(V a, V b) {
-    using T = ElementOf<V>;
-    const V mod = kernels::fmod(a, b);
-    return ((mod != T(0)) & ((b < T(0)) ^ (mod < T(0)))) ? mod + b : mod;
-  }
-#endif
-  KILN_VECTOR_FORMS(vector)
-};
-
-struct Fmod {
-  template <typename T>
-  static T apply(T a, T b) { return std::fmod(a, b); }
-  KILN_VECTOR_FORMS(kernels::fmod)
-};
-
-struct Pow {
-  template <typename T>
-  static T apply(T a, T b) { return std::pow(a, b); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 a, __m256 b) { return Sleef_powf8_u10avx2(a, b); }
-  static __m256d apply(__m256d a, __m256d b) { return Sleef_powd4_u10avx2(a, b); }
-#endif
-};
-
-struct Atan2 {
-  template <typename T>
-  static T apply(T a, T b) { return std::atan2(a, b); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 a, __m256 b) { return Sleef_atan2f8_u10avx2(a, b); }
-  static __m256d apply(__m256d a, __m256d b) { return Sleef_atan2d4_u10avx2(a, b); }
-#endif
-};
-
+// The float forms of the ops above: the helpers of kernel_math.h, which
+// generated kernels compute with too.
+#define KILN_ELEMENT_MATH_OP(Op, expr)        \
+  struct Op {                                 \
+    template <typename T>                     \
+    static T apply(T a, T b) { return expr; } \
+  };
+KILN_ELEMENT_MATH_OP(FloorDivide, k_floor_divide(a, b))
+KILN_ELEMENT_MATH_OP(TruncDivide, m_trunc(a / b))
+KILN_ELEMENT_MATH_OP(Remainder, k_remainder(a, b))
+KILN_ELEMENT_MATH_OP(Fmod, m_fmod(a, b))
+KILN_ELEMENT_MATH_OP(Pow, m_pow(a, b))
+KILN_ELEMENT_MATH_OP(Atan2, m_atan2(a, b))
 // The sign bit of b on the magnitude of a (NaN signs included).
-struct Copysign {
-  template <typename T>
-  static T apply(T a, T b) { return std::copysign(a, b); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 a, __m256 b) {
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    return _mm256_or_ps(_mm256_andnot_ps(sign, a), _mm256_and_ps(sign, b));
-  }
-  static __m256d apply(__m256d a, __m256d b) {
-    const __m256d sign = _mm256_set1_pd(-0.0);
-    return _mm256_or_pd(_mm256_andnot_pd(sign, a), _mm256_and_pd(sign, b));
-  }
-#endif
-};
+KILN_ELEMENT_MATH_OP(Copysign, m_copysign(a, b))
+#undef KILN_ELEMENT_MATH_OP
 
-#undef KILN_VECTOR_FORMS
-
-// float/double through FloatOp (vectorized on contiguous runs), integers
+// float/double through FloatOp, integers
 // through int_fn; bool is not supported.
 template <typename FloatOp, typename IntFn>
 void floatOrIntKernel(TensorIter& iter, const char* name, const IntFn& int_fn) {
   const ScalarType dtype = iter.computeDtype();
   if (isFloatingType(dtype)) {
     KILN_DISPATCH_FLOATING_TYPES(dtype, name, [&] {
-      kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return FloatOp::apply(a, b); });
+      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return FloatOp::apply(a, b); });
     });
   } else {
     KILN_DISPATCH_INTEGRAL_TYPES(dtype, name, [&] {
@@ -321,11 +228,11 @@ void powKernel(TensorIter& iter) {
   floatOrIntKernel<Pow>(iter, "pow", [](auto a, auto b) { return powValue(a, b); });
 }
 
-// A float-only op through FloatOp (vectorized on contiguous runs).
+// A float-only op through FloatOp.
 template <typename FloatOp>
 void floatBinaryKernel(TensorIter& iter, const char* name) {
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), name, [&] {
-    kernels::zipKernel<scalar_t>(iter, [](auto a, auto b) { return FloatOp::apply(a, b); });
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return FloatOp::apply(a, b); });
   });
 }
 

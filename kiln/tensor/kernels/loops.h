@@ -8,6 +8,7 @@
 //
 // The template arguments are the output type followed by the input types.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -98,45 +99,24 @@ void cpuKernel(TensorIter& iter, const F& f) {
   }
 }
 
-// Like cpuKernel for one input, but contiguous stretches go to `block`
-// (out, in, n), a hand-vectorized routine (SLEEF), and the rest to `f`.
-template <typename Out, typename In, typename F, typename Block>
-void cpuKernelBlock(TensorIter& iter, const F& f, const Block& block) {
-  iter.forEach([&](char** data, const int64_t* strides, int64_t n) {
-    if (strides[0] == sizeof(Out) && strides[1] == sizeof(In)) {
-      block(reinterpret_cast<Out*>(data[0]), reinterpret_cast<const In*>(data[1]), n);
-    } else {
-      unaryLoop<Out, In>(data, strides, n, f);
-    }
-  });
-}
+template <size_t Size>
+struct UnsignedOfSize;
+template <>
+struct UnsignedOfSize<1> { using type = uint8_t; };
+template <>
+struct UnsignedOfSize<2> { using type = uint16_t; };
+template <>
+struct UnsignedOfSize<4> { using type = uint32_t; };
+template <>
+struct UnsignedOfSize<8> { using type = uint64_t; };
 
-// Like cpuKernelBlock for two inputs: `block`(out, a, b, n) gets the
-// stretches where all three are contiguous, or where one input is a single
-// broadcast value (repeated through a small buffer, e.g. `x % 2.0`).
-template <typename Out, typename A, typename B, typename F, typename Block>
-void cpuBinaryKernelBlock(TensorIter& iter, const F& f, const Block& block) {
-  iter.forEach([&](char** data, const int64_t* strides, int64_t n) {
-    Out* out = reinterpret_cast<Out*>(data[0]);
-    const A* a = reinterpret_cast<const A*>(data[1]);
-    const B* b = reinterpret_cast<const B*>(data[2]);
-    constexpr int64_t kChunk = 256;
-    if (strides[0] != sizeof(Out)) {
-      binaryLoop<Out, A, B>(data, strides, n, f);
-    } else if (strides[1] == sizeof(A) && strides[2] == sizeof(B)) {
-      block(out, a, b, n);
-    } else if (strides[1] == sizeof(A) && strides[2] == 0) {
-      B repeated[kChunk];
-      std::fill_n(repeated, kChunk, *b);
-      for (int64_t i = 0; i < n; i += kChunk) block(out + i, a + i, repeated, std::min(kChunk, n - i));
-    } else if (strides[1] == 0 && strides[2] == sizeof(B)) {
-      A repeated[kChunk];
-      std::fill_n(repeated, kChunk, *a);
-      for (int64_t i = 0; i < n; i += kChunk) block(out + i, repeated, b + i, std::min(kChunk, n - i));
-    } else {
-      binaryLoop<Out, A, B>(data, strides, n, f);
-    }
-  });
+// c ? a : b by masking bits: the compiler vectorizes it, where the branch it
+// makes of `?:` mispredicts on every other element of a random mask.
+template <typename T>
+T select(bool c, T a, T b) {
+  using Bits = typename UnsignedOfSize<sizeof(T)>::type;
+  const auto mask = static_cast<Bits>(Bits(0) - Bits(c));
+  return std::bit_cast<T>(static_cast<Bits>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask)));
 }
 
 // A number argument (alpha, a clamp bound, ...) in a kernel's element type,

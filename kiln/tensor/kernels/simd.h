@@ -1,17 +1,25 @@
 #pragma once
 // Small fixed-width vector types for the reduction and softmax kernels:
-// Simd<T> is an AVX2 vector (8 floats, 4 doubles) with SLEEF's exp and log
-// when kiln is built for x86-64-v3, and Lane<T> (one element) otherwise.
+// Simd<T> is an AVX2 vector (8 floats, 4 doubles) with kiln's vector math's
+// exp and log (vector_math.h) when kiln is built for x86-64-v3, and Lane<T>
+// (one element, the same math) otherwise.
 // Lane<T> also serves the tails of vector loops.
 #include <cmath>
 #include <cstdint>
 
+#include "kiln/tensor/kernels/vector_math.h"
+
 #if KILN_HAVE_AVX2
 #include <immintrin.h>
-#include <sleef.h>
 #endif
 
 namespace kiln::kernels {
+
+// exp and log of one element as the vector forms compute them (vector_math.h).
+inline float vmExp(float x) { return kiln_vm_expf(x); }
+inline double vmExp(double x) { return kiln_vm_exp(x); }
+inline float vmLog(float x) { return kiln_vm_logf(x); }
+inline double vmLog(double x) { return kiln_vm_log(x); }
 
 // One element acting as a vector of width 1: the portable path and the tails.
 template <typename T>
@@ -27,8 +35,8 @@ struct Lane {
   Lane operator*(Lane o) const { return {v * o.v}; }
   Lane operator/(Lane o) const { return {v / o.v}; }
   static Lane max(Lane a, Lane b) { return {a.v < b.v ? b.v : a.v}; }
-  Lane exp() const { return {std::exp(v)}; }
-  Lane log() const { return {std::log(v)}; }
+  Lane exp() const { return {vmExp(v)}; }
+  Lane log() const { return {vmLog(v)}; }
   T sum() const { return v; }
   T reduceMax() const { return v; }
 };
@@ -76,8 +84,8 @@ struct FloatOps {
   static __m256 mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
   static __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
   static __m256 max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
-  static __m256 exp(__m256 v) { return Sleef_expf8_u10avx2(v); }
-  static __m256 log(__m256 v) { return Sleef_logf8_u10avx2(v); }
+  static __m256 exp(__m256 v) { return kiln::vm::exp(v); }
+  static __m256 log(__m256 v) { return kiln::vm::log(v); }
   static float sum(__m256 v) {
     __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     x = _mm_add_ps(x, _mm_movehl_ps(x, x));
@@ -95,8 +103,8 @@ struct DoubleOps {
   static __m256d mul(__m256d a, __m256d b) { return _mm256_mul_pd(a, b); }
   static __m256d div(__m256d a, __m256d b) { return _mm256_div_pd(a, b); }
   static __m256d max(__m256d a, __m256d b) { return _mm256_max_pd(a, b); }
-  static __m256d exp(__m256d v) { return Sleef_expd4_u10avx2(v); }
-  static __m256d log(__m256d v) { return Sleef_logd4_u10avx2(v); }
+  static __m256d exp(__m256d v) { return kiln::vm::exp(v); }
+  static __m256d log(__m256d v) { return kiln::vm::log(v); }
   static double sum(__m256d v) {
     __m128d x = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "kiln/tensor/copy.h"
-#include "kiln/tensor/kernels/vec.h"
+#include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/pointwise.h"
 
 namespace kiln {

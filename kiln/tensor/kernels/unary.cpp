@@ -1,257 +1,58 @@
-// Unary pointwise kernels. Contiguous float/double runs of the
-// transcendental ops go through SLEEF's AVX2 functions (or short inline AVX2
-// code where a SLEEF call would dominate); strided runs and the other ops use
-// scalar lambdas, which the compiler vectorizes where it can.
+// Unary pointwise kernels. The floating-point ops compute each element with
+// the helpers of kernel_math.h, the header generated kernels open with, so an
+// op gives the same bits eagerly and fused; the transcendental functions
+// there are kiln's vector math (vector_math.h), the same in vector loops and
+// in single elements. The loops are plain scalar code that the compiler
+// vectorizes where runs are contiguous.
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <type_traits>
 
-#include "kiln/tensor/kernels/vec.h"
+#include "kiln/tensor/kernels/kernel_math.h"
+#include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/pointwise.h"
 
 namespace kiln {
 
 namespace {
 
-#if KILN_HAVE_AVX2
-using kernels::exp8;
-using kernels::negate;
-#endif
-using kernels::mapKernel;
-
-// Each op: a scalar form for any floating T and, with AVX2, the vector forms.
-#if KILN_HAVE_AVX2
-#define KILN_VECTOR_FORMS(f8, d4)                            \
-  static __m256 apply(__m256 x) { return f8(x); }            \
-  static __m256d apply(__m256d x) { return d4(x); }
-#else
-#define KILN_VECTOR_FORMS(f8, d4)
-#endif
-
-// An op whose scalar form is std::fn and whose vector forms are SLEEF's.
-#define KILN_SLEEF_OP(Op, fn, f8, d4)                      \
-  struct Op {                                              \
-    template <typename T>                                  \
-    static T apply(T x) { return std::fn(x); }             \
-    KILN_VECTOR_FORMS(f8, d4)                              \
+// An op computed by its kernel_math.h helper.
+#define KILN_ELEMENT_MATH_OP(Op, expr)  \
+  struct Op {                           \
+    template <typename T>               \
+    static T apply(T x) { return expr; } \
   };
 
-KILN_SLEEF_OP(Exp, exp, Sleef_expf8_u10avx2, Sleef_expd4_u10avx2)
-KILN_SLEEF_OP(Log, log, Sleef_logf8_u10avx2, Sleef_logd4_u10avx2)
-KILN_SLEEF_OP(Log10, log10, Sleef_log10f8_u10avx2, Sleef_log10d4_u10avx2)
-KILN_SLEEF_OP(Log1p, log1p, Sleef_log1pf8_u10avx2, Sleef_log1pd4_u10avx2)
-KILN_SLEEF_OP(Expm1, expm1, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2)
-KILN_SLEEF_OP(Sin, sin, Sleef_sinf8_u10avx2, Sleef_sind4_u10avx2)
-KILN_SLEEF_OP(Cos, cos, Sleef_cosf8_u10avx2, Sleef_cosd4_u10avx2)
-KILN_SLEEF_OP(Tan, tan, Sleef_tanf8_u10avx2, Sleef_tand4_u10avx2)
-KILN_SLEEF_OP(Asin, asin, Sleef_asinf8_u10avx2, Sleef_asind4_u10avx2)
-KILN_SLEEF_OP(Acos, acos, Sleef_acosf8_u10avx2, Sleef_acosd4_u10avx2)
-KILN_SLEEF_OP(Atan, atan, Sleef_atanf8_u10avx2, Sleef_atand4_u10avx2)
-KILN_SLEEF_OP(Atanh, atanh, Sleef_atanhf8_u10avx2, Sleef_atanhd4_u10avx2)
-// The 3.5-ulp SLEEF tanh is three times faster than the 1-ulp one and still
-// far inside float tolerance.
-KILN_SLEEF_OP(Tanh, tanh, Sleef_tanhf8_u35avx2, Sleef_tanhd4_u35avx2)
-KILN_SLEEF_OP(Erf, erf, Sleef_erff8_u10avx2, Sleef_erfd4_u10avx2)
-KILN_SLEEF_OP(Erfc, erfc, Sleef_erfcf8_u15avx2, Sleef_erfcd4_u15avx2)
-
-#undef KILN_SLEEF_OP
-
-#if KILN_HAVE_AVX2
-// The lanes of x with |x| > high or 0 < |x| < low, as a bit mask.
-inline int lanesOutside(__m256 x, float low, float high) {
-  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
-  const __m256 below = _mm256_and_ps(_mm256_cmp_ps(a, _mm256_set1_ps(low), _CMP_LT_OQ),
-                                     _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_GT_OQ));
-  return _mm256_movemask_ps(_mm256_or_ps(below, _mm256_cmp_ps(a, _mm256_set1_ps(high), _CMP_GT_OQ)));
-}
-inline int lanesOutside(__m256d x, double low, double high) {
-  const __m256d a = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
-  const __m256d below = _mm256_and_pd(_mm256_cmp_pd(a, _mm256_set1_pd(low), _CMP_LT_OQ),
-                                      _mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_GT_OQ));
-  return _mm256_movemask_pd(_mm256_or_pd(below, _mm256_cmp_pd(a, _mm256_set1_pd(high), _CMP_GT_OQ)));
-}
-
-// result, with the lanes set in `lanes` replaced by f(x[lane]).
-template <typename V, typename F>
-V redoLanes(V result, V x, int lanes, const F& f) {
-  for (int i = 0; lanes != 0; ++i, lanes >>= 1) {
-    if (lanes & 1) result[i] = f(x[i]);
-  }
-  return result;
-}
-#endif
-
-// SLEEF functions that are exact only on part of the range: asinh and acosh
-// overflow to inf above sqrt(max) and lose digits on subnormals, sinh and
-// cosh give inf from 88.5 (709 in double) though the result overflows only
-// past 89.4 (710.5). Lanes with |x| outside [low, high] (with a margin) are
-// redone with the scalar form, so contiguous and strided runs agree.
-// (PyTorch's vector path keeps SLEEF's inf for sinh and cosh there.)
-#if KILN_HAVE_AVX2
-#define KILN_SLEEF_OP_IN_RANGE(Op, fn, f8, d4, float_low, float_high, double_low, double_high)     \
-  struct Op {                                                                                     \
-    template <typename T>                                                                         \
-    static T apply(T x) { return std::fn(x); }                                                    \
-    static __m256 apply(__m256 x) {                                                               \
-      const int lanes = lanesOutside(x, float_low, float_high);                                   \
-      return lanes ? redoLanes(f8(x), x, lanes, [](float v) { return std::fn(v); }) : f8(x);      \
-    }                                                                                             \
-    static __m256d apply(__m256d x) {                                                             \
-      const int lanes = lanesOutside(x, double_low, double_high);                                 \
-      return lanes ? redoLanes(d4(x), x, lanes, [](double v) { return std::fn(v); }) : d4(x);     \
-    }                                                                                             \
-  };
-#else
-#define KILN_SLEEF_OP_IN_RANGE(Op, fn, f8, d4, float_low, float_high, double_low, double_high) \
-  struct Op {                                                                                 \
-    template <typename T>                                                                     \
-    static T apply(T x) { return std::fn(x); }                                                \
-  };
-#endif
-
-constexpr float kFloatMin = std::numeric_limits<float>::min();
-constexpr double kDoubleMin = std::numeric_limits<double>::min();
-KILN_SLEEF_OP_IN_RANGE(Asinh, asinh, Sleef_asinhf8_u10avx2, Sleef_asinhd4_u10avx2, kFloatMin, 1e18f, kDoubleMin, 1e150)
-KILN_SLEEF_OP_IN_RANGE(Acosh, acosh, Sleef_acoshf8_u10avx2, Sleef_acoshd4_u10avx2, kFloatMin, 1e18f, kDoubleMin, 1e150)
-KILN_SLEEF_OP_IN_RANGE(Sinh, sinh, Sleef_sinhf8_u10avx2, Sleef_sinhd4_u10avx2, 0.0f, 88.0f, 0.0, 708.0)
-KILN_SLEEF_OP_IN_RANGE(Cosh, cosh, Sleef_coshf8_u10avx2, Sleef_coshd4_u10avx2, 0.0f, 88.0f, 0.0, 708.0)
-#undef KILN_SLEEF_OP_IN_RANGE
-
-// std::lgamma sets the global `signgam`, a data race in parallel loops; the
-// reentrant forms keep the sign to themselves.
-struct Lgamma {
-  static float apply(float x) {
-    int sign;
-    return ::lgammaf_r(x, &sign);
-  }
-  static double apply(double x) {
-    int sign;
-    return ::lgamma_r(x, &sign);
-  }
-  KILN_VECTOR_FORMS(Sleef_lgammaf8_u10avx2, Sleef_lgammad4_u10avx2)
-};
-
-#undef KILN_VECTOR_FORMS
-
+KILN_ELEMENT_MATH_OP(Exp, m_exp(x))
+KILN_ELEMENT_MATH_OP(Log, m_log(x))
+KILN_ELEMENT_MATH_OP(Log10, m_log10(x))
+KILN_ELEMENT_MATH_OP(Log1p, m_log1p(x))
+KILN_ELEMENT_MATH_OP(Expm1, m_expm1(x))
+KILN_ELEMENT_MATH_OP(Sin, m_sin(x))
+KILN_ELEMENT_MATH_OP(Cos, m_cos(x))
+KILN_ELEMENT_MATH_OP(Tan, m_tan(x))
+KILN_ELEMENT_MATH_OP(Asin, m_asin(x))
+KILN_ELEMENT_MATH_OP(Acos, m_acos(x))
+KILN_ELEMENT_MATH_OP(Atan, m_atan(x))
+KILN_ELEMENT_MATH_OP(Atanh, m_atanh(x))
+KILN_ELEMENT_MATH_OP(Asinh, m_asinh(x))
+KILN_ELEMENT_MATH_OP(Acosh, m_acosh(x))
+KILN_ELEMENT_MATH_OP(Sinh, k_sinh(x))
+KILN_ELEMENT_MATH_OP(Cosh, k_cosh(x))
+KILN_ELEMENT_MATH_OP(Tanh, k_tanh(x))
+KILN_ELEMENT_MATH_OP(Sigmoid, k_sigmoid(x))
+KILN_ELEMENT_MATH_OP(Erf, m_erf(x))
+KILN_ELEMENT_MATH_OP(Erfc, m_erfc(x))
+KILN_ELEMENT_MATH_OP(Lgamma, m_lgamma(x))
+KILN_ELEMENT_MATH_OP(Sqrt, m_sqrt(x))
+KILN_ELEMENT_MATH_OP(Rsqrt, T(1) / m_sqrt(x))
+KILN_ELEMENT_MATH_OP(Reciprocal, T(1) / x)
+KILN_ELEMENT_MATH_OP(GeluErf, k_gelu_erf(x))
+KILN_ELEMENT_MATH_OP(GeluTanh, k_gelu_tanh(x))
 // The argument of a real number: pi for x < 0, else 0 (-0 included); NaN stays NaN.
-struct Angle {
-  template <typename T>
-  static T apply(T x) { return x != x ? x : (x < T(0) ? std::numbers::pi_v<T> : T(0)); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) {
-    const __m256 angle = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ),
-                                       _mm256_set1_ps(std::numbers::pi_v<float>));
-    return _mm256_blendv_ps(angle, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-  }
-  static __m256d apply(__m256d x) {
-    const __m256d angle = _mm256_and_pd(_mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_LT_OQ),
-                                        _mm256_set1_pd(std::numbers::pi));
-    return _mm256_blendv_pd(angle, x, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
-  }
-#endif
-};
-
-struct Sqrt {
-  template <typename T>
-  static T apply(T x) { return std::sqrt(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return _mm256_sqrt_ps(x); }
-  static __m256d apply(__m256d x) { return _mm256_sqrt_pd(x); }
-#endif
-};
-
-struct Rsqrt {
-  template <typename T>
-  static T apply(T x) { return T(1) / std::sqrt(x); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(x)); }
-  static __m256d apply(__m256d x) { return _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(x)); }
-#endif
-};
-
-struct Reciprocal {
-  template <typename T>
-  static T apply(T x) { return T(1) / x; }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), x); }
-  static __m256d apply(__m256d x) { return _mm256_div_pd(_mm256_set1_pd(1.0), x); }
-#endif
-};
-
-struct Sigmoid {
-  template <typename T>
-  static T apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, exp8(negate(x))));
-  }
-  static __m256d apply(__m256d x) {
-    const __m256d one = _mm256_set1_pd(1.0);
-    return _mm256_div_pd(one, _mm256_add_pd(one, Sleef_expd4_u10avx2(negate(x))));
-  }
-#endif
-};
-
-// gelu(x) = x/2 * (1 + erf(x / sqrt(2))).
-struct GeluErf {
-  static constexpr double kSqrtHalf = std::numbers::sqrt2 / 2;
-  template <typename T>
-  static T apply(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(kSqrtHalf))); }
-#if KILN_HAVE_AVX2
-  // SLEEF's erff is five times slower than all of PyTorch's gelu; this is the
-  // approximation PyTorch vectorizes (Abramowitz-Stegun 7.1.26, absolute
-  // error below 1.5e-7 in erf).
-  static __m256 apply(__m256 x) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(static_cast<float>(kSqrtHalf)));
-    const __m256 sign = _mm256_and_ps(z, _mm256_set1_ps(-0.0f));
-    // erf(|z| >= 6) is 1 in float; capping |z| keeps exp(-z^2) in exp8's normal range (NaN passes).
-    const __m256 a = _mm256_min_ps(_mm256_set1_ps(6.0f), _mm256_xor_ps(z, sign));
-    const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one));
-    __m256 poly = _mm256_fmadd_ps(_mm256_set1_ps(1.061405429f), t, _mm256_set1_ps(-1.453152027f));
-    poly = _mm256_fmadd_ps(poly, t, _mm256_set1_ps(1.421413741f));
-    poly = _mm256_fmadd_ps(poly, t, _mm256_set1_ps(-0.284496736f));
-    poly = _mm256_fmadd_ps(poly, t, _mm256_set1_ps(0.254829592f));
-    const __m256 e = exp8<true>(negate(_mm256_mul_ps(a, a)));
-    const __m256 erf = _mm256_xor_ps(_mm256_fnmadd_ps(_mm256_mul_ps(poly, t), e, one), sign);
-    return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)), _mm256_add_ps(one, erf));
-  }
-  static __m256d apply(__m256d x) {
-    const __m256d one = _mm256_set1_pd(1.0);
-    const __m256d erf = Sleef_erfd4_u10avx2(_mm256_mul_pd(x, _mm256_set1_pd(kSqrtHalf)));
-    return _mm256_mul_pd(_mm256_mul_pd(x, _mm256_set1_pd(0.5)), _mm256_add_pd(one, erf));
-  }
-#endif
-};
-
-// gelu(x) ~ x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
-struct GeluTanh {
-  static constexpr double kBeta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2/pi)
-  static constexpr double kKappa = 0.044715;
-  template <typename T>
-  static T apply(T x) {
-    const T inner = T(kBeta) * (x + T(kKappa) * (x * x * x));
-    return T(0.5) * x * (T(1) + std::tanh(inner));
-  }
-#if KILN_HAVE_AVX2
-  static __m256 apply(__m256 x) {
-    const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-    const __m256 inner = _mm256_mul_ps(_mm256_set1_ps(static_cast<float>(kBeta)),
-                                       _mm256_fmadd_ps(_mm256_set1_ps(static_cast<float>(kKappa)), cube, x));
-    return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)),
-                         _mm256_add_ps(_mm256_set1_ps(1.0f), Sleef_tanhf8_u35avx2(inner)));
-  }
-  static __m256d apply(__m256d x) {
-    const __m256d cube = _mm256_mul_pd(_mm256_mul_pd(x, x), x);
-    const __m256d inner =
-        _mm256_mul_pd(_mm256_set1_pd(kBeta), _mm256_fmadd_pd(_mm256_set1_pd(kKappa), cube, x));
-    return _mm256_mul_pd(_mm256_mul_pd(x, _mm256_set1_pd(0.5)),
-                         _mm256_add_pd(_mm256_set1_pd(1.0), Sleef_tanhd4_u35avx2(inner)));
-  }
-#endif
-};
+KILN_ELEMENT_MATH_OP(Angle, x != x ? x : (x < T(0) ? std::numbers::pi_v<T> : T(0)))
+#undef KILN_ELEMENT_MATH_OP
 
 enum class Rounding { Floor, Ceil, Trunc, HalfEven };
 
@@ -268,20 +69,12 @@ struct RoundTo {
     }
     return x;
   }
-#if KILN_HAVE_AVX2
-  static constexpr int kSseMode = Mode == Rounding::Floor  ? _MM_FROUND_TO_NEG_INF
-                                  : Mode == Rounding::Ceil ? _MM_FROUND_TO_POS_INF
-                                  : Mode == Rounding::Trunc ? _MM_FROUND_TO_ZERO
-                                                            : _MM_FROUND_TO_NEAREST_INT;
-  static __m256 apply(__m256 x) { return _mm256_round_ps(x, kSseMode | _MM_FROUND_NO_EXC); }
-  static __m256d apply(__m256d x) { return _mm256_round_pd(x, kSseMode | _MM_FROUND_NO_EXC); }
-#endif
 };
 
 template <typename Op>
 void floatKernel(TensorIter& iter, const char* name) {
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), name, [&] {
-    mapKernel<scalar_t>(iter, [](auto x) { return Op::apply(x); });
+    kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t x) { return Op::apply(x); });
   });
 }
 
@@ -581,18 +374,7 @@ Tensor& geluOut(const Tensor& self, std::string_view approximate, Tensor& out) {
 // pow with a number exponent: a unary map over self.
 namespace {
 
-// base ** e for floating base, e not one of the exponents with a cheaper form.
-struct PowFloat {
-  double exponent;
-  // The scalar path raises in double, as PyTorch does for a double exponent.
-  template <typename T>
-  T operator()(T x) const { return static_cast<T>(std::pow(x, exponent)); }
-#if KILN_HAVE_AVX2
-  __m256 operator()(__m256 x) const { return Sleef_powf8_u10avx2(x, _mm256_set1_ps(static_cast<float>(exponent))); }
-  __m256d operator()(__m256d x) const { return Sleef_powd4_u10avx2(x, _mm256_set1_pd(exponent)); }
-#endif
-};
-
+// The forms of k_pow_scalar (kernel_math.h), each in its own loop.
 void powFloatKernel(TensorIter& iter, double e) {
   if (e == 0.5) return floatKernel<Sqrt>(iter, "pow");
   if (e == -0.5) return floatKernel<Rsqrt>(iter, "pow");
@@ -606,7 +388,7 @@ void powFloatKernel(TensorIter& iter, double e) {
     } else if (e == -2) {
       kernels::cpuKernel<T, T>(iter, [](T x) { return T(1) / (x * x); });
     } else {
-      mapKernel<T>(iter, PowFloat{e});
+      kernels::cpuKernel<T, T>(iter, [e](T x) { return m_pow(x, static_cast<T>(e)); });
     }
   });
 }

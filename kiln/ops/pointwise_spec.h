@@ -1,23 +1,33 @@
 #pragma once
-// The fuser's op table (private to kiln/fuser): every pointwise op the kernel
-// generator can write, by its exact registered schema, with how its result is
-// typed and the C++ expression that computes one element. isFusibleNode,
-// inferKernelTypes and generateKernelSource all read this one table, so an op
-// is fusible exactly when the generator can type it and write it.
+// How one element of a pointwise operator is typed and computed: the part
+// of an operator's description (kiln/core/op_description.h) that the fuser
+// generates kernels from. An operator declares it where it is registered:
+//
+//   op("aten::exp(Tensor self) -> Tensor", [](const Tensor& self) { return exp(self); })
+//       .pointwise(elementwise(TypeRule::PromoteFloat, DtypeSet::Floating, "m_exp($self)"))
+//
+// The expression is C++ over one element, written with the helpers of
+// kiln/tensor/kernels/kernel_math.h (k_*, m_*), which the eager kernel of the
+// same operator calls too, so that eager and fused results are bit-identical.
+// `$name` is the named argument's expression (operands already cast to the
+// compute type), `$T` the compute type.
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/core/ivalue.h"
+#include "kiln/core/op_description.h"
 #include "kiln/tensor/scalar_type.h"
 
 namespace kiln {
-class Node;
 struct Argument;
 
-namespace fuser::detail {
+namespace pointwise {
 
-// What type inference knows of one kernel-graph value.
+// What type inference knows of one value of a kernel.
 struct ValueType {
   enum class Kind : uint8_t {
     Tensor,         // at least one dimension
@@ -43,7 +53,7 @@ enum class TypeRule : uint8_t {
   Cast,          // the `dtype` argument, or `other`'s dtype; computed in self's dtype
 };
 
-// The compute dtypes kiln's kernel accepts; on any other it raises.
+// The compute dtypes the op's eager kernel accepts; on any other it raises.
 enum class DtypeSet : uint8_t { All, NoBool, Floating, IntegralOrBool };
 
 // How the generator uses one schema argument.
@@ -55,14 +65,12 @@ enum class ArgRole : uint8_t {
   Constant,     // must be a constant: modes, dtypes, flags
 };
 
-struct FusibleOp;
-
-// One node during inference and generation.
+// One node during kernel type inference and generation.
 struct OpTyping {
   const Node* node = nullptr;
-  const FusibleOp* op = nullptr;
-  std::vector<ArgRole> roles;      // per schema argument
-  std::vector<ValueType> args;     // per schema argument
+  const PointwiseSpec* op = nullptr;
+  std::vector<ArgRole> roles;   // per schema argument
+  std::vector<ValueType> args;  // per schema argument
   // Per schema argument, only while generating: the C++ expression of its
   // value (`raws`) and of that value cast to `compute` for operands.
   std::vector<std::string> raws;
@@ -80,32 +88,21 @@ struct OpTyping {
   const ValueType* find(const char* name) const;
 };
 
-struct FusibleOp {
-  const char* schema;  // exactly as kiln registers it
-  TypeRule rule;
-  DtypeSet dtypes;
-  // One element's value: `$arg` is the named argument's expression (operands
-  // already cast to the compute type), `$T` the compute type. Helpers (k_*,
-  // m_*) live in the kernel prelude.
-  const char* expr;
-  // Conditions on dtypes and constant values under which kiln's kernel would
-  // raise (or the generator cannot follow it): false with `why` set.
-  bool (*check)(const OpTyping& t, std::string* why) = nullptr;
-  // Writes the expression where the template is not enough.
-  std::string (*emit)(const OpTyping& t) = nullptr;
-};
+// Conditions on dtypes and constant values under which the eager kernel
+// would raise (a generated kernel cannot): false with `why` set.
+using PointwiseCheck = bool (*)(const OpTyping& t, std::string* why);
+// Writes the element expression where the template is not enough.
+using PointwiseEmit = std::string (*)(const OpTyping& t);
 
 // Sets `*why` (when given) and returns false: how the checks say no.
 bool refuse(std::string* why, std::string reason);
+// Whether the number argument `s` converts to `t` without the overflow on
+// which the eager kernel raises. A runtime number passes only when no value
+// of its type could overflow.
+bool numberFits(const ValueType& s, ScalarType t, const char* what, std::string* why);
 
-// The table's rows whose schema kiln does not register as written (a test
-// keeps this empty).
-std::vector<std::string> unregisteredFusibleOps();
-// The table entry for the overload `n` calls, or null.
-const FusibleOp* findFusibleOp(const Node* n);
 // How `arg` of an op with `rule` is used.
 ArgRole argRole(const Argument& arg, TypeRule rule);
-
 // The dtypes kernels compute in: bool, the integers, float32 and float64.
 bool isKernelDtype(ScalarType t);
 // The C++ type of a kernel dtype.
@@ -116,5 +113,34 @@ std::string castExpr(const std::string& v, ScalarType from, ScalarType to);
 std::string cppLiteral(const IValue& v);
 std::string cppLiteral(double v);
 
-}  // namespace fuser::detail
+}  // namespace pointwise
+
+struct PointwiseSpec {
+  pointwise::TypeRule rule;
+  pointwise::DtypeSet dtypes;
+  // One element's value (see the top of this file); empty when `emit` writes it.
+  std::string expr;
+  pointwise::PointwiseCheck check = nullptr;
+  pointwise::PointwiseEmit emit = nullptr;
+};
+
+// A spec to hang on a declaration with `.pointwise(...)`; `expr` may be null
+// when `emit` writes the expression.
+inline std::shared_ptr<const PointwiseSpec> elementwise(pointwise::TypeRule rule, pointwise::DtypeSet dtypes,
+                                                        const char* expr, pointwise::PointwiseCheck check = nullptr,
+                                                        pointwise::PointwiseEmit emit = nullptr) {
+  return std::make_shared<const PointwiseSpec>(PointwiseSpec{rule, dtypes, expr ? expr : "", check, emit});
+}
+
+// The spec of an element expression written as C++ over the schema's
+// argument names and the compute type `T` (the text of the lambda that the
+// eager kernel runs, kiln/ops/elementwise_ops.h): each of `argument_names`
+// and `T` becomes a `$` template name.
+std::shared_ptr<const PointwiseSpec> elementwiseFromCpp(pointwise::TypeRule rule, pointwise::DtypeSet dtypes,
+                                                        std::string_view cpp,
+                                                        std::initializer_list<std::string_view> argument_names);
+
+// The pointwise spec of the overload `n` calls, or null.
+const PointwiseSpec* pointwiseSpecOf(const Node* n);
+
 }  // namespace kiln

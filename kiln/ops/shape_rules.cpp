@@ -3,7 +3,7 @@
 // can say of every output; it never guesses: a fact it cannot derive stays
 // unknown. Dtypes follow kiln's kernels (which follow PyTorch 1.13): type
 // promotion through the same resultType the TensorIterator uses.
-#include "kiln/passes/analysis/shape_formulas.h"
+#include "kiln/ops/shape_rules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,9 @@
 #include <string>
 #include <unordered_set>
 
+#include "kiln/core/operator.h"
 #include "kiln/tensor/iterator.h"
+#include "kiln/tensor/type_promotion.h"
 
 namespace kiln::shapes {
 
@@ -118,27 +120,6 @@ const ListFacts* Args::tensorList(std::string_view name) const {
 
 // --- type promotion -------------------------------------------------------------
 
-namespace {
-
-// 0-dim and 1-dim stand-ins of every dtype, wrapped or not, for resultType.
-const Tensor& prototype(ScalarType dtype, bool zero_dim, bool wrapped) {
-  static const std::vector<Tensor> table = [] {
-    std::vector<Tensor> t(kNumScalarTypes * 3);
-    for (int i = 0; i < kNumScalarTypes; ++i) {
-      if (!isValidDtype(i)) continue;
-      auto type = static_cast<ScalarType>(i);
-      t[i * 3] = empty({1}, type);
-      t[i * 3 + 1] = empty({}, type);
-      t[i * 3 + 2] = empty({}, type);
-      t[i * 3 + 2].impl()->setWrappedNumber(true);
-    }
-    return t;
-  }();
-  return table[static_cast<int>(dtype) * 3 + (zero_dim ? (wrapped ? 2 : 1) : 0)];
-}
-
-}  // namespace
-
 std::optional<ScalarType> promoteOperands(const std::vector<Operand>& operands) {
   // Each unknown (a Python number of unknown kind, rank 0 or not, wrapped or
   // not) doubles the cases; all of them must agree.
@@ -166,7 +147,7 @@ std::optional<ScalarType> promoteOperands(const std::vector<Operand>& operands) 
     choices.push_back(std::move(c));
   }
   std::optional<ScalarType> result;
-  std::vector<Tensor> stand_ins(choices.size());
+  std::vector<PromotionOperand> promoted(choices.size());
   for (size_t k = 0; k < cases; ++k) {
     size_t rest = k;
     for (size_t i = 0; i < choices.size(); ++i) {
@@ -178,9 +159,11 @@ std::optional<ScalarType> promoteOperands(const std::vector<Operand>& operands) 
       bool wrapped = c.wrapped[rest % c.wrapped.size()];
       rest /= c.wrapped.size();
       // Only a 0-dim tensor can be a wrapped number.
-      stand_ins[i] = prototype(dtype, zero_dim, wrapped && zero_dim);
+      promoted[i] = {dtype, !zero_dim ? PromotionTier::Dimensioned
+                            : wrapped ? PromotionTier::WrappedNumber
+                                      : PromotionTier::ZeroDim};
     }
-    ScalarType t = resultType(ArrayRef<Tensor>(stand_ins));
+    ScalarType t = resultType(ArrayRef<PromotionOperand>(promoted.data(), promoted.size()));
     if (result && *result != t) return std::nullopt;
     result = t;
   }
@@ -433,6 +416,9 @@ const TensorType* self(const Args& a) {
   return args.empty() ? nullptr : a.tensor(args[0].name);
 }
 
+}  // namespace
+
+// The rules pointwise declarations name (shape_rules.h).
 Out sameDtype(const Args& a) { return {freshOut(dtypeOf(self(a)), sizesOf(self(a)))}; }
 Out floatDtype(const Args& a) { return {freshOut(toFloat(dtypeOf(self(a))), sizesOf(self(a)))}; }
 Out boolDtype(const Args& a) { return {freshOut(ScalarType::Bool, sizesOf(self(a)))}; }
@@ -478,6 +464,8 @@ Out divMode(const Args& a) {
   }
   return {freshOut(dtype, broadcast(tensorsOf(a, {"self", "other"})))};
 }
+
+namespace {
 
 Out maskedFill(const Args& a) {
   return {freshOut(dtypeOf(self(a)), broadcast(tensorsOf(a, {"self", "mask"})))};
@@ -1153,6 +1141,8 @@ Out unbind(const Args& a) {
   return {listOut(each, std::vector<TensorFacts>(*count, each))};
 }
 
+}  // namespace
+
 Out whereCondition(const Args& a) {
   auto rank = rankOf(a.tensor("condition"));
   TensorFacts each;
@@ -1161,6 +1151,8 @@ Out whereCondition(const Args& a) {
   if (!rank) return {listOut(each)};
   return {listOut(each, std::vector<TensorFacts>(std::max<size_t>(*rank, 1), each))};
 }
+
+namespace {
 
 Out nonzero(const Args& a) {
   auto rank = rankOf(self(a));
@@ -1355,34 +1347,8 @@ void add(Table& table, std::initializer_list<const char*> names, Formula f) {
 const Table& table() {
   static const Table t = [] {
     Table t;
-    // Pointwise, one tensor.
-    add(t, {"exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "erfc",
-            "lgamma", "log10", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "asinh",
-            "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "reciprocal", "angle"},
-        floatDtype);
-    add(t, {"neg", "negative", "abs", "absolute", "floor", "ceil", "round", "trunc", "fix", "sign", "relu",
-            "bitwise_not", "gelu", "clone", "tril", "triu", "flip", "roll"},
-        sameDtype);
-    add(t, {"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not"}, boolDtype);
-    add(t, {"frexp"}, frexp);
-    // Pointwise, broadcasting.
-    add(t, {"add", "sub", "subtract", "rsub", "mul", "multiply", "remainder", "fmod", "maximum", "minimum",
-            "max.other", "min.other", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-            "bitwise_right_shift", "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "floor_divide", "gcd"},
-        arithmetic);
-    add(t, {"div", "divide", "true_divide", "atan2", "arctan2", "copysign", "ldexp"}, trueDivide);
-    add(t, {"div.Tensor_mode", "div.Scalar_mode", "divide.Tensor_mode", "divide.Scalar_mode"}, divMode);
-    add(t, {"pow"}, powOp);
-    add(t, {"clamp", "clip"}, clampOp);
-    add(t, {"clamp_min"}, clampMinOp);
-    add(t, {"clamp_max"}, clampMaxOp);
-    add(t, {"addcmul", "addcdiv"}, addcOp);
-    add(t, {"where.self", "where.ScalarSelf", "where.ScalarOther", "where.Scalar"}, whereOp);
-    add(t, {"where"}, whereCondition);
-    add(t, {"lerp"}, lerpOp);
-    add(t, {"eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater", "greater_equal",
-            "logical_and", "logical_or", "logical_xor"},
-        comparison);
+    // Pointwise ops carry their rules in their declarations (pointwise_ops.cpp).
+    add(t, {"clone", "tril", "triu", "flip", "roll"}, sameDtype);
     add(t, {"masked_fill"}, maskedFill);
     add(t, {"index_fill", "scatter", "scatter_add", "index_add", "index_put", "select_scatter", "slice_scatter"},
         likeSelf);
@@ -1469,7 +1435,6 @@ const Table& table() {
     add(t, {"scalar_tensor"}, scalarTensor);
     add(t, {"tensor", "as_tensor"}, tensorFromData);
     t["prim::data"].push_back({{}, alias});
-    t["prim::abs"].push_back({{}, sameDtype});
     return t;
   }();
   return t;
@@ -1477,7 +1442,8 @@ const Table& table() {
 
 }  // namespace
 
-Formula findFormula(const FunctionSchema& schema) {
+Formula findFormula(const Node* node, const FunctionSchema& schema) {
+  if (const auto op = node->maybeOperator(); op && op->description().shape) return op->description().shape;
   auto it = table().find(std::string_view(schema.name()));
   if (it == table().end()) return nullptr;
   Formula fallback = nullptr;

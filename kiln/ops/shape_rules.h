@@ -1,13 +1,16 @@
 #pragma once
-// Private to the shape analysis (shape_analysis.cpp): the per-operator
-// formulas, what they see of a node's inputs and what they say of its
-// outputs. Formulas derive dtype and sizes only; the analysis adds device,
-// requires_grad and strides.
+// Shape rules: what an operator's formula sees of a node's inputs and what it
+// says of its outputs, and the library of formulas. An operator names its
+// rule in its declaration (`.shape(shapes::sameDtype)`, see
+// kiln/core/op_description.h); the shape analysis (kiln/passes/analysis)
+// applies it. Formulas derive dtype and sizes only; the analysis adds
+// device, requires_grad and strides.
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "kiln/core/op_description.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln::shapes {
@@ -103,10 +106,34 @@ class Args {
   const ValueFacts& facts_;
 };
 
-using Formula = std::vector<OutputFacts> (*)(const Args& args);
+using Formula = ShapeRule;
 
-// The formula for an operator, or null.
-Formula findFormula(const FunctionSchema& schema);
+// The formula for a node calling the operator of `schema`: the one its
+// declaration names or, for operators declared before descriptions had
+// shape rules, the one this library keeps by name. Null when none is known.
+Formula findFormula(const Node* node, const FunctionSchema& schema);
+
+// The rules of pointwise operators, named by their declarations.
+// One tensor: its dtype, float (integers promote), or bool; its sizes.
+std::vector<OutputFacts> sameDtype(const Args& a);
+std::vector<OutputFacts> floatDtype(const Args& a);
+std::vector<OutputFacts> boolDtype(const Args& a);
+std::vector<OutputFacts> frexp(const Args& a);
+// Broadcasting ops with promoted dtypes (trueDivide: integers give float).
+std::vector<OutputFacts> arithmetic(const Args& a);
+std::vector<OutputFacts> trueDivide(const Args& a);
+std::vector<OutputFacts> divMode(const Args& a);
+std::vector<OutputFacts> powOp(const Args& a);
+std::vector<OutputFacts> clampOp(const Args& a);
+std::vector<OutputFacts> clampMinOp(const Args& a);
+std::vector<OutputFacts> clampMaxOp(const Args& a);
+std::vector<OutputFacts> addcOp(const Args& a);
+std::vector<OutputFacts> whereOp(const Args& a);
+std::vector<OutputFacts> lerpOp(const Args& a);
+// Broadcast sizes, bool results.
+std::vector<OutputFacts> comparison(const Args& a);
+// where(condition): one int64 index tensor per dim of condition.
+std::vector<OutputFacts> whereCondition(const Args& a);
 
 // Ops that never produce a tensor requiring grad (factories, detach, ...).
 bool neverRequiresGrad(Symbol kind);
