@@ -78,12 +78,11 @@ bool checkAlphaValue(const ValueType& alpha, ScalarType compute, std::string* wh
 
 bool checkAlpha(const OpTyping& t, std::string* why) { return checkAlphaValue(t.arg("alpha"), t.compute, why); }
 
-// sub is add with -alpha (a negated bool is an int); bool operands raise.
+// sub is add with -alpha (a negated bool stays a bool, which raises); bool operands raise.
 bool checkSubtract(const OpTyping& t, std::string* why) {
   if (t.arg("self").dtype == ScalarType::Bool || t.arg("other").dtype == ScalarType::Bool)
     return refuse(why, "subtraction with a bool operand raises");
   ValueType negated = t.arg("alpha");
-  if (negated.dtype == ScalarType::Bool) negated.dtype = ScalarType::Long;
   if (negated.constant) {
     const IValue& v = *negated.constant;
     negated.constant = v.isDouble() ? IValue(-v.toDouble())
