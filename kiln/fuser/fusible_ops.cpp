@@ -188,7 +188,18 @@ bool checkAddcdiv(const OpTyping& t, std::string* why) {
 
 bool checkWhere(const OpTyping& t, std::string* why) {
   const ScalarType c = t.arg("condition").dtype;
-  return c == ScalarType::Bool || c == ScalarType::Byte || refuse(why, "where with a non-bool condition raises");
+  if (c != ScalarType::Bool && c != ScalarType::Byte) return refuse(why, "where with a non-bool condition raises");
+  // kiln's where checks a number operand against the result dtype. A runtime
+  // float into a float result is let through (where(c, x, y) with a float y
+  // is common): the one number that raises there, beyond float32's range,
+  // becomes inf in the fused kernel.
+  for (const char* name : {"self", "other"}) {
+    const ValueType& v = t.arg(name);
+    if (v.kind != ValueType::Kind::Number) continue;
+    const bool runtime_float = !v.constant && v.dtype == ScalarType::Double && isFloatingType(t.compute);
+    if (!runtime_float && !numberFits(v, t.compute, name, why)) return false;
+  }
+  return true;
 }
 
 std::string approximation(const OpTyping& t) { return t.arg("approximate").constant->toStringRef(); }
