@@ -41,12 +41,11 @@ bool checkAlphaValue(const ValueType& alpha, ScalarType compute, std::string* wh
 
 bool checkAlpha(const OpTyping& t, std::string* why) { return checkAlphaValue(t.arg("alpha"), t.compute, why); }
 
-// sub is add with -alpha (a negated bool is an int); bool operands raise.
+// sub is add with -alpha (a negated bool stays a bool, which raises); bool operands raise.
 bool checkSubtract(const OpTyping& t, std::string* why) {
   if (t.arg("self").dtype == ScalarType::Bool || t.arg("other").dtype == ScalarType::Bool)
     return refuse(why, "subtraction with a bool operand raises");
   ValueType negated = t.arg("alpha");
-  if (negated.dtype == ScalarType::Bool) negated.dtype = ScalarType::Long;
   if (negated.constant) {
     const IValue& v = *negated.constant;
     negated.constant = v.isDouble() ? IValue(-v.toDouble())
@@ -152,7 +151,18 @@ bool checkAddcdiv(const OpTyping& t, std::string* why) {
 
 bool checkWhere(const OpTyping& t, std::string* why) {
   const ScalarType c = t.arg("condition").dtype;
-  return c == ScalarType::Bool || c == ScalarType::Byte || refuse(why, "where with a non-bool condition raises");
+  if (c != ScalarType::Bool && c != ScalarType::Byte) return refuse(why, "where with a non-bool condition raises");
+  // kiln's where checks a number operand against the result dtype. A runtime
+  // float into a float result is let through (where(c, x, y) with a float y
+  // is common): the one number that raises there, beyond float32's range,
+  // becomes inf in the fused kernel.
+  for (const char* name : {"self", "other"}) {
+    const ValueType& v = t.arg(name);
+    if (v.kind != ValueType::Kind::Number) continue;
+    const bool runtime_float = !v.constant && v.dtype == ScalarType::Double && isFloatingType(t.compute);
+    if (!runtime_float && !numberFits(v, t.compute, name, why)) return false;
+  }
+  return true;
 }
 
 std::string approximation(const OpTyping& t) { return t.arg("approximate").constant->toStringRef(); }

@@ -37,7 +37,8 @@ Tensor copied(const Tensor& self, const Tensor& src) {
   return checkedCopy_(result, src);
 }
 
-Tensor fillFrom(Tensor self, const Scalar& value) { return fillWith_(self, scalarToTensor(value)); }
+// copy_.int/float: torch copies the number as a tensor, overlap checks included.
+Tensor fillFrom(Tensor self, const Scalar& value) { return checkedCopy_(self, scalarToTensor(value)); }
 
 // size.int/stride.int: a 0-dim tensor has no dims to ask about.
 int64_t checkedDim(const Tensor& self, int64_t dim) {

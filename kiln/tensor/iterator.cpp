@@ -4,6 +4,7 @@
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/parallel.h"
+#include "kiln/tensor/shape.h"
 #include "kiln/tensor/type_promotion.h"
 #include "kiln/util/small_vector.h"
 
@@ -85,10 +86,22 @@ TensorIter& TensorIter::addInput(const Tensor& in) {
 }
 
 TensorIter& TensorIter::build() {
+  checkMemOverlaps();
   computeShape();
   computeTypes();
   reorderAndCoalesce();
   return *this;
+}
+
+void TensorIter::checkMemOverlaps() const {
+  // Reductions write each output element many times by design.
+  if (!check_mem_overlap_ || output_broadcast_) return;
+  for (int i = 0; i < noutputs_; ++i) {
+    const Tensor& out = operands_[i].tensor;
+    if (!out.defined()) continue;
+    assertNoInternalOverlap(out);
+    for (int j = noutputs_; j < ntensors_; ++j) assertNoPartialOverlap(out, operands_[j].tensor);
+  }
 }
 
 void TensorIter::computeShape() {

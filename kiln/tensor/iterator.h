@@ -53,6 +53,11 @@ class TensorIter {
   TensorIter& allowOutputBroadcast(bool value) { output_broadcast_ = value; return *this; }
   // Keep existing outputs' dtype unchecked (copy_ writes any dtype to any dtype).
   TensorIter& checkOutputCast(bool value) { check_output_cast_ = value; return *this; }
+  // PyTorch's memory-overlap checks (default on): an existing output may not
+  // have elements that share memory (an expanded tensor), nor share only part
+  // of its memory with an input. Off for ops PyTorch does not check (fill_,
+  // the index ops) and for internal loops that write through restrided views.
+  TensorIter& checkMemOverlap(bool value) { check_mem_overlap_ = value; return *this; }
   TensorIter& build();
 
   int noutputs() const { return noutputs_; }
@@ -83,6 +88,7 @@ class TensorIter {
     bool is_output = false;
   };
 
+  void checkMemOverlaps() const;
   void computeTypes();
   void computeShape();
   void reorderAndCoalesce();
@@ -96,6 +102,7 @@ class TensorIter {
   bool int_to_float_ = false;
   bool output_broadcast_ = false;
   bool check_output_cast_ = true;
+  bool check_mem_overlap_ = true;
   ScalarType compute_dtype_ = ScalarType::Undefined;
   ScalarType output_dtype_ = ScalarType::Undefined;
   int64_t numel_ = 0;

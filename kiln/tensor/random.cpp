@@ -13,6 +13,7 @@
 
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/parallel.h"
+#include "kiln/tensor/shape.h"
 
 namespace kiln {
 
@@ -146,6 +147,8 @@ template <typename T, int kPerBatch, typename Make>
 void fillRandom(Tensor& self, const Make& make) {
   const int64_t n = self.numel();
   if (n == 0) return;
+  // As PyTorch: an expanded self raises before any numbers are drawn.
+  assertNoInternalOverlap(self);
   const int64_t batches = (n + kPerBatch - 1) / kPerBatch;
   const Generator::Draw draw = defaultGenerator().reserve(static_cast<uint64_t>(batches) * kLanes);
   writeContiguous<T>(self, [&](T* data) {

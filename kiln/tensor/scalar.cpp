@@ -1,6 +1,12 @@
 #include "kiln/tensor/scalar.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <ostream>
+
+#include "kiln/tensor/scalar_convert.h"
+#include "kiln/util/error.h"
 
 namespace kiln {
 
@@ -8,7 +14,9 @@ Scalar Scalar::operator-() const {
   switch (kind_) {
     case Kind::Double: return Scalar(-value_.d);
     case Kind::Int: return Scalar(-value_.i);
-    case Kind::Bool: return Scalar(static_cast<int64_t>(-value_.i));
+    // Stays a bool: sub and rsub negate alpha, and PyTorch rejects a bool
+    // alpha (for non-bool results) before negating it.
+    case Kind::Bool: return *this;
   }
   return *this;
 }
@@ -25,6 +33,62 @@ std::ostream& operator<<(std::ostream& out, const Scalar& s) {
     case Scalar::Kind::Bool: return out << (s.toBool() ? "True" : "False");
   }
   return out;
+}
+
+namespace {
+
+struct Range {
+  double lowest, max;
+  bool is_floating, is_unsigned;
+  const char* name;  // c10's spelling, as in its overflow message
+};
+
+template <typename T>
+constexpr Range rangeOf(const char* name) {
+  using Limits = std::numeric_limits<T>;
+  return {static_cast<double>(Limits::lowest()), static_cast<double>(Limits::max()), !Limits::is_integer,
+          !Limits::is_signed, name};
+}
+
+Range rangeOf(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Byte: return rangeOf<uint8_t>("uint8_t");
+    case ScalarType::Char: return rangeOf<int8_t>("int8_t");
+    case ScalarType::Short: return rangeOf<int16_t>("int16_t");
+    case ScalarType::Int: return rangeOf<int32_t>("int");
+    case ScalarType::Long: return rangeOf<int64_t>("int64_t");
+    case ScalarType::Float: return rangeOf<float>("float");
+    case ScalarType::Double: return rangeOf<double>("double");
+    case ScalarType::Half: return {-65504.0, 65504.0, true, false, "at::Half"};
+    case ScalarType::BFloat16: return {-0x1.fep127, 0x1.fep127, true, false, "at::BFloat16"};
+    default: return {0, 0, false, false, "bool"};
+  }
+}
+
+}  // namespace
+
+bool scalarFits(const Scalar& s, ScalarType dtype) {
+  // Bool results and bool numbers never overflow.
+  if (dtype == ScalarType::Bool || s.isBoolean()) return true;
+  const Range r = rangeOf(dtype);
+  if (s.isFloatingPoint()) {
+    const double d = s.toDouble();
+    if (std::isnan(d) || std::isinf(d)) return r.is_floating;
+    // int64's max rounds up to 2^63 as a double, which does not fit.
+    if (dtype == ScalarType::Long) return d >= r.lowest && d < r.max;
+    return d >= r.lowest && d <= r.max;
+  }
+  const int64_t i = s.toLong();
+  if (dtype == ScalarType::Long || dtype == ScalarType::Float || dtype == ScalarType::Double) return true;
+  if (r.is_unsigned) {
+    const uint64_t magnitude = i < 0 ? 0 - static_cast<uint64_t>(i) : static_cast<uint64_t>(i);
+    return static_cast<double>(magnitude) <= r.max;
+  }
+  return static_cast<double>(i) >= r.lowest && static_cast<double>(i) <= r.max;
+}
+
+void checkScalarFits(const Scalar& s, ScalarType dtype) {
+  KILN_CHECK(scalarFits(s, dtype), "value cannot be converted to type ", rangeOf(dtype).name, " without overflow");
 }
 
 }  // namespace kiln

@@ -11,6 +11,7 @@
 #include "kiln/core/dispatch_hook.h"
 #include "kiln/frontend/tracer.h"
 #include "kiln/tensor/index.h"
+#include "kiln/tensor/scalar_convert.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln::python {
@@ -329,11 +330,16 @@ Tensor getItem(const Tensor& self, py::handle index) {
   return opIndex(sliced, indices);
 }
 
-// A Python number as a 0-dim tensor of the destination's dtype.
+// A Python number as a 0-dim tensor of the destination's dtype (overflow
+// checked, as torch's scalar_tensor).
 Tensor valueToTensor(py::handle value, ScalarType dtype) {
   if (isTensor(value)) return value.cast<Tensor>();
-  if (isInt(value) || PyBool_Check(value.ptr())) return scalarToTensor(Scalar(value.cast<int64_t>()), dtype);
-  if (PyFloat_Check(value.ptr())) return scalarToTensor(Scalar(value.cast<double>()), dtype);
+  auto checked = [dtype](const Scalar& s) {
+    checkScalarFits(s, dtype);
+    return scalarToTensor(s, dtype);
+  };
+  if (isInt(value) || PyBool_Check(value.ptr())) return checked(Scalar(value.cast<int64_t>()));
+  if (PyFloat_Check(value.ptr())) return checked(Scalar(value.cast<double>()));
   throw py::type_error("can't assign a " + typeName(value) + " to a kiln tensor of dtype " +
                        std::string(scalarTypeName(dtype)));
 }

@@ -58,8 +58,10 @@ Tensor& copy_(Tensor& dst, const Tensor& src) {
     }
     source = makeView(src, shape, strides, src.storageOffset());
   }
+  // The internal copy: the copy_ op checks overlaps itself (checkedCopy_),
+  // and out= results of ops PyTorch does not check land here too.
   TensorIter iter("copy_");
-  iter.addOutput(dst).addInput(source).promoteInputs(false).checkOutputCast(false).build();
+  iter.addOutput(dst).addInput(source).promoteInputs(false).checkOutputCast(false).checkMemOverlap(false).build();
   KILN_DISPATCH_STORAGE_TYPES(dst.dtype(), "copy_", [&] {
     using to_t = scalar_t;
     KILN_DISPATCH_STORAGE_TYPES(source.dtype(), "copy_", [&] {

@@ -9,59 +9,11 @@
 
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/parallel.h"
+#include "kiln/tensor/scalar_convert.h"
 
 namespace kiln {
 
 namespace {
-
-// c10's spelling of the C++ type in overflow messages.
-template <typename T>
-const char* cppTypeName() {
-  if constexpr (std::is_same_v<T, uint8_t>) return "uint8_t";
-  if constexpr (std::is_same_v<T, int8_t>) return "int8_t";
-  if constexpr (std::is_same_v<T, int16_t>) return "int16_t";
-  if constexpr (std::is_same_v<T, int32_t>) return "int";
-  if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
-  if constexpr (std::is_same_v<T, float>) return "float";
-  if constexpr (std::is_same_v<T, double>) return "double";
-  return "bool";
-}
-
-// `value` as T, or an error when it does not fit, as c10's checked Scalar
-// conversion: NaN or out-of-range floats into integers and finite doubles
-// beyond float's range fail; negative ints wrap into unsigned types.
-template <typename T>
-T checkedScalarTo(const Scalar& value) {
-  using Limits = std::numeric_limits<T>;
-  if constexpr (std::is_same_v<T, bool>) {
-    return value.toBool();
-  } else if (value.isFloatingPoint()) {
-    const double d = value.toDouble();
-    bool fits;
-    if constexpr (std::is_floating_point_v<T>) {
-      fits = !std::isfinite(d) || (d >= Limits::lowest() && d <= Limits::max());
-    } else {
-      // -lowest() is exactly 2^(bits-1) as a double, which max() may round up to.
-      fits = d >= static_cast<double>(Limits::lowest()) &&
-             (std::is_signed_v<T> ? d < -static_cast<double>(Limits::lowest()) : d <= Limits::max());
-    }
-    KILN_CHECK(fits, "value cannot be converted to type ", cppTypeName<T>(), " without overflow");
-    return static_cast<T>(d);
-  } else {
-    const int64_t i = value.toLong();
-    if constexpr (!std::is_floating_point_v<T>) {
-      bool fits;
-      if constexpr (std::is_unsigned_v<T>) {
-        fits = i < 0 ? static_cast<uint64_t>(-static_cast<uint64_t>(i)) <= Limits::max()
-                     : static_cast<uint64_t>(i) <= Limits::max();
-      } else {
-        fits = i >= Limits::lowest() && i <= Limits::max();
-      }
-      KILN_CHECK(fits, "value cannot be converted to type ", cppTypeName<T>(), " without overflow");
-    }
-    return static_cast<T>(i);
-  }
-}
 
 // a * b + c, rounded once for floating types: PyTorch's AVX2 range kernels
 // are compiled with FMA contraction, and matching them bit for bit needs it.
@@ -112,8 +64,9 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
       });
       return;
     }
+    // PyTorch's fill_ writes an expanded tensor without complaint.
     TensorIter iter("fill_");
-    iter.addOutput(self).build();
+    iter.addOutput(self).checkMemOverlap(false).build();
     iter.forEach([v](char** data, const int64_t* strides, int64_t n) {
       char* p = data[0];
       for (int64_t i = 0; i < n; ++i, p += strides[0]) *reinterpret_cast<scalar_t*>(p) = v;

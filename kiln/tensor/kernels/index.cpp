@@ -180,7 +180,7 @@ void scatterLoop(TensorIter& iter, int64_t stride, IndexBounds bounds, ScatterRe
     return;
   }
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.dtype(0), "scatter", [&] {
-    const scalar_t a = alpha.to<scalar_t>();
+    const scalar_t a = checkedScalarTo<scalar_t>(alpha);
     if (reduce == ScatterReduce::Multiply) {
       loopWith(scalar_t{}, [](scalar_t x, scalar_t v) { return product(x, v); });
     } else if (a == scalar_t(1)) {
@@ -191,8 +191,16 @@ void scatterLoop(TensorIter& iter, int64_t stride, IndexBounds bounds, ScatterRe
   });
 }
 
+// A number to write into `self`, as a 0-dim tensor of its dtype (checked for overflow).
+Tensor fillValueOf(const Scalar& value, const Tensor& self) {
+  checkScalarFits(value, self.dtype());
+  return scalarToTensor(value, self.dtype());
+}
+
+// `out` is a restrided view that may repeat elements by design: the callers
+// check the user's tensor themselves where PyTorch does.
 TensorIter& buildIter(TensorIter& iter, const Tensor& out, const Tensor& src, const Tensor& index) {
-  return iter.addOutput(out).addInput(src).addInput(index).promoteInputs(false).build();
+  return iter.addOutput(out).addInput(src).addInput(index).promoteInputs(false).checkMemOverlap(false).build();
 }
 
 // A 0-dim tensor as a 1-element 1-D view (gather/scatter treat them alike).
@@ -527,7 +535,7 @@ Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& v
   dim = wrapDim(dim, self.dim());
   if (index.numel() == 0) return self;
   checkScatterShapes(self, dim, index, nullptr);
-  Tensor v = scalarToTensor(value, self.dtype());
+  Tensor v = fillValueOf(value, self);
   return scatterImpl(self, dim, index, expand(v, index.sizes()), reduce);
 }
 
@@ -564,13 +572,13 @@ Tensor& indexAdd_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& 
 Tensor& indexFill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   Tensor idx = vectorIndex(index, "index_fill_", /*allow_int32=*/false);
   dim = wrapDim(dim, self.dim());
-  assertNoInternalOverlap(self);
+  // PyTorch only warns (deprecated) on an expanded self.
   if (idx.numel() == 0) return self;
   Tensor s = atLeast1d(self);
   DimVector sizes(s.sizes());
   sizes[dim] = idx.numel();
   TensorIter iter("index_fill_");
-  buildIter(iter, restride(s, sizes, dim), expand(scalarToTensor(value, self.dtype()), sizes),
+  buildIter(iter, restride(s, sizes, dim), expand(fillValueOf(value, self), sizes),
             alongDim(idx, s.dim(), dim));
   BadIndex bad;
   scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], true), ScatterReduce::None, 1, false,
@@ -589,7 +597,7 @@ Tensor take(const Tensor& self, const Tensor& index) {
 Tensor& maskedFill_(Tensor& self, const Tensor& mask, const Scalar& value) {
   KILN_CHECK(mask.dtype() == ScalarType::Bool || mask.dtype() == ScalarType::Byte,
              "masked_fill_ only supports boolean masks, but got mask with dtype ", mask.dtype());
-  assertNoInternalOverlap(self);
+  // PyTorch only warns (deprecated) on an expanded self.
   assertNoPartialOverlap(self, mask);
   if (mask.dtype() == ScalarType::Byte) {
     const Tensor bytes = contiguous(mask);
@@ -599,9 +607,9 @@ Tensor& maskedFill_(Tensor& self, const Tensor& mask, const Scalar& value) {
   }
   Tensor m = expand(to(mask, ScalarType::Bool), self.sizes());
   TensorIter iter("masked_fill_");
-  iter.addOutput(self).addInput(self).addInput(m).promoteInputs(false).build();
+  iter.addOutput(self).addInput(self).addInput(m).promoteInputs(false).checkMemOverlap(false).build();
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), "masked_fill_", [&] {
-    const scalar_t v = value.to<scalar_t>();
+    const scalar_t v = checkedScalarTo<scalar_t>(value);
     kernels::cpuKernel<scalar_t, scalar_t, bool>(iter, [v](scalar_t x, bool set) { return set ? v : x; });
   });
   return self;
@@ -673,7 +681,7 @@ Tensor& indexPut_(Tensor& self, ArrayRef<Tensor> indices, const Tensor& values, 
   }
   KILN_CHECK(values.dtype() == self.dtype(), "Index put requires the source and destination dtypes match, got ",
              self.dtype(), " for the destination and ", values.dtype(), " for the source.");
-  assertNoInternalOverlap(self);
+  // PyTorch only warns (deprecated) on an expanded self.
   assertNoOverlap(self, values);
   for (const Tensor& idx : indices) {
     if (idx.defined()) assertNoOverlap(self, idx);

@@ -305,10 +305,10 @@ template <class T> static inline T k_pow_scalar(T x, double e) {
   return r;
 }
 
-// lerp from whichever end is nearer.
+// lerp as torch 1.13 computes it on CPU.
 template <class T> static inline T k_lerp(T a, T b, T w) {
   const T diff = b - a, from_a = a + w * diff, from_b = b - diff * ((T)1 - w);
-  return m_fabs(w) < (T)0.5 ? from_a : from_b;
+  return w < (T)0.5 ? from_a : from_b;  // torch 1.13 tests w, not fabs(w)
 }
 
 #endif  // KILN_TENSOR_KERNELS_KERNEL_MATH_H

@@ -14,6 +14,7 @@
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/pointwise.h"
+#include "kiln/tensor/scalar_convert.h"
 
 namespace kiln {
 
@@ -299,8 +300,8 @@ void batchedGemm(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& beta
   int64_t batches = 1;
   for (int64_t d = 0; d < batch_dims; ++d) batches *= c.size(d);
   KILN_DISPATCH_ALL_TYPES(c.dtype(), "addmm_impl_cpu_", [&] {
-    const scalar_t alpha_v = alpha.to<scalar_t>();
-    const scalar_t beta_v = beta.toDouble() == 0 ? scalar_t(0) : beta.to<scalar_t>();
+    const scalar_t alpha_v = checkedScalarTo<scalar_t>(alpha);
+    const scalar_t beta_v = beta.toDouble() == 0 ? scalar_t(0) : checkedScalarTo<scalar_t>(beta);
     scalar_t* c_data = static_cast<scalar_t*>(c.rawData());
     for (int64_t batch = 0; batch < batches; ++batch) {
       int64_t a_offset = 0, b_offset = 0;
@@ -348,6 +349,12 @@ Tensor& addProduct(const Tensor& self, const Tensor& a, const Tensor& b, IntArra
   const Tensor a_ready = blasReady(a), b_ready = blasReady(b);
   return computeInto(out, sizes, {&a_ready, &b_ready, &read_self}, [&](Tensor& c) {
     if (uses_self && !c.isSame(self)) copy_(c, addend);
+    if (uses_self && a.size(-1) == 0) {
+      // An empty sum: PyTorch scales self with mul_, which casts beta like
+      // any Python number (no overflow check, a float beta fails on ints).
+      mul_(c, scalarToTensor(beta));
+      return;
+    }
     Tensor product = reshapeContiguous(c, product_sizes);
     batchedGemm(a_ready, b_ready, product, uses_self ? beta : Scalar(0.0), alpha);
   });
@@ -580,10 +587,12 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   }
   // Batched: broadcast the batch dims; vectors become 1-row / 1-column matrices.
   checkSameDtype(self, other);
-  const Tensor a3 = dim1 == 1 ? makeView(self, {1, self.size(0)}, {0, self.stride(0)}, self.storageOffset())
-                              : blasReady(self);
-  const Tensor b3 = dim2 == 1 ? makeView(other, {other.size(0), 1}, {other.stride(0), 1}, other.storageOffset())
-                              : blasReady(other);
+  // A vector operand is a 1-row / 1-column matrix, as BLAS-ready as any
+  // other (an expanded vector has stride 0 and is copied).
+  const Tensor a3 = blasReady(
+      dim1 == 1 ? makeView(self, {1, self.size(0)}, {0, self.stride(0)}, self.storageOffset()) : self);
+  const Tensor b3 = blasReady(
+      dim2 == 1 ? makeView(other, {other.size(0), 1}, {other.stride(0), 1}, other.storageOffset()) : other);
   const int64_t n = a3.size(-2), k1 = a3.size(-1), k2 = b3.size(-2), p = b3.size(-1);
   DimVector batch = broadcastShapes(batchShape(a3), batchShape(b3), "matmul");
   int64_t batches = 1;

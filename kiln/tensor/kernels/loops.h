@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "kiln/tensor/iterator.h"
+#include "kiln/tensor/scalar_convert.h"
 
 namespace kiln::kernels {
 
@@ -120,36 +121,11 @@ T select(bool c, T a, T b) {
 }
 
 // A number argument (alpha, a clamp bound, ...) in a kernel's element type,
-// with PyTorch's overflow check: out-of-range values raise instead of
-// wrapping, except that negative integers may wrap into unsigned types (so
-// `a - b` works as `a + 255 * b` on uint8) and inf/NaN pass into floats.
+// with PyTorch's overflow check (kiln/tensor/scalar_convert.h). `op` is
+// unused: PyTorch's message does not name the op.
 template <typename T>
 T checkedScalarTo(const Scalar& s, const char* op) {
-  if constexpr (!std::is_same_v<T, bool>) {
-    using Limits = std::numeric_limits<T>;
-    bool overflow = false;
-    if (s.isFloatingPoint()) {
-      const double v = s.toDouble();
-      if (std::isinf(v)) {
-        overflow = !Limits::has_infinity;
-      } else if (std::isnan(v)) {
-        overflow = !Limits::has_quiet_NaN;
-      } else {
-        overflow = v < static_cast<double>(Limits::lowest()) || v > static_cast<double>(Limits::max());
-      }
-    } else if (s.isIntegral() && std::is_integral_v<T>) {
-      const int64_t v = s.toLong();
-      if constexpr (std::is_unsigned_v<T>) {
-        overflow = (v > 0 && static_cast<uint64_t>(v) > Limits::max()) ||
-                   (v < 0 && 0 - static_cast<uint64_t>(v) > Limits::max());
-      } else {
-        overflow = v < static_cast<int64_t>(Limits::lowest()) || v > static_cast<int64_t>(Limits::max());
-      }
-    }
-    KILN_CHECK(!overflow, op, ": value ", s, " cannot be converted to type ", CppTypeToScalarType<T>::value,
-               " without overflow");
-  }
-  return s.to<T>();
+  return ::kiln::checkedScalarTo<T>(s);
 }
 
 // out= of ops whose result PyTorch does not cast (neg, floor, clamp, where,

@@ -3,6 +3,7 @@
 // than a one-pass update, and within rounding of PyTorch's results.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kiln/tensor/kernels/reduce_utils.h"
 #include "kiln/tensor/parallel.h"
@@ -40,7 +41,9 @@ void moments(const Tensor& self, const detail::DimMask& mask, int64_t correction
     T* var_out = variance.data<T>();
     T* mean_out = mean.defined() ? mean.data<T>() : nullptr;
     auto finish = [&](int64_t index, double m, double m2) {
-      const double v = m2 / divisor;
+      // No elements: NaN whatever the correction (PyTorch fills empty reductions
+      // with NaN before dividing, so correction -1's divisor 1 does not give 0).
+      const double v = n == 0 ? std::numeric_limits<double>::quiet_NaN() : m2 / divisor;
       var_out[index] = static_cast<T>(take_sqrt ? std::sqrt(v) : v);
       if (mean_out) mean_out[index] = static_cast<T>(m);
     };

@@ -205,8 +205,9 @@ enum class Overlap { None, Full, Partial, TooHard };
 Overlap overlapStatus(const Tensor& a, const Tensor& b) {
   if (a.isSame(b)) return Overlap::Full;
   if (a.numel() == 0 || b.numel() == 0) return Overlap::None;
-  if (!isNonOverlappingAndDense(a) || !isNonOverlappingAndDense(b)) return Overlap::TooHard;
+  // Storages first: every elementwise op asks, and most operands share none.
   if (a.storage().get() != b.storage().get()) return Overlap::None;
+  if (!isNonOverlappingAndDense(a) || !isNonOverlappingAndDense(b)) return Overlap::TooHard;
   const char* a_begin = static_cast<const char*>(a.rawData());
   const char* a_end = a_begin + a.nbytes();
   const char* b_begin = static_cast<const char*>(b.rawData());
@@ -331,7 +332,7 @@ bool isNonOverlappingAndDense(const Tensor& t) {
 
 void assertNoInternalOverlap(const Tensor& t) {
   // Nothing is written to an empty tensor, whatever its strides (numpy gives empty arrays zero strides).
-  if (t.numel() == 0 || isNonOverlappingAndDense(t)) return;
+  if (t.numel() == 0 || t.isContiguous() || isNonOverlappingAndDense(t)) return;
   for (int64_t d = 0; d < t.dim(); ++d) {
     KILN_CHECK(!(t.strides()[d] == 0 && t.sizes()[d] > 1),
                "unsupported operation: more than one element of the written-to tensor refers to a single memory "

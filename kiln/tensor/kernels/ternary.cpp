@@ -6,6 +6,7 @@
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/pointwise.h"
+#include "kiln/tensor/scalar_convert.h"
 
 namespace kiln {
 
@@ -17,6 +18,10 @@ Tensor whereOp(const Tensor& condition, const Tensor& self, const Tensor& other,
              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
              scalarTypeShortName(condition.dtype()));
   const ScalarType dtype = resultType(self, other);
+  // A Python number becomes a tensor of the result dtype, checked as a fill value.
+  for (const Tensor* t : {&self, &other}) {
+    if (t->isWrappedNumber()) checkScalarFits(t->item(), dtype);
+  }
   kernels::checkExactOutDtype(out, dtype, "where");
   // The condition keeps its own dtype, so the iterator must not promote it.
   TensorIter iter("where");
@@ -279,12 +284,14 @@ Tensor& addcdivOut(const Tensor& self, const Tensor& tensor1, const Tensor& tens
 
 namespace {
 
-// PyTorch's formula: from whichever end is nearer, for accuracy at both ends.
+// PyTorch 1.13's CPU formula: from self below weight 0.5, else from end.
+// (It tests weight < 0.5, not |weight| < 0.5: with an infinite end and
+// weight -1, self + weight * diff is -inf where the other form is NaN.)
 // Both are computed so the choice is a vectorizable select, not a branch.
 template <typename T>
 T lerpValue(T self, T end, T weight) {
   const T diff = end - self;
-  return kernels::select(std::abs(weight) < T(0.5), self + weight * diff, end - diff * (T(1) - weight));
+  return kernels::select(weight < T(0.5), self + weight * diff, end - diff * (T(1) - weight));
 }
 
 void checkLerpOperand(const Tensor& self, const Tensor& t, const char* what) {
@@ -302,7 +309,7 @@ Tensor lerpScalarOp(const char* name, const Tensor& self, const Tensor& end, con
     using T = scalar_t;
     const T w = kernels::checkedScalarTo<T>(weight, "lerp");
     // lerpValue with its branch taken once, outside the loop.
-    if (std::abs(w) < T(0.5)) {
+    if (w < T(0.5)) {
       kernels::cpuKernel<T, T, T>(iter, [w](T a, T b) { return a + w * (b - a); });
     } else {
       const T w1 = T(1) - w;
