@@ -13,7 +13,7 @@ namespace kiln {
 // loop depth i, innermost first. `strides[op][d]` is operand op's stride
 // along dim d; an operand not allocated yet has all strides 0. As PyTorch's
 // reorder_dimensions: the first operand with nonzero strides along two dims
-// puts the smaller stride inside (the larger size, on a tie); otherwise
+// puts the smaller stride inside (on a tie, the smaller size); otherwise
 // dims keep their order. The first `num_reduced_outputs` operands are the
 // outputs of a reduction, whose reduced dims (stride 0) go innermost.
 DimVector loopDimOrder(IntArrayRef shape, const DimVector* strides, int num_operands, int num_reduced_outputs = 0);
