@@ -30,6 +30,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/ops/pointwise_spec.h"
 #include "kiln/tensor/iterator.h"
+#include "kiln/tensor/loop_dims.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/shape.h"
 #include "kiln/util/jit_log.h"
@@ -352,17 +353,54 @@ class FusionGroupOp {
     runner_.run(stack);
   }
 
+  // One call's kernel operands, filled in by the phases of tryKernel.
+  struct KernelCall {
+    std::vector<Tensor> tensors;  // per kernel input (undefined for scalars); chunk pieces are views
+    std::vector<KernelScalar> scalars;
+    std::vector<KernelInput> kinds;  // per kernel input
+    DimVector loop_shape;            // every tensor input broadcast together
+    const Tensor* layout_source = nullptr;  // the input whose layout the outputs copy
+    std::vector<Tensor> kernel_outputs;     // per kernel output
+    std::vector<Tensor> group_outputs;      // per group output (a concatenation holds several kernel outputs)
+  };
+
+  // The loop the kernel runs, its dims ordered and merged (outermost first).
+  struct LoopLayout {
+    std::vector<const Tensor*> operands;  // outputs first
+    DimVector sizes;
+    std::vector<int64_t> strides;  // element strides, operand-major, sizes.size() per operand
+    std::vector<OperandLayout> layouts;
+  };
+
   // Runs the kernel; false (stack untouched) when the call must fall back.
   bool tryKernel(Stack& stack, std::string* why) {
-    const KernelPlan& plan = *plan_;
     size_t base = stack.size() - num_inputs_;
-    IValue* args = &stack[base];
+    KernelCall call;
+    if (!gatherInputs(stack.data() + base, call, why)) return false;
+    const TypesEntry& types = typesFor(call.kinds);
+    if (!types.outputs) {
+      *why = types.why;
+      return false;
+    }
+    if (!computeLoopShape(call, why) || !allocateOutputs(*types.outputs, call, why)) return false;
+    LoopLayout loop = layoutLoop(call);
+    SpecKey key{std::move(call.kinds), static_cast<int>(loop.sizes.size()), std::move(loop.layouts)};
+    FusedKernelFn fn = kernelFor(key, *types.outputs, why);
+    if (!fn) return false;
+    runKernel(fn, loop, call.scalars);
+    recordKernelRun();
+    stack.resize(base);
+    for (Tensor& t : call.group_outputs) stack.emplace_back(std::move(t));
+    return true;
+  }
 
-    // The kernel's inputs: tensors (chunk pieces as views) and scalars.
+  // The kernel's inputs from the group's arguments `args`: tensors (chunk
+  // pieces as views) and scalars.
+  bool gatherInputs(const IValue* args, KernelCall& call, std::string* why) const {
+    const KernelPlan& plan = *plan_;
     size_t n_in = plan.inputs.size();
-    std::vector<Tensor> tensors(n_in);
-    std::vector<KernelScalar> scalars;
-    std::vector<KernelInput> kinds(n_in);
+    call.tensors.resize(n_in);
+    call.kinds.resize(n_in);
     for (size_t i = 0; i < n_in; ++i) {
       const KernelInputSource& source = plan.inputs[i];
       const IValue& arg = args[source.group_input];
@@ -370,18 +408,18 @@ class FusionGroupOp {
         KernelScalar s{};
         if (arg.isDouble()) {
           s.f = arg.toDouble();
-          kinds[i] = {InputKind::Scalar, ScalarType::Double};
+          call.kinds[i] = {InputKind::Scalar, ScalarType::Double};
         } else if (arg.isInt()) {
           s.i = arg.toInt();
-          kinds[i] = {InputKind::Scalar, ScalarType::Long};
+          call.kinds[i] = {InputKind::Scalar, ScalarType::Long};
         } else if (arg.isBool()) {
           s.i = arg.toBool() ? 1 : 0;
-          kinds[i] = {InputKind::Scalar, ScalarType::Bool};
+          call.kinds[i] = {InputKind::Scalar, ScalarType::Bool};
         } else {
           *why = "a scalar input that is not a number";
           return false;
         }
-        scalars.push_back(s);
+        call.scalars.push_back(s);
         continue;
       }
       if (!arg.isTensor()) {
@@ -405,25 +443,23 @@ class FusionGroupOp {
         }
         t = pieces[static_cast<size_t>(source.piece)];
       }
-      kinds[i] = {t.dim() == 0 ? InputKind::ZeroDimTensor : InputKind::Tensor, t.dtype()};
-      tensors[i] = std::move(t);
+      call.kinds[i] = {t.dim() == 0 ? InputKind::ZeroDimTensor : InputKind::Tensor, t.dtype()};
+      call.tensors[i] = std::move(t);
     }
+    return true;
+  }
 
-    const TypesEntry& types = typesFor(kinds);
-    if (!types.outputs) {
-      *why = types.why;
-      return false;
-    }
-
-    // The loop shape: every tensor input broadcast together.
-    DimVector loop_shape;
-    const Tensor* layout_source = nullptr;
+  // The loop shape, every tensor input broadcast together, and the input
+  // the outputs are laid out like (the first dense one of the loop's shape).
+  bool computeLoopShape(KernelCall& call, std::string* why) const {
+    const KernelPlan& plan = *plan_;
+    size_t n_in = plan.inputs.size();
     for (size_t i = 0; i < n_in; ++i) {
       if (plan.input_is_scalar[i]) continue;
-      IntArrayRef s = tensors[i].sizes();
-      if (!std::equal(s.begin(), s.end(), loop_shape.begin(), loop_shape.end())) {
+      IntArrayRef s = call.tensors[i].sizes();
+      if (!std::equal(s.begin(), s.end(), call.loop_shape.begin(), call.loop_shape.end())) {
         try {
-          loop_shape = broadcastShapes(loop_shape, s);
+          call.loop_shape = broadcastShapes(call.loop_shape, s);
         } catch (const Error&) {
           *why = "inputs that do not broadcast";
           return false;
@@ -431,33 +467,36 @@ class FusionGroupOp {
       }
     }
     for (size_t i = 0; i < n_in; ++i) {
-      if (plan.input_is_scalar[i] || tensors[i].sizes() != IntArrayRef(loop_shape)) continue;
-      if (isDense(tensors[i])) layout_source = &tensors[i];
+      if (plan.input_is_scalar[i] || call.tensors[i].sizes() != IntArrayRef(call.loop_shape)) continue;
+      if (isDense(call.tensors[i])) call.layout_source = &call.tensors[i];
       break;
     }
     // Every output must cover the whole loop: one computed from a smaller
     // broadcast of the inputs would be a different shape.
     for (const auto& reads : plan.output_inputs) {
       DimVector shape;
-      for (size_t i : reads) shape = broadcastShapes(shape, tensors[i].sizes());
-      if (shape.size() != loop_shape.size() || !std::equal(shape.begin(), shape.end(), loop_shape.begin())) {
+      for (size_t i : reads) shape = broadcastShapes(shape, call.tensors[i].sizes());
+      if (shape.size() != call.loop_shape.size() ||
+          !std::equal(shape.begin(), shape.end(), call.loop_shape.begin())) {
         *why = "an output smaller than the loop";
         return false;
       }
     }
+    return true;
+  }
 
-    // Outputs: fresh tensors, or slices of a concatenated result.
-    size_t n_out = plan.kernel_graph->outputs().size();
-    const std::vector<ScalarType>& out_dtypes = *types.outputs;
-    std::vector<Tensor> kernel_outputs(n_out);
-    std::vector<Tensor> group_outputs;
-    group_outputs.reserve(plan.outputs.size());
-    DimVector out_strides = stridesLike(loop_shape, layout_source);
+  // Outputs: fresh tensors, or slices of a concatenated result.
+  bool allocateOutputs(const std::vector<ScalarType>& out_dtypes, KernelCall& call, std::string* why) const {
+    const KernelPlan& plan = *plan_;
+    const DimVector& loop_shape = call.loop_shape;
+    call.kernel_outputs.resize(plan.kernel_graph->outputs().size());
+    call.group_outputs.reserve(plan.outputs.size());
+    DimVector out_strides = stridesLike(loop_shape, call.layout_source);
     for (const GroupOutput& out : plan.outputs) {
       if (!out.concat_dim) {
         size_t k = out.kernel_outputs[0];
-        kernel_outputs[k] = emptyStrided(loop_shape, out_strides, out_dtypes[k]);
-        group_outputs.push_back(kernel_outputs[k]);
+        call.kernel_outputs[k] = emptyStrided(loop_shape, out_strides, out_dtypes[k]);
+        call.group_outputs.push_back(call.kernel_outputs[k]);
         continue;
       }
       ScalarType dtype = out_dtypes[out.kernel_outputs[0]];
@@ -477,107 +516,68 @@ class FusionGroupOp {
       cat_shape[static_cast<size_t>(dim)] = part * static_cast<int64_t>(out.kernel_outputs.size());
       Tensor whole = empty(cat_shape, dtype);
       for (size_t j = 0; j < out.kernel_outputs.size(); ++j)
-        kernel_outputs[out.kernel_outputs[j]] = narrow(whole, dim, static_cast<int64_t>(j) * part, part);
-      group_outputs.push_back(std::move(whole));
+        call.kernel_outputs[out.kernel_outputs[j]] = narrow(whole, dim, static_cast<int64_t>(j) * part, part);
+      call.group_outputs.push_back(std::move(whole));
     }
-
-    // Operands (outputs first), their element strides over the loop.
-    std::vector<const Tensor*> operands;
-    for (const Tensor& t : kernel_outputs) operands.push_back(&t);
-    for (size_t i = 0; i < n_in; ++i)
-      if (!plan.input_is_scalar[i]) operands.push_back(&tensors[i]);
-    size_t n_ops = operands.size();
-    size_t rank = loop_shape.size();
-    std::vector<int64_t> strides(n_ops * std::max<size_t>(rank, 1), 0);
-    for (size_t k = 0; k < n_ops; ++k) {
-      const Tensor& t = *operands[k];
-      size_t offset = rank - static_cast<size_t>(t.dim());  // broadcasting aligns trailing dims
-      for (size_t d = 0; d < static_cast<size_t>(t.dim()); ++d) {
-        int64_t size = t.size(static_cast<int64_t>(d));
-        strides[k * rank + offset + d] = size == 1 ? 0 : t.stride(static_cast<int64_t>(d));
-      }
-    }
-    DimVector sizes = loop_shape;
-    int ndim = coalesce(sizes, strides, n_ops);
-
-    SpecKey key{std::move(kinds), ndim, {}};
-    key.layouts.reserve(n_ops);
-    for (size_t k = 0; k < n_ops; ++k) key.layouts.push_back(layoutOf(sizes, strides, k, ndim));
-
-    FusedKernelFn fn = kernelFor(key, out_dtypes, why);
-    if (!fn) return false;
-
-    // Run, split across threads above the grain size.
-    int64_t total = 1;
-    for (int64_t s : sizes) total *= s;
-    if (total > 0) {
-      std::vector<char*> data;
-      data.reserve(n_ops);
-      for (const Tensor* t : operands) data.push_back(static_cast<char*>(t->rawData()));
-      const KernelScalar* scalar_data = scalars.empty() ? nullptr : scalars.data();
-      parallelFor(0, total, kGrainSize, [&](int64_t begin, int64_t end) {
-        fn(begin, end, data.data(), sizes.data(), strides.data(), scalar_data);
-      });
-    }
-    recordKernelRun();
-    stack.resize(base);
-    for (Tensor& t : group_outputs) stack.emplace_back(std::move(t));
     return true;
   }
 
-  // Merges loop dims that every operand walks as one (outer stride = inner
-  // stride * inner size) and drops size-1 dims, in place. `strides` is
-  // operand-major with `sizes.size()` entries per operand on entry and
-  // `result` entries per operand on return. At least one dim remains.
-  static int coalesce(DimVector& sizes, std::vector<int64_t>& strides, size_t n_ops) {
-    size_t rank = sizes.size();
-    permuteLikeFirstOperand(sizes, strides, n_ops);
-    std::vector<size_t> kept;  // dims of the result, outermost first, each a run of merged dims
-    DimVector new_sizes;
-    std::vector<std::vector<int64_t>> new_strides(n_ops);
-    for (size_t d = 0; d < rank; ++d) {
-      if (sizes[d] == 1) continue;
-      if (!new_sizes.empty()) {
-        bool mergeable = true;
-        for (size_t k = 0; k < n_ops && mergeable; ++k)
-          mergeable = new_strides[k].back() == strides[k * rank + d] * sizes[d];
-        if (mergeable) {
-          new_sizes.back() *= sizes[d];
-          for (size_t k = 0; k < n_ops; ++k) new_strides[k].back() = strides[k * rank + d];
-          continue;
-        }
+  // The operands (outputs first) and the loop over them, its dims ordered
+  // and merged as TensorIter orders and merges its own (loop_dims.h), so
+  // that an output laid out like a transposed input is still walked in
+  // memory order, and most loops become one flat dim.
+  LoopLayout layoutLoop(const KernelCall& call) const {
+    LoopLayout loop;
+    for (const Tensor& t : call.kernel_outputs) loop.operands.push_back(&t);
+    for (size_t i = 0; i < call.tensors.size(); ++i)
+      if (!plan_->input_is_scalar[i]) loop.operands.push_back(&call.tensors[i]);
+    const int n_ops = static_cast<int>(loop.operands.size());
+    const size_t rank = call.loop_shape.size();
+    // Element strides over the loop's dims; broadcasting aligns trailing dims.
+    std::vector<DimVector> dim_strides(static_cast<size_t>(n_ops), DimVector(rank, 0));
+    for (int k = 0; k < n_ops; ++k) {
+      const Tensor& t = *loop.operands[static_cast<size_t>(k)];
+      size_t offset = rank - static_cast<size_t>(t.dim());
+      for (size_t d = 0; d < static_cast<size_t>(t.dim()); ++d) {
+        int64_t size = t.size(static_cast<int64_t>(d));
+        dim_strides[static_cast<size_t>(k)][offset + d] = size == 1 ? 0 : t.stride(static_cast<int64_t>(d));
       }
-      new_sizes.push_back(sizes[d]);
-      for (size_t k = 0; k < n_ops; ++k) new_strides[k].push_back(strides[k * rank + d]);
     }
-    if (new_sizes.empty()) {
-      new_sizes.push_back(rank == 0 ? 1 : shapeNumel(sizes));
-      for (size_t k = 0; k < n_ops; ++k) new_strides[k].assign(1, 0);
+    // In loop order (innermost first) to order and merge, then back to
+    // the kernels' order (outermost first).
+    const DimVector perm = loopDimOrder(call.loop_shape, dim_strides.data(), n_ops);
+    DimVector shape(rank);
+    std::vector<DimVector> strides(static_cast<size_t>(n_ops), DimVector(rank));
+    for (size_t i = 0; i < rank; ++i) {
+      auto dim = static_cast<size_t>(perm[i]);
+      shape[i] = call.loop_shape[dim];
+      for (size_t k = 0; k < strides.size(); ++k) strides[k][i] = dim_strides[k][dim];
     }
-    size_t ndim = new_sizes.size();
-    sizes = new_sizes;
-    strides.assign(n_ops * ndim, 0);
-    for (size_t k = 0; k < n_ops; ++k)
-      std::copy(new_strides[k].begin(), new_strides[k].end(), strides.begin() + static_cast<ptrdiff_t>(k * ndim));
-    return static_cast<int>(ndim);
+    coalesceLoopDims(shape, strides.data(), n_ops);
+    const size_t ndim = shape.size();
+    loop.sizes.resize(ndim);
+    loop.strides.resize(static_cast<size_t>(n_ops) * ndim);
+    for (size_t d = 0; d < ndim; ++d) {
+      loop.sizes[d] = shape[ndim - 1 - d];
+      for (size_t k = 0; k < strides.size(); ++k) loop.strides[k * ndim + d] = strides[k][ndim - 1 - d];
+    }
+    for (size_t k = 0; k < strides.size(); ++k)
+      loop.layouts.push_back(layoutOf(loop.sizes, loop.strides, k, static_cast<int>(ndim)));
+    return loop;
   }
 
-  // Orders the loop dims as the first output lies in memory (largest
-  // stride outermost), so an output laid out like a transposed input is
-  // still walked in memory order and its dims merge.
-  static void permuteLikeFirstOperand(DimVector& sizes, std::vector<int64_t>& strides, size_t n_ops) {
-    size_t rank = sizes.size();
-    std::vector<size_t> order(rank);
-    std::iota(order.begin(), order.end(), 0);
-    // Size-1 dims have stride 0 here and sort innermost; coalesce drops them.
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] > strides[b]; });
-    if (std::is_sorted(order.begin(), order.end())) return;
-    DimVector old_sizes = sizes;
-    std::vector<int64_t> old_strides = strides;
-    for (size_t d = 0; d < rank; ++d) {
-      sizes[d] = old_sizes[order[d]];
-      for (size_t k = 0; k < n_ops; ++k) strides[k * rank + d] = old_strides[k * rank + order[d]];
-    }
+  // Runs `fn` over the loop, split across threads above the grain size.
+  static void runKernel(FusedKernelFn fn, const LoopLayout& loop, const std::vector<KernelScalar>& scalars) {
+    int64_t total = 1;
+    for (int64_t s : loop.sizes) total *= s;
+    if (total <= 0) return;
+    std::vector<char*> data;
+    data.reserve(loop.operands.size());
+    for (const Tensor* t : loop.operands) data.push_back(static_cast<char*>(t->rawData()));
+    const KernelScalar* scalar_data = scalars.empty() ? nullptr : scalars.data();
+    parallelFor(0, total, kGrainSize, [&](int64_t begin, int64_t end) {
+      fn(begin, end, data.data(), loop.sizes.data(), loop.strides.data(), scalar_data);
+    });
   }
 
   static OperandLayout layoutOf(const DimVector& sizes, const std::vector<int64_t>& strides, size_t k, int ndim) {

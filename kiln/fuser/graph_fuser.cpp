@@ -10,6 +10,7 @@
 #include "kiln/fuser/fuser.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/subgraph_utils.h"
+#include "kiln/ir/walk.h"
 #include "kiln/ops/pointwise_spec.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/common_subexpression_elimination.h"
@@ -112,9 +113,10 @@ bool haveSameKnownShape(ArrayRef<Value*> values) {
   return true;
 }
 
-// 1.13's GraphFuser, for one block: groups form from the end of the block
-// backwards, each fusible node pulling in the fusible producers of its
-// inputs (moved next to it when AliasDb says that is valid).
+// 1.13's GraphFuser, for one block (not the blocks nested in it): groups
+// form from the end of the block backwards, each fusible node pulling in the
+// fusible producers of its inputs (moved next to it when AliasDb says that
+// is valid).
 class GraphFuser {
  public:
   GraphFuser(AliasDb& db, Block* block)
@@ -137,9 +139,6 @@ class GraphFuser {
     replaceIntermediateBroadcastingChunks();
     for (auto it = reverseFrom(block_->nodes().back()); it != block_->nodes().reverse().end();) {
       it = scanNodeForChunks(*it);
-    }
-    for (Node* n : block_->nodes()) {
-      for (Block* b : n->blocks()) GraphFuser(db_, b).run();
     }
   }
 
@@ -547,15 +546,12 @@ class GraphFuser {
 
 // A group of fewer than two nodes besides constants saves no memory
 // traffic: its node goes back into the graph.
-void unmergeSmallGroups(Block* block) {
-  for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
-    Node* n = *it;
-    for (Block* b : n->blocks()) unmergeSmallGroups(b);
-    if (n->kind() != prim::FusionGroup || countWorkNodes(getSubgraph(n)) >= 2) continue;
+void unmergeSmallGroups(Graph& graph) {
+  walkNodes(graph, WalkOrder::PostOrder, [](Node* n) {
+    if (n->kind() != prim::FusionGroup || countWorkNodes(getSubgraph(n)) >= 2) return;
     GRAPH_UPDATE("too small to fuse: ", *n);
-    --it;
     unmergeSubgraph(n);
-  }
+  });
 }
 
 // `kiln opt -p fuse`: the registry in passes/ cannot include the fuser,
@@ -576,9 +572,10 @@ void fuseGraph(const std::shared_ptr<Graph>& graph) {
   GRAPH_DUMP("before fusion:\n", *graph);
   {
     AliasDb db(graph);
-    GraphFuser(db, graph->block()).run();
+    // A block before the blocks nested in it, as 1.13 fuses.
+    walkBlocks(*graph, WalkOrder::PreOrder, [&db](Block* b) { GraphFuser(db, b).run(); });
   }
-  unmergeSmallGroups(graph->block());
+  unmergeSmallGroups(*graph);
   // Unmerged groups leave copies of their constants behind.
   eliminateCommonSubexpression(graph);
   eliminateDeadCode(graph);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/util/jit_log.h"
 
 namespace kiln {
@@ -70,14 +71,12 @@ std::optional<std::pair<Value*, Node*>> matchSum(Node* add) {
   return std::nullopt;
 }
 
+// Post-order: the add and the product before it are erased.
 bool rewriteBlock(Graph& graph, Block* block) {
   bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;
-    for (Block* b : n->blocks()) changed = rewriteBlock(graph, b) || changed;
+  walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
     const std::optional<std::pair<Value*, Node*>> match = matchSum(n);
-    if (!match) continue;
+    if (!match) return;
     auto [acc, product] = *match;
     WithInsertPoint guard(n);
     // beta and alpha are the add's alpha, the constant 1: no new constants.
@@ -91,7 +90,7 @@ bool rewriteBlock(Graph& graph, Block* block) {
     n->destroy();
     product->destroy();
     changed = true;
-  }
+  });
   return changed;
 }
 

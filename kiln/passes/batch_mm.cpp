@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/peephole.h"
@@ -39,14 +40,11 @@ bool isPlainAdd(const Node* n) {
 }
 
 bool hasMutableOperators(const Block* block) {
-  for (const Node* n : block->nodes()) {
-    const FunctionSchema* schema = n->kind().isAten() ? n->maybeSchema() : nullptr;
-    if (schema && schema->isMutable()) return true;
-    for (const Block* b : n->blocks()) {
-      if (hasMutableOperators(b)) return true;
-    }
-  }
-  return false;
+  return walkNodes(block, WalkOrder::PreOrder, [](const Node* n) {
+           const FunctionSchema* schema = n->kind().isAten() ? n->maybeSchema() : nullptr;
+           return schema && schema->isMutable() ? WalkResult::interrupt() : WalkResult::advance();
+         })
+      .wasInterrupted();
 }
 
 // A node's place in a tree of sums of products: the number of products
@@ -60,7 +58,15 @@ class TreeReducer {
  public:
   explicit TreeReducer(Graph& graph) : graph_(graph) {}
 
-  void run(Block* block) {
+  // Inner blocks first, as when each block's scan recursed into the blocks
+  // it met: a block's rewrites only add uses to the values of the blocks
+  // around it, which were used already, so its scan sees the same counts.
+  void run(Block* root) {
+    walkBlocks(root, WalkOrder::PostOrder, [this](Block* b) { reduceTrees(b); });
+  }
+
+ private:
+  void reduceTrees(Block* block) {
     std::unordered_map<const Node*, TreeToken> tokens;
     std::vector<Node*> labeled;  // in program order, so that rewrites are deterministic
     for (Node* n : block->nodes()) {
@@ -87,8 +93,6 @@ class TreeReducer {
         l->second.is_root = r->second.is_root = false;
         tokens[n] = {l->second.size + r->second.size, true};
         labeled.push_back(n);
-      } else {
-        for (Block* b : n->blocks()) run(b);
       }
     }
     for (Node* root : labeled) {
@@ -97,7 +101,6 @@ class TreeReducer {
     }
   }
 
- private:
   // The products under `root`, in 1.13's order; `mm(a, b).t()` becomes
   // `mm(b.t(), a.t())`.
   std::vector<Node*> gatherMatmuls(Node* root) {

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/canonicalize_outputs.h"
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
@@ -18,10 +19,9 @@ namespace {
 // the runtime can warn once per call site as Python does.
 void annotateWarns(Block* block) {
   static std::atomic<int64_t> next_id{0};
-  for (Node* n : block->nodes()) {
-    for (Block* b : n->blocks()) annotateWarns(b);
+  walkNodes(block, WalkOrder::PreOrder, [](Node* n) {
     if (n->kind() == aten::warn) n->i_(Symbol::attr("warn_id"), next_id++);
-  }
+  });
 }
 
 }  // namespace

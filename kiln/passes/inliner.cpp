@@ -5,6 +5,7 @@
 
 #include "kiln/core/function.h"
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/util/jit_log.h"
 
 namespace kiln {
@@ -13,18 +14,16 @@ namespace {
 
 class Inliner {
  public:
+  // Post-order: a call is replaced (the callee's nodes put before it need
+  // no visit: they were inlined already) and erased.
   void inlineBlock(Block* block) {
-    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-      Node* n = *it;
-      ++it;  // n may be replaced; the nodes put in its place need no visit
+    walkNodes(block, WalkOrder::PostOrder, [this](Node* n) {
       if (n->kind() == prim::CallFunction) {
         if (Function* callee = functionCalledBy(n)) inlineCall(n, *callee, 1);
       } else if (n->kind() == prim::CallMethod) {
         if (Function* callee = methodCalledBy(n)) inlineCall(n, *callee, 0);
-      } else {
-        for (Block* b : n->blocks()) inlineBlock(b);
       }
-    }
+    });
   }
 
  private:

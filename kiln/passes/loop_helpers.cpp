@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/tensor/tensor.h"
 
 namespace kiln {
@@ -31,10 +32,9 @@ bool definedOutside(const Value* v, const Node* loop) {
 }
 
 void collectLoops(Block* block, bool for_only, std::vector<Node*>& loops) {
-  for (Node* n : block->nodes()) {
-    for (Block* b : n->blocks()) collectLoops(b, for_only, loops);
+  walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
     if (n->kind() == prim::Loop && (!for_only || isForLoop(n))) loops.push_back(n);
-  }
+  });
 }
 
 std::shared_ptr<const Type> contiguousTensorType(const VaryingShape& sizes, const Value* dtype_of,

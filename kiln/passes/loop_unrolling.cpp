@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/loop_helpers.h"
@@ -37,18 +38,18 @@ bool isSmallBlock(const Block* body) { return limitedBlockSize(body, kMaxBodySiz
 
 // Whether deleting `n` (when unused) cannot change what the program does.
 bool isPure(const Node* n) {
-  if (hasSideEffects(n)) return false;
-  if (const FunctionSchema* schema = n->maybeSchema()) {
-    for (const Argument& a : schema->arguments()) {
-      if (a.isOutOrInPlace()) return false;
+  auto impure = [](const Node* m) {
+    if (hasSideEffects(m)) return true;
+    if (const FunctionSchema* schema = m->maybeSchema()) {
+      for (const Argument& a : schema->arguments()) {
+        if (a.isOutOrInPlace()) return true;
+      }
     }
-  }
-  for (const Block* b : n->blocks()) {
-    for (const Node* inner : b->nodes()) {
-      if (!isPure(inner)) return false;
-    }
-  }
-  return true;
+    return false;
+  };
+  return !walkNodes(n, WalkOrder::PreOrder, [&](const Node* m) {
+            return impure(m) ? WalkResult::interrupt() : WalkResult::advance();
+          }).wasInterrupted();
 }
 
 // Drops the unused pure nodes of `block` (not of blocks nested in it), such
@@ -161,15 +162,13 @@ void unroll(Node* loop) {
 }
 
 bool computesOnTensors(const Block* body) {
-  for (const Node* n : body->nodes()) {
-    for (const Value* v : n->outputs()) {
-      if (v->type()->kind() == TypeKind::Tensor) return true;
-    }
-    for (const Block* b : n->blocks()) {
-      if (computesOnTensors(b)) return true;
-    }
-  }
-  return false;
+  return walkNodes(body, WalkOrder::PreOrder, [](const Node* n) {
+           for (const Value* v : n->outputs()) {
+             if (v->type()->kind() == TypeKind::Tensor) return WalkResult::interrupt();
+           }
+           return WalkResult::advance();
+         })
+      .wasInterrupted();
 }
 
 bool policyAllows(const Node* loop, UnrollPolicy policy) {
@@ -184,25 +183,19 @@ bool policyAllows(const Node* loop, UnrollPolicy policy) {
   return false;
 }
 
-bool unrollLoops(Block* block, UnrollPolicy policy) {
-  bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* n = *it;
-    ++it;  // unrolling may destroy n
-    for (Block* b : n->blocks()) changed |= unrollLoops(b, policy);
-    if (isForLoop(n) && isSmallBlock(n->blocks()[0]) && policyAllows(n, policy)) {
-      unroll(n);
-      changed = true;
-    }
-  }
-  return changed;
-}
-
 }  // namespace
 
 bool unrollLoops(const std::shared_ptr<Graph>& graph, UnrollPolicy policy) {
   GRAPH_DUMP("Before unrolling loops:\n", *graph);
-  bool changed = unrollLoops(graph->block(), policy);
+  bool changed = false;
+  // Post-order: inner loops are unrolled first (so they count at their
+  // unrolled size), and unrolling may erase the loop.
+  walkNodes(*graph, WalkOrder::PostOrder, [&](Node* n) {
+    if (isForLoop(n) && isSmallBlock(n->blocks()[0]) && policyAllows(n, policy)) {
+      unroll(n);
+      changed = true;
+    }
+  });
   if (changed) eliminateDeadCode(graph);
   GRAPH_DUMP("After unrolling loops:\n", *graph);
   return changed;

@@ -1,6 +1,7 @@
 #include "kiln/passes/lower_tuples.h"
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/dead_code_elimination.h"
 
 namespace kiln {
@@ -34,17 +35,10 @@ void forwardTupleElements(Node* n) {
   }
 }
 
-void lowerSimpleTuples(Block* block) {
-  for (Node* n : block->nodes()) {
-    forwardTupleElements(n);
-    for (Block* b : n->blocks()) lowerSimpleTuples(b);
-  }
-}
-
 }  // namespace
 
 void lowerSimpleTuples(const std::shared_ptr<Graph>& graph) {
-  lowerSimpleTuples(graph->block());
+  walkNodes(*graph, WalkOrder::PreOrder, forwardTupleElements);
   eliminateDeadCode(graph);
 }
 

@@ -1,6 +1,7 @@
 #include "kiln/passes/peephole.h"
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/lower_tuples.h"
@@ -13,13 +14,10 @@ namespace kiln {
 namespace detail {
 
 bool anyNodeIn(const Block* block, const std::function<bool(const Node*)>& pred) {
-  for (const Node* n : block->nodes()) {
-    if (pred(n)) return true;
-    for (const Block* b : n->blocks()) {
-      if (anyNodeIn(b, pred)) return true;
-    }
-  }
-  return false;
+  return walkNodes(block, WalkOrder::PreOrder, [&](const Node* n) {
+           return pred(n) ? WalkResult::interrupt() : WalkResult::advance();
+         })
+      .wasInterrupted();
 }
 
 std::optional<int64_t> constantInt(const Value* v) {
@@ -93,10 +91,7 @@ class PeepholeOptimizer {
 
   bool optimize(Block* block) {
     bool changed = false;
-    for (Node* n : block->nodes()) {
-      for (Block* b : n->blocks()) changed |= optimize(b);
-      changed |= optimize(n);
-    }
+    walkNodes(block, WalkOrder::PostOrder, [&](Node* n) { changed |= optimize(n); });
     return changed;
   }
 

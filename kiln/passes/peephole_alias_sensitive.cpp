@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/peephole_detail.h"
 #include "kiln/util/jit_log.h"
@@ -70,14 +71,13 @@ class AliasSensitivePeepholes {
 
   bool optimize(Block* block) {
     bool changed = false;
-    for (Node* n : block->nodes()) {
-      for (Block* b : n->blocks()) changed |= optimize(b);
+    walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
       if (batchedConvRank(n->kind())) {
         changed |= foldConvDims(n);
       } else if (isIdentity(n) && keepsTensorType(n)) {
         changed |= replaceOutputWithInput(n);
       }
-    }
+    });
     return changed;
   }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/peephole_detail.h"
 #include "kiln/util/jit_log.h"
@@ -68,10 +69,9 @@ class ConcatCombiner {
   };
 
   void collect(Block* block) {
-    for (Node* n : block->nodes()) {
+    walkNodes(block, WalkOrder::PreOrder, [this](Node* n) {
       if (isCatOfList(n)) consider(n);
-      for (Block* b : n->blocks()) collect(b);
-    }
+    });
   }
 
   void consider(Node* cat) {

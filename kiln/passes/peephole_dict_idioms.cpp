@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/peephole_detail.h"
 #include "kiln/util/jit_log.h"
@@ -43,10 +44,9 @@ class DictIdiomOptimizer {
 
   bool optimize(Block* block) {
     bool changed = false;
-    for (Node* n : block->nodes()) {
-      for (Block* b : n->blocks()) changed |= optimize(b);
+    walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
       if (isCandidate(n) && !db_.hasWriters(n->input(0))) changed |= optimize(n);
-    }
+    });
     return changed;
   }
 

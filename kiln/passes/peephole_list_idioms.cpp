@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/ops/sequence_util.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/peephole_detail.h"
@@ -50,11 +51,12 @@ class ListIdiomOptimizer {
     auto check = [&](Value* v) {
       if (isList(v) && db.hasWriters(v)) mutated_.insert(v);
     };
-    for (Value* v : block->inputs()) check(v);
-    for (Node* n : block->nodes()) {
-      for (Value* v : n->outputs()) check(v);
-      for (Block* b : n->blocks()) collectMutatedLists(db, b);
-    }
+    walkBlocks(block, WalkOrder::PreOrder, [&](Block* b) {
+      for (Value* v : b->inputs()) check(v);
+      for (Node* n : b->nodes()) {
+        for (Value* v : n->outputs()) check(v);
+      }
+    });
   }
 
   // A new prim::ListConstruct of `elements` standing for `n`'s output.
@@ -127,10 +129,9 @@ class ListIdiomOptimizer {
 
   bool optimize(Block* block) {
     bool changed = false;
-    for (Node* n : block->nodes()) {
-      for (Block* b : n->blocks()) changed |= optimize(b);
+    walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
       if (isCandidate(n) && !mutated_.count(n->input(0))) changed |= optimize(n);
-    }
+    });
     return changed;
   }
 

@@ -2,6 +2,7 @@
 // PeepholeOptimizeNonTensor), without 1.13's rewrites that change a result:
 // `i / 1` (a float, not the int i) and `f == f` on floats (false for NaN).
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/peephole_detail.h"
 #include "kiln/util/jit_log.h"
 
@@ -92,11 +93,10 @@ class NonTensorPeepholes {
 
   bool optimize(Block* block) {
     bool changed = false;
-    for (Node* n : block->nodes()) {
-      for (Block* b : n->blocks()) changed |= optimize(b);
+    walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
       changed |= replaceNoneOutputs(n);
       changed |= optimize(n);
-    }
+    });
     return changed;
   }
 

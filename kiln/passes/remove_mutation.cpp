@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/util/jit_log.h"
@@ -114,12 +115,7 @@ class MutationRemover {
   template <typename Rewrite>
   static bool forEachNode(Block* block, const Rewrite& rewrite) {
     bool changed = false;
-    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-      Node* n = *it;
-      ++it;
-      for (Block* b : n->blocks()) changed |= forEachNode(b, rewrite);
-      changed |= rewrite(n);
-    }
+    walkNodes(block, WalkOrder::PostOrder, [&](Node* n) { changed |= rewrite(n); });
     return changed;
   }
 

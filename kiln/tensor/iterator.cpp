@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kiln/tensor/copy.h"
+#include "kiln/tensor/loop_dims.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/shape.h"
 #include "kiln/tensor/type_promotion.h"
@@ -225,34 +226,8 @@ void TensorIter::reorderAndCoalesce() {
     }
   }
   // perm[i] is the broadcast dim walked at loop depth i (0 = innermost).
-  DimVector perm(ndim);
-  for (size_t i = 0; i < ndim; ++i) perm[i] = static_cast<int64_t>(ndim - 1 - i);
-  auto should_swap = [&](int64_t dim0, int64_t dim1) {
-    for (int op = 0; op < ntensors_; ++op) {
-      if (!operands_[op].tensor.defined()) continue;
-      int64_t s0 = full_strides[op][dim0], s1 = full_strides[op][dim1];
-      if (output_broadcast_ && operands_[op].is_output && ((s0 == 0) != (s1 == 0))) {
-        return s1 == 0 ? 1 : -1;  // reduced dims innermost
-      }
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 < s1) return -1;
-      if (s0 > s1) return 1;
-      if (broadcast_shape_[dim0] > broadcast_shape_[dim1]) return 1;
-    }
-    return 0;
-  };
-  for (size_t i = 1; i < ndim; ++i) {
-    size_t dim1 = i;
-    for (size_t dim0 = i; dim0-- > 0;) {
-      int cmp = should_swap(perm[dim0], perm[dim1]);
-      if (cmp > 0) {
-        std::swap(perm[dim0], perm[dim1]);
-        dim1 = dim0;
-      } else if (cmp < 0) {
-        break;
-      }
-    }
-  }
+  // Outputs not allocated yet have zero strides: they do not take part.
+  const DimVector perm = loopDimOrder(broadcast_shape_, full_strides, ntensors_, output_broadcast_ ? noutputs_ : 0);
   // Allocate outputs dense in loop order, so they follow the inputs' layout.
   for (int op = 0; op < noutputs_; ++op) {
     Operand& o = operands_[op];
@@ -277,35 +252,7 @@ void TensorIter::reorderAndCoalesce() {
     for (size_t i = 0; i < ndim; ++i) strides_[op][i] = full_strides[op][perm[i]] * item;
   }
   for (size_t i = 0; i < ndim; ++i) shape_[i] = broadcast_shape_[perm[i]];
-  if (ndim == 0) {
-    shape_.assign(1, 1);
-    for (int op = 0; op < ntensors_; ++op) strides_[op].assign(1, 0);
-    return;
-  }
-  size_t prev = 0;
-  for (size_t d = 1; d < ndim; ++d) {
-    bool can_merge = shape_[prev] == 1 || shape_[d] == 1;
-    if (!can_merge) {
-      can_merge = true;
-      for (int op = 0; op < ntensors_ && can_merge; ++op) {
-        can_merge = strides_[op][prev] * shape_[prev] == strides_[op][d];
-      }
-    }
-    if (can_merge) {
-      if (shape_[prev] == 1) {
-        for (int op = 0; op < ntensors_; ++op) strides_[op][prev] = strides_[op][d];
-      }
-      shape_[prev] *= shape_[d];
-    } else {
-      ++prev;
-      if (prev != d) {
-        shape_[prev] = shape_[d];
-        for (int op = 0; op < ntensors_; ++op) strides_[op][prev] = strides_[op][d];
-      }
-    }
-  }
-  shape_.resize(prev + 1);
-  for (int op = 0; op < ntensors_; ++op) strides_[op].resize(prev + 1);
+  coalesceLoopDims(shape_, strides_, ntensors_);
 }
 
 bool TensorIter::isContiguous() const {

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/memory_dag.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/util/jit_log.h"
@@ -75,13 +76,10 @@ bool nonAliasing(const Value* v) {
 }
 
 bool anySideEffects(const Node* n) {
-  if (hasSideEffects(n)) return true;
-  for (const Block* b : n->blocks()) {
-    for (const Node* inner : b->nodes()) {
-      if (anySideEffects(inner)) return true;
-    }
-  }
-  return false;
+  return walkNodes(n, WalkOrder::PreOrder, [](const Node* m) {
+           return hasSideEffects(m) ? WalkResult::interrupt() : WalkResult::advance();
+         })
+      .wasInterrupted();
 }
 
 // How the analysis treats a node: the special cases of 1.13's analyzeImpl,
@@ -463,10 +461,9 @@ struct AliasDbState {
   // --- queries -----------------------------------------------------------------------
 
   void collectWrites(const Node* n, MemoryLocations& out) const {
-    if (auto it = write_index.find(n); it != write_index.end()) out |= it->second;
-    for (const Block* b : n->blocks()) {
-      for (const Node* inner : b->nodes()) collectWrites(inner, out);
-    }
+    walkNodes(n, WalkOrder::PreOrder, [&](const Node* m) {
+      if (auto it = write_index.find(m); it != write_index.end()) out |= it->second;
+    });
   }
   MemoryLocations getWrites(const Node* n) const {
     MemoryLocations out;
@@ -476,12 +473,11 @@ struct AliasDbState {
 
   // Reading a value reads all it may hold.
   void collectReads(const Node* n, MemoryLocations& out) const {
-    for (const Value* in : n->inputs()) {
-      if (const Element* e = elementOf(in)) out |= dag.getAllContainedMemoryLocations(e);
-    }
-    for (const Block* b : n->blocks()) {
-      for (const Node* inner : b->nodes()) collectReads(inner, out);
-    }
+    walkNodes(n, WalkOrder::PreOrder, [&](const Node* m) {
+      for (const Value* in : m->inputs()) {
+        if (const Element* e = elementOf(in)) out |= dag.getAllContainedMemoryLocations(e);
+      }
+    });
   }
   MemoryLocations getReads(const Node* n) const {
     MemoryLocations out;
@@ -527,15 +523,14 @@ struct AliasDbState {
   }
 
   void printWrites(const Block* block, std::ostream& out) const {
-    for (const Node* n : block->nodes()) {
-      if (auto it = write_index.find(n); it != write_index.end()) {
-        out << "  ";
-        for (size_t i = 0; i < n->outputs().size(); ++i) out << (i ? ", %" : "%") << n->output(i)->debugName();
-        out << (n->outputs().empty() ? "" : " = ") << n->kind().toQualString() << " writes to "
-            << namesOf(it->second) << "\n";
-      }
-      for (const Block* b : n->blocks()) printWrites(b, out);
-    }
+    walkNodes(block, WalkOrder::PreOrder, [&](const Node* n) {
+      auto it = write_index.find(n);
+      if (it == write_index.end()) return;
+      out << "  ";
+      for (size_t i = 0; i < n->outputs().size(); ++i) out << (i ? ", %" : "%") << n->output(i)->debugName();
+      out << (n->outputs().empty() ? "" : " = ") << n->kind().toQualString() << " writes to "
+          << namesOf(it->second) << "\n";
+    });
   }
 
   std::string toString() const {

@@ -8,6 +8,7 @@
 
 #include "kiln/core/function.h"
 #include "kiln/ir/graph.h"
+#include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/ops/shape_rules.h"
@@ -148,8 +149,7 @@ class ShapePropagator {
   // --- mutation hazards ------------------------------------------------------------------
 
   void collectHazards(Block* block) {
-    for (Node* n : block->nodes()) {
-      for (Block* b : n->blocks()) collectHazards(b);
+    walkNodes(block, WalkOrder::PostOrder, [this](Node* n) {
       if (n->kind() == prim::NumToTensor || isOpaqueCall(n) || n->kind() == aten::wait ||
           (n->kind() == prim::Constant && n->output()->type()->kind() == TypeKind::Tensor &&
            n->kindOf(attr::value) == AttributeKind::t && n->t(attr::value).defined() &&
@@ -163,14 +163,14 @@ class ShapePropagator {
           if (effects.resizes) resize_roots_.push_back(input);
           if (effects.writes) grad_roots_.push_back(input);
         }
-        continue;
+        return;
       }
       const FunctionSchema* schema = n->maybeSchema();
-      if (!schema || !schema->isMutable() || !resizesInput(n, *schema)) continue;
+      if (!schema || !schema->isMutable() || !resizesInput(n, *schema)) return;
       for (size_t i = 0; i < schema->arguments().size() && i < n->inputs().size(); ++i) {
         if (schema->arguments()[i].isOutOrInPlace()) resize_roots_.push_back(n->input(i));
       }
-    }
+    });
   }
 
   // What a call may do to its arguments: resize them, or write to them
@@ -195,20 +195,16 @@ class ShapePropagator {
     auto [it, inserted] = callee_effects_.try_emplace(callee.get(), CalleeEffects{});
     if (!inserted) return it->second;  // known, or being scanned (a recursive call: assume the worst)
     CalleeEffects effects{false, false};
-    std::function<void(const Block*)> scan = [&](const Block* b) {
-      for (const Node* n : b->nodes()) {
-        for (const Block* inner : n->blocks()) scan(inner);
-        if (isOpaqueCall(n)) {
-          CalleeEffects inner = calleeEffects(n);
-          effects.resizes |= inner.resizes;
-          effects.writes |= inner.writes;
-        } else if (const FunctionSchema* schema = n->maybeSchema(); schema && schema->isMutable()) {
-          effects.writes = true;
-          effects.resizes |= resizesInput(n, *schema);
-        }
+    walkNodes(*callee, WalkOrder::PostOrder, [&](const Node* n) {
+      if (isOpaqueCall(n)) {
+        CalleeEffects inner = calleeEffects(n);
+        effects.resizes |= inner.resizes;
+        effects.writes |= inner.writes;
+      } else if (const FunctionSchema* schema = n->maybeSchema(); schema && schema->isMutable()) {
+        effects.writes = true;
+        effects.resizes |= resizesInput(n, *schema);
       }
-    };
-    scan(callee->block());
+    });
     callee_effects_[callee.get()] = effects;
     callees_.push_back(std::move(callee));
     return effects;
@@ -218,17 +214,16 @@ class ShapePropagator {
   // require grad, or detach_ taking it away); true when new ones were found.
   bool collectGradHazards(Block* block) {
     bool added = false;
-    for (Node* n : block->nodes()) {
-      for (Block* b : n->blocks()) added |= collectGradHazards(b);
+    walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
       const FunctionSchema* schema = n->maybeSchema();
-      if (!schema || !schema->isMutable()) continue;
+      if (!schema || !schema->isMutable()) return;
       bool source_may_require_grad = n->kind() == Symbol::aten("detach_");
       for (size_t i = 0; i < schema->arguments().size() && i < n->inputs().size(); ++i) {
         if (schema->arguments()[i].isOutOrInPlace()) continue;
         auto rg = inputRequiresGrad(n->input(i));
         if (rg != false) source_may_require_grad = true;
       }
-      if (!source_may_require_grad) continue;
+      if (!source_may_require_grad) return;
       for (size_t i = 0; i < schema->arguments().size() && i < n->inputs().size(); ++i) {
         Value* written = n->input(i);
         if (!schema->arguments()[i].isOutOrInPlace() || !tensorType(written)) continue;
@@ -239,7 +234,7 @@ class ShapePropagator {
         grad_roots_.push_back(written);
         added = true;
       }
-    }
+    });
     return added;
   }
 
@@ -255,14 +250,12 @@ class ShapePropagator {
         }
       }
     };
-    std::function<void(Block*)> walk = [&](Block* b) {
+    walkBlocks(*graph_, WalkOrder::PreOrder, [&](Block* b) {
       for (Value* v : b->inputs()) visit(v);
       for (Node* n : b->nodes()) {
         for (Value* v : n->outputs()) visit(v);
-        for (Block* inner : n->blocks()) walk(inner);
       }
-    };
-    walk(graph_->block());
+    });
     return out;
   }
 
