@@ -1,10 +1,13 @@
 // The kiln command line: inspect operators, print graphs of IR text and of
 // TorchScript source, and run a function of a TorchScript file.
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -40,6 +43,8 @@ int usage(std::ostream& out, int code) {
          "  opt FILE.ir -p P1,P2    run the named passes on IR text in order and print the result\n"
          "  opt FILE.py [FN] -p P1,P2  compile a TorchScript source file and run the passes on a copy of the\n"
          "                          graph of FN (or of each function, printed as `graph` prints them)\n"
+         "  --split-input-file      (before FILE, for graph and opt) split FILE at lines `# -----`, handle each\n"
+         "                          part on its own and print the results separated by `# -----` lines\n"
          "  --help                  this text\n"
          "passes:";
   for (const std::string& name : kiln::passNames()) out << " " << name;
@@ -61,6 +66,59 @@ std::string readText(const std::string& path) {
     text << in.rdbuf();
   }
   return text.str();
+}
+
+// `--split-input-file`: the parts of a file between lines `# -----` (a
+// comment in IR text and in TorchScript alike), each preceded by as many
+// empty lines as precede it in the file, so that the line numbers in
+// errors and source locations are those of the whole file.
+constexpr std::string_view kSplitMarker = "# -----";
+
+bool isSplitMarker(std::string_view line) {
+  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
+  return line == kSplitMarker;
+}
+
+std::vector<std::string> splitInput(const std::string& text) {
+  std::vector<std::string> chunks(1);
+  size_t line_count = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    end = end == std::string::npos ? text.size() : end + 1;
+    std::string_view line(text.data() + pos, end - pos);
+    ++line_count;
+    if (isSplitMarker(line)) {
+      chunks.emplace_back(line_count, '\n');
+    } else {
+      chunks.back() += line;
+    }
+    pos = end;
+  }
+  return chunks;
+}
+
+// `handle` on each part of `text` (or on the whole of it), the outputs
+// separated by split markers; an error in one part is reported and the
+// others still run. The exit status: the first non-zero one, or 1 for an
+// error.
+int forEachPart(const std::string& text, bool split, const std::function<int(const std::string&)>& handle) {
+  if (!split) return handle(text);
+  int status = 0;
+  std::vector<std::string> chunks = splitInput(text);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i) std::cout << kSplitMarker << "\n";
+    int result;
+    try {
+      result = handle(chunks[i]);
+    } catch (const std::exception& e) {
+      std::cout.flush();
+      std::cerr << "kiln: error: " << e.what() << "\n";
+      std::cerr.flush();
+      result = 1;
+    }
+    if (status == 0) status = result;
+  }
+  return status;
 }
 
 int listOps(const char* prefix) {
@@ -163,9 +221,8 @@ int printScriptGraphs(const std::string& path, const std::string& text, const ch
 
 // `kiln opt FILE [FN] -p a,b`: IR text, or copies of the compiled graphs
 // (the functions' own graphs stay as compiled, for the calls between them).
-int optimizeGraphs(const std::string& path, const char* name, const std::string& pass_list) {
-  std::vector<const kiln::GraphPass*> passes = findPasses(pass_list);
-  std::string text = readText(path);
+int optimizeGraphs(const std::string& path, const std::string& text, const char* name,
+                   const std::vector<const kiln::GraphPass*>& passes) {
   if (isIRText(path, text)) {
     KILN_CHECK(!name, "a function name is only for TorchScript source, and ", path, " is IR text");
     auto graph = kiln::parseIR(text);
@@ -306,9 +363,9 @@ kiln::Stack argumentValues(const kiln::GraphFunction& f, const std::vector<std::
 
 // `kiln graph --optimized FILE.py FN ARG...`: the graph of the plan the
 // executor compiles for these arguments (bound and checked as a call's).
-int printPlanGraph(const std::vector<std::string>& args) {
+int printPlanGraph(const std::string& text, const std::vector<std::string>& args) {
   const std::string& path = args[0];
-  auto unit = kiln::compile(readText(path), nullptr, path);
+  auto unit = kiln::compile(text, nullptr, path);
   kiln::GraphFunction& f = findFunction(*unit, args[1], path);
   kiln::Stack stack = f.bindArguments(argumentValues(f, args, 2));
   f.checkInputs(stack);
@@ -336,7 +393,21 @@ int runFunction(const std::vector<std::string>& args, const std::optional<std::s
   return 0;
 }
 
+int runCommand(const std::vector<std::string>& args, bool split);
+
 int run(const std::vector<std::string>& args) {
+  const std::string& command = args[0];
+  // `--split-input-file`, anywhere after `graph` or `opt`.
+  auto flag = std::find(args.begin() + 1, args.end(), "--split-input-file");
+  if ((command == "graph" || command == "opt") && flag != args.end()) {
+    std::vector<std::string> rest(args.begin(), flag);
+    rest.insert(rest.end(), flag + 1, args.end());
+    return runCommand(rest, /*split=*/true);
+  }
+  return runCommand(args, /*split=*/false);
+}
+
+int runCommand(const std::vector<std::string>& args, bool split) {
   const std::string& command = args[0];
   if (command == "--help" || command == "-h" || command == "help") return usage(std::cout, 0);
   if (command == "ops") {
@@ -348,17 +419,23 @@ int run(const std::vector<std::string>& args) {
     std::vector<std::string> rest(args.begin() + (optimized ? 2 : 1), args.end());
     if (rest.empty() || (!optimized && rest.size() > 2)) return usage(std::cerr, 2);
     std::string text = readText(rest[0]);
-    if (isIRText(rest[0], text)) {
-      if (rest.size() != 1) return usage(std::cerr, 2);
-      return printIRGraph(text, optimized);
-    }
-    if (rest.size() > 2) return printPlanGraph(rest);
-    return printScriptGraphs(rest[0], text, rest.size() == 2 ? rest[1].c_str() : nullptr, optimized);
+    if (isIRText(rest[0], text) && rest.size() != 1) return usage(std::cerr, 2);
+    return forEachPart(text, split, [&](const std::string& part) {
+      if (isIRText(rest[0], part)) return printIRGraph(part, optimized);
+      if (rest.size() > 2) return printPlanGraph(part, rest);
+      return printScriptGraphs(rest[0], part, rest.size() == 2 ? rest[1].c_str() : nullptr, optimized);
+    });
   }
   if (command == "opt") {
-    if (args.size() == 4 && args[2] == "-p") return optimizeGraphs(args[1], nullptr, args[3]);
-    if (args.size() == 5 && args[3] == "-p") return optimizeGraphs(args[1], args[2].c_str(), args[4]);
-    return usage(std::cerr, 2);
+    const char* name = nullptr;
+    if (args.size() == 5 && args[3] == "-p") {
+      name = args[2].c_str();
+    } else if (args.size() != 4 || args[2] != "-p") {
+      return usage(std::cerr, 2);
+    }
+    std::vector<const kiln::GraphPass*> passes = findPasses(args.back());
+    std::string text = readText(args[1]);
+    return forEachPart(text, split, [&](const std::string& part) { return optimizeGraphs(args[1], part, name, passes); });
   }
   if (command == "run") {
     std::vector<std::string> positional;

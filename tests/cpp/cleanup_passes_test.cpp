@@ -3,7 +3,8 @@
 // IR text after its own pass (torch._C.parse_ir + torch._C._jit_pass_*), or,
 // where 1.13 has no binding for the exact variant, after compiling the
 // equivalent function; values are compared up to renaming. Semantic checks
-// run the graph before and after.
+// run the graph before and after. The graph-in/graph-out cases are lit
+// files: tests/lit/passes/<pass>_cases.ir.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -35,13 +36,6 @@ using Pass = void (*)(const std::shared_ptr<Graph>&);
 
 std::string printed(const std::shared_ptr<Graph>& g) { return canonicalIR(g->toString(false)); }
 
-std::string afterPass(Pass pass, const char* ir) {
-  auto g = parseIR(ir);
-  pass(g);
-  g->lint();
-  return printed(g);
-}
-
 std::vector<std::string> kinds(const std::shared_ptr<Graph>& g) {
   std::vector<std::string> out;
   for (const Node* n : g->nodes()) out.push_back(n->kind().toQualString());
@@ -64,100 +58,8 @@ void expectSameResults(Pass pass, const char* ir, const std::vector<Stack>& inpu
 
 // --- constant propagation on immutable types --------------------------------------
 
-TEST(ConstantPropagation, FoldsIntArithmetic) {
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, R"IR(
-graph(%x : int):
-  %1 : int = prim::Constant[value=2]()
-  %2 : int = prim::Constant[value=3]()
-  %3 : int = aten::mul(%1, %2)
-  %4 : int = aten::add(%3, %1)
-  %5 : int = aten::add(%x, %4)
-  return (%5))IR"),
-            canonicalIR(R"IR(
-graph(%x : int):
-  %7 : int = prim::Constant[value=8]()
-  %5 : int = aten::add(%x, %7)
-  return (%5))IR"));
-}
-
-TEST(ConstantPropagation, FoldsComparisonsAndMixedNumbers) {
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, R"IR(
-graph(%x : float):
-  %1 : float = prim::Constant[value=2.5]()
-  %2 : int = prim::Constant[value=3]()
-  %3 : bool = aten::gt(%1, %2)
-  %4 : float = aten::mul(%x, %1)
-  %5 : (bool, float) = prim::TupleConstruct(%3, %4)
-  return (%5))IR"),
-            canonicalIR(R"IR(
-graph(%x : float):
-  %1 : float = prim::Constant[value=2.5]()
-  %6 : bool = prim::Constant[value=0]()
-  %4 : float = aten::mul(%x, %1)
-  %5 : (bool, float) = prim::TupleConstruct(%6, %4)
-  return (%5))IR"));
-}
-
-TEST(ConstantPropagation, FoldsStringOps) {
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, R"IR(
-graph(%x : str):
-  %1 : str = prim::Constant[value="ab"]()
-  %2 : str = prim::Constant[value="cd"]()
-  %3 : str = aten::add(%1, %2)
-  %4 : int = aten::len(%3)
-  %5 : bool = aten::eq(%3, %x)
-  %6 : (int, bool) = prim::TupleConstruct(%4, %5)
-  return (%6))IR"),
-            canonicalIR(R"IR(
-graph(%x : str):
-  %7 : str = prim::Constant[value="abcd"]()
-  %8 : int = prim::Constant[value=4]()
-  %5 : bool = aten::eq(%7, %x)
-  %6 : (int, bool) = prim::TupleConstruct(%8, %5)
-  return (%6))IR"));
-}
-
-TEST(ConstantPropagation, InlinesTrueBranch) {
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, R"IR(
-graph(%x : int):
-  %c : bool = prim::Constant[value=1]()
-  %1 : int = prim::Constant[value=1]()
-  %y : int = prim::If(%c)
-    block0():
-      %a : int = aten::add(%x, %1)
-      -> (%a)
-    block1():
-      %b : int = aten::sub(%x, %1)
-      -> (%b)
-  return (%y))IR"),
-            canonicalIR(R"IR(
-graph(%x : int):
-  %2 : int = prim::Constant[value=1]()
-  %4 : int = aten::add(%x, %2)
-  return (%4))IR"));
-}
-
-TEST(ConstantPropagation, InlinesFalseBranch) {
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, R"IR(
-graph(%x : int):
-  %c : bool = prim::Constant[value=0]()
-  %1 : int = prim::Constant[value=1]()
-  %y : int = prim::If(%c)
-    block0():
-      %a : int = aten::add(%x, %1)
-      -> (%a)
-    block1():
-      %b : int = aten::sub(%x, %1)
-      -> (%b)
-  return (%y))IR"),
-            canonicalIR(R"IR(
-graph(%x : int):
-  %2 : int = prim::Constant[value=1]()
-  %5 : int = aten::sub(%x, %2)
-  return (%5))IR"));
-}
-
 TEST(ConstantPropagation, FoldsConditionThenBranch) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_immutable_cases.ir.
   const char* ir = R"IR(
 graph(%x : int):
   %1 : int = prim::Constant[value=1]()
@@ -171,29 +73,11 @@ graph(%x : int):
       %b : int = aten::mul(%x, %2)
       -> (%b)
   return (%y))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
-graph(%x : int):
-  %2 : int = prim::Constant[value=2]()
-  %6 : int = aten::mul(%x, %2)
-  return (%6))IR"));
   expectSameResults(constantPropagationImmutableTypes, ir, {{IValue(int64_t{5})}, {IValue(int64_t{-3})}});
 }
 
-TEST(ConstantPropagation, RemovesZeroTripLoop) {
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, R"IR(
-graph(%x : int):
-  %t : bool = prim::Constant[value=1]()
-  %0 : int = prim::Constant[value=0]()
-  %1 : int = prim::Constant[value=1]()
-  %y : int = prim::Loop(%0, %t, %x)
-    block0(%i : int, %acc : int):
-      %a : int = aten::add(%acc, %1)
-      -> (%t, %a)
-  return (%y))IR"),
-            canonicalIR("graph(%x : int): return (%x)"));
-}
-
 TEST(ConstantPropagation, RemovesLoopWithFalseCondition) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_immutable_cases.ir.
   const char* ir = R"IR(
 graph(%x : int, %n : int):
   %f : bool = prim::Constant[value=0]()
@@ -203,14 +87,11 @@ graph(%x : int, %n : int):
       %a : int = aten::add(%acc, %1)
       -> (%f, %a)
   return (%y))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
-graph(%x : int,
-      %n : int):
-  return (%x))IR"));
   expectSameResults(constantPropagationImmutableTypes, ir, {{IValue(int64_t{4}), IValue(int64_t{3})}});
 }
 
 TEST(ConstantPropagation, FoldsInsideRunningLoop) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_immutable_cases.ir.
   const char* ir = R"IR(
 graph(%x : int, %n : int):
   %t : bool = prim::Constant[value=1]()
@@ -222,16 +103,6 @@ graph(%x : int, %n : int):
       %a : int = aten::add(%acc, %s)
       -> (%t, %a)
   return (%y))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
-graph(%x : int,
-      %n : int):
-  %2 : bool = prim::Constant[value=1]()
-  %5 : int = prim::Loop(%n, %2, %x)
-    block0(%i : int, %acc : int):
-      %10 : int = prim::Constant[value=3]()
-      %9 : int = aten::add(%acc, %10)
-      -> (%2, %9)
-  return (%5))IR"));
   expectSameResults(constantPropagationImmutableTypes, ir,
                     {{IValue(int64_t{1}), IValue(int64_t{0})}, {IValue(int64_t{1}), IValue(int64_t{4})}});
 }
@@ -250,31 +121,6 @@ graph(%x : int):
   EXPECT_THROW(runCopy(g, {IValue(int64_t{1})}), Error);
 }
 
-TEST(ConstantPropagation, FoldsTupleOfConstantsIntoConstant) {
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, R"IR(
-graph(%x : int):
-  %1 : int = prim::Constant[value=1]()
-  %2 : float = prim::Constant[value=2.5]()
-  %3 : (int, float) = prim::TupleConstruct(%1, %2)
-  %4 : ((int, float), int) = prim::TupleConstruct(%3, %x)
-  return (%4))IR"),
-            canonicalIR(R"IR(
-graph(%x : int):
-  %5 : (int, float) = prim::Constant[value=(1, 2.5)]()
-  %4 : ((int, float), int) = prim::TupleConstruct(%5, %x)
-  return (%4))IR"));
-}
-
-TEST(ConstantPropagation, ImmutableVariantLeavesTensors) {
-  const char* ir = R"IR(
-graph(%x : Tensor):
-  %1 : int = prim::Constant[value=3]()
-  %2 : Tensor = prim::NumToTensor(%1)
-  %3 : Tensor = aten::mul(%x, %2)
-  return (%3))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(ir));
-}
-
 TEST(ConstantPropagation, FullVariantFoldsTensors) {
   const char* ir = R"IR(
 graph(%x : Tensor):
@@ -291,23 +137,8 @@ graph(%x : Tensor):
   expectSameResults(constantPropagation, ir, {{IValue(ones({2}))}});
 }
 
-TEST(ConstantPropagation, FullVariantFoldsUnmutatedList) {
-  EXPECT_EQ(afterPass(constantPropagation, R"IR(
-graph(%x : int):
-  %1 : int = prim::Constant[value=3]()
-  %2 : int = prim::Constant[value=4]()
-  %l : int[] = prim::ListConstruct(%1, %2)
-  %n : int = aten::len(%l)
-  %r : int = aten::add(%x, %n)
-  return (%r))IR"),
-            canonicalIR(R"IR(
-graph(%x : int):
-  %7 : int = prim::Constant[value=2]()
-  %5 : int = aten::add(%x, %7)
-  return (%5))IR"));
-}
-
 TEST(ConstantPropagation, FullVariantLeavesMutatedList) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_cases.ir.
   const char* ir = R"IR(
 graph(%x : int):
   %1 : int = prim::Constant[value=3]()
@@ -316,18 +147,7 @@ graph(%x : int):
   %m : int[] = aten::append(%l, %x)
   %n : int = aten::len(%l)
   return (%n))IR";
-  EXPECT_EQ(afterPass(constantPropagation, ir), canonicalIR(ir));
   expectSameResults(constantPropagation, ir, {{IValue(int64_t{7})}});
-}
-
-TEST(ConstantPropagation, FullVariantLeavesReturnedList) {
-  // A folded list would be one object handed to every caller.
-  const char* ir = R"IR(
-graph():
-  %1 : int = prim::Constant[value=3]()
-  %l : int[] = prim::ListConstruct(%1)
-  return (%l))IR";
-  EXPECT_EQ(afterPass(constantPropagation, ir), canonicalIR(ir));
 }
 
 TEST(ConstantPropagation, NeverFoldsRandomOps) {
@@ -364,6 +184,7 @@ graph():
 }
 
 TEST(ConstantPropagation, RemovesIfOutputsBothBranchesAgreeOn) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_immutable_cases.ir.
   const char* ir = R"IR(
 graph(%c : bool, %x : int):
   %1 : int = prim::Constant[value=1]()
@@ -378,25 +199,12 @@ graph(%c : bool, %x : int):
   %r : int = aten::add(%y, %z)
   %s : int = aten::add(%r, %w)
   return (%s))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
-graph(%c : bool,
-      %x : int):
-  %2 : int = prim::Constant[value=1]()
-  %11 : int = prim::Constant[value=5]()
-  %5 : int = prim::If(%c)
-    block0():
-      -> (%x)
-    block1():
-      %8 : int = aten::add(%x, %2)
-      -> (%8)
-  %9 : int = aten::add(%x, %11)
-  %10 : int = aten::add(%9, %5)
-  return (%10))IR"));
   expectSameResults(constantPropagationImmutableTypes, ir,
                     {{IValue(true), IValue(int64_t{2})}, {IValue(false), IValue(int64_t{2})}});
 }
 
 TEST(ConstantPropagation, RemovesLoopCarriedPassThrough) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_immutable_cases.ir.
   const char* ir = R"IR(
 graph(%x : int, %n : int):
   %t : bool = prim::Constant[value=1]()
@@ -407,36 +215,10 @@ graph(%x : int, %n : int):
       -> (%t, %a, %k)
   %r : int = aten::add(%y, %z)
   return (%r))IR";
-  EXPECT_EQ(afterPass(constantPropagationImmutableTypes, ir), canonicalIR(R"IR(
-graph(%x : int,
-      %n : int):
-  %2 : bool = prim::Constant[value=1]()
-  %3 : int = prim::Constant[value=1]()
-  %4 : int = prim::Loop(%n, %2, %x)
-    block0(%i : int, %acc : int):
-      %9 : int = aten::add(%acc, %3)
-      -> (%2, %9)
-  %10 : int = aten::add(%4, %3)
-  return (%10))IR"));
   expectSameResults(constantPropagationImmutableTypes, ir, {{IValue(int64_t{10}), IValue(int64_t{3})}});
 }
 
 // --- dead code elimination -------------------------------------------------------
-
-TEST(DeadCodeElimination, RemovesUnusedNodes) {
-  EXPECT_EQ(afterPass(eliminateDeadCode, R"IR(
-graph(%x : int):
-  %1 : int = prim::Constant[value=1]()
-  %2 : int = aten::add(%x, %1)
-  %3 : int = aten::mul(%2, %2)
-  %4 : int = aten::sub(%x, %1)
-  return (%4))IR"),
-            canonicalIR(R"IR(
-graph(%x : int):
-  %1 : int = prim::Constant[value=1]()
-  %4 : int = aten::sub(%x, %1)
-  return (%4))IR"));
-}
 
 TEST(DeadCodeElimination, KeepsSideEffects) {
   auto g = parseIR(R"IR(
@@ -465,37 +247,19 @@ graph(%x : int, %n : int):
                                                 "aten::warn"}));
 }
 
-TEST(DeadCodeElimination, KeepsMutationOfReturnedList) {
-  const char* ir = R"IR(
-graph(%x : int):
-  %l : int[] = prim::ListConstruct(%x)
-  %m : int[] = aten::append(%l, %x)
-  return (%l))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
-}
-
 TEST(DeadCodeElimination, KeepsMutationOfListReadLater) {
+  // The graph after the pass: tests/lit/passes/dce_cases.ir.
   const char* ir = R"IR(
 graph(%x : int):
   %l : int[] = prim::ListConstruct(%x)
   %m : int[] = aten::append(%l, %x)
   %n : int = aten::len(%l)
   return (%n))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
   expectSameResults(eliminateDeadCode, ir, {{IValue(int64_t{3})}});
 }
 
-TEST(DeadCodeElimination, RemovesMutationOfDeadList) {
-  // 1.13's compiler (DCE with alias analysis) drops `l = [x]; l.append(x)`.
-  EXPECT_EQ(afterPass(eliminateDeadCode, R"IR(
-graph(%x : int):
-  %l : int[] = prim::ListConstruct(%x)
-  %m : int[] = aten::append(%l, %x)
-  return (%x))IR"),
-            canonicalIR("graph(%x : int): return (%x)"));
-}
-
 TEST(DeadCodeElimination, KeepsListMutatedInLoop) {
+  // The graph after the pass: tests/lit/passes/dce_cases.ir.
   const char* ir = R"IR(
 graph(%x : int, %n : int):
   %t : bool = prim::Constant[value=1]()
@@ -508,7 +272,6 @@ graph(%x : int, %n : int):
   %s : int = aten::len(%l)
   %r : int = aten::add(%y, %s)
   return (%r))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
   expectSameResults(eliminateDeadCode, ir, {{IValue(int64_t{1}), IValue(int64_t{4})}});
 }
 
@@ -528,17 +291,6 @@ graph(%x : Tensor):
                                                 "aten::mul_"}));
 }
 
-TEST(DeadCodeElimination, RemovesWritesToDeadFreshTensor) {
-  // As 1.13 compiles `z = x + 1; z.add_(1); return x`.
-  EXPECT_EQ(afterPass(eliminateDeadCode, R"IR(
-graph(%x : Tensor):
-  %1 : int = prim::Constant[value=1]()
-  %z : Tensor = aten::add(%x, %1, %1)
-  %y : Tensor = aten::add_(%z, %1, %1)
-  return (%x))IR"),
-            canonicalIR("graph(%x : Tensor): return (%x)"));
-}
-
 TEST(DeadCodeElimination, KeepsWritesThroughListElements) {
   // `l = [x, x]; l[0].add_(1); return x`: the element is the input.
   auto g = parseIR(R"IR(
@@ -555,6 +307,7 @@ graph(%x : Tensor):
 }
 
 TEST(DeadCodeElimination, RemovesUnusedIfOutputs) {
+  // The graph after the pass: tests/lit/passes/dce_cases.ir.
   const char* ir = R"IR(
 graph(%c : bool, %x : int):
   %1 : int = prim::Constant[value=1]()
@@ -567,21 +320,11 @@ graph(%c : bool, %x : int):
       %d : int = aten::sub(%x, %1)
       -> (%d, %x)
   return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(R"IR(
-graph(%c : bool,
-      %x : int):
-  %2 : int = prim::Constant[value=1]()
-  %4 : int = prim::If(%c)
-    block0():
-      %6 : int = aten::mul(%x, %2)
-      -> (%6)
-    block1():
-      -> (%x)
-  return (%4))IR"));
   expectSameResults(eliminateDeadCode, ir, {{IValue(true), IValue(int64_t{3})}, {IValue(false), IValue(int64_t{3})}});
 }
 
 TEST(DeadCodeElimination, RemovesUnusedLoopCarriedValues) {
+  // The graph after the pass: tests/lit/passes/dce_cases.ir.
   const char* ir = R"IR(
 graph(%x : int, %n : int):
   %t : bool = prim::Constant[value=1]()
@@ -592,70 +335,13 @@ graph(%x : int, %n : int):
       %b2 : int = aten::mul(%b, %i)
       -> (%t, %a2, %b2)
   return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(R"IR(
-graph(%x : int,
-      %n : int):
-  %2 : bool = prim::Constant[value=1]()
-  %5 : int = prim::Loop(%n, %2, %x)
-    block0(%i : int, %b : int):
-      %10 : int = aten::mul(%b, %i)
-      -> (%2, %10)
-  return (%5))IR"));
   expectSameResults(eliminateDeadCode, ir, {{IValue(int64_t{2}), IValue(int64_t{3})}});
-}
-
-TEST(DeadCodeElimination, KeepsCarriedValueWhoseNextValueIsComputedFromIt) {
-  // 1.13 keeps %a: the body reads it (to compute its next value).
-  const char* ir = R"IR(
-graph(%x : int, %n : int):
-  %t : bool = prim::Constant[value=1]()
-  %1 : int = prim::Constant[value=1]()
-  %y : int, %z : int = prim::Loop(%n, %t, %x, %x)
-    block0(%i : int, %a : int, %b : int):
-      %a2 : int = aten::add(%a, %1)
-      %b2 : int = aten::mul(%b, %i)
-      -> (%t, %a2, %b2)
-  return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
-}
-
-TEST(DeadCodeElimination, KeepsLoopCarriedValueUsedInBody) {
-  const char* ir = R"IR(
-graph(%x : int, %n : int):
-  %t : bool = prim::Constant[value=1]()
-  %1 : int = prim::Constant[value=1]()
-  %y : int, %z : int = prim::Loop(%n, %t, %x, %x)
-    block0(%i : int, %a : int, %b : int):
-      %a2 : int = aten::add(%a, %1)
-      %b2 : int = aten::mul(%b, %a)
-      -> (%t, %a2, %b2)
-  return (%z))IR";
-  EXPECT_EQ(afterPass(eliminateDeadCode, ir), canonicalIR(ir));
 }
 
 // --- constant pooling ------------------------------------------------------------
 
-TEST(ConstantPooling, DedupesAndHoistsLastFirst) {
-  EXPECT_EQ(afterPass(constantPooling, R"IR(
-graph(%x : int):
-  %a : int = prim::Constant[value=1]()
-  %y : int = aten::add(%x, %a)
-  %b : int = prim::Constant[value=2]()
-  %z : int = aten::add(%y, %b)
-  %d : int = prim::Constant[value=1]()
-  %v : int = aten::add(%z, %d)
-  return (%v))IR"),
-            canonicalIR(R"IR(
-graph(%x : int):
-  %3 : int = prim::Constant[value=2]()
-  %1 : int = prim::Constant[value=1]()
-  %2 : int = aten::add(%x, %1)
-  %4 : int = aten::add(%2, %3)
-  %6 : int = aten::add(%4, %1)
-  return (%6))IR"));
-}
-
 TEST(ConstantPooling, HoistsOutOfBlocks) {
+  // The graph after the pass: tests/lit/passes/constant_pooling_cases.ir.
   const char* ir = R"IR(
 graph(%c : bool, %x : int):
   %a : int = prim::Constant[value=1]()
@@ -670,46 +356,7 @@ graph(%c : bool, %x : int):
       -> (%q)
   %r : int = aten::add(%y, %a)
   return (%r))IR";
-  EXPECT_EQ(afterPass(constantPooling, ir), canonicalIR(R"IR(
-graph(%c : bool,
-      %x : int):
-  %6 : int = prim::Constant[value=7]()
-  %2 : int = prim::Constant[value=1]()
-  %3 : int = prim::If(%c)
-    block0():
-      %5 : int = aten::add(%x, %2)
-      -> (%5)
-    block1():
-      %7 : int = aten::add(%x, %6)
-      -> (%7)
-  %8 : int = aten::add(%3, %2)
-  return (%8))IR"));
   expectSameResults(constantPooling, ir, {{IValue(true), IValue(int64_t{3})}, {IValue(false), IValue(int64_t{3})}});
-}
-
-TEST(ConstantPooling, KeepsDifferentTypesApart) {
-  EXPECT_EQ(afterPass(constantPooling, R"IR(
-graph():
-  %a : int = prim::Constant[value=1]()
-  %b : float = prim::Constant[value=1.]()
-  %c : bool = prim::Constant[value=1]()
-  %d : int = prim::Constant[value=1]()
-  %e : str = prim::Constant[value="1"]()
-  %n1 : NoneType = prim::Constant()
-  %n2 : int? = prim::Constant()
-  %n3 : NoneType = prim::Constant()
-  %t : (int, float, bool, int, str, NoneType, int?, NoneType) = prim::TupleConstruct(%a, %b, %c, %d, %e, %n1, %n2, %n3)
-  return (%t))IR"),
-            canonicalIR(R"IR(
-graph():
-  %6 : int? = prim::Constant()
-  %5 : NoneType = prim::Constant()
-  %4 : str = prim::Constant[value="1"]()
-  %2 : bool = prim::Constant[value=1]()
-  %1 : float = prim::Constant[value=1.]()
-  %0 : int = prim::Constant[value=1]()
-  %8 : (int, float, bool, int, str, NoneType, int?, NoneType) = prim::TupleConstruct(%0, %1, %2, %0, %4, %5, %6, %5)
-  return (%8))IR"));
 }
 
 TEST(ConstantPooling, KeepsSignedZerosApart) {
@@ -731,20 +378,8 @@ graph():
 
 // --- tuple lowering --------------------------------------------------------------
 
-TEST(LowerTuples, ForwardsUnpackOfConstruct) {
-  EXPECT_EQ(afterPass(lowerSimpleTuples, R"IR(
-graph(%x : int, %y : float):
-  %t : (int, float) = prim::TupleConstruct(%x, %y)
-  %a : int, %b : float = prim::TupleUnpack(%t)
-  %r : (float, int) = prim::TupleConstruct(%b, %a)
-  return (%r))IR"),
-            canonicalIR(R"IR(
-graph(%x : int, %y : float):
-  %r : (float, int) = prim::TupleConstruct(%y, %x)
-  return (%r))IR"));
-}
-
 TEST(LowerTuples, ForwardsConstantIndexIncludingNegative) {
+  // The graph after the pass: tests/lit/passes/lower_tuples_cases.ir.
   const char* ir = R"IR(
 graph(%x : int, %y : int):
   %t : (int, int) = prim::TupleConstruct(%x, %y)
@@ -754,30 +389,7 @@ graph(%x : int, %y : int):
   %b : int = prim::TupleIndex(%t, %m)
   %r : int = aten::sub(%a, %b)
   return (%r))IR";
-  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonicalIR(R"IR(
-graph(%x : int, %y : int):
-  %r : int = aten::sub(%x, %y)
-  return (%r))IR"));
   expectSameResults(lowerSimpleTuples, ir, {{IValue(int64_t{7}), IValue(int64_t{2})}});
-}
-
-TEST(LowerTuples, LeavesOutOfRangeIndex) {
-  const char* ir = R"IR(
-graph(%x : int, %y : int):
-  %t : (int, int) = prim::TupleConstruct(%x, %y)
-  %5 : int = prim::Constant[value=5]()
-  %a : int = prim::TupleIndex(%t, %5)
-  return (%a))IR";
-  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonicalIR(ir));
-}
-
-TEST(LowerTuples, LeavesTuplesNotBuiltHere) {
-  const char* ir = R"IR(
-graph(%t : (int, int)):
-  %a : int, %b : int = prim::TupleUnpack(%t)
-  %r : int = aten::add(%a, %b)
-  return (%r))IR";
-  EXPECT_EQ(afterPass(lowerSimpleTuples, ir), canonicalIR(ir));
 }
 
 TEST(LowerTuples, SlicesIntoSmallerConstruct) {
@@ -794,27 +406,6 @@ graph(%x : int, %y : int, %z : int):
 }
 
 // --- op normalization ------------------------------------------------------------
-
-TEST(NormalizeOps, ReplacesAliasesKeepingNames) {
-  EXPECT_EQ(afterPass(normalizeOps, R"IR(
-graph(%x : Tensor):
-  %2 : int = prim::Constant[value=2]()
-  %y.1 : Tensor = aten::true_divide(%x, %2)
-  %z.1 : Tensor = aten::absolute(%y.1)
-  %w.1 : Tensor = aten::clip(%z.1, %2, %2)
-  %g.1 : Tensor = aten::greater(%w.1, %2)
-  %m.1 : Tensor = aten::multiply(%g.1, %x)
-  return (%m.1))IR"),
-            canonicalIR(R"IR(
-graph(%x : Tensor):
-  %2 : int = prim::Constant[value=2]()
-  %y.1 : Tensor = aten::div(%x, %2)
-  %z.1 : Tensor = aten::abs(%y.1)
-  %w.1 : Tensor = aten::clamp(%z.1, %2, %2)
-  %g.1 : Tensor = aten::gt(%w.1, %2)
-  %m.1 : Tensor = aten::mul(%g.1, %x)
-  return (%m.1))IR"));
-}
 
 TEST(NormalizeOps, RewritesTensorRsubAsSwappedSub) {
   const char* ir = R"IR(
@@ -848,6 +439,7 @@ graph(%a : bool, %b : bool, %x : int?):
 // --- the whole cleanup -----------------------------------------------------------
 
 TEST(CleanupPasses, MatchesTorchOnTupleUnpackAndStaticIf) {
+  // The graph after the pass: tests/lit/passes/cleanup_cases.ir.
   // What 1.13's emitter produces for
   //   def f(x: int) -> int:
   //       t = (1, 2.0); a, b = t
@@ -869,11 +461,6 @@ graph(%x.1 : int):
     block1():
       -> (%x.1)
   return (%x))IR";
-  EXPECT_EQ(afterPass(runCleanupPasses, ir), canonicalIR(R"IR(
-graph(%x.1 : int):
-  %2 : int = prim::Constant[value=1]()
-  %x.5 : int = aten::add(%x.1, %2)
-  return (%x.5))IR"));
   expectSameResults(runCleanupPasses, ir, {{IValue(int64_t{41})}});
 }
 
@@ -905,6 +492,7 @@ graph(%c : bool):
 // --- output canonicalization -----------------------------------------------------
 
 TEST(CanonicalizeOutputs, OrdersIfOutputsByFirstUse) {
+  // The graph after the pass: tests/lit/passes/canonicalize_outputs_cases.ir.
   const char* ir = R"IR(
 graph(%c : bool, %x : int):
   %1 : int = prim::Constant[value=1]()
@@ -916,17 +504,6 @@ graph(%c : bool, %x : int):
       -> (%x, %1)
   %r : int = aten::sub(%b, %a)
   return (%r))IR";
-  EXPECT_EQ(afterPass(canonicalizeOutputs, ir), canonicalIR(R"IR(
-graph(%c : bool, %x : int):
-  %1 : int = prim::Constant[value=1]()
-  %b : int, %a : int = prim::If(%c)
-    block0():
-      %p : int = aten::add(%x, %1)
-      -> (%x, %p)
-    block1():
-      -> (%1, %x)
-  %r : int = aten::sub(%b, %a)
-  return (%r))IR"));
   expectSameResults(canonicalizeOutputs, ir, {{IValue(true), IValue(int64_t{5})}, {IValue(false), IValue(int64_t{5})}});
 }
 

@@ -1,4 +1,5 @@
 // Inlining: functions compiled from source, their graphs inlined and
+// (in tests/lit/passes/inline_cases.py)
 // compared with what PyTorch 1.13 prints for the same program after
 // torch._C._jit_pass_inline (then constant pooling and dead code
 // elimination, which put the constants 1.13's preoptimized callees pool in
@@ -27,9 +28,6 @@ using kiln::testing::shown;
 
 namespace {
 
-// Graphs compared up to value numbering; debug names count.
-std::string canonical(const std::string& ir) { return kiln::testing::canonicalIR(ir, /*keep_names=*/true); }
-
 // A copy of `fn`'s graph in `source`, inlined.
 std::shared_ptr<Graph> inlined(const CompilationUnit& unit, const char* fn) {
   auto g = unit.getFunction(fn).graph()->copy();
@@ -38,77 +36,7 @@ std::shared_ptr<Graph> inlined(const CompilationUnit& unit, const char* fn) {
   return g;
 }
 
-// What 1.13 compares with: inlined, constants pooled, dead code gone.
-std::string inlinedAndCleaned(const std::string& source) {
-  auto unit = compile(source);
-  auto g = inlined(*unit, "f");
-  EXPECT_EQ(countNodes(g->block(), "prim::CallFunction"), 0u) << *g;
-  constantPooling(g);
-  eliminateDeadCode(g);
-  return canonical(g->toString(false));
-}
-
 }  // namespace
-
-TEST(Inliner, InlinesAFunctionCalledTwiceRenamingItsValues) {
-  EXPECT_EQ(inlinedAndCleaned(R"PY(
-def g(x: int):
-    y = x * 2
-    return y + 1
-
-def f(a: int):
-    b = g(a)
-    c = g(b)
-    return b + c
-)PY"),
-            canonical(R"IR(
-graph(%a.1 : int):
-  %6 : int = prim::Constant[value=2]()
-  %5 : int = prim::Constant[value=1]()
-  %y.2 : int = aten::mul(%a.1, %6)
-  %b.1 : int = aten::add(%y.2, %5)
-  %y.1 : int = aten::mul(%b.1, %6)
-  %c.1 : int = aten::add(%y.1, %5)
-  %4 : int = aten::add(%b.1, %c.1)
-  return (%4))IR"));
-}
-
-TEST(Inliner, ResultNamePassesToTheValueReplacingIt) {
-  // g returns its argument: the caller's `a` takes the call's name `b`.
-  EXPECT_EQ(inlinedAndCleaned(R"PY(
-def g(x: int, y: int):
-    return x
-
-def f(a: int):
-    b = g(a, 3)
-    return b + a
-)PY"),
-            canonical(R"IR(
-graph(%b.1 : int):
-  %4 : int = aten::add(%b.1, %b.1)
-  return (%4))IR"));
-}
-
-TEST(Inliner, InlinesTensorCallsKeepingInPlaceOps) {
-  EXPECT_EQ(inlinedAndCleaned(R"PY(
-def g(x, y):
-    return x.add_(y) * 2
-
-def f(a, b):
-    c = g(a, b)
-    return g(c, a)
-)PY"),
-            canonical(R"IR(
-graph(%a.1 : Tensor,
-      %b.1 : Tensor):
-  %6 : int = prim::Constant[value=1]()
-  %5 : int = prim::Constant[value=2]()
-  %7 : Tensor = aten::add_(%a.1, %b.1, %6)
-  %c.1 : Tensor = aten::mul(%7, %5)
-  %11 : Tensor = aten::add_(%c.1, %a.1, %6)
-  %12 : Tensor = aten::mul(%11, %5)
-  return (%12))IR"));
-}
 
 TEST(Inliner, InlinesCallsOfCalleesAndInNestedBlocksWithDefaultsAndTuples) {
   // The names are 1.13's: each callee is inlined into a copy of its own
