@@ -8,7 +8,7 @@ LIT ?= /usr/lib/llvm-14/build/utils/lit/lit.py
 # Debian packages kiln needs to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config python3-dev pybind11-dev \
 	python3-numpy python3-pytest python3-torch libopenblas-dev libsleef-dev \
-	libgtest-dev llvm-14-tools
+	libgtest-dev llvm-14-tools clang-format-14
 
 .PHONY: deps configure build test demo bench clean cpp-test py-test lit-test fuzz sanitize format format-check
 
@@ -72,6 +72,14 @@ sanitize: deps
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/replay_schema_parser tests/fuzz_corpus/schema
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/replay_script_parser tests/fuzz_corpus/script
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/replay_script_compile tests/fuzz_corpus/script
+
+# C++ style: .clang-format (clang-format 14) over every tracked .cpp and .h.
+CLANG_FORMAT ?= clang-format-14
+format: deps
+	git ls-files -z -- '*.cpp' '*.h' | xargs -0 $(CLANG_FORMAT) -i --style=file
+
+format-check: deps
+	CLANG_FORMAT=$(CLANG_FORMAT) tools/format_check.sh
 
 demo: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) examples/demo.py
