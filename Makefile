@@ -57,14 +57,15 @@ fuzz:
 # ASan + UBSan (gcc, -O1) in their own build folder: the C++ tests, the lit tests
 # and one pass of each fuzz target over its committed corpus. Python tests are
 # not run (the extension is not built with sanitizers); nor is the one lit test
-# that drives kiln from Python.
+# that drives kiln from Python. Warnings are not errors here: with the
+# sanitizers, g++ 12 warns falsely (-Wmaybe-uninitialized in std::optional).
 SANITIZE_DIR ?= build-sanitize
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 FUZZ_TARGETS := ir_parser schema_parser script_parser script_compile
 sanitize: deps
 	@[ -f $(SANITIZE_DIR)/build.ninja ] || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
-	  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g" -DKILN_SANITIZE=ON $(if $(CI),-DKILN_WERROR=ON)
+	  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g" -DKILN_SANITIZE=ON
 	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target kiln_cli kiln_tests $(addprefix replay_,$(FUZZ_TARGETS))
 	cd $(SANITIZE_DIR) && $(SANITIZE_ENV) ctest --output-on-failure -j $(JOBS)
 	$(SANITIZE_ENV) KILN_BUILD_DIR=$(abspath $(SANITIZE_DIR)) $(PYTHON) $(LIT) -sv --filter-out 'trace/module_trace' tests/lit
