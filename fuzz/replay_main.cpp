@@ -28,6 +28,10 @@ namespace {
 char current_input[4096];
 
 void nameCurrentInput() {
+  // A sanitizer's report ends in abort() (abort_on_error): name it once.
+  static volatile sig_atomic_t named = 0;
+  if (named) return;
+  named = 1;
   const char prefix[] = "\nreplay: crashing input: ";
   (void)!write(2, prefix, sizeof(prefix) - 1);
   (void)!write(2, current_input, strlen(current_input));
