@@ -1,5 +1,5 @@
 // Puts the passes' pipeline into the graph executor when the library loads:
-// the runtime does not include pass headers (DESIGN.md, "Layers"), so this
+// the runtime does not include pass headers (docs/architecture.md, "Layers"), so this
 // layer, which sees both, connects them.
 #include "kiln/fuser/graph_fuser.h"
 #include "kiln/passes/pipeline.h"

@@ -1,6 +1,6 @@
 #pragma once
-// Conversion to SSA and the exit transform (seed 001 "Conversion To SSA",
-// "Exit Transform"), as TorchScript 1.13 does them.
+// Conversion to SSA (variables become values carried through blocks) and the
+// exit transform (exits become structured control flow), as TorchScript 1.13 does them.
 //
 // Assumes the IR emitter's form:
 //  - variables are `prim::Store[name="x"](%v)` (no outputs) and

@@ -1,5 +1,5 @@
 #pragma once
-// The exit transform (seed 001 "Exit Transform"), internal to convertToSSA.
+// The exit transform (break, continue, return become structured control flow), internal to convertToSSA.
 //
 // Assumes an SSA graph in which `prim::LoopContinuation(%cond, %carried...)`
 // ends a loop iteration early (its inputs are the body's outputs) and

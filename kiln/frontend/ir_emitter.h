@@ -1,5 +1,5 @@
 #pragma once
-// The IR emitter (seed 001 "IR Emitter"): turns `def` trees into graphs.
+// The IR emitter: turns `def` trees into graphs.
 // Each function is emitted with prim::Store/prim::Load for variables and
 // prim::BreakStmt/ContinueStmt/ReturnStmt for exits, then converted to SSA
 // (convert_to_ssa.h). Calls to other functions of the same source compile

@@ -1,6 +1,6 @@
 #pragma once
 // How the IR emitter learns what a name means when the source does not
-// define it (seed 001 "Resolver"). The Python bindings resolve names through
+// define it (PyTorch's Resolver). The Python bindings resolve names through
 // a function's globals and closure; C++ callers may supply their own.
 // Builtins (`len`, `range`, `print`, `torch`, `math`, `kiln`, ...) need no
 // resolver: the emitter knows them when no resolver claims the name.

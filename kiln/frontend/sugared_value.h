@@ -1,5 +1,5 @@
 #pragma once
-// Sugared values (seed 001 "SugaredValue"): what a name or expression means
+// Sugared values (PyTorch's SugaredValue): what a name or expression means
 // while a function is being compiled, when that is more than a graph value:
 // a builtin function, a module of builtins, a method bound to its object,
 // range(...), zip/enumerate, a tuple being iterated by unrolling, print,

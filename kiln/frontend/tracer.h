@@ -1,5 +1,5 @@
 #pragma once
-// The tracer (seed 001, "Tracer"): records the operators a piece of eager
+// The tracer (torch.jit.trace's): records the operators a piece of eager
 // code runs as a graph. A thread-local TracingState maps runtime values (a
 // tensor by the identity of its TensorImpl) to the graph values that compute
 // them; it is the thread's DispatchHook (kiln/core/dispatch_hook.h), so every

@@ -109,6 +109,8 @@ class Stmt : public TreeView {
   explicit Stmt(TreeRef tree) : TreeView(std::move(tree)) { require(isStmtKind(kind()), "a statement"); }
 };
 
+// Each class body opens inside KILN_VIEW, which clang-format cannot see.
+// clang-format off
 #define KILN_VIEW(Name, Base, KIND) \
   class Name : public Base {        \
    public:                          \
@@ -184,6 +186,7 @@ KILN_VIEW(Starred, Expr, TK_STARRED)
   Expr expr() const { return Expr(subtree(0)); }
 };
 #undef KILN_VIEW
+// clang-format on
 
 class BinOp : public Expr {
  public:
@@ -204,6 +207,8 @@ class ChainCompare : public Expr {
   List<BinOp> comparisons() const { return List<BinOp>(subtree(0)); }
 };
 
+// Each class body opens inside KILN_VIEW, which clang-format cannot see.
+// clang-format off
 #define KILN_VIEW(Name, Base, KIND) \
   class Name : public Base {        \
    public:                          \
@@ -299,5 +304,6 @@ KILN_VIEW(ImportFrom, Stmt, TK_IMPORT_FROM)
   List<Alias> names() const { return List<Alias>(subtree(1)); }
 };
 #undef KILN_VIEW
+// clang-format on
 
 }  // namespace kiln

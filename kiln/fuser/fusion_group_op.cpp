@@ -1,4 +1,4 @@
-// The operator of prim::FusionGroup nodes (seed 001, "FusionGroup"; seed 003):
+// The operator of prim::FusionGroup nodes (docs/fuser.md):
 // runs a group's subgraph as one generated kernel.
 //
 // When the node's operation is created, the subgraph is split into the

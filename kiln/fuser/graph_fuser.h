@@ -1,5 +1,5 @@
 #pragma once
-// The fusion pass (seed 001, "Post-derivative optimization"; seed 003):
+// The fusion pass (1.13 fuses only on GPUs; this is its CPU counterpart, docs/fuser.md):
 // groups adjacent pointwise nodes into prim::FusionGroup nodes whose
 // `Subgraph` attribute holds the fused computation. The fused-group operator
 // (fusion_group_op.cpp) runs a group as one generated kernel.
@@ -16,7 +16,7 @@
 // A chunk of a pointwise result whose pieces one group reads moves above
 // that op (each operand chunked; operands of possibly different shapes go
 // through aten::broadcast_tensors first, outside the group), so that the op
-// joins the group too (seed 001's LSTM cell is one group). Group inputs
+// joins the group too (an LSTM cell's gates are one group). Group inputs
 // are tensors first, then scalars. The pass is registered as `fuse` for
 // `kiln opt -p` and kiln._C._jit_pass.
 //

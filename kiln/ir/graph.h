@@ -1,5 +1,5 @@
 #pragma once
-// The graph IR (seed 000): a Graph owns Blocks, Nodes and Values. A Block is
+// The graph IR (PyTorch's; docs/ir.md): a Graph owns Blocks, Nodes and Values. A Block is
 // a list of Nodes with inputs and outputs; a Node is one operation with input
 // Values, output Values, attributes and nested Blocks (prim::If, prim::Loop);
 // a Value is defined by exactly one Node (SSA) and knows its uses.

@@ -1,6 +1,6 @@
 #pragma once
-// Batching of a loop's input matrix multiplies across its iterations (seed
-// 001, "Batching matrix multiplications"; the "premul" LSTM): the product of
+// Batching of a loop's input matrix multiplies across its iterations (the
+// "premultiplied" LSTM, one of PyTorch's classic JIT optimizations): the product of
 // each time step's input row with a weight that does not change becomes one
 // large product before the loop, of which each iteration reads its row.
 //

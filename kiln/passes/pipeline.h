@@ -1,10 +1,10 @@
 #pragma once
-// The graph executor's pass pipeline (seed 001, "Graph Executor"; 1.13's
+// The graph executor's pass pipeline (PyTorch 1.13's
 // legacy GraphExecutorImpl::compileSpec), run on a copy of a function's
 // graph whose input types the executor has specialized to the arguments.
 //
 // Required passes bring any graph to a form the interpreter runs; they also
-// run with optimization off. The optimization passes, in seed 001's order:
+// run with optimization off. The optimization passes, in 1.13's order:
 //   0. inline every call, lower simple tuples, pool constants;
 //   1. inference: propagate constants, then shapes and types from the
 //      specialized inputs through every op;

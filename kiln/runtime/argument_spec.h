@@ -1,6 +1,6 @@
 #pragma once
-// ArgumentSpec: what the graph executor specializes a graph to (seed 001,
-// "Graph Executor"): for every tensor among the inputs, directly or inside
+// ArgumentSpec: what the graph executor specializes a graph to (as
+// PyTorch's graph executor does): for every tensor among the inputs, directly or inside
 // tuples, whether it is defined, its dtype, rank, device and requires_grad;
 // for every other input, whether it is None (optionals). Equal specs share
 // one execution plan.

@@ -1,6 +1,6 @@
 #pragma once
-// Code: a graph linearized into instructions for the interpreter (seed 001,
-// "Interpreter"). Every non-constant value gets a register; an instruction (16 bytes)
+// Code: a graph linearized into instructions for the interpreter (as PyTorch's
+// Code is). Every non-constant value gets a register; an instruction (16 bytes)
 // moves values between registers and the operand stack, runs an operator,
 // or jumps. Code is immutable once built and shared by every execution of
 // its graph.
@@ -82,7 +82,7 @@ class Code {
   const std::string& name() const { return name_; }
   const std::shared_ptr<Graph>& graph() const { return graph_; }
 
-  // One instruction per line, in seed 001's style: `%3 = OP aten::mul`.
+  // One instruction per line: `%3 = OP aten::mul`.
   void dump(std::ostream& out) const;
 
  private:

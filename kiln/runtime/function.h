@@ -1,6 +1,6 @@
 #pragma once
-// GraphFunction: a TorchScript function made of a graph (seed 002: Method,
-// GraphExecutor), and CompilationUnit, the namespace of functions that calls
+// GraphFunction: a TorchScript function made of a graph, run by its own
+// GraphExecutor, and CompilationUnit, the namespace of functions that calls
 // between them resolve in.
 #include <map>
 #include <memory>

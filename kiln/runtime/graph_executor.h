@@ -1,5 +1,5 @@
 #pragma once
-// GraphExecutor (seed 001, "Graph Executor"): runs a graph by specializing
+// GraphExecutor (PyTorch's legacy graph executor): runs a graph by specializing
 // it to the properties of its inputs. Each distinct ArgumentSpec gets an
 // execution plan: a copy of the graph with refined input types, put through
 // the required passes and the optimization pipeline, then linearized into

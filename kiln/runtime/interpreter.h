@@ -1,5 +1,5 @@
 #pragma once
-// InterpreterState: one execution of a Code (seed 001, "Interpreter"). It
+// InterpreterState: one execution of a Code (as PyTorch's InterpreterState). It
 // holds everything an execution needs (registers, operand stack, the frames
 // of calls in progress), so it can stop at a `wait` on a future that is not
 // ready and continue later, on whichever thread completes that future.

@@ -1,5 +1,5 @@
 #pragma once
-// Objects and modules (seed 004: torch::jit::Object and Module). An Object
+// Objects and modules (PyTorch's torch::jit::Object and Module). An Object
 // is an instance of a TorchScript class together with the compilation unit
 // holding its methods; a Module is an object of a module type: parameters,
 // buffers, submodules and plain attributes in typed slots, and methods

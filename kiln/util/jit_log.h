@@ -1,5 +1,5 @@
 #pragma once
-// JIT logging (seed 001 "JIT Logging"), switched on per source file by the
+// JIT logging (PyTorch's GRAPH_DUMP/GRAPH_UPDATE/GRAPH_DEBUG), switched on per source file by the
 // environment variable KILN_JIT_LOG_LEVEL:
 //
 //   KILN_JIT_LOG_LEVEL=dead_code_elimination            GRAPH_DUMP and GRAPH_UPDATE

@@ -1,5 +1,5 @@
 #pragma once
-// AliasDb (seed 001, "Handling Mutability"): which values of a graph may
+// AliasDb (PyTorch's alias analysis): which values of a graph may
 // share memory, and which nodes write to it, so that passes can delete,
 // merge, fold and reorder nodes without changing what a program computes.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The memory DAG under AliasDb (seed 001, "Alias Analysis in the IR"): a
+// The memory DAG under AliasDb: a
 // graph whose vertices (Elements) stand for values and for memory that is
 // not a value of its own (a wildcard, the contents of a container), and
 // whose edges say "may point to". An element that points to nothing is a

@@ -1,7 +1,7 @@
 #pragma once
-// Shape and type propagation (seed 001, "Graph Executor": "it propagates the
-// input ranks, dtypes, devices, and requires_grad information to the rest of
-// the graph"), PyTorch 1.13's legacy shape analysis made sound.
+// Shape and type propagation (the executor propagates the specialized
+// input ranks, dtypes, devices and requires_grad information to the rest of
+// the graph), PyTorch 1.13's legacy shape analysis made sound.
 //
 // Starting from the graph inputs' types (which the executor specializes:
 // `Float(*, *, requires_grad=0, device=cpu)`, or complete types with sizes

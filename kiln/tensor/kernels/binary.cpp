@@ -426,9 +426,12 @@ KILN_PREDICATE_FORMS(ge, "ge", a >= b)
 KILN_PREDICATE_FORMS(logicalAnd, "logical_and", static_cast<bool>(a) && static_cast<bool>(b))
 KILN_PREDICATE_FORMS(logicalOr, "logical_or", static_cast<bool>(a) || static_cast<bool>(b))
 KILN_PREDICATE_FORMS(logicalXor, "logical_xor", static_cast<bool>(a) != static_cast<bool>(b))
+// clang-format reads `a & b` as a declaration of a reference.
+// clang-format off
 KILN_BITWISE_FORMS(bitwiseAnd, "bitwise_and", a & b)
 KILN_BITWISE_FORMS(bitwiseOr, "bitwise_or", a | b)
 KILN_BITWISE_FORMS(bitwiseXor, "bitwise_xor", a ^ b)
+// clang-format on
 KILN_BINARY_FORMS(bitwiseLeftShift, "bitwise_left_shift", kArithmetic,
                   [](TensorIter& iter) { shiftKernel<true>(iter, "bitwise_left_shift"); })
 KILN_BINARY_FORMS(bitwiseRightShift, "bitwise_right_shift", kArithmetic,
