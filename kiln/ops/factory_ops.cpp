@@ -4,6 +4,7 @@
 // other layouts and devices are errors. memory_format is accepted and
 // results are always contiguous.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/ops/pointwise_spec.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
@@ -219,36 +220,52 @@ KILN_REGISTER_OPS(
     // Filled tensors.
     op("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
-       sizedFactory("zeros", zerosOf)),
-    op("aten::zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillZeros)),
+       sizedFactory("zeros", zerosOf))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillZeros))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
-       sizedFactory("ones", onesOf)),
-    op("aten::ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillOnes)),
+       sizedFactory("ones", onesOf))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillOnes))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](IntArrayRef size, const Scalar& fill_value, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkOptions("full", layout, device, pin_memory);
          return full(size, fill_value, dtype.value_or(fullDtype(fill_value)));
-       }),
+       })
+        .shape(shapes::full)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
        [](IntArrayRef size, const Scalar& fill_value, Tensor out) {
          resizeOutput(out, size);
          return fill_(out, fill_value);
-       }),
+       })
+        .shape(shapes::full)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
        [](IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory,
           OptInt memory_format) {
          checkOptions("empty", layout, device, pin_memory);
          return empty(size, dtype.value_or(defaultFloatType()));
-       }),
+       })
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
        [](IntArrayRef size, OptInt memory_format, Tensor out) {
          resizeOutput(out, size);
          return out;
-       }),
+       })
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)",
        [](IntArrayRef size, IntArrayRef stride, Tensor out) {
          // Like PyTorch's generated out= form: the functional op's checks (and allocation),
@@ -256,92 +273,132 @@ KILN_REGISTER_OPS(
          emptyStrided(size, stride, out.dtype());
          resizeOutput(out, size);
          return out;
-       }),
+       })
+        .shape(shapes::emptyStrided)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](IntArrayRef size, IntArrayRef stride, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkOptions("empty_strided", layout, device, pin_memory);
          return emptyStrided(size, stride, dtype.value_or(defaultFloatType()));
-       }),
+       })
+        .shape(shapes::emptyStrided)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
        [](const Scalar& s, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
          checkOptions("scalar_tensor", layout, device, pin_memory);
          return full({}, s, dtype.value_or(defaultFloatType()));
-       }),
+       })
+        .shape(shapes::scalarTensor)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::scalar_tensor.out(Scalar s, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Scalar& s, Tensor out) {
          resizeOutput(out, {});
          return fill_(out, s);
-       }),
+       })
+        .shape(shapes::scalarTensor)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
 
     // Shaped like another tensor.
     op("aten::zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       likeFactory("zeros_like", zerosOf)),
+       likeFactory("zeros_like", zerosOf))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
-       likeOut(fillZeros)),
+       likeOut(fillZeros))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       likeFactory("ones_like", onesOf)),
+       likeFactory("ones_like", onesOf))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
-       likeOut(fillOnes)),
+       likeOut(fillOnes))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       likeFactory("empty_like", emptyOf)),
+       likeFactory("empty_like", emptyOf))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
-       likeOut([](Tensor&) {})),
+       likeOut([](Tensor&) {}))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
        [](const Tensor& self, const Scalar& fill_value, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory, OptInt memory_format) {
          checkOptions("full_like", layout, device, pin_memory);
          return full(self.sizes(), fill_value, dtype.value_or(self.dtype()));
-       }),
+       })
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Scalar& fill_value, OptInt memory_format, Tensor out) {
          resizeOutput(out, self.sizes());
          return fill_(out, fill_value);
-       }),
+       })
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](const Tensor& self, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkOptions("new_zeros", layout, device, pin_memory);
          return zeros(size, dtype.value_or(self.dtype()));
-       }),
+       })
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](const Tensor& self, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkOptions("new_ones", layout, device, pin_memory);
          return ones(size, dtype.value_or(self.dtype()));
-       }),
+       })
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](const Tensor& self, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkOptions("new_empty", layout, device, pin_memory);
          return empty(size, dtype.value_or(self.dtype()));
-       }),
+       })
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
        [](const Tensor& self, IntArrayRef size, const Scalar& fill_value, OptDtype dtype, OptInt layout,
           const IValue& device, OptBool pin_memory) {
          checkOptions("new_full", layout, device, pin_memory);
          return full(size, fill_value, dtype.value_or(self.dtype()));
-       }),
-    op("aten::new_zeros.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillZeros)),
-    op("aten::new_ones.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillOnes)),
+       })
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::new_zeros.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillZeros))
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::new_ones.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillOnes))
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
-       newOut([](Tensor&) {})),
+       newOut([](Tensor&) {}))
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_full.out(Tensor self, SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor&, IntArrayRef size, const Scalar& fill_value, Tensor out) {
          resizeOutput(out, size);
          return fill_(out, fill_value);
-       }),
+       })
+        .shape(shapes::newFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
 
     // In-place fills.
     op("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
@@ -355,171 +412,249 @@ KILN_REGISTER_OPS(
        "bool? pin_memory=None) -> Tensor",
        [](const Scalar& end, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
          return arangeOp(Scalar(int64_t{0}), end, Scalar(int64_t{1}), dtype, layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::arange)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](const Scalar& start, const Scalar& end, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          return arangeOp(start, end, Scalar(int64_t{1}), dtype, layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::arange)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-       arangeOp),
+       arangeOp)
+        .shape(shapes::arange)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Scalar& start, const Scalar& end, const Scalar& step, Tensor out) {
          return arangeOut(start, end, step, out);
-       }),
+       })
+        .shape(shapes::arange)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Scalar& end, Tensor out) { return arangeOut(Scalar(int64_t{0}), end, Scalar(int64_t{1}), out); }),
+       [](const Scalar& end, Tensor out) { return arangeOut(Scalar(int64_t{0}), end, Scalar(int64_t{1}), out); })
+        .shape(shapes::arange)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](const Scalar& start, const Scalar& end, int64_t steps, OptDtype dtype, OptInt layout,
           const IValue& device, OptBool pin_memory) {
          checkOptions("linspace", layout, device, pin_memory);
          return linspace(start, end, steps, dtype.value_or(defaultFloatType()));
-       }),
+       })
+        .shape(shapes::linspace)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Scalar& start, const Scalar& end, int64_t steps, Tensor out) {
          return linspaceOut(start, end, steps, out);
-       }),
+       })
+        .shape(shapes::linspace)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
        [](int64_t n, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
          checkOptions("eye", layout, device, pin_memory);
          return eye(n, n, dtype.value_or(defaultFloatType()));
-       }),
+       })
+        .shape(shapes::eye)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
        [](int64_t n, int64_t m, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
          checkOptions("eye", layout, device, pin_memory);
          return eye(n, m, dtype.value_or(defaultFloatType()));
-       }),
+       })
+        .shape(shapes::eye)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::eye.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
-       [](int64_t n, Tensor out) { return eyeOut(n, n, out); }),
+       [](int64_t n, Tensor out) { return eyeOut(n, n, out); })
+        .shape(shapes::eye)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)",
-       [](int64_t n, int64_t m, Tensor out) { return eyeOut(n, m, out); }), );
+       [](int64_t n, int64_t m, Tensor out) { return eyeOut(n, m, out); })
+        .shape(shapes::eye)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory), );
 
 KILN_REGISTER_OPS(
     // Random tensors, drawn from the default generator.
     op("aten::manual_seed(int seed) -> ()", [](int64_t seed) { manualSeed(static_cast<uint64_t>(seed)); }),
     op("aten::rand(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
-       sizedFactory("rand", rand)),
+       sizedFactory("rand", rand))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::rand.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkGenerator("rand", generator);
          return sizedFactory("rand", rand)(size, dtype, layout, device, pin_memory);
-       }),
-    op("aten::rand.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillUniform)),
+       })
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::rand.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillUniform))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::rand.generator_out(int[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
        [](IntArrayRef size, const IValue& generator, Tensor out) {
          checkGenerator("rand", generator);
          return sizedOut(fillUniform)(size, out);
-       }),
+       })
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
-       sizedFactory("randn", randn)),
+       sizedFactory("randn", randn))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkGenerator("randn", generator);
          return sizedFactory("randn", randn)(size, dtype, layout, device, pin_memory);
-       }),
-    op("aten::randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillNormal)),
+       })
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::randn.out(int[] size, *, Tensor(a!) out) -> Tensor(a!)", sizedOut(fillNormal))
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randn.generator_out(int[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
        [](IntArrayRef size, const IValue& generator, Tensor out) {
          checkGenerator("randn", generator);
          return sizedOut(fillNormal)(size, out);
-       }),
+       })
+        .shape(shapes::floatFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint(int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
        [](int64_t high, IntArrayRef size, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
          return randintOp(0, high, size, dtype, layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.generator(int high, int[] size, *, Generator? generator, ScalarType? dtype=4, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
        [](int64_t high, IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout,
           const IValue& device, OptBool pin_memory) {
          checkGenerator("randint", generator);
          return randintOp(0, high, size, dtype, layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.low(int low, int high, int[] size, *, ScalarType? dtype=4, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
-       randintOp),
+       randintOp)
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.low_generator(int low, int high, int[] size, *, Generator? generator, ScalarType? dtype=4, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
        [](int64_t low, int64_t high, IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout,
           const IValue& device, OptBool pin_memory) {
          checkGenerator("randint", generator);
          return randintOp(low, high, size, dtype, layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.out(int high, int[] size, *, Tensor(a!) out) -> Tensor(a!)",
-       [](int64_t high, IntArrayRef size, Tensor out) { return randintOut(0, high, size, out); }),
+       [](int64_t high, IntArrayRef size, Tensor out) { return randintOut(0, high, size, out); })
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.generator_out(int high, int[] size, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
        [](int64_t high, IntArrayRef size, const IValue& generator, Tensor out) {
          checkGenerator("randint", generator);
          return randintOut(0, high, size, out);
-       }),
+       })
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.low_out(int low, int high, int[] size, *, Tensor(a!) out) -> Tensor(a!)",
-       [](int64_t low, int64_t high, IntArrayRef size, Tensor out) { return randintOut(low, high, size, out); }),
+       [](int64_t low, int64_t high, IntArrayRef size, Tensor out) { return randintOut(low, high, size, out); })
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.low_generator_out(int low, int high, int[] size, *, Generator? generator, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](int64_t low, int64_t high, IntArrayRef size, const IValue& generator, Tensor out) {
          checkGenerator("randint", generator);
          return randintOut(low, high, size, out);
-       }),
+       })
+        .shape(shapes::longFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randperm(int n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None) -> Tensor",
-       randpermOp),
+       randpermOp)
+        .shape(shapes::randperm)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randperm.generator(int n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](int64_t n, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory) {
          checkGenerator("randperm", generator);
          return randpermOp(n, dtype, layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::randperm)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randperm.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
-       [](int64_t n, Tensor out) { return randpermOut(n, out); }),
+       [](int64_t n, Tensor out) { return randpermOut(n, out); })
+        .shape(shapes::randperm)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randperm.generator_out(int n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)",
        [](int64_t n, const IValue& generator, Tensor out) {
          checkGenerator("randperm", generator);
          return randpermOut(n, out);
-       }),
+       })
+        .shape(shapes::randperm)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       likeFactory("rand_like", rand)),
+       likeFactory("rand_like", rand))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
-       likeOut(fillUniform)),
+       likeOut(fillUniform))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-       likeFactory("randn_like", randn)),
+       likeFactory("randn_like", randn))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
-       likeOut(fillNormal)),
+       likeOut(fillNormal))
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
        [](const Tensor& self, int64_t high, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory,
           OptInt memory_format) {
          return randintOp(0, high, self.sizes(), dtype.value_or(self.dtype()), layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
        [](const Tensor& self, int64_t low, int64_t high, OptDtype dtype, OptInt layout, const IValue& device,
           OptBool pin_memory, OptInt memory_format) {
          return randintOp(low, high, self.sizes(), dtype.value_or(self.dtype()), layout, device, pin_memory);
-       }),
+       })
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint_like.out(Tensor self, int high, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t high, OptInt memory_format, Tensor out) {
          return randintOut(0, high, self.sizes(), out);
-       }),
+       })
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint_like.low_dtype_out(Tensor self, int low, int high, *, MemoryFormat? memory_format=None, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t low, int64_t high, OptInt memory_format, Tensor out) {
          return randintOut(low, high, self.sizes(), out);
-       }),
+       })
+        .shape(shapes::likeFactory)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)",
        [](Tensor self, double from, double to, const IValue& generator) {
          checkGenerator("uniform_", generator);
@@ -552,42 +687,51 @@ KILN_REGISTER_OPS(
        "Tensor",
        [](double t, OptDtype dtype, const IValue& device, bool requires_grad) {
          return withOptions("tensor", full({}, t, defaultFloatType()), dtype, device, requires_grad);
-       }),
+       })
+        .shape(shapes::tensorFromData),
     op("aten::tensor.int(int t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor",
        [](int64_t t, OptDtype dtype, const IValue& device, bool requires_grad) {
          return withOptions("tensor", full({}, t, ScalarType::Long), dtype, device, requires_grad);
-       }),
+       })
+        .shape(shapes::tensorFromData),
     op("aten::tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> "
        "Tensor",
        [](bool t, OptDtype dtype, const IValue& device, bool requires_grad) {
          return withOptions("tensor", full({}, t, ScalarType::Bool), dtype, device, requires_grad);
-       }),
+       })
+        .shape(shapes::tensorFromData),
     op("aten::tensor(t[] data, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor",
        [](const IValue& data, OptDtype dtype, const IValue& device, bool requires_grad) {
          return withOptions("tensor", tensorFromList(data), dtype, device, requires_grad);
-       }),
+       })
+        .shape(shapes::tensorFromData),
     op("aten::as_tensor.float(float t, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
        [](double t, OptDtype dtype, const IValue& device) {
          return withOptions("as_tensor", full({}, t, defaultFloatType()), dtype, device);
-       }),
+       })
+        .shape(shapes::tensorFromData),
     op("aten::as_tensor.int(int t, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
        [](int64_t t, OptDtype dtype, const IValue& device) {
          return withOptions("as_tensor", full({}, t, ScalarType::Long), dtype, device);
-       }),
+       })
+        .shape(shapes::tensorFromData),
     op("aten::as_tensor.bool(bool t, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
        [](bool t, OptDtype dtype, const IValue& device) {
          return withOptions("as_tensor", full({}, t, ScalarType::Bool), dtype, device);
-       }),
+       })
+        .shape(shapes::tensorFromData),
     // `data` itself when it already has the dtype (and, unlike tensor(), keeps its requires_grad).
     op("aten::as_tensor(Tensor(a) data, *, ScalarType? dtype=None, Device? device=None) -> Tensor(b|a)",
        [](const Tensor& data, OptDtype dtype, const IValue& device) {
          checkDevice("as_tensor", device);
          return to(data, dtype.value_or(data.dtype()));
-       }),
+       })
+        .shape(shapes::tensorFromData),
     op("aten::as_tensor.list(t[] data, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
        [](const IValue& data, OptDtype dtype, const IValue& device) {
          return withOptions("as_tensor", tensorFromList(data), dtype, device);
-       }),
+       })
+        .shape(shapes::tensorFromData),
 
     // Conversions.
     op("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
@@ -595,13 +739,17 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, ScalarType dtype, bool non_blocking, bool copy, OptInt memory_format) {
          return convert(self, dtype, copy);
        })
-        .pointwise(conversion),
+        .shape(shapes::to)
+        .pointwise(conversion)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, "
        "MemoryFormat? memory_format=None) -> Tensor(a)",
        [](const Tensor& self, const Tensor& other, bool non_blocking, bool copy, OptInt memory_format) {
          return convert(self, other.dtype(), copy);
        })
-        .pointwise(conversion),
+        .shape(shapes::to)
+        .pointwise(conversion)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
        "bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> "
        "Tensor(a)",
@@ -610,29 +758,41 @@ KILN_REGISTER_OPS(
          checkOptions("to", layout, device, pin_memory);
          return convert(self, dtype, copy);
        })
-        .pointwise(conversion),
+        .shape(shapes::to)
+        .pointwise(conversion)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, "
        "MemoryFormat? memory_format=None) -> Tensor(a)",
        [](const Tensor& self, const IValue& device, ScalarType dtype, bool non_blocking, bool copy,
           OptInt memory_format) {
          checkDevice("to", device);
          return convert(self, dtype, copy);
-       }),
+       })
+        .shape(shapes::to)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, "
        "bool copy=False) -> Tensor(b|a)",
        [](const Tensor& self, const IValue& device, OptDtype dtype, bool non_blocking, bool copy) {
          checkDevice("to", device);
          return convert(self, dtype, copy);
-       }),
+       })
+        .shape(shapes::to)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> "
        "Tensor(b|a)",
        [](const Tensor& self, OptDtype dtype, bool non_blocking, bool copy) { return convert(self, dtype, copy); })
-        .pointwise(conversion),
+        .shape(shapes::to)
+        .pointwise(conversion)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::to.prim_other(Tensor(a) self, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
-       [](const Tensor& self, bool non_blocking, bool copy) { return convert(self, std::nullopt, copy); }),
+       [](const Tensor& self, bool non_blocking, bool copy) { return convert(self, std::nullopt, copy); })
+        .shape(shapes::to)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::type_as(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return to(self, other.dtype()); })
-        .pointwise(elementwise(TypeRule::Cast, DtypeSet::All, nullptr, nullptr, emitCast)), );
+        .shape(shapes::typeAs)
+        .pointwise(elementwise(TypeRule::Cast, DtypeSet::All, nullptr, nullptr, emitCast))
+        .traits(OpTrait::OnlySelfRequiresGrad), );
 
 }  // namespace
 }  // namespace kiln

@@ -1,5 +1,6 @@
 // aten:: registrations of gather/scatter and indexing ops, with PyTorch 1.13's schemas.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/index.h"
 #include "kiln/tensor/shape.h"
@@ -51,59 +52,73 @@ Scalar fillValue(const Tensor& value) {
 
 KILN_REGISTER_OPS(
     op("aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
-       [](const Tensor& self, int64_t dim, const Tensor& index) { return indexSelect(self, dim, index); }),
+       [](const Tensor& self, int64_t dim, const Tensor& index) { return indexSelect(self, dim, index); })
+        .shape(shapes::indexSelect),
     op("aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, Tensor out) {
          return writeOut(out, indexSelect(self, dim, index), "index_select()");
-       }),
+       })
+        .shape(shapes::indexSelect),
     op("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-       [](const Tensor& self, int64_t dim, const Tensor& index, bool) { return gather(self, dim, index); }),
+       [](const Tensor& self, int64_t dim, const Tensor& index, bool) { return gather(self, dim, index); })
+        .shape(shapes::take),
     op("aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, bool, Tensor out) {
          return writeOut(out, gather(self, dim, index), "gather()");
-       }),
+       })
+        .shape(shapes::take),
     op("aten::take(Tensor self, Tensor index) -> Tensor",
-       [](const Tensor& self, const Tensor& index) { return take(self, index); }),
+       [](const Tensor& self, const Tensor& index) { return take(self, index); })
+        .shape(shapes::take),
     op("aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& index, Tensor out) { return writeOut(out, take(self, index), "take()"); }),
+       [](const Tensor& self, const Tensor& index, Tensor out) { return writeOut(out, take(self, index), "take()"); })
+        .shape(shapes::take),
 
     // scatter: value/src forms, optional reduce, in-place and out=.
     op("aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
          return scatterSrc(self, dim, index, src, ScatterReduce::None);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
          return scatterValue(self, dim, index, value, ScatterReduce::None);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
          return scatterSrc(self, dim, index, src, scatterReduceFromString(reduce));
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) {
          return scatterValue(self, dim, index, value, scatterReduceFromString(reduce));
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Tensor out) {
          return writeOut(out, scatterSrc(self, dim, index, src, ScatterReduce::None), "scatter()");
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, Tensor out) {
          return writeOut(out, scatterValue(self, dim, index, value, ScatterReduce::None), "scatter()");
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
           Tensor out) {
          return writeOut(out, scatterSrc(self, dim, index, src, scatterReduceFromString(reduce)), "scatter()");
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) "
        "out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce,
           Tensor out) {
          return writeOut(out, scatterValue(self, dim, index, value, scatterReduceFromString(reduce)), "scatter()");
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
        [](Tensor self, int64_t dim, const Tensor& index, const Tensor& src) {
          return scatter_(self, dim, index, src, ScatterReduce::None);
@@ -124,11 +139,13 @@ KILN_REGISTER_OPS(
     op("aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
          return scatterSrc(self, dim, index, src, ScatterReduce::Add);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Tensor out) {
          return writeOut(out, scatterSrc(self, dim, index, src, ScatterReduce::Add), "scatter_add()");
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
        [](Tensor self, int64_t dim, const Tensor& index, const Tensor& src) {
          return scatterAdd_(self, dim, index, src);
@@ -138,12 +155,14 @@ KILN_REGISTER_OPS(
     op("aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
          return indexAdd(self, dim, index, source, alpha);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha, Tensor out) {
          return writeOut(out, indexAdd(self, dim, index, source, alpha), "index_add()");
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
        [](Tensor self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
          return indexAdd_(self, dim, index, source, alpha);
@@ -151,21 +170,25 @@ KILN_REGISTER_OPS(
     op("aten::index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
          return indexFill(self, dim, index, value);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
          return indexFill(self, dim, index, fillValue(value));
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, Tensor out) {
          return writeOut(out, indexFill(self, dim, index, value), "index_fill()", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value, Tensor out) {
          return writeOut(out, indexFill(self, dim, index, fillValue(value)), "index_fill()", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
        [](Tensor self, int64_t dim, const Tensor& index, const Scalar& value) {
          return indexFill_(self, dim, index, value);
@@ -177,19 +200,23 @@ KILN_REGISTER_OPS(
 
     // Masks.
     op("aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-       [](const Tensor& self, const Tensor& mask, const Scalar& value) { return maskedFill(self, mask, value); }),
+       [](const Tensor& self, const Tensor& mask, const Scalar& value) { return maskedFill(self, mask, value); })
+        .shape(shapes::maskedFill),
     op("aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
        [](const Tensor& self, const Tensor& mask, const Tensor& value) {
          return maskedFill(self, mask, maskedFillValue(value));
-       }),
+       })
+        .shape(shapes::maskedFill),
     op("aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, const Scalar& value, Tensor out) {
          return writeOut(out, maskedFill(self, mask, value), "masked_fill()", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::maskedFill),
     op("aten::masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, const Tensor& value, Tensor out) {
          return writeOut(out, maskedFill(self, mask, maskedFillValue(value)), "masked_fill()", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::maskedFill),
     op("aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
        [](Tensor self, const Tensor& mask, const Scalar& value) { return maskedFill_(self, mask, value); }),
     op("aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
@@ -197,24 +224,35 @@ KILN_REGISTER_OPS(
          return maskedFill_(self, mask, maskedFillValue(value));
        }),
     op("aten::masked_select(Tensor self, Tensor mask) -> Tensor",
-       [](const Tensor& self, const Tensor& mask) { return maskedSelect(self, mask); }),
+       [](const Tensor& self, const Tensor& mask) { return maskedSelect(self, mask); })
+        .shape(shapes::maskedSelect)
+        .traits(OpTrait::ValueDependentShape),
     op("aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, Tensor out) {
          return writeOut(out, maskedSelect(self, mask), "masked_select()");
-       }),
-    op("aten::nonzero(Tensor self) -> Tensor", [](const Tensor& self) { return nonzero(self); }),
+       })
+        .shape(shapes::maskedSelect)
+        .traits(OpTrait::ValueDependentShape),
+    op("aten::nonzero(Tensor self) -> Tensor", [](const Tensor& self) { return nonzero(self); })
+        .shape(shapes::nonzero)
+        .traits(OpTrait::ValueDependentShape),
     op("aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, Tensor out) { return writeOut(out, nonzero(self), "nonzero()"); }),
+       [](const Tensor& self, Tensor out) { return writeOut(out, nonzero(self), "nonzero()"); })
+        .shape(shapes::nonzero)
+        .traits(OpTrait::ValueDependentShape),
 
     // Advanced indexing.
     op("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
-       [](const Tensor& self, const IValue& indices) { return index(self, optionalTensors(indices)); }),
+       [](const Tensor& self, const IValue& indices) { return index(self, optionalTensors(indices)); })
+        .shape(shapes::index),
     op("aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, Tensor out) {
          return writeOut(out, index(self, optionalTensors(indices)), "index()", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::index),
     op("aten::index.Tensor_hacked_twin(Tensor self, Tensor[] indices) -> Tensor",
-       [](const Tensor& self, const std::vector<Tensor>& indices) { return index(self, indices); }),
+       [](const Tensor& self, const std::vector<Tensor>& indices) { return index(self, indices); })
+        .shape(shapes::index),
     op("aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
        [](Tensor self, const IValue& indices, const Tensor& values, bool accumulate) {
          return indexPut_(self, optionalTensors(indices), values, accumulate);
@@ -227,17 +265,20 @@ KILN_REGISTER_OPS(
     op("aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
        [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate) {
          return indexPut(self, optionalTensors(indices), values, accumulate);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) "
        "out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate, Tensor out) {
          return writeOut(out, indexPut(self, optionalTensors(indices), values, accumulate), "index_put()",
                          OutDtype::Any);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::index_put.hacked_twin(Tensor self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor",
        [](const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
          return indexPut(self, indices, values, accumulate);
-       }), );
+       })
+        .shape(shapes::likeSelf), );
 
 }  // namespace
 }  // namespace kiln

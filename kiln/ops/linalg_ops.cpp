@@ -1,5 +1,6 @@
 // aten:: registrations of the matrix products, with PyTorch 1.13's schemas.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/linalg.h"
 
 namespace kiln {
@@ -7,25 +8,41 @@ namespace {
 
 KILN_REGISTER_OPS(
     op("aten::mm(Tensor self, Tensor mat2) -> Tensor",
-       [](const Tensor& self, const Tensor& mat2) { return mm(self, mat2); }),
+       [](const Tensor& self, const Tensor& mat2) { return mm(self, mat2); })
+        .shape(shapes::mm)
+        .traits(OpTrait::Expensive),
     op("aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& mat2, Tensor out) { return mmOut(self, mat2, out); }),
+       [](const Tensor& self, const Tensor& mat2, Tensor out) { return mmOut(self, mat2, out); })
+        .shape(shapes::mm)
+        .traits(OpTrait::Expensive),
     op("aten::bmm(Tensor self, Tensor mat2) -> Tensor",
-       [](const Tensor& self, const Tensor& mat2) { return bmm(self, mat2); }),
+       [](const Tensor& self, const Tensor& mat2) { return bmm(self, mat2); })
+        .shape(shapes::bmm)
+        .traits(OpTrait::Expensive),
     op("aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& mat2, Tensor out) { return bmmOut(self, mat2, out); }),
+       [](const Tensor& self, const Tensor& mat2, Tensor out) { return bmmOut(self, mat2, out); })
+        .shape(shapes::bmm)
+        .traits(OpTrait::Expensive),
     op("aten::matmul(Tensor self, Tensor other) -> Tensor",
-       [](const Tensor& self, const Tensor& other) { return matmul(self, other); }),
+       [](const Tensor& self, const Tensor& other) { return matmul(self, other); })
+        .shape(shapes::matmul)
+        .traits(OpTrait::Expensive),
     op("aten::matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& other, Tensor out) { return matmulOut(self, other, out); }),
+       [](const Tensor& self, const Tensor& other, Tensor out) { return matmulOut(self, other, out); })
+        .shape(shapes::matmul)
+        .traits(OpTrait::Expensive),
     op("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
        [](const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
          return addmm(self, mat1, mat2, beta, alpha);
-       }),
+       })
+        .shape(shapes::addmm)
+        .traits(OpTrait::Expensive),
     op("aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
-          Tensor out) { return addmmOut(self, mat1, mat2, beta, alpha, out); }),
+          Tensor out) { return addmmOut(self, mat1, mat2, beta, alpha, out); })
+        .shape(shapes::addmm)
+        .traits(OpTrait::Expensive),
     op("aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
        [](Tensor self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
          return addmmOut(self, mat1, mat2, beta, alpha, self);
@@ -33,59 +50,91 @@ KILN_REGISTER_OPS(
     op("aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
        [](const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
          return baddbmm(self, batch1, batch2, beta, alpha);
-       }),
+       })
+        .shape(shapes::baddbmm)
+        .traits(OpTrait::Expensive),
     op("aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha,
-          Tensor out) { return baddbmmOut(self, batch1, batch2, beta, alpha, out); }),
+          Tensor out) { return baddbmmOut(self, batch1, batch2, beta, alpha, out); })
+        .shape(shapes::baddbmm)
+        .traits(OpTrait::Expensive),
     op("aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
        "Tensor(a!)",
        [](Tensor self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) {
          return baddbmmOut(self, batch1, batch2, beta, alpha, self);
        }),
     op("aten::mv(Tensor self, Tensor vec) -> Tensor",
-       [](const Tensor& self, const Tensor& vec) { return mv(self, vec); }),
+       [](const Tensor& self, const Tensor& vec) { return mv(self, vec); })
+        .shape(shapes::mv)
+        .traits(OpTrait::Expensive),
     op("aten::mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& vec, Tensor out) { return mvOut(self, vec, out); }),
+       [](const Tensor& self, const Tensor& vec, Tensor out) { return mvOut(self, vec, out); })
+        .shape(shapes::mv)
+        .traits(OpTrait::Expensive),
     op("aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
        [](const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
          return addmv(self, mat, vec, beta, alpha);
-       }),
+       })
+        .shape(shapes::addmv)
+        .traits(OpTrait::Expensive),
     op("aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha,
-          Tensor out) { return addmvOut(self, mat, vec, beta, alpha, out); }),
+          Tensor out) { return addmvOut(self, mat, vec, beta, alpha, out); })
+        .shape(shapes::addmv)
+        .traits(OpTrait::Expensive),
     op("aten::addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
        [](Tensor self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha) {
          return addmvOut(self, mat, vec, beta, alpha, self);
        }),
     op("aten::dot(Tensor self, Tensor tensor) -> Tensor",
-       [](const Tensor& self, const Tensor& tensor) { return dot(self, tensor); }),
+       [](const Tensor& self, const Tensor& tensor) { return dot(self, tensor); })
+        .shape(shapes::dot)
+        .traits(OpTrait::Expensive),
     op("aten::dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& tensor, Tensor out) { return dotOut(self, tensor, out); }),
+       [](const Tensor& self, const Tensor& tensor, Tensor out) { return dotOut(self, tensor, out); })
+        .shape(shapes::dot)
+        .traits(OpTrait::Expensive),
     // For real dtypes vdot is dot (there is nothing to conjugate).
     op("aten::vdot(Tensor self, Tensor other) -> Tensor",
-       [](const Tensor& self, const Tensor& other) { return dot(self, other); }),
+       [](const Tensor& self, const Tensor& other) { return dot(self, other); })
+        .shape(shapes::dot)
+        .traits(OpTrait::Expensive),
     op("aten::vdot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& other, Tensor out) { return dotOut(self, other, out); }),
+       [](const Tensor& self, const Tensor& other, Tensor out) { return dotOut(self, other, out); })
+        .shape(shapes::dot)
+        .traits(OpTrait::Expensive),
     op("aten::outer(Tensor self, Tensor vec2) -> Tensor",
-       [](const Tensor& self, const Tensor& vec2) { return outer(self, vec2); }),
+       [](const Tensor& self, const Tensor& vec2) { return outer(self, vec2); })
+        .shape(shapes::outer)
+        .traits(OpTrait::Expensive),
     op("aten::outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); }),
+       [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); })
+        .shape(shapes::outer)
+        .traits(OpTrait::Expensive),
     op("aten::ger(Tensor self, Tensor vec2) -> Tensor",
        [](const Tensor& self, const Tensor& vec2) { return outer(self, vec2); })
-        .aliasOf("aten::outer"),
+        .shape(shapes::outer)
+        .aliasOf("aten::outer")
+        .traits(OpTrait::Expensive),
     op("aten::ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); })
-        .aliasOf("aten::outer"),
+        .shape(shapes::outer)
+        .aliasOf("aten::outer")
+        .traits(OpTrait::Expensive),
     op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
        [](const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
          return linear(input, weight, bias);
-       }),
+       })
+        .shape(shapes::linear)
+        .traits(OpTrait::Expensive),
     op("aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, Tensor out) {
          return linearOut(input, weight, bias, out);
-       }), );
+       })
+        .shape(shapes::linear)
+        .traits(OpTrait::Expensive), );
 
 }  // namespace
 }  // namespace kiln

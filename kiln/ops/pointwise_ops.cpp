@@ -929,7 +929,8 @@ KILN_REGISTER_OPS(
        })
         .shape(whereOp),
     op("aten::where(Tensor condition) -> Tensor[]", [](const Tensor& condition) { return where(condition); })
-        .shape(whereCondition),
+        .shape(whereCondition)
+        .traits(OpTrait::ValueDependentShape),
 
     op("aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
        [](const Tensor& self, const Tensor& end, const Scalar& weight) { return lerp(self, end, weight); })

@@ -17,6 +17,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/ir/rewrite.h"
 #include "kiln/ops/number_ops.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/shape.h"
 
@@ -318,9 +319,11 @@ KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tens
                             [](const Scalar& a) {
                               return a.isFloatingPoint() ? scalarToTensor(a, ScalarType::Double)
                                                          : scalarToTensor(a.toLong(), ScalarType::Long);
-                            }),
+                            })
+        .traits(OpTrait::NeverRequiresGrad),
                          op("prim::NumToTensor.bool(bool a) -> Tensor",
-                            [](bool a) { return scalarToTensor(Scalar(a), ScalarType::Bool); }), );
+                            [](bool a) { return scalarToTensor(Scalar(a), ScalarType::Bool); })
+        .traits(OpTrait::NeverRequiresGrad), );
 
 // Tensor properties. kiln tensors are dense, strided, CPU, unnamed and have
 // no autograd history.
@@ -338,7 +341,9 @@ KILN_REGISTER_OPS(op("prim::dtype(Tensor a) -> int", [](const Tensor& a) { retur
                        Tensor data = makeView(a, a.sizes(), a.strides(), a.storageOffset());
                        data.impl()->setRequiresGrad(false);
                        return data;
-                     }),
+                     })
+                      .shape(shapes::alias)
+                      .traits(OpTrait::NeverRequiresGrad),
                   op("prim::is_cpu(Tensor a) -> bool", [](const Tensor&) { return true; }),
                   KILN_NOT_A_TENSOR_KIND("cuda"), KILN_NOT_A_TENSOR_KIND("xpu"), KILN_NOT_A_TENSOR_KIND("sparse"),
                   KILN_NOT_A_TENSOR_KIND("sparse_csr"), KILN_NOT_A_TENSOR_KIND("mkldnn"), KILN_NOT_A_TENSOR_KIND("mps"),

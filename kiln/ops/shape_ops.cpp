@@ -1,5 +1,6 @@
 // aten:: registrations of views, shape operations and copies, with PyTorch 1.13's schemas.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/shape.h"
@@ -71,145 +72,199 @@ Tensor detached(const Tensor& self) {
 KILN_REGISTER_OPS(
     // Views.
     op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-       [](const Tensor& self, IntArrayRef size) { return view(self, size); }),
+       [](const Tensor& self, IntArrayRef size) { return view(self, size); })
+        .shape(shapes::view),
     op("aten::view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)",
-       [](const Tensor& self, ScalarType dtype) { return viewDtype(self, dtype); }),
+       [](const Tensor& self, ScalarType dtype) { return viewDtype(self, dtype); })
+        .shape(shapes::viewDtype),
     op("aten::view_as(Tensor(a) self, Tensor other) -> Tensor(a)",
-       [](const Tensor& self, const Tensor& other) { return view(self, other.sizes()); }),
+       [](const Tensor& self, const Tensor& other) { return view(self, other.sizes()); })
+        .shape(shapes::viewAsOther)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
-       [](const Tensor& self, IntArrayRef shape) { return reshape(self, shape); }),
+       [](const Tensor& self, IntArrayRef shape) { return reshape(self, shape); })
+        .shape(shapes::view),
     op("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)",
-       [](const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); }),
-    op("aten::ravel(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return reshape(self, DimVector{-1}); }),
-    op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); }),
+       [](const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); })
+        .shape(shapes::viewAsOther)
+        .traits(OpTrait::OnlySelfRequiresGrad),
+    op("aten::ravel(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return reshape(self, DimVector{-1}); })
+        .shape(shapes::ravel),
+    op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); })
+        .shape(shapes::transpose2d),
     op("aten::t_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return t_(self); }),
     op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); }),
+       [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
+        .shape(shapes::transpose),
     op("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
     op("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)",
        [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
+        .shape(shapes::transpose)
         .aliasOf("aten::transpose"),
     op("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); })
         .aliasOf("aten::transpose_"),
     op("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
        [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
+        .shape(shapes::transpose)
         .aliasOf("aten::transpose"),
     op("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); })
         .aliasOf("aten::transpose_"),
     op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-       [](const Tensor& self, IntArrayRef dims) { return permute(self, dims); }),
-    op("aten::numpy_T(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); }),
-    op("aten::numpy_T.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); }),
-    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }),
-    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }),
+       [](const Tensor& self, IntArrayRef dims) { return permute(self, dims); })
+        .shape(shapes::permute),
+    op("aten::numpy_T(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); })
+        .shape(shapes::numpyT),
+    op("aten::numpy_T.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); })
+        .shape(shapes::numpyT),
+    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); })
+        .shape(shapes::mT),
+    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); })
+        .shape(shapes::mT),
     // Real tensors only: the adjoint is the matrix transpose.
     op("aten::adjoint(Tensor(a) self) -> Tensor(a)",
-       [](const Tensor& self) { return matrixT(self, "tensor.adjoint()"); }),
+       [](const Tensor& self) { return matrixT(self, "tensor.adjoint()"); })
+        .shape(shapes::mT),
     op("aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
        [](const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
          return diagonal(self, offset, dim1, dim2);
-       }),
+       })
+        .shape(shapes::diagonal),
     op("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim, int64_t size, int64_t step) { return unfold(self, dim, size, step); }),
+       [](const Tensor& self, int64_t dim, int64_t size, int64_t step) { return unfold(self, dim, size, step); })
+        .shape(shapes::unfold),
     op("aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
          return movedim(self, source, destination);
        })
+        .shape(shapes::movedim)
         .aliasOf("aten::movedim"),
     op("aten::moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
        [](const Tensor& self, int64_t source, int64_t destination) {
          return movedim(self, DimVector{source}, DimVector{destination});
        })
+        .shape(shapes::movedim)
         .aliasOf("aten::movedim"),
     op("aten::movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
          return movedim(self, source, destination);
-       }),
+       })
+        .shape(shapes::movedim),
     op("aten::movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)",
        [](const Tensor& self, int64_t source, int64_t destination) {
          return movedim(self, DimVector{source}, DimVector{destination});
-       }),
+       })
+        .shape(shapes::movedim),
     op("aten::select.int(Tensor(a) self, int dim, int index) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim, int64_t index) { return select(self, dim, index); }),
+       [](const Tensor& self, int64_t dim, int64_t index) { return select(self, dim, index); })
+        .shape(shapes::select),
     op("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> "
        "Tensor(a)",
        [](const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
          return slice(self, dim, start, end, step);
-       }),
+       })
+        .shape(shapes::slice),
     op("aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim, int64_t start, int64_t length) { return narrow(self, dim, start, length); }),
+       [](const Tensor& self, int64_t dim, int64_t start, int64_t length) { return narrow(self, dim, start, length); })
+        .shape(shapes::narrow),
     op("aten::narrow.Tensor(Tensor(a) self, int dim, Tensor start, int length) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, const Tensor& start, int64_t length) {
          return narrow(self, dim, startFromTensor(start), length);
-       }),
+       })
+        .shape(shapes::narrow),
     op("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
-       [](const Tensor& self, IntArrayRef size, bool) { return expand(self, size); }),
+       [](const Tensor& self, IntArrayRef size, bool) { return expand(self, size); })
+        .shape(shapes::expand),
     op("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)",
-       [](const Tensor& self, const Tensor& other) { return expand(self, other.sizes()); }),
+       [](const Tensor& self, const Tensor& other) { return expand(self, other.sizes()); })
+        .shape(shapes::expandAs)
+        .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", broadcastTensors),
-    op("aten::squeeze(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return squeeze(self); }),
+    op("aten::squeeze(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return squeeze(self); })
+        .shape(shapes::squeeze),
     op("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim) { return squeeze(self, dim); }),
+       [](const Tensor& self, int64_t dim) { return squeeze(self, dim); })
+        .shape(shapes::squeeze),
     op("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return squeeze_(self); }),
     op("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)",
        [](Tensor self, int64_t dim) { return squeeze_(self, dim); }),
     op("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim) { return unsqueeze(self, dim); }),
+       [](const Tensor& self, int64_t dim) { return unsqueeze(self, dim); })
+        .shape(shapes::unsqueeze),
     op("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)",
        [](Tensor self, int64_t dim) { return unsqueeze_(self, dim); }),
     op("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
-       [](const Tensor& self, int64_t start_dim, int64_t end_dim) { return flatten(self, start_dim, end_dim); }),
+       [](const Tensor& self, int64_t start_dim, int64_t end_dim) { return flatten(self, start_dim, end_dim); })
+        .shape(shapes::flatten),
     op("aten::unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)",
-       [](const Tensor& self, int64_t dim, IntArrayRef sizes) { return unflatten(self, dim, sizes); }),
+       [](const Tensor& self, int64_t dim, IntArrayRef sizes) { return unflatten(self, dim, sizes); })
+        .shape(shapes::unflatten),
     op("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, int64_t dim) { return unbind(self, dim); }),
+       [](const Tensor& self, int64_t dim) { return unbind(self, dim); })
+        .shape(shapes::unbind),
     op("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); }),
+       [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); })
+        .shape(shapes::chunk),
     // split.Tensor first: an int[] parameter also accepts a bare int from Python.
     op("aten::split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); }),
+       [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); })
+        .shape(shapes::split),
     op("aten::split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); })
+        .shape(shapes::splitWithSizes),
     op("aten::split(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); })
+        .shape(shapes::split),
     op("aten::split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); })
+        .shape(shapes::splitWithSizes),
     // The unsafe_ forms differ only in autograd's view tracking, which kiln does not do.
     op("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
-       [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); }),
+       [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); })
+        .shape(shapes::chunk),
     op("aten::unsafe_split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]",
-       [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); }),
+       [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); })
+        .shape(shapes::split),
     op("aten::unsafe_split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]",
-       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); }),
+       [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); })
+        .shape(shapes::splitWithSizes),
     op("aten::unsafe_split.Tensor_out(Tensor self, int split_size, int dim=0, *, Tensor(a!)[] out) -> ()",
        [](const Tensor& self, int64_t split_size, int64_t dim, std::vector<Tensor> out) {
          writeOuts(out, split(self, split_size, dim), "unsafe_split");
-       }),
+       })
+        .shape(shapes::split),
     op("aten::unsafe_split_with_sizes.out(Tensor self, int[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()",
        [](const Tensor& self, IntArrayRef sizes, int64_t dim, std::vector<Tensor> out) {
          writeOuts(out, splitWithSizes(self, sizes, dim), "unsafe_split_with_sizes");
-       }),
+       })
+        .shape(shapes::splitWithSizes),
     op("aten::tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, int64_t sections, int64_t dim) { return tensorSplit(self, sections, dim); }),
+       [](const Tensor& self, int64_t sections, int64_t dim) { return tensorSplit(self, sections, dim); })
+        .shape(shapes::tensorSplit),
     op("aten::tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, IntArrayRef indices, int64_t dim) { return tensorSplitIndices(self, indices, dim); }),
+       [](const Tensor& self, IntArrayRef indices, int64_t dim) { return tensorSplitIndices(self, indices, dim); })
+        .shape(shapes::tensorSplit),
     op("aten::tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int "
        "dim=0) -> Tensor(a)[]",
-       [](const Tensor& self, const Tensor& spec, int64_t dim) { return tensorSplitBy(self, spec, dim); }),
+       [](const Tensor& self, const Tensor& spec, int64_t dim) { return tensorSplitBy(self, spec, dim); })
+        .shape(shapes::tensorSplit),
     op("aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
          return asStrided(self, size, stride, offset);
-       }),
+       })
+        .shape(shapes::asStrided),
     op("aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> "
        "Tensor(a!)",
        [](Tensor self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
          return asStrided_(self, size, stride, offset);
        }),
-    op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); }),
-    op("aten::detach(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return detached(self); }),
+    op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); })
+        .shape(shapes::alias),
+    op("aten::detach(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return detached(self); })
+        .shape(shapes::alias)
+        .traits(OpTrait::NeverRequiresGrad),
     op("aten::detach_(Tensor(a!) self) -> Tensor(a!)",
        [](Tensor self) {
          self.impl()->setRequiresGrad(false);
@@ -228,13 +283,16 @@ KILN_REGISTER_OPS(
 
     // Copies.
     op("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
-       [](const Tensor& self, int64_t format) { return contiguous(self, memoryFormatFromInt(format)); }),
+       [](const Tensor& self, int64_t format) { return contiguous(self, memoryFormatFromInt(format)); })
+        .shape(shapes::contiguousOp),
     op("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-       [](const Tensor& self, std::optional<int64_t> format) { return cloneWith(self, format); }),
+       [](const Tensor& self, std::optional<int64_t> format) { return cloneWith(self, format); })
+        .shape(shapes::sameDtype),
     op("aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, std::optional<int64_t> format, Tensor out) {
          return writeOut(out, cloneWith(self, format), "clone", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::sameDtype),
     op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
        [](Tensor self, const Tensor& src, bool) { return checkedCopy_(self, src); }),
     op("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
@@ -252,65 +310,87 @@ KILN_REGISTER_OPS(
 
     // Shape operations.
     op("aten::cat(Tensor[] tensors, int dim=0) -> Tensor",
-       [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); }),
+       [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); })
+        .shape(shapes::cat),
     op("aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); }),
+       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); })
+        .shape(shapes::cat),
     op("aten::concat(Tensor[] tensors, int dim=0) -> Tensor",
        [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); })
+        .shape(shapes::cat)
         .aliasOf("aten::cat"),
     op("aten::concat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
        [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); })
+        .shape(shapes::cat)
         .aliasOf("aten::cat"),
     op("aten::stack(Tensor[] tensors, int dim=0) -> Tensor",
-       [](const std::vector<Tensor>& tensors, int64_t dim) { return stack(tensors, dim); }),
+       [](const std::vector<Tensor>& tensors, int64_t dim) { return stack(tensors, dim); })
+        .shape(shapes::stack),
     op("aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return stackOut(tensors, dim, out); }),
+       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return stackOut(tensors, dim, out); })
+        .shape(shapes::stack),
     op("aten::repeat(Tensor self, SymInt[] repeats) -> Tensor",
-       [](const Tensor& self, IntArrayRef repeats) { return repeat(self, repeats); }),
+       [](const Tensor& self, IntArrayRef repeats) { return repeat(self, repeats); })
+        .shape(shapes::repeat)
+        .traits(OpTrait::Expensive),
     op("aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef repeats, Tensor out) {
          return writeOut(out, repeat(self, repeats), "repeat", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::repeat)
+        .traits(OpTrait::Expensive),
     op("aten::select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor",
        [](const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
          return selectScatter(self, src, dim, index);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::select_scatter.out(Tensor self, Tensor src, int dim, int index, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& src, int64_t dim, int64_t index, Tensor out) {
          return writeOut(out, selectScatter(self, src, dim, index), "select_scatter", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
        "-> Tensor",
        [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
-          int64_t step) { return sliceScatter(self, src, dim, start, end, step); }),
+          int64_t step) { return sliceScatter(self, src, dim, start, end, step); })
+        .shape(shapes::likeSelf),
     op("aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt "
        "step=1, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
           int64_t step, Tensor out) {
          return writeOut(out, sliceScatter(self, src, dim, start, end, step), "slice_scatter", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::likeSelf),
     op("aten::flip(Tensor self, int[] dims) -> Tensor",
-       [](const Tensor& self, IntArrayRef dims) { return flip(self, dims); }),
+       [](const Tensor& self, IntArrayRef dims) { return flip(self, dims); })
+        .shape(shapes::sameDtype),
     op("aten::flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef dims, Tensor out) {
          return writeOut(out, flip(self, dims), "flip", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::sameDtype),
     op("aten::roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor",
-       [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims) { return roll(self, shifts, dims); }),
+       [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims) { return roll(self, shifts, dims); })
+        .shape(shapes::sameDtype),
     op("aten::roll.out(Tensor self, int[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef shifts, IntArrayRef dims, Tensor out) {
          return writeOut(out, roll(self, shifts, dims), "roll", OutDtype::Any);
-       }),
+       })
+        .shape(shapes::sameDtype),
     op("aten::tril(Tensor self, int diagonal=0) -> Tensor",
-       [](const Tensor& self, int64_t diagonal) { return tril(self, diagonal); }),
+       [](const Tensor& self, int64_t diagonal) { return tril(self, diagonal); })
+        .shape(shapes::sameDtype),
     op("aten::tril.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, int64_t diagonal, Tensor out) { return writeOut(out, tril(self, diagonal), "tril"); }),
+       [](const Tensor& self, int64_t diagonal, Tensor out) { return writeOut(out, tril(self, diagonal), "tril"); })
+        .shape(shapes::sameDtype),
     op("aten::tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)",
        [](Tensor self, int64_t diagonal) { return tril_(self, diagonal); }),
     op("aten::triu(Tensor self, int diagonal=0) -> Tensor",
-       [](const Tensor& self, int64_t diagonal) { return triu(self, diagonal); }),
+       [](const Tensor& self, int64_t diagonal) { return triu(self, diagonal); })
+        .shape(shapes::sameDtype),
     op("aten::triu.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, int64_t diagonal, Tensor out) { return writeOut(out, triu(self, diagonal), "triu"); }),
+       [](const Tensor& self, int64_t diagonal, Tensor out) { return writeOut(out, triu(self, diagonal), "triu"); })
+        .shape(shapes::sameDtype),
     op("aten::triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)",
        [](Tensor self, int64_t diagonal) { return triu_(self, diagonal); }), );
 

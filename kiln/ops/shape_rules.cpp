@@ -465,14 +465,14 @@ Out divMode(const Args& a) {
   return {freshOut(dtype, broadcast(tensorsOf(a, {"self", "other"})))};
 }
 
-namespace {
-
 Out maskedFill(const Args& a) {
   return {freshOut(dtypeOf(self(a)), broadcast(tensorsOf(a, {"self", "mask"})))};
 }
 
 // Ops that write into a copy of self: self's dtype and sizes.
 Out likeSelf(const Args& a) { return {freshOut(dtypeOf(self(a)), sizesOf(self(a)))}; }
+
+namespace {
 
 // --- reductions -----------------------------------------------------------------------
 
@@ -497,20 +497,29 @@ VaryingShape reduced(const Args& a) {
   return reduceSizes(self(a), all, dims, keepdimArg(a));
 }
 
+}  // namespace
+
 Out reduceSame(const Args& a) { return {freshOut(dtypeOf(self(a)), reduced(a))}; }
+
 Out reduceFloat(const Args& a) { return {freshOut(toFloat(dtypeOf(self(a))), reduced(a))}; }
+
 Out reduceLong(const Args& a) { return {freshOut(ScalarType::Long, reduced(a))}; }
+
 Out reduceUpcast(const Args& a) { return {freshOut(dtypeOr(a, upcastIntegral(dtypeOf(self(a)))), reduced(a))}; }
+
 Out reduceDtype(const Args& a) { return {freshOut(dtypeOr(a, dtypeOf(self(a))), reduced(a))}; }
+
 Out reduceBool(const Args& a) {
   auto t = dtypeOf(self(a));
   return {freshOut(t == ScalarType::Byte ? t : t ? std::optional<ScalarType>(ScalarType::Bool) : std::nullopt,
                    reduced(a))};
 }
+
 Out reduceWithIndices(const Args& a) {
   VaryingShape sizes = reduced(a);
   return {freshOut(dtypeOf(self(a)), sizes), freshOut(ScalarType::Long, sizes)};
 }
+
 Out reducePair(const Args& a) {
   VaryingShape sizes = reduced(a);
   return {freshOut(dtypeOf(self(a)), sizes), freshOut(dtypeOf(self(a)), sizes)};
@@ -519,7 +528,9 @@ Out reducePair(const Args& a) {
 Out cumulative(const Args& a) {
   return {freshOut(dtypeOr(a, upcastIntegral(dtypeOf(self(a)))), sizesOf(self(a)))};
 }
+
 Out softmaxOp(const Args& a) { return {freshOut(dtypeOr(a, dtypeOf(self(a))), sizesOf(self(a)))}; }
+
 Out internalSoftmax(const Args& a) {
   auto t = dtypeOf(self(a));
   if (t == ScalarType::Half) {
@@ -528,9 +539,11 @@ Out internalSoftmax(const Args& a) {
   }
   return {freshOut(t, sizesOf(self(a)))};
 }
+
 Out sortOp(const Args& a) {
   return {freshOut(dtypeOf(self(a)), sizesOf(self(a))), freshOut(ScalarType::Long, sizesOf(self(a)))};
 }
+
 Out argsortOp(const Args& a) { return {freshOut(ScalarType::Long, sizesOf(self(a)))}; }
 
 Out topk(const Args& a) {
@@ -550,6 +563,8 @@ Out topk(const Args& a) {
   return {freshOut(dtypeOf(self(a)), sizes), freshOut(ScalarType::Long, sizes)};
 }
 
+namespace {
+
 // --- matrix products -------------------------------------------------------------------
 
 VaryingShape matmulSizes(const TensorType* x, const TensorType* y) {
@@ -564,6 +579,8 @@ VaryingShape matmulSizes(const TensorType* x, const TensorType* y) {
   return VaryingShape(std::move(out));
 }
 
+}  // namespace
+
 Out matmul(const Args& a) { return {freshOut(dtypeOf(self(a)), matmulSizes(self(a), a.tensor("other")))}; }
 
 // mm, bmm, mv, dot: every operand has a fixed rank.
@@ -572,32 +589,39 @@ Out mm(const Args& a) {
   DimList out{x && x->size() == 2 ? (*x)[0] : std::nullopt, y && y->size() == 2 ? (*y)[1] : std::nullopt};
   return {freshOut(dtypeOf(self(a)), VaryingShape(out))};
 }
+
 Out bmm(const Args& a) {
   auto x = dimsOf(self(a)), y = dimsOf(a.tensor("mat2"));
   DimList out{x && x->size() == 3 ? (*x)[0] : std::nullopt, x && x->size() == 3 ? (*x)[1] : std::nullopt,
               y && y->size() == 3 ? (*y)[2] : std::nullopt};
   return {freshOut(dtypeOf(self(a)), VaryingShape(out))};
 }
+
 Out mv(const Args& a) {
   auto x = dimsOf(self(a));
   return {freshOut(dtypeOf(self(a)), VaryingShape(DimList{x && x->size() == 2 ? (*x)[0] : std::nullopt}))};
 }
+
 Out dot(const Args& a) { return {freshOut(dtypeOf(self(a)), VaryingShape(0))}; }
+
 Out addmm(const Args& a) {
   auto x = dimsOf(a.tensor("mat1")), y = dimsOf(a.tensor("mat2"));
   DimList out{x && x->size() == 2 ? (*x)[0] : std::nullopt, y && y->size() == 2 ? (*y)[1] : std::nullopt};
   return {freshOut(dtypeOf(self(a)), VaryingShape(out))};
 }
+
 Out addmv(const Args& a) {
   auto x = dimsOf(a.tensor("mat"));
   return {freshOut(dtypeOf(self(a)), VaryingShape(DimList{x && x->size() == 2 ? (*x)[0] : std::nullopt}))};
 }
+
 Out baddbmm(const Args& a) {
   auto x = dimsOf(a.tensor("batch1")), y = dimsOf(a.tensor("batch2"));
   DimList out{x && x->size() == 3 ? (*x)[0] : std::nullopt, x && x->size() == 3 ? (*x)[1] : std::nullopt,
               y && y->size() == 3 ? (*y)[2] : std::nullopt};
   return {freshOut(dtypeOf(self(a)), VaryingShape(out))};
 }
+
 Out linear(const Args& a) {
   auto x = dimsOf(a.tensor("input")), w = dimsOf(a.tensor("weight"));
   if (!x || !w || x->empty() || w->empty() || w->size() > 2) {
@@ -607,16 +631,21 @@ Out linear(const Args& a) {
   if (w->size() == 2) out.push_back((*w)[0]);
   return {freshOut(dtypeOf(a.tensor("input")), VaryingShape(out))};
 }
+
 Out outer(const Args& a) {
   auto x = dimsOf(self(a)), y = dimsOf(a.tensor("vec2"));
   DimList out{x && x->size() == 1 ? (*x)[0] : std::nullopt, y && y->size() == 1 ? (*y)[0] : std::nullopt};
   return {freshOut(promote(a, {"self", "vec2"}), VaryingShape(out))};
 }
 
+namespace {
+
 // --- views and reshapes ---------------------------------------------------------------
 
 // Self's dtype, sizes unknown: what a shape op whose sizes are not known says.
 Out unknownShape(const Args& a) { return {tensorOut(dtypeOf(self(a)), VaryingShape())}; }
+
+}  // namespace
 
 Out view(const Args& a) {
   std::string_view name = a.has("size") ? "size" : "shape";
@@ -687,6 +716,8 @@ Out unsqueeze(const Args& a) {
   return {tensorOut(dtypeOf(self(a)), VaryingShape(*in))};
 }
 
+namespace {
+
 // Sizes permuted by `order` (new dim i is old dim order[i]).
 Out permuted(const Args& a, const DimList& in, const std::vector<size_t>& order) {
   DimList out;
@@ -705,20 +736,25 @@ Out transposeDims(const Args& a, std::optional<int64_t> d0, std::optional<int64_
   return {tensorOut(dtypeOf(self(a)), VaryingShape(*in))};
 }
 
+}  // namespace
+
 Out transpose(const Args& a) {
   bool axes = a.has("axis0");  // swapaxes
   return transposeDims(a, a.knownInt(axes ? "axis0" : "dim0"), a.knownInt(axes ? "axis1" : "dim1"));
 }
+
 Out transpose2d(const Args& a) {
   auto r = rankOf(self(a));
   if (r && *r > 2) return unknownShape(a);
   return r && *r == 2 ? transposeDims(a, 0, 1) : Out{tensorOut(dtypeOf(self(a)), sizesOf(self(a)))};
 }
+
 Out mT(const Args& a) {
   auto r = rankOf(self(a));
   if (r && *r < 2) return unknownShape(a);
   return transposeDims(a, -2, -1);
 }
+
 Out numpyT(const Args& a) {
   auto in = dimsOf(self(a));
   if (!in) return unknownShape(a);
@@ -799,11 +835,15 @@ Out expand(const Args& a) {
 
 Out expandAs(const Args& a) { return {tensorOut(dtypeOf(self(a)), sizesOf(a.tensor("other")))}; }
 
+namespace {
+
 // The size of `self` along the `dim` argument, wrapped.
 std::optional<size_t> dimArg(const Args& a, const DimList& in, std::string_view name = "dim") {
   auto dim = a.knownInt(name);
   return dim ? wrapDim(*dim, in.size()) : std::nullopt;
 }
+
+}  // namespace
 
 Out select(const Args& a) {
   auto in = dimsOf(self(a));
@@ -813,6 +853,8 @@ Out select(const Args& a) {
   in->erase(in->begin() + static_cast<std::ptrdiff_t>(*w));
   return {tensorOut(dtypeOf(self(a)), VaryingShape(*in))};
 }
+
+namespace {
 
 // Replaces the size along `dim` (or every size when `dim` is unknown).
 Out withDimSize(const Args& a, std::string_view dim_name, const std::function<std::optional<int64_t>(std::optional<int64_t>)>& size) {
@@ -824,6 +866,8 @@ Out withDimSize(const Args& a, std::string_view dim_name, const std::function<st
   (*in)[*w] = size((*in)[*w]);
   return {tensorOut(dtypeOf(self(a)), VaryingShape(*in))};
 }
+
+}  // namespace
 
 Out slice(const Args& a) {
   auto start = a.isNone("start") ? std::optional<int64_t>(0) : a.knownInt("start");
@@ -956,6 +1000,8 @@ Out index(const Args& a) {
   return {freshOut(dtypeOf(self(a)), VaryingShape(out))};
 }
 
+namespace {
+
 // --- joining and splitting --------------------------------------------------------------
 
 // The elements of a list of tensors: all of them when the length is known
@@ -977,6 +1023,8 @@ std::optional<ScalarType> promoteElements(const std::vector<TypePtr>& elements) 
   }
   return out;
 }
+
+}  // namespace
 
 Out cat(const Args& a) {
   bool count_known = false;
@@ -1039,6 +1087,8 @@ Out stack(const Args& a) {
   return {freshOut(dtype, VaryingShape(shape))};
 }
 
+namespace {
+
 // Pieces of `self` along `dim` with the given sizes (nullopt: a count and
 // sizes the analysis does not know).
 Out pieces(const Args& a, std::string_view dim_name, const std::function<std::optional<DimList>(std::optional<int64_t>)>& sizes) {
@@ -1065,6 +1115,8 @@ Out pieces(const Args& a, std::string_view dim_name, const std::function<std::op
   }
   return {listOut(each, std::move(elements))};
 }
+
+}  // namespace
 
 Out chunk(const Args& a) {
   auto chunks = a.knownInt("chunks");
@@ -1141,8 +1193,6 @@ Out unbind(const Args& a) {
   return {listOut(each, std::vector<TensorFacts>(*count, each))};
 }
 
-}  // namespace
-
 Out whereCondition(const Args& a) {
   auto rank = rankOf(a.tensor("condition"));
   TensorFacts each;
@@ -1152,8 +1202,6 @@ Out whereCondition(const Args& a) {
   return {listOut(each, std::vector<TensorFacts>(std::max<size_t>(*rank, 1), each))};
 }
 
-namespace {
-
 Out nonzero(const Args& a) {
   auto rank = rankOf(self(a));
   return {freshOut(ScalarType::Long, VaryingShape(DimList{std::nullopt, rank ? std::optional<int64_t>(*rank) : std::nullopt}))};
@@ -1161,7 +1209,11 @@ Out nonzero(const Args& a) {
 
 Out maskedSelect(const Args& a) { return {freshOut(dtypeOf(self(a)), VaryingShape(1))}; }
 
+namespace {
+
 // --- conversions --------------------------------------------------------------------
+
+}  // namespace
 
 Out viewDtype(const Args& a) {
   auto dtype = a.dtypeArg("dtype");
@@ -1200,6 +1252,8 @@ Out contiguousOp(const Args& a) {
 // Same tensor, or a view of all of it.
 Out alias(const Args& a) { return {tensorOut(dtypeOf(self(a)), sizesOf(self(a)))}; }
 
+namespace {
+
 // --- factories ----------------------------------------------------------------------
 
 Out sizedFactory(const Args& a, std::optional<ScalarType> default_dtype) {
@@ -1207,14 +1261,21 @@ Out sizedFactory(const Args& a, std::optional<ScalarType> default_dtype) {
   return {contiguousOut(dtypeOr(a, default_dtype), sizes ? VaryingShape(*sizes) : VaryingShape())};
 }
 
+}  // namespace
+
 Out floatFactory(const Args& a) { return sizedFactory(a, defaultFloatType()); }
+
 Out longFactory(const Args& a) { return sizedFactory(a, ScalarType::Long); }
+
+namespace {
 
 std::optional<ScalarType> fillDtype(const Args& a, std::string_view name) {
   auto t = numberDtype(a.value(name), a.facts());
   if (t == ScalarType::Double) return defaultFloatType();
   return t;
 }
+
+}  // namespace
 
 Out full(const Args& a) { return sizedFactory(a, fillDtype(a, "fill_value")); }
 
@@ -1322,174 +1383,27 @@ Out tensorFromData(const Args& a) {
   return {contiguousOut(dtypeOr(a, leaf_dtype), sizes)};
 }
 
-// --- the table -------------------------------------------------------------------------
-
-struct Entry {
-  std::string_view overload;  // empty: any overload without its own entry
-  Formula formula;
-};
-
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-using Table = std::unordered_map<std::string, std::vector<Entry>, StringHash, std::equal_to<>>;
-
-void add(Table& table, std::initializer_list<const char*> names, Formula f) {
-  for (std::string_view name : names) {
-    auto dot = name.find('.');
-    std::string op = "aten::" + std::string(name.substr(0, dot));
-    table[op].push_back({dot == std::string_view::npos ? std::string_view() : name.substr(dot + 1), f});
-  }
+Formula findFormula(const Node* node, const FunctionSchema&) {
+  if (const auto op = node->maybeOperator(); op && op->description().shape) return op->description().shape;
+  return nullptr;
 }
 
-const Table& table() {
-  static const Table t = [] {
-    Table t;
-    // Pointwise ops carry their rules in their declarations (pointwise_ops.cpp).
-    add(t, {"clone", "tril", "triu", "flip", "roll"}, sameDtype);
-    add(t, {"masked_fill"}, maskedFill);
-    add(t, {"index_fill", "scatter", "scatter_add", "index_add", "index_put", "select_scatter", "slice_scatter"},
-        likeSelf);
-    // Reductions.
-    add(t, {"sum", "prod"}, reduceUpcast);
-    add(t, {"mean", "norm"}, reduceDtype);
-    add(t, {"max", "min", "amax", "amin", "std", "var"}, reduceSame);
-    add(t, {"max.dim", "min.dim"}, reduceWithIndices);
-    add(t, {"std_mean", "var_mean"}, reducePair);
-    add(t, {"all", "any"}, reduceBool);
-    add(t, {"logsumexp"}, reduceFloat);
-    add(t, {"argmax", "argmin"}, reduceLong);
-    add(t, {"cumsum", "cumprod"}, cumulative);
-    add(t, {"softmax", "log_softmax"}, softmaxOp);
-    add(t, {"_softmax", "_log_softmax"}, internalSoftmax);
-    add(t, {"sort"}, sortOp);
-    add(t, {"argsort"}, argsortOp);
-    add(t, {"msort"}, sameDtype);
-    add(t, {"topk"}, topk);
-    // Matrix products.
-    add(t, {"matmul"}, matmul);
-    add(t, {"mm"}, mm);
-    add(t, {"bmm"}, bmm);
-    add(t, {"mv"}, mv);
-    add(t, {"dot", "vdot"}, dot);
-    add(t, {"addmm"}, addmm);
-    add(t, {"addmv"}, addmv);
-    add(t, {"baddbmm"}, baddbmm);
-    add(t, {"linear"}, linear);
-    add(t, {"outer", "ger"}, outer);
-    // Views, reshapes, indexing.
-    add(t, {"view", "reshape"}, view);
-    add(t, {"view.dtype"}, viewDtype);
-    add(t, {"view_as", "reshape_as"}, viewAsOther);
-    add(t, {"flatten"}, flatten);
-    add(t, {"ravel"}, ravel);
-    add(t, {"unflatten"}, unflatten);
-    add(t, {"squeeze"}, squeeze);
-    add(t, {"unsqueeze"}, unsqueeze);
-    add(t, {"transpose", "swapaxes", "swapdims"}, transpose);
-    add(t, {"t"}, transpose2d);
-    add(t, {"mT", "adjoint"}, mT);
-    add(t, {"numpy_T"}, numpyT);
-    add(t, {"permute"}, permute);
-    add(t, {"movedim", "moveaxis"}, movedim);
-    add(t, {"expand"}, expand);
-    add(t, {"expand_as"}, expandAs);
-    add(t, {"select"}, select);
-    add(t, {"slice"}, slice);
-    add(t, {"narrow"}, narrow);
-    add(t, {"index_select"}, indexSelect);
-    add(t, {"diagonal"}, diagonal);
-    add(t, {"unfold"}, unfold);
-    add(t, {"as_strided"}, asStrided);
-    add(t, {"repeat"}, repeat);
-    add(t, {"take", "gather"}, take);
-    add(t, {"index"}, index);
-    add(t, {"nonzero"}, nonzero);
-    add(t, {"masked_select"}, maskedSelect);
-    add(t, {"cat", "concat"}, cat);
-    add(t, {"stack"}, stack);
-    add(t, {"chunk", "unsafe_chunk"}, chunk);
-    add(t, {"split", "unsafe_split"}, split);
-    add(t, {"split.sizes", "split_with_sizes", "unsafe_split_with_sizes"}, splitWithSizes);
-    add(t, {"tensor_split"}, tensorSplit);
-    add(t, {"unbind"}, unbind);
-    // Conversions and copies.
-    add(t, {"to"}, to);
-    add(t, {"type_as"}, typeAs);
-    add(t, {"contiguous"}, contiguousOp);
-    add(t, {"detach", "alias"}, alias);
-    // Factories.
-    add(t, {"zeros", "ones", "empty", "rand", "randn"}, floatFactory);
-    add(t, {"randint"}, longFactory);
-    add(t, {"full"}, full);
-    add(t, {"empty_strided"}, emptyStrided);
-    add(t, {"zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like", "randint_like"},
-        likeFactory);
-    add(t, {"new_zeros", "new_ones", "new_empty", "new_full"}, newFactory);
-    add(t, {"randperm"}, randperm);
-    add(t, {"arange"}, arange);
-    add(t, {"linspace"}, linspace);
-    add(t, {"eye"}, eye);
-    add(t, {"scalar_tensor"}, scalarTensor);
-    add(t, {"tensor", "as_tensor"}, tensorFromData);
-    t["prim::data"].push_back({{}, alias});
-    return t;
-  }();
-  return t;
+namespace {
+
+OpTrait traitsOf(const Node* n) {
+  if (!n->maybeSchema()) return OpTrait::None;
+  return n->maybeOperator()->description().traits;
 }
 
 }  // namespace
 
-Formula findFormula(const Node* node, const FunctionSchema& schema) {
-  if (const auto op = node->maybeOperator(); op && op->description().shape) return op->description().shape;
-  auto it = table().find(std::string_view(schema.name()));
-  if (it == table().end()) return nullptr;
-  Formula fallback = nullptr;
-  for (const Entry& e : it->second) {
-    if (e.overload == schema.overloadName()) return e.formula;
-    if (e.overload.empty()) fallback = e.formula;
-  }
-  // Overloads named after the functional one's (`split.sizes`) have their
-  // own entries; any other falls back to the op's.
-  return fallback;
-}
+bool neverRequiresGrad(const Node* n) { return hasTrait(traitsOf(n), OpTrait::NeverRequiresGrad); }
 
-bool neverRequiresGrad(Symbol kind) {
-  static const std::unordered_set<Symbol> kinds = [] {
-    std::unordered_set<Symbol> s;
-    for (const char* name : {"zeros", "ones", "empty", "empty_strided", "full", "rand", "randn", "randint", "randperm",
-                             "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-                             "randint_like", "new_zeros", "new_ones", "new_empty", "new_full", "arange", "linspace",
-                             "eye", "scalar_tensor", "detach"}) {
-      s.insert(Symbol::aten(name));
-    }
-    s.insert(prim::NumToTensor);
-    s.insert(Symbol::prim("data"));
-    return s;
-  }();
-  return kinds.count(kind) > 0;
-}
-
-bool onlySelfRequiresGrad(Symbol kind) {
-  static const std::unordered_set<Symbol> kinds = {aten::to, aten::type_as, aten::expand_as, Symbol::aten("view_as"),
-                                                   Symbol::aten("reshape_as")};
-  return kinds.count(kind) > 0;
-}
+bool onlySelfRequiresGrad(const Node* n) { return hasTrait(traitsOf(n), OpTrait::OnlySelfRequiresGrad); }
 
 bool valueDependent(const Node* n, const ValueFacts& facts) {
-  static const std::unordered_set<Symbol> kinds = [] {
-    std::unordered_set<Symbol> s;
-    for (const char* name : {"nonzero", "masked_select", "unique", "_unique", "_unique2", "unique_consecutive",
-                             "unique_dim", "repeat_interleave", "bincount", "histc"}) {
-      s.insert(Symbol::aten(name));
-    }
-    return s;
-  }();
-  if (kinds.count(n->kind())) return true;
-  // where(condition) and tensor_split by a tensor of indices.
-  if (n->kind() == aten::where && n->inputs().size() == 1) return true;
+  if (hasTrait(traitsOf(n), OpTrait::ValueDependentShape)) return true;
+  // tensor_split by a tensor of indices.
   if (n->kind() == Symbol::aten("tensor_split") && n->inputs().size() > 1 &&
       n->input(1)->type()->kind() == TypeKind::Tensor) {
     return true;
@@ -1510,30 +1424,8 @@ bool valueDependent(const Node* n, const ValueFacts& facts) {
   return false;
 }
 
-bool expensiveToRun(Symbol kind) {
-  static const std::unordered_set<Symbol> kinds = [] {
-    std::unordered_set<Symbol> s;
-    for (const char* name : {"mm", "bmm", "matmul", "mv", "addmm", "addmv", "baddbmm", "linear", "outer", "ger",
-                             "repeat", "dot", "vdot"}) {
-      s.insert(Symbol::aten(name));
-    }
-    return s;
-  }();
-  return kinds.count(kind) > 0;
-}
+bool expensiveToRun(const Node* n) { return hasTrait(traitsOf(n), OpTrait::Expensive); }
 
-bool isFactory(Symbol kind) {
-  static const std::unordered_set<Symbol> kinds = [] {
-    std::unordered_set<Symbol> s;
-    for (const char* name : {"zeros", "ones", "empty", "empty_strided", "full", "rand", "randn", "randint",
-                             "randperm", "new_zeros", "new_ones", "new_empty", "new_full", "arange", "linspace", "eye",
-                             "scalar_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
-                             "randn_like", "randint_like"}) {
-      s.insert(Symbol::aten(name));
-    }
-    return s;
-  }();
-  return kinds.count(kind) > 0;
-}
+bool isFactory(const Node* n) { return hasTrait(traitsOf(n), OpTrait::Factory); }
 
 }  // namespace kiln::shapes

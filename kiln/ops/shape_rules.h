@@ -1,6 +1,6 @@
 #pragma once
 // Shape rules: what an operator's formula sees of a node's inputs and what it
-// says of its outputs, and the library of formulas. An operator names its
+// says of its outputs, and the library of formulas. Every operator names its
 // rule in its declaration (`.shape(shapes::sameDtype)`, see
 // kiln/core/op_description.h); the shape analysis (kiln/passes/analysis)
 // applies it. Formulas derive dtype and sizes only; the analysis adds
@@ -109,8 +109,7 @@ class Args {
 using Formula = ShapeRule;
 
 // The formula for a node calling the operator of `schema`: the one its
-// declaration names or, for operators declared before descriptions had
-// shape rules, the one this library keeps by name. Null when none is known.
+// declaration names, or null.
 Formula findFormula(const Node* node, const FunctionSchema& schema);
 
 // The rules of pointwise operators, named by their declarations.
@@ -135,17 +134,99 @@ std::vector<OutputFacts> comparison(const Args& a);
 // where(condition): one int64 index tensor per dim of condition.
 std::vector<OutputFacts> whereCondition(const Args& a);
 
-// Ops that never produce a tensor requiring grad (factories, detach, ...).
-bool neverRequiresGrad(Symbol kind);
-// Ops whose other tensor arguments only give metadata (x.to(y), x.view_as(y)).
-bool onlySelfRequiresGrad(Symbol kind);
-// Ops whose output sizes depend on tensor values (nonzero, masked_select, ...).
+// The rules of the other operators, named by their declarations
+// (kiln/ops/*_ops.cpp), in alphabetical order.
+std::vector<OutputFacts> addmm(const Args& a);
+std::vector<OutputFacts> addmv(const Args& a);
+std::vector<OutputFacts> alias(const Args& a);
+std::vector<OutputFacts> arange(const Args& a);
+std::vector<OutputFacts> argsortOp(const Args& a);
+std::vector<OutputFacts> asStrided(const Args& a);
+std::vector<OutputFacts> baddbmm(const Args& a);
+std::vector<OutputFacts> bmm(const Args& a);
+std::vector<OutputFacts> cat(const Args& a);
+std::vector<OutputFacts> chunk(const Args& a);
+std::vector<OutputFacts> contiguousOp(const Args& a);
+std::vector<OutputFacts> cumulative(const Args& a);
+std::vector<OutputFacts> diagonal(const Args& a);
+std::vector<OutputFacts> dot(const Args& a);
+std::vector<OutputFacts> emptyStrided(const Args& a);
+std::vector<OutputFacts> expand(const Args& a);
+std::vector<OutputFacts> expandAs(const Args& a);
+std::vector<OutputFacts> eye(const Args& a);
+std::vector<OutputFacts> flatten(const Args& a);
+std::vector<OutputFacts> floatFactory(const Args& a);
+std::vector<OutputFacts> full(const Args& a);
+std::vector<OutputFacts> index(const Args& a);
+std::vector<OutputFacts> indexSelect(const Args& a);
+std::vector<OutputFacts> internalSoftmax(const Args& a);
+std::vector<OutputFacts> likeFactory(const Args& a);
+std::vector<OutputFacts> likeSelf(const Args& a);
+std::vector<OutputFacts> linear(const Args& a);
+std::vector<OutputFacts> linspace(const Args& a);
+std::vector<OutputFacts> longFactory(const Args& a);
+std::vector<OutputFacts> mT(const Args& a);
+std::vector<OutputFacts> maskedFill(const Args& a);
+std::vector<OutputFacts> maskedSelect(const Args& a);
+std::vector<OutputFacts> matmul(const Args& a);
+std::vector<OutputFacts> mm(const Args& a);
+std::vector<OutputFacts> movedim(const Args& a);
+std::vector<OutputFacts> mv(const Args& a);
+std::vector<OutputFacts> narrow(const Args& a);
+std::vector<OutputFacts> newFactory(const Args& a);
+std::vector<OutputFacts> nonzero(const Args& a);
+std::vector<OutputFacts> numpyT(const Args& a);
+std::vector<OutputFacts> outer(const Args& a);
+std::vector<OutputFacts> permute(const Args& a);
+std::vector<OutputFacts> randperm(const Args& a);
+std::vector<OutputFacts> ravel(const Args& a);
+std::vector<OutputFacts> reduceBool(const Args& a);
+std::vector<OutputFacts> reduceDtype(const Args& a);
+std::vector<OutputFacts> reduceFloat(const Args& a);
+std::vector<OutputFacts> reduceLong(const Args& a);
+std::vector<OutputFacts> reducePair(const Args& a);
+std::vector<OutputFacts> reduceSame(const Args& a);
+std::vector<OutputFacts> reduceUpcast(const Args& a);
+std::vector<OutputFacts> reduceWithIndices(const Args& a);
+std::vector<OutputFacts> repeat(const Args& a);
+std::vector<OutputFacts> scalarTensor(const Args& a);
+std::vector<OutputFacts> select(const Args& a);
+std::vector<OutputFacts> slice(const Args& a);
+std::vector<OutputFacts> softmaxOp(const Args& a);
+std::vector<OutputFacts> sortOp(const Args& a);
+std::vector<OutputFacts> split(const Args& a);
+std::vector<OutputFacts> splitWithSizes(const Args& a);
+std::vector<OutputFacts> squeeze(const Args& a);
+std::vector<OutputFacts> stack(const Args& a);
+std::vector<OutputFacts> take(const Args& a);
+std::vector<OutputFacts> tensorFromData(const Args& a);
+std::vector<OutputFacts> tensorSplit(const Args& a);
+std::vector<OutputFacts> to(const Args& a);
+std::vector<OutputFacts> topk(const Args& a);
+std::vector<OutputFacts> transpose(const Args& a);
+std::vector<OutputFacts> transpose2d(const Args& a);
+std::vector<OutputFacts> typeAs(const Args& a);
+std::vector<OutputFacts> unbind(const Args& a);
+std::vector<OutputFacts> unflatten(const Args& a);
+std::vector<OutputFacts> unfold(const Args& a);
+std::vector<OutputFacts> unsqueeze(const Args& a);
+std::vector<OutputFacts> view(const Args& a);
+std::vector<OutputFacts> viewAsOther(const Args& a);
+std::vector<OutputFacts> viewDtype(const Args& a);
+
+// What the operator's description says of a node (OpDescription::traits):
+// ops that never produce a tensor requiring grad (factories, detach, ...);
+bool neverRequiresGrad(const Node* n);
+// ops whose other tensor arguments only give metadata (x.to(y), x.view_as(y));
+bool onlySelfRequiresGrad(const Node* n);
+// ops whose output sizes depend on tensor values (nonzero, masked_select,
+// indexing with a bool mask, ...);
 bool valueDependent(const Node* n, const ValueFacts& facts);
-// Ops whose run time grows faster than their inputs (matrix products,
-// repeat): the analysis uses their formulas rather than running them.
-bool expensiveToRun(Symbol kind);
-// Factories: formulas know their results exactly, running them is waste.
-bool isFactory(Symbol kind);
+// ops whose run time grows faster than their inputs (matrix products,
+// repeat): the analysis uses their formulas rather than running them;
+bool expensiveToRun(const Node* n);
+// factories: formulas know their results exactly, running them is waste.
+bool isFactory(const Node* n);
 
 // The result dtype of PyTorch's type promotion over these operands, when
 // every possibility for the unknowns agrees.

@@ -338,7 +338,7 @@ class ShapePropagator {
   std::optional<bool> outputRequiresGrad(const Node* n, const FunctionSchema* schema,
                                          std::optional<ScalarType> dtype) const {
     if (dtype && !isFloatingType(*dtype)) return false;
-    if (neverRequiresGrad(n->kind())) return false;
+    if (neverRequiresGrad(n)) return false;
     if (schema) {
       if (auto i = schema->argumentIndex("requires_grad");
           i && *i < n->inputs().size() && schema->arguments()[*i].type->kind() == TypeKind::Bool) {
@@ -348,7 +348,7 @@ class ShapePropagator {
     }
     bool any_true = false, any_unknown = false;
     for (const Value* input : n->inputs()) {
-      if (onlySelfRequiresGrad(n->kind()) && input != n->input(0)) continue;
+      if (onlySelfRequiresGrad(n) && input != n->input(0)) continue;
       auto rg = inputRequiresGrad(input);
       if (rg == true) any_true = true;
       if (!rg) any_unknown = true;
@@ -747,7 +747,7 @@ class ShapePropagator {
   // The node's inputs: known values, and stand-ins for tensors (also in
   // lists) of complete types. Nullopt when an input has neither.
   std::optional<Stack> inputsForRun(Node* n, bool ones, bool& stand_ins) const {
-    int64_t budget = expensiveToRun(n->kind()) ? kMaxExpensiveRunElements : kMaxRunElements;
+    int64_t budget = expensiveToRun(n) ? kMaxExpensiveRunElements : kMaxRunElements;
     Stack stack;
     for (Value* input : n->inputs()) {
       if (auto k = facts_.known(input)) {
@@ -797,7 +797,7 @@ class ShapePropagator {
   // (a): runs `n` on stand-ins of its complete input types and takes the
   // complete types of the results.
   bool tryRun(Node* n, const FunctionSchema& schema) {
-    if (schema.isVararg() || isFactory(n->kind()) || hasSideEffects(n) || isNondeterministic(n)) return false;
+    if (schema.isVararg() || isFactory(n) || hasSideEffects(n) || isNondeterministic(n)) return false;
     bool stand_ins = false;
     auto stack = inputsForRun(n, /*ones=*/false, stand_ins);
     if (!stack || (stand_ins && valueDependent(n, facts_))) return false;
