@@ -357,7 +357,9 @@ class DefinitionCompiler {
     }
     in_progress_.insert(name);
     auto graph = std::make_shared<Graph>();
+    compiling_.push_back(name);
     FunctionSchema schema = FunctionEmitter(*this, graph, resolver_).emitDef(it->second);
+    compiling_.pop_back();
     convertToSSA(graph);
     std::shared_ptr<Function> fn = target_.define(name, graph, std::move(schema));
     in_progress_.erase(name);
@@ -397,9 +399,27 @@ class DefinitionCompiler {
     in_progress_.insert(key);
     auto graph = std::make_shared<Graph>();
     MethodContext context{cls, name == "__init__" && !cls->isModule()};
-    FunctionSchema schema = FunctionEmitter(*this, graph, it->second.resolver, context).emitDef(def);
+    // An error in a method called from another says so, as TorchScript does:
+    // "'Net.helper' is being compiled since it was called from 'Net.forward'".
+    std::string label = cls->unqualifiedName() + "." + name;
+    std::string caller = compiling_.empty() ? std::string() : compiling_.back();
+    compiling_.push_back(label);
+    std::optional<FunctionSchema> schema;
+    try {
+      schema = FunctionEmitter(*this, graph, it->second.resolver, context).emitDef(def);
+    } catch (const Error& e) {
+      if (!use || caller.empty()) throw;
+      std::string message = std::string(e.what()) + "\n'" + label + "' is being compiled since it was called from '" +
+                            caller + "'";
+      if (auto where = use->fileLineCol()) {
+        message += "\n  File \"" + std::get<0>(*where) + "\", line " + std::to_string(std::get<1>(*where)) + "\n" +
+                   use->underlinedLine();
+      }
+      throw Error(message);
+    }
+    compiling_.pop_back();
     convertToSSA(graph);
-    Function* fn = target_.define_method(cls, name, graph, std::move(schema));
+    Function* fn = target_.define_method(cls, name, graph, std::move(*schema));
     in_progress_.erase(key);
     return fn;
   }
@@ -484,6 +504,8 @@ class DefinitionCompiler {
   std::vector<std::string> order_;
   std::unordered_map<std::string, std::shared_ptr<Function>> defined_;
   std::unordered_set<std::string> in_progress_;
+  // The functions and methods being compiled, innermost last ("Net.forward").
+  std::vector<std::string> compiling_;
   std::map<std::string, ClassTypePtr> classes_;
   std::vector<ClassTypePtr> class_order_;
   std::map<const ClassType*, std::map<std::string, PendingMethod>> pending_classes_;

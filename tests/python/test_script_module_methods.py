@@ -102,8 +102,12 @@ class Net(nn.Module):
         torch.jit.script(tm.Net())
     with pytest.raises(RuntimeError) as kiln_info:
         kiln.script(km.Net())
-    assert 'x + "text"' in str(torch_info.value)
-    assert 'x + "text"' in str(kiln_info.value)
+    for info in (torch_info, kiln_info):
+        message = str(info.value)
+        assert 'x + "text"' in message
+        assert "'Net.helper' is being compiled since it was called from 'Net.forward'" in message
+        context = message.split("is being compiled since", 1)[1]
+        assert "line 4" in context and "return self.helper(x)" in context, message
     # A failed type is forgotten: scripting again raises again (and does not find a half-compiled type).
     with pytest.raises(RuntimeError):
         kiln.script(km.Net())
