@@ -235,9 +235,27 @@ class FunctionEmitter {
     return emitSugaredExpr(e, 1, type_hint)->asValue(e.range(), g_);
   }
   SugaredValuePtr emitSugaredExpr(const Expr& e, size_t n_binders, const TypePtr& type_hint = nullptr);
+  // Before `object.field` on an object of `cls`: the method `field` compiles
+  // when first used, and a field the class lacks is explained as the
+  // embedder can (an attribute the Python module has but TorchScript cannot type).
+  void ensureField(const ClassTypePtr& cls, const std::string& field, const SourceRange& loc);
   Value* emitSimpleExpr(const TreeRef& tree, const TypePtr& type_hint);
   SugaredValuePtr emitApplyExpr(const Apply& apply, size_t n_binders, const TypePtr& type_hint);
   SugaredValuePtr emitApplySpecialForm(Symbol form, const Apply& apply, const TypePtr& type_hint);
+  void checkSpecialFormInputs(const Apply& apply, const std::string& form, size_t n);
+  // One per special form: isinstance(v, T), annotate(T, v), range(...),
+  // zip(...), enumerate(it, start), list(it), hasattr/getattr(obj, "name"), tuple(it).
+  SugaredValuePtr emitIsInstanceForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitAnnotateForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitRangeForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitZipForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitEnumerateForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitListForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitHasattrForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitGetattrForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitTupleForm(const Apply& apply, const TypePtr& type_hint);
+  std::pair<SugaredValuePtr, ClassTypePtr> emitAttributeQuery(const Apply& apply, const std::string& form,
+                                                              std::string& field);
   std::vector<NamedValue> getNamedValues(const List<Expr>& exprs);
   std::vector<NamedValue> emitAttributes(const List<Attribute>& attributes);
   CondValue emitCondExpr(const Expr& e);
@@ -339,7 +357,9 @@ class DefinitionCompiler {
     }
     in_progress_.insert(name);
     auto graph = std::make_shared<Graph>();
+    compiling_.push_back(name);
     FunctionSchema schema = FunctionEmitter(*this, graph, resolver_).emitDef(it->second);
+    compiling_.pop_back();
     convertToSSA(graph);
     std::shared_ptr<Function> fn = target_.define(name, graph, std::move(schema));
     in_progress_.erase(name);
@@ -347,14 +367,28 @@ class DefinitionCompiler {
     return fn;
   }
 
-  // A method of `cls`, compiled now when it is one of the pending ones; null
-  // when the class has no such method.
+  // A method of `cls`, compiled now when it is one of the pending ones or the
+  // resolver has its source (the embedder knows the classes' source: only
+  // the methods in use are ever compiled); null when there is no such method.
   Function* ensureMethod(const ClassTypePtr& cls, const std::string& name, const SourceRange* use) {
     if (Function* m = cls->findMethod(name)) return m;
-    auto pc = pending_classes_.find(cls.get());
-    if (pc == pending_classes_.end()) return nullptr;
-    auto it = pc->second.find(name);
-    if (it == pc->second.end()) return nullptr;
+    auto& pending = pending_classes_[cls.get()];
+    auto it = pending.find(name);
+    if (it == pending.end()) {
+      std::optional<MethodSource> source = resolver_ ? resolver_->resolveMethod(cls, name) : std::nullopt;
+      if (!source) return nullptr;
+      if (!source->def || source->def->kind() != TK_DEF) {
+        throwSourceError(source->def ? source->def->range() : (use ? *use : SourceRange()),
+                         "expected the definition of method '" + name + "'");
+      }
+      Def def(source->def);
+      if (def.name().name() != name) {
+        throwSourceError(def.name().range(), "expected the definition of method '" + name + "' but found '" +
+                                                 def.name().name() + "'");
+      }
+      addMethod(cls, def, source->resolver);
+      it = pending.find(name);
+    }
     std::string key = cls->name() + "." + name;
     const Def& def = it->second.def;
     if (in_progress_.count(key)) {
@@ -365,9 +399,27 @@ class DefinitionCompiler {
     in_progress_.insert(key);
     auto graph = std::make_shared<Graph>();
     MethodContext context{cls, name == "__init__" && !cls->isModule()};
-    FunctionSchema schema = FunctionEmitter(*this, graph, it->second.resolver, context).emitDef(def);
+    // An error in a method called from another says so, as TorchScript does:
+    // "'Net.helper' is being compiled since it was called from 'Net.forward'".
+    std::string label = cls->unqualifiedName() + "." + name;
+    std::string caller = compiling_.empty() ? std::string() : compiling_.back();
+    compiling_.push_back(label);
+    std::optional<FunctionSchema> schema;
+    try {
+      schema = FunctionEmitter(*this, graph, it->second.resolver, context).emitDef(def);
+    } catch (const Error& e) {
+      if (!use || caller.empty()) throw;
+      std::string message = std::string(e.what()) + "\n'" + label + "' is being compiled since it was called from '" +
+                            caller + "'";
+      if (auto where = use->fileLineCol()) {
+        message += "\n  File \"" + std::get<0>(*where) + "\", line " + std::to_string(std::get<1>(*where)) + "\n" +
+                   use->underlinedLine();
+      }
+      throw Error(message);
+    }
+    compiling_.pop_back();
     convertToSSA(graph);
-    Function* fn = target_.define_method(cls, name, graph, std::move(schema));
+    Function* fn = target_.define_method(cls, name, graph, std::move(*schema));
     in_progress_.erase(key);
     return fn;
   }
@@ -433,6 +485,11 @@ class DefinitionCompiler {
 
   const ResolverPtr& resolver() const { return resolver_; }
 
+  // Why `cls` lacks `field`, from the embedder ("" when it has nothing to say).
+  std::string explainMissingAttribute(const ClassTypePtr& cls, const std::string& field) {
+    return resolver_ ? resolver_->explainMissingAttribute(cls, field) : std::string();
+  }
+
   // The value of a default argument: an expression made only of constants.
   IValue evaluateDefault(const Expr& e);
 
@@ -447,11 +504,21 @@ class DefinitionCompiler {
   std::vector<std::string> order_;
   std::unordered_map<std::string, std::shared_ptr<Function>> defined_;
   std::unordered_set<std::string> in_progress_;
+  // The functions and methods being compiled, innermost last ("Net.forward").
+  std::vector<std::string> compiling_;
   std::map<std::string, ClassTypePtr> classes_;
   std::vector<ClassTypePtr> class_order_;
   std::map<const ClassType*, std::map<std::string, PendingMethod>> pending_classes_;
   std::map<std::string, ClassTypePtr> builtin_classes_;
 };
+
+void FunctionEmitter::ensureField(const ClassTypePtr& cls, const std::string& field, const SourceRange& loc) {
+  if (cls->hasAttribute(field) || cls->findConstant(field) || compiler_.ensureMethod(cls, field, &loc)) return;
+  std::string why = compiler_.explainMissingAttribute(cls, field);
+  if (why.empty()) return;  // the sugared value says it has no such attribute, or knows what it means
+  std::string what = cls->isModule() ? "Module '" + cls->unqualifiedName() + "'" : "'" + cls->unqualifiedName() + "' object";
+  throwSourceError(loc, what + " has no attribute '" + field + "' " + why);
+}
 
 // --- environment operations ------------------------------------------------------------------
 
@@ -1322,9 +1389,8 @@ SugaredValuePtr FunctionEmitter::emitSugaredExpr(const Expr& e, size_t n_binders
       SugaredValuePtr value = emitSugaredExpr(select.value(), 1);
       const std::string& field = select.selector().name();
       if (Value* object = asSimple(value)) {
-        // A method of the class being compiled compiles when first used.
         if (auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(object->type()))) {
-          if (!cls->hasAttribute(field) && !cls->findConstant(field)) compiler_.ensureMethod(cls, field, &select.range());
+          ensureField(cls, field, select.range());
         }
       }
       return value->attr(select.range(), g_, field);
@@ -1377,131 +1443,171 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
   return callee->call(apply.callee().range(), g_, args, kwargs, n_binders);
 }
 
+// Calls the emitter handles itself (builtins that are not operators: their
+// arguments are types, iterables or names): one member function per form.
 SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& apply, const TypePtr& type_hint) {
-  const SourceRange& loc = apply.range();
-  auto check_inputs = [&](size_t n) {
-    if (!apply.attributes().empty()) throwSourceError(loc, std::string(form.name()) + " takes no keyword arguments");
-    if (apply.inputs().size() != n) {
-      throwSourceError(loc, std::string(form.name()) + " expected exactly " + std::to_string(n) + " arguments but found " +
-                    std::to_string(apply.inputs().size()));
-    }
+  using FormEmitter = SugaredValuePtr (FunctionEmitter::*)(const Apply&, const TypePtr&);
+  static const std::unordered_map<std::string, FormEmitter> emitters = {
+      {"isinstance", &FunctionEmitter::emitIsInstanceForm},
+      {"annotate", &FunctionEmitter::emitAnnotateForm},
+      {"range", &FunctionEmitter::emitRangeForm},
+      {"zip", &FunctionEmitter::emitZipForm},
+      {"enumerate", &FunctionEmitter::emitEnumerateForm},
+      {"list", &FunctionEmitter::emitListForm},
+      {"hasattr", &FunctionEmitter::emitHasattrForm},
+      {"getattr", &FunctionEmitter::emitGetattrForm},
+      {"TupleConstruct", &FunctionEmitter::emitTupleForm},
   };
-  const std::string kind = std::string(form.name());
-  if (kind == "isinstance") {
-    check_inputs(2);
-    return std::make_shared<SimpleValue>(emitIsInstance(apply.inputs()[0], apply.inputs()[1]).value);
+  auto it = emitters.find(std::string(form.name()));
+  if (it == emitters.end()) throwSourceError(apply.range(), "unsupported special form " + std::string(form.name()));
+  return (this->*(it->second))(apply, type_hint);
+}
+
+void FunctionEmitter::checkSpecialFormInputs(const Apply& apply, const std::string& form, size_t n) {
+  if (!apply.attributes().empty()) throwSourceError(apply.range(), form + " takes no keyword arguments");
+  if (apply.inputs().size() != n) {
+    throwSourceError(apply.range(), form + " expected exactly " + std::to_string(n) + " arguments but found " +
+                                        std::to_string(apply.inputs().size()));
   }
-  if (kind == "annotate") {
-    check_inputs(2);
-    TypePtr type = parseType(apply.inputs()[0]);
-    Value* v = tryConvertToType(loc, g_, type, emitExpr(apply.inputs()[1], type), true);
-    if (!v->type()->isSubtypeOf(*type)) {
-      throwSourceError(apply.inputs().range(), "expected an expression of type " + type->annotationStr() + " but found " +
-                                       v->type()->annotationStr());
+}
+
+SugaredValuePtr FunctionEmitter::emitIsInstanceForm(const Apply& apply, const TypePtr&) {
+  checkSpecialFormInputs(apply, "isinstance", 2);
+  return std::make_shared<SimpleValue>(emitIsInstance(apply.inputs()[0], apply.inputs()[1]).value);
+}
+
+SugaredValuePtr FunctionEmitter::emitAnnotateForm(const Apply& apply, const TypePtr&) {
+  const SourceRange& loc = apply.range();
+  checkSpecialFormInputs(apply, "annotate", 2);
+  TypePtr type = parseType(apply.inputs()[0]);
+  Value* v = tryConvertToType(loc, g_, type, emitExpr(apply.inputs()[1], type), true);
+  if (!v->type()->isSubtypeOf(*type)) {
+    throwSourceError(apply.inputs().range(), "expected an expression of type " + type->annotationStr() + " but found " +
+                                     v->type()->annotationStr());
+  }
+  if (type->kind() == TypeKind::Optional && v->type()->kind() == TypeKind::None) {
+    Node* none = g_.insertNode(g_.createNone());
+    none->output()->setType(type);
+    v = none->output();
+  }
+  return std::make_shared<SimpleValue>(v);
+}
+
+SugaredValuePtr FunctionEmitter::emitRangeForm(const Apply& apply, const TypePtr&) {
+  const SourceRange& loc = apply.range();
+  if (!apply.attributes().empty()) throwSourceError(loc, "range does not take keyword arguments");
+  std::vector<Value*> inputs;
+  for (const NamedValue& nv : getNamedValues(apply.inputs())) inputs.push_back(nv.value);
+  return std::make_shared<RangeValue>(loc, g_, inputs);
+}
+
+SugaredValuePtr FunctionEmitter::emitZipForm(const Apply& apply, const TypePtr&) {
+  const SourceRange& loc = apply.range();
+  if (!apply.attributes().empty()) throwSourceError(loc, "zip does not take keyword arguments");
+  if (apply.inputs().empty()) throwSourceError(loc, "zip expected at least 1 arguments, got 0");
+  auto tree = std::make_shared<IterableTree>();
+  for (Expr e : apply.inputs()) tree->addChild(loc, g_, emitSugaredExpr(e, 1)->iter(loc, g_));
+  return tree;
+}
+
+SugaredValuePtr FunctionEmitter::emitEnumerateForm(const Apply& apply, const TypePtr&) {
+  const SourceRange& loc = apply.range();
+  size_t n_args = apply.inputs().size() + apply.attributes().size();
+  if (apply.inputs().empty()) throwSourceError(loc, "enumerate expected at least 1 arguments, got 0");
+  if (n_args > 2) throwSourceError(loc, "enumerate expected at most 2 arguments, got " + std::to_string(n_args));
+  Value* start = nullptr;
+  if (apply.inputs().size() == 2) start = emitExpr(apply.inputs()[1]);
+  if (apply.attributes().size() == 1) {
+    if (apply.attributes()[0].name().name() != "start") {
+      throwSourceError(loc, "enumerate expected kwarg name 'start', got '" + apply.attributes()[0].name().name() + "'");
     }
-    if (type->kind() == TypeKind::Optional && v->type()->kind() == TypeKind::None) {
-      Node* none = g_.insertNode(g_.createNone());
-      none->output()->setType(type);
-      v = none->output();
-    }
-    return std::make_shared<SimpleValue>(v);
+    start = emitExpr(apply.attributes()[0].value());
   }
-  if (kind == "range") {
-    if (!apply.attributes().empty()) throwSourceError(loc, "range does not take keyword arguments");
-    std::vector<Value*> inputs;
-    for (const NamedValue& nv : getNamedValues(apply.inputs())) inputs.push_back(nv.value);
-    return std::make_shared<RangeValue>(loc, g_, inputs);
+  std::vector<Value*> range_inputs;
+  if (start) range_inputs.push_back(start);
+  range_inputs.push_back(g_.insertConstant(std::numeric_limits<int64_t>::max(), loc));
+  SugaredValuePtr iterable = emitSugaredExpr(apply.inputs()[0], 1)->iter(loc, g_);
+  auto range = std::make_shared<RangeValue>(loc, g_, range_inputs, iterable->staticLen());
+  auto tree = std::make_shared<IterableTree>();
+  tree->addChild(loc, g_, range);
+  tree->addChild(loc, g_, iterable);
+  return tree;
+}
+
+SugaredValuePtr FunctionEmitter::emitListForm(const Apply& apply, const TypePtr& type_hint) {
+  const SourceRange& loc = apply.range();
+  if (apply.inputs().empty()) {
+    TypePtr type = type_hint ? type_hint : ListType::create(TensorType::get());
+    if (!type->cast<ListType>()) throwSourceError(loc, "Expected list type annotation for list(), found " + type->annotationStr());
+    Value* list = g_.insertNode(g_.createList(type->cast<ListType>()->elementType(), {}))->output();
+    return std::make_shared<SimpleValue>(list);
   }
-  if (kind == "zip") {
-    if (!apply.attributes().empty()) throwSourceError(loc, "zip does not take keyword arguments");
-    if (apply.inputs().empty()) throwSourceError(loc, "zip expected at least 1 arguments, got 0");
-    auto tree = std::make_shared<IterableTree>();
-    for (Expr e : apply.inputs()) tree->addChild(loc, g_, emitSugaredExpr(e, 1)->iter(loc, g_));
-    return tree;
-  }
-  if (kind == "enumerate") {
-    size_t n_args = apply.inputs().size() + apply.attributes().size();
-    if (apply.inputs().empty()) throwSourceError(loc, "enumerate expected at least 1 arguments, got 0");
-    if (n_args > 2) throwSourceError(loc, "enumerate expected at most 2 arguments, got " + std::to_string(n_args));
-    Value* start = nullptr;
-    if (apply.inputs().size() == 2) start = emitExpr(apply.inputs()[1]);
-    if (apply.attributes().size() == 1) {
-      if (apply.attributes()[0].name().name() != "start") {
-        throwSourceError(loc, "enumerate expected kwarg name 'start', got '" + apply.attributes()[0].name().name() + "'");
-      }
-      start = emitExpr(apply.attributes()[0].value());
-    }
-    std::vector<Value*> range_inputs;
-    if (start) range_inputs.push_back(start);
-    range_inputs.push_back(g_.insertConstant(std::numeric_limits<int64_t>::max(), loc));
-    SugaredValuePtr iterable = emitSugaredExpr(apply.inputs()[0], 1)->iter(loc, g_);
-    auto range = std::make_shared<RangeValue>(loc, g_, range_inputs, iterable->staticLen());
-    auto tree = std::make_shared<IterableTree>();
-    tree->addChild(loc, g_, range);
-    tree->addChild(loc, g_, iterable);
-    return tree;
-  }
-  if (kind == "list") {
-    if (apply.inputs().empty()) {
-      TypePtr type = type_hint ? type_hint : ListType::create(TensorType::get());
-      if (!type->cast<ListType>()) throwSourceError(loc, "Expected list type annotation for list(), found " + type->annotationStr());
-      Value* list = g_.insertNode(g_.createList(type->cast<ListType>()->elementType(), {}))->output();
-      return std::make_shared<SimpleValue>(list);
-    }
-    check_inputs(1);
-    SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
-    Value* v = asSimple(arg);
-    if (v && v->type()->cast<ListType>()) return std::make_shared<SimpleValue>(call(loc, aten::list, {v}));
-    // Anything iterable becomes a list by iterating it.
-    SugaredValuePtr iterable = arg->iter(loc, g_);
-    if (auto tuple = std::dynamic_pointer_cast<SugaredTupleValue>(iterable)) {
-      std::vector<Value*> values;
-      for (const auto& e : tuple->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));
-      auto unified = values.empty() ? std::optional<TypePtr>(TensorType::get()) : std::optional<TypePtr>(values[0]->type());
-      for (Value* e : values) unified = unified ? unifyTypes(*unified, e->type()) : unified;
-      if (!unified) throwSourceError(loc, "list() of a tuple whose elements have different types");
-      return std::make_shared<SimpleValue>(g_.insertNode(g_.createList(*unified, values))->output());
-    }
-    if (v && v->type()->kind() == TypeKind::String) return std::make_shared<SimpleValue>(call(loc, aten::list, {v}));
-    // list(range(n)) and the like: [e for e in iterable], the iterable
-    // already emitted and held by a compiler-made name.
-    const SourceRange& r = apply.inputs()[0].range();
-    auto var = [&](const std::string& name) {
-      return Tree::create(TK_VAR, r, {Tree::create(TK_IDENT, r, {Tree::atom(name, r)})});
-    };
-    std::string iterable_name = "$list_iterable_" + std::to_string(temp_counter_++);
-    setSugaredVar(r, iterable_name, arg, nullptr);
-    TreeRef element = var("$list_element");
-    TreeRef comprehension =
-        Tree::create(TK_LIST_COMP, loc, {element, element, var(iterable_name), Tree::create(TK_OPTION, loc, {})});
-    return std::make_shared<SimpleValue>(emitListComprehension(ListComp(comprehension), type_hint));
-  }
-  if (kind == "hasattr" || kind == "getattr") {
-    // hasattr(obj, "name") / getattr(obj, "name"): on objects, with the name
-    // a string literal, answered when compiling (as 1.13 does).
-    check_inputs(2);
-    Expr name = apply.inputs()[1];
-    if (name.kind() != TK_STRINGLITERAL) throwSourceError(name.range(), kind + "'s second argument must be a string literal");
-    const std::string field = StringLiteral(name.tree()).text();
-    SugaredValuePtr object = emitSugaredExpr(apply.inputs()[0], 1);
-    Value* v = asSimple(object);
-    auto cls = v ? std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(v->type())) : nullptr;
-    if (!cls) throwSourceError(apply.inputs()[0].range(), kind + "'s first argument must be an object or a module");
-    if (kind == "hasattr") {
-      bool has = cls->hasAttribute(field) || cls->findConstant(field) || compiler_.ensureMethod(cls, field, &loc);
-      return std::make_shared<SimpleValue>(g_.insertConstant(has, loc));
-    }
-    if (!cls->hasAttribute(field) && !cls->findConstant(field)) compiler_.ensureMethod(cls, field, &loc);
-    return object->attr(loc, g_, field);
-  }
-  if (kind == "TupleConstruct") {
-    if (apply.inputs().size() != 1) throwSourceError(loc, "tuple() expects exactly one argument");
-    SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
+  checkSpecialFormInputs(apply, "list", 1);
+  SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
+  Value* v = asSimple(arg);
+  if (v && v->type()->cast<ListType>()) return std::make_shared<SimpleValue>(call(loc, aten::list, {v}));
+  // Anything iterable becomes a list by iterating it.
+  SugaredValuePtr iterable = arg->iter(loc, g_);
+  if (auto tuple = std::dynamic_pointer_cast<SugaredTupleValue>(iterable)) {
     std::vector<Value*> values;
-    for (const auto& e : arg->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));
-    return std::make_shared<SimpleValue>(g_.insertNode(g_.createTuple(values))->output());
+    for (const auto& e : tuple->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));
+    auto unified = values.empty() ? std::optional<TypePtr>(TensorType::get()) : std::optional<TypePtr>(values[0]->type());
+    for (Value* e : values) unified = unified ? unifyTypes(*unified, e->type()) : unified;
+    if (!unified) throwSourceError(loc, "list() of a tuple whose elements have different types");
+    return std::make_shared<SimpleValue>(g_.insertNode(g_.createList(*unified, values))->output());
   }
-  throwSourceError(loc, "unsupported special form " + kind);
+  if (v && v->type()->kind() == TypeKind::String) return std::make_shared<SimpleValue>(call(loc, aten::list, {v}));
+  // list(range(n)) and the like: [e for e in iterable], the iterable
+  // already emitted and held by a compiler-made name.
+  const SourceRange& r = apply.inputs()[0].range();
+  auto var = [&](const std::string& name) {
+    return Tree::create(TK_VAR, r, {Tree::create(TK_IDENT, r, {Tree::atom(name, r)})});
+  };
+  std::string iterable_name = "$list_iterable_" + std::to_string(temp_counter_++);
+  setSugaredVar(r, iterable_name, arg, nullptr);
+  TreeRef element = var("$list_element");
+  TreeRef comprehension =
+      Tree::create(TK_LIST_COMP, loc, {element, element, var(iterable_name), Tree::create(TK_OPTION, loc, {})});
+  return std::make_shared<SimpleValue>(emitListComprehension(ListComp(comprehension), type_hint));
+}
+
+SugaredValuePtr FunctionEmitter::emitTupleForm(const Apply& apply, const TypePtr&) {
+  const SourceRange& loc = apply.range();
+  if (apply.inputs().size() != 1) throwSourceError(loc, "tuple() expects exactly one argument");
+  SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
+  std::vector<Value*> values;
+  for (const auto& e : arg->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));
+  return std::make_shared<SimpleValue>(g_.insertNode(g_.createTuple(values))->output());
+}
+
+// hasattr(obj, "name") / getattr(obj, "name"): on objects, with the name a
+// string literal, answered when compiling (as 1.13 does). The object and its
+// class; `field` is set to the name.
+std::pair<SugaredValuePtr, ClassTypePtr> FunctionEmitter::emitAttributeQuery(const Apply& apply, const std::string& form,
+                                                                            std::string& field) {
+  checkSpecialFormInputs(apply, form, 2);
+  Expr name = apply.inputs()[1];
+  if (name.kind() != TK_STRINGLITERAL) throwSourceError(name.range(), form + "'s second argument must be a string literal");
+  field = StringLiteral(name.tree()).text();
+  SugaredValuePtr object = emitSugaredExpr(apply.inputs()[0], 1);
+  Value* v = asSimple(object);
+  auto cls = v ? std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(v->type())) : nullptr;
+  if (!cls) throwSourceError(apply.inputs()[0].range(), form + "'s first argument must be an object or a module");
+  return {object, cls};
+}
+
+SugaredValuePtr FunctionEmitter::emitHasattrForm(const Apply& apply, const TypePtr&) {
+  std::string field;
+  auto [object, cls] = emitAttributeQuery(apply, "hasattr", field);
+  bool has = cls->hasAttribute(field) || cls->findConstant(field) || compiler_.ensureMethod(cls, field, &apply.range());
+  return std::make_shared<SimpleValue>(g_.insertConstant(has, apply.range()));
+}
+
+SugaredValuePtr FunctionEmitter::emitGetattrForm(const Apply& apply, const TypePtr&) {
+  std::string field;
+  auto [object, cls] = emitAttributeQuery(apply, "getattr", field);
+  ensureField(cls, field, apply.range());
+  return object->attr(apply.range(), g_, field);
 }
 
 CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo) {
@@ -2247,19 +2353,16 @@ void defineClass(const ClassTypePtr& cls, const TreeRef& class_def, const Resolv
 }
 
 void defineMethods(const ClassTypePtr& cls, const std::vector<MethodSource>& methods,
-                   const std::vector<std::string>& roots, CompilationTarget& target) {
-  DefinitionCompiler compiler(nullptr, target);
-  std::set<std::string> names;
+                   const std::vector<std::string>& roots, CompilationTarget& target, const ResolverPtr& classes) {
+  DefinitionCompiler compiler(classes, target);
   for (const MethodSource& m : methods) {
     if (m.def->kind() != TK_DEF) throwSourceError(m.def->range(), "expected a method definition");
     compiler.addMethod(cls, Def(m.def), m.resolver);
-    names.insert(Def(m.def).name().name());
   }
   for (const std::string& root : roots) {
-    if (!names.count(root) && !cls->findMethod(root)) {
+    if (!compiler.ensureMethod(cls, root, nullptr)) {
       KILN_ERROR("class '", cls->name(), "' has no method '", root, "' to compile");
     }
-    compiler.ensureMethod(cls, root, nullptr);
   }
 }
 

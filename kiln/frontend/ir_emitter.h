@@ -34,12 +34,6 @@ struct CompilationTarget {
       define_method;
 };
 
-// A method's `def` (self first) and the resolver for the names it does not define.
-struct MethodSource {
-  TreeRef def;
-  ResolverPtr resolver;
-};
-
 // Compiles every `def` and `class` among `definitions` (top-level
 // statements of a source: imports are accepted and skipped; other statements
 // are errors). A class `Foo` becomes the type `__torch__.Foo`: its __init__
@@ -54,9 +48,12 @@ void defineClass(const ClassTypePtr& cls, const TreeRef& class_def, const Resolv
 
 // Compiles methods of a class whose attributes are already known (a module
 // type): those named in `roots`, and the methods they reach through
-// `self.name(...)`, each compiled the first time it is used. Methods never
-// reached are never compiled.
+// `self.name(...)` (or `self.sub.name(...)` on a submodule's class), each
+// compiled the first time it is used. A method is found among `methods`, or
+// else asked of `classes` (Resolver::resolveMethod), which also explains
+// attributes the classes lack. Methods never reached are never compiled.
 void defineMethods(const ClassTypePtr& cls, const std::vector<MethodSource>& methods,
-                   const std::vector<std::string>& roots, CompilationTarget& target);
+                   const std::vector<std::string>& roots, CompilationTarget& target,
+                   const ResolverPtr& classes = nullptr);
 
 }  // namespace kiln

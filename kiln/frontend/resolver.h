@@ -5,10 +5,12 @@
 // Builtins (`len`, `range`, `print`, `torch`, `math`, `kiln`, ...) need no
 // resolver: the emitter knows them when no resolver claims the name.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kiln/core/function.h"
 #include "kiln/core/ivalue.h"
+#include "kiln/frontend/tree.h"
 #include "kiln/ir/source_range.h"
 
 namespace kiln {
@@ -17,13 +19,39 @@ class Graph;
 class SugaredValue;
 using SugaredValuePtr = std::shared_ptr<SugaredValue>;
 
+class Resolver;
+using ResolverPtr = std::shared_ptr<Resolver>;
+
+// A method's `def` (self first) and the resolver for the names it does not define.
+struct MethodSource {
+  TreeRef def;
+  ResolverPtr resolver;
+};
+
 class Resolver {
  public:
   virtual ~Resolver() = default;
   // What `name` stands for, or null when the resolver does not know it.
   virtual SugaredValuePtr resolveValue(const std::string& name, Graph& graph, const SourceRange& loc) = 0;
+  // The source of method `name` of `cls`, which the emitter met (`self.f(x)`,
+  // `self.sub.f(x)`, hasattr) before it was compiled: the embedder holds the
+  // classes' source (a Python class, an archive) and the emitter compiles
+  // each method the first time a compiled one uses it. Nullopt when `cls`
+  // has no such method in source.
+  virtual std::optional<MethodSource> resolveMethod(const ClassTypePtr& cls, const std::string& name) {
+    (void)cls;
+    (void)name;
+    return std::nullopt;
+  }
+  // Why `cls` has no attribute `name` though the object it was made from has
+  // one (torch's "(This attribute exists on the Python module, but ...)"),
+  // said after "Module 'M' has no attribute 'name'"; empty when there is nothing to add.
+  virtual std::string explainMissingAttribute(const ClassTypePtr& cls, const std::string& name) {
+    (void)cls;
+    (void)name;
+    return {};
+  }
 };
-using ResolverPtr = std::shared_ptr<Resolver>;
 
 // The sugared values a resolver hands back.
 // A Python constant (None, bool, int, float, str, or a tuple of these): a

@@ -12,14 +12,14 @@ from ._dtype import (dtype, uint8, int8, int16, int32, int64, float16, float32, 
 from . import _tensor  # noqa: F401  (installs Tensor methods and operators)
 from ._functions import install as _install_functions
 from ._factories import tensor, as_tensor, manual_seed
-from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile, script
-from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing
+from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile
 from ._jit import ScriptClass, ScriptObject, ScriptMethod
+from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing
+from . import nn
+from . import jit  # noqa: F401  (kiln.jit.export, kiln.jit.ignore)
+from .jit import script
 
 _install_functions(globals())
-
-from . import nn  # noqa: E402
-from . import jit  # noqa: E402,F401  (kiln.jit.export, kiln.jit.ignore)
 
 __all__ = ["Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "dtype", "parse_ir",
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",

@@ -9,6 +9,7 @@ import textwrap
 import types
 
 from . import _C
+from .nn.module import Module
 
 ScriptFunction = _C.ScriptFunction
 ScriptObject = _C.ScriptObject
@@ -168,12 +169,8 @@ def _is_script_class_candidate(value):
         return False
     if "__kiln_script_class__" in value.__dict__:
         return True
-    try:
-        from .nn import Module  # noqa: PLC0415  (kiln.nn may not exist, and imports kiln)
-        if issubclass(value, Module):
-            return False
-    except ImportError:
-        pass
+    if issubclass(value, Module):
+        return False
     return "__init__" in value.__dict__ and isinstance(value.__dict__["__init__"], types.FunctionType)
 
 
@@ -272,10 +269,10 @@ def _script_class(cls):
 
 def script(fn):
     """Compiles a Python function as TorchScript from its source and returns
-    a ScriptFunction (callable; `.graph`, `.schema`, `.name`). Usable as a
-    decorator (`@kiln.script`). On a class, compiles it as a TorchScript
-    class and returns a kiln.ScriptClass (calling it makes script objects);
-    on a kiln.nn.Module instance, scripts the module.
+    a ScriptFunction (callable; `.graph`, `.schema`, `.name`). On a class,
+    compiles it as a TorchScript class and returns a kiln.ScriptClass
+    (calling it makes script objects). kiln.script (kiln.jit.script) is this
+    and, for kiln.nn.Module instances, kiln.nn._script.script_module.
 
     Names the function does not define are looked up in its closure, then
     its globals: ScriptFunctions are called; plain Python functions are
@@ -290,13 +287,6 @@ def script(fn):
     if isinstance(fn, type):
         return _script_class(fn)
     if not isinstance(fn, types.FunctionType):
-        try:
-            from .nn import Module  # noqa: PLC0415  (kiln.nn imports kiln)
-        except ImportError:
-            Module = None
-        if Module is not None and isinstance(fn, Module):
-            from .nn._script import script_module  # noqa: PLC0415
-            return script_module(fn)
         raise TypeError(f"kiln.script expects a Python function, class or kiln.nn.Module, got {type(fn).__name__}")
     cached = fn.__dict__.get("__kiln_script__")
     if cached is not None and cached is not _COMPILING:

@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 
 from . import _C
+from .nn import _script
+from .nn import module as module_py
 
 ScriptFunction = _C.ScriptFunction
 
@@ -235,13 +237,11 @@ def trace(func, example_inputs, check_inputs=None, check_trace=True, strict=True
     tuples; default: the example inputs) and raises TracingCheckError when
     the graph differs, warns (TracerWarning) when outputs do.
     strict: as torch's (a dict output raises, a list output warns)."""
-    from . import nn
-    from .nn import _script
     if isinstance(func, (ScriptFunction, _script.ScriptModule)):
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. Returning the object "
                       "as is.", stacklevel=2)
         return func
-    if isinstance(func, nn.Module):
+    if isinstance(func, module_py.Module):
         return trace_module(func, {"forward": example_inputs}, check_trace=check_trace,
                             check_inputs=None if check_inputs is None else [{"forward": c} for c in check_inputs],
                             strict=strict, check_tolerance=check_tolerance)
@@ -276,8 +276,7 @@ def trace_module(mod, inputs, check_trace=True, check_inputs=None, strict=True, 
     submodule's type (forward, forward1, ... when it is called more than
     once). Scripted submodules and functions stay calls. check_inputs: a
     list of such dicts; the checks are kiln.trace's."""
-    from . import nn
-    if not isinstance(mod, nn.Module):
+    if not isinstance(mod, module_py.Module):
         raise AttributeError("expected kiln.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
@@ -317,7 +316,6 @@ def _traced_call(module, args, kwargs):
 
 def _push_module_trace(traced_modules):
     global _module_traces_running
-    from .nn import module as module_py
     if not hasattr(_module_traces, "stack"):
         _module_traces.stack = []
     _module_traces.stack.append(traced_modules)
@@ -328,7 +326,6 @@ def _push_module_trace(traced_modules):
 
 def _pop_module_trace():
     global _module_traces_running
-    from .nn import module as module_py
     _module_traces.stack.pop()
     with _module_traces_lock:
         _module_traces_running -= 1
@@ -338,7 +335,6 @@ def _pop_module_trace():
 
 def _trace_methods(mod, inputs, strict):
     """A new ScriptModule for `mod` with the methods of `inputs` traced into it."""
-    from .nn import _script
     scripted = _script.script_module_for_trace(mod)
     # eager submodule -> its ScriptModule, to trace their calls into methods (torch's _trace_module_map).
     traced_modules = {}

@@ -165,6 +165,46 @@ TreeRef parseDef(const std::string& source, const std::string& filename, size_t 
   throw Error("expected a def in the source of a method (" + filename + ", line " + std::to_string(first_line) + ")");
 }
 
+// The classes kiln.nn scripts, as the compiler sees them: it asks for a
+// method's source the first time a compiled method uses it, and why an
+// attribute of the Python module has no TorchScript type. `method_source(type,
+// name)` returns (source, filename, first_line, lookup) or None;
+// `explain_missing(type, name)` a str ("" for nothing to add).
+class PythonClassResolver : public Resolver {
+ public:
+  PythonClassResolver(py::object method_source, py::object explain_missing)
+      : method_source_(std::move(method_source)), explain_missing_(std::move(explain_missing)) {}
+  ~PythonClassResolver() override {
+    py::gil_scoped_acquire gil;
+    method_source_ = py::object();
+    explain_missing_ = py::object();
+  }
+
+  SugaredValuePtr resolveValue(const std::string&, Graph&, const SourceRange&) override { return nullptr; }
+
+  std::optional<MethodSource> resolveMethod(const ClassTypePtr& cls, const std::string& name) override {
+    if (method_source_.is_none()) return std::nullopt;
+    py::gil_scoped_acquire gil;
+    py::object found = method_source_(classHandle(cls), name);
+    if (found.is_none()) return std::nullopt;
+    auto entry = found.cast<py::tuple>();
+    if (entry.size() != 4) throw py::value_error("method_source returns (source, filename, first_line, lookup) or None");
+    TreeRef def = parseDef(entry[0].cast<std::string>(), entry[1].cast<std::string>(), entry[2].cast<size_t>());
+    py::object lookup = entry[3];
+    return MethodSource{def, lookup.is_none() ? nullptr : makePythonResolver(lookup, name)};
+  }
+
+  std::string explainMissingAttribute(const ClassTypePtr& cls, const std::string& name) override {
+    if (explain_missing_.is_none()) return {};
+    py::gil_scoped_acquire gil;
+    return explain_missing_(classHandle(cls), name).cast<std::string>();
+  }
+
+ private:
+  py::object method_source_;
+  py::object explain_missing_;
+};
+
 }  // namespace
 
 std::optional<IValue> objectToIValue(py::handle obj, const TypePtr& type) {
@@ -352,7 +392,8 @@ void bindObjects(py::module_& m) {
 
   m.def(
       "_compile_methods",
-      [](PyClassType& t, const py::dict& methods, const std::vector<std::string>& roots) {
+      [](PyClassType& t, const py::dict& methods, const std::vector<std::string>& roots,
+         const py::object& method_source, const py::object& explain_missing) {
         std::vector<MethodSource> sources;
         for (auto [key, value] : methods) {
           std::string name = py::str(key);
@@ -366,11 +407,18 @@ void bindObjects(py::module_& m) {
         }
         CompilationUnit::registerClass(t.unit, t.type);
         CompilationTarget target = compilationTarget(t.unit);
-        defineMethods(t.type, sources, roots, target);
+        ResolverPtr classes;
+        if (!method_source.is_none() || !explain_missing.is_none()) {
+          classes = std::make_shared<PythonClassResolver>(method_source, explain_missing);
+        }
+        defineMethods(t.type, sources, roots, target, classes);
       },
-      py::arg("type"), py::arg("methods"), py::arg("roots"),
-      "Compiles `roots` (and the methods they call through self) from {name: (source, filename, first_line, "
-      "lookup)}.");
+      py::arg("type"), py::arg("methods"), py::arg("roots"), py::arg("method_source") = py::none(),
+      py::arg("explain_missing") = py::none(),
+      "Compiles `roots` (and the methods they use, on this class or others, each the first time it is used) "
+      "from {name: (source, filename, first_line, lookup)}; a method not there is asked of "
+      "`method_source(type, name)` (the same tuple, or None), and `explain_missing(type, name)` says why a "
+      "class lacks an attribute.");
 
   m.def(
       "_create_method",

@@ -2,7 +2,9 @@
 // passes), and its errors (message, line and caret).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -197,6 +199,82 @@ TEST(IREmitter, VarargsBecomeAList) {
       "def f(x: Tensor):\n"
       "    return x.view(2, 3)\n");
   EXPECT_EQ(count(*c.graphs["f"], "prim::ListConstruct"), 1u);
+}
+
+// The source of module classes' methods, handed over the first time the
+// emitter meets a call (as kiln.nn hands over a Python class's methods).
+class MethodSources : public Resolver {
+ public:
+  std::map<std::string, std::string> sources;  // "Class.method" -> its def
+  std::vector<std::string> asked;
+  SugaredValuePtr resolveValue(const std::string&, Graph&, const SourceRange&) override { return nullptr; }
+  std::optional<MethodSource> resolveMethod(const ClassTypePtr& cls, const std::string& name) override {
+    std::string key = cls->unqualifiedName() + "." + name;
+    asked.push_back(key);
+    auto it = sources.find(key);
+    if (it == sources.end()) return std::nullopt;
+    return MethodSource{parseSource(it->second, "<" + key + ">").at(0), nullptr};
+  }
+  std::string explainMissingAttribute(const ClassTypePtr&, const std::string& name) override {
+    return name == "cache" ? "(it holds Python objects)" : "";
+  }
+};
+
+struct ModuleMethods {
+  ClassTypePtr net = ClassType::create("__torch__.Net", /*is_module=*/true);
+  ClassTypePtr sub = ClassType::create("__torch__.Sub", /*is_module=*/true);
+  std::vector<std::shared_ptr<Function>> functions;
+  std::vector<std::string> compiled;
+  CompilationTarget target;
+  ModuleMethods() {
+    net->addAttribute("sub", sub, SlotKind::Module);
+    target.define_method = [this](const ClassTypePtr& cls, const std::string& name, std::shared_ptr<Graph>,
+                                  FunctionSchema schema) -> Function* {
+      functions.push_back(std::make_shared<RecordingFunction>(name, std::move(schema)));
+      cls->addMethod(functions.back().get());
+      compiled.push_back(cls->unqualifiedName() + "." + name);
+      return functions.back().get();
+    };
+  }
+};
+
+TEST(IREmitter, MethodsCompileWhenFirstCalledFromSourceTheResolverGives) {
+  ModuleMethods m;
+  auto resolver = std::make_shared<MethodSources>();
+  resolver->sources["Net.helper"] = "def helper(self, x: Tensor) -> Tensor:\n    return x * 2\n";
+  resolver->sources["Sub.twice"] = "def twice(self, x: Tensor) -> Tensor:\n    return x + x\n";
+  resolver->sources["Net.python_only"] = "def python_only(self):\n    return f'{self}'\n";
+  std::vector<MethodSource> roots{{parseSource("def forward(self, x: Tensor) -> Tensor:\n"
+                                               "    return self.helper(x) + self.sub.twice(x)\n",
+                                               "<string>")
+                                       .at(0),
+                                   nullptr}};
+  defineMethods(m.net, roots, {"forward"}, m.target, resolver);
+  EXPECT_EQ(m.compiled, (std::vector<std::string>{"Net.helper", "Sub.twice", "Net.forward"}));
+  EXPECT_EQ(m.net->findMethod("python_only"), nullptr);
+  EXPECT_EQ(std::count(resolver->asked.begin(), resolver->asked.end(), "Net.python_only"), 0);
+  // A root the resolver knows compiles from its source too.
+  resolver->sources["Net.later"] = "def later(self) -> int:\n    return 1\n";
+  defineMethods(m.net, {}, {"later"}, m.target, resolver);
+  EXPECT_NE(m.net->findMethod("later"), nullptr);
+}
+
+TEST(IREmitterErrors, MissingAttributeIsExplainedByTheResolver) {
+  ModuleMethods m;
+  auto resolver = std::make_shared<MethodSources>();
+  auto compile = [&](const std::string& body) {
+    std::vector<MethodSource> roots{{parseSource("def forward(self):\n    return " + body + "\n", "<string>").at(0), nullptr}};
+    try {
+      defineMethods(m.net, roots, {"forward"}, m.target, resolver);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string e = compile("self.cache");
+  EXPECT_NE(e.find("Module 'Net' has no attribute 'cache' (it holds Python objects)"), std::string::npos) << e;
+  e = compile("self.sub.nothing(1)");
+  EXPECT_NE(e.find("Module 'Sub' has no attribute or method 'nothing'"), std::string::npos) << e;
 }
 
 TEST(IREmitterErrors, UndefinedName) {

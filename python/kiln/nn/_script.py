@@ -9,15 +9,16 @@ compiled once. Submodules are scripted first. The class type is named as
 torch names it (`__torch__.<python module>.<Class>`, mangled with
 `___torch_mangle_<n>` when one Python class needs several types), and every
 module type has the bool attribute `training` (it is in every Module's
-__dict__). `forward` and the methods marked @kiln.jit.export are compiled,
-with every method they reach through `self.name(...)`.
+__dict__). `forward` and the methods marked @kiln.jit.export are compiled;
+the compiler asks for every other method (of the module's class or of a
+submodule's) the first time a compiled method uses it (_method_source), so
+Python helpers never called from TorchScript are never compiled.
 
 The result is a ScriptModule: a kiln.nn.Module over a kiln._C.ScriptObject,
 so parameters(), state_dict(), load_state_dict(), train()/eval() ... behave
 as on the eager module. The script object holds the eager module's tensors
 themselves (not copies), as torch shares them; other attributes are copied."""
 import ast
-import re
 import types
 import typing
 import warnings
@@ -26,7 +27,7 @@ from collections.abc import MutableMapping
 
 from .. import _C
 from .. import _jit
-from .. import jit as _kiln_jit
+from .._jit_internal import modifier
 from .container import ModuleDict, ModuleList, Sequential, _ModuleMapping
 from .module import Module
 
@@ -70,6 +71,10 @@ class _Names:
 
 
 _names = _Names()
+
+# Qualified name of a class type kiln.nn made -> its _ConcreteType, for the
+# compiler's questions about the type (_method_source, _explain_missing).
+_concrete_types = {}
 
 
 # --- type annotations -> TorchScript type text -------------------------------------------------
@@ -160,6 +165,7 @@ class _ConcreteType:
         submodules, in torch's order)."""
         name = _names.claim(_qualified_name(self.py_class))
         ct = _C._new_class_type(name, True, self.iterable)
+        _concrete_types[name] = self
         for attr, (type_, kind) in self.attributes.items():
             ct.add_attribute(attr, type_, kind)
         for attr, value in self.constants.items():
@@ -291,10 +297,10 @@ def _class_functions(cls):
 def _roots(functions):
     roots = []
     forward = functions.get("forward")
-    if forward is not None and _kiln_jit.modifier(forward) not in ("ignore", "unused"):
+    if forward is not None and modifier(forward) not in ("ignore", "unused"):
         roots.append("forward")
     for name, fn in functions.items():
-        if _kiln_jit.modifier(fn) == "export" and name not in roots:
+        if modifier(fn) == "export" and name not in roots:
             roots.append(name)
     return roots
 
@@ -311,126 +317,52 @@ def _stub(source, name, modifier):
     return ast.unparse(tree) + "\n"
 
 
-def _loop_element(loop, is_submodule):
-    """For `for v in self.m`, `for i, v in enumerate(self.m)`, `for k, v in
-    self.m.items()` and `for v in self.m.values()` over a submodule m: (m, v)."""
-    it, target = loop.iter, loop.target
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
-        it = it.args[0]
-        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
-    elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values"):
-        if it.func.attr == "items":
-            target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
-        it = it.func.value
-    sub = is_submodule(it)
-    if sub is None or not isinstance(target, ast.Name):
+def _function_source(fn, name):
+    """(source, file name, first line, free-name lookup) of method `fn`."""
+    source, filename, first_line = _jit._function_source(fn)
+    marker = modifier(fn)
+    if marker in ("ignore", "unused"):
+        source = _stub(source, name, marker)
+    return source, filename, first_line, _jit._free_names(fn)
+
+
+def _method_source(class_type, name):
+    """The compiler met a call of method `name` of a class type it has not
+    compiled: the method's source, or None when the Python class has no such
+    method TorchScript may compile. kiln.nn's own methods other than the
+    roots (a ModuleDict's items(), a ModuleList's append(), ...) are the
+    compiler's sugar or Python."""
+    concrete = _concrete_types.get(class_type.name)
+    if concrete is None or concrete.py_class is None:
         return None
-    return sub, target.id
-
-
-def _references(source, names, submodules):
-    """What the def in `source` reaches through self: the names in `names`
-    it reads as `self.<name>`, and the (submodule, element, attribute)
-    triples it reads on submodules: `self.sub.attr` gives (sub, False,
-    attr); `self.subs[0].attr`, or `v.attr` in a loop over self.subs, gives
-    (subs, True, attr) (an attribute of the container's elements)."""
-    definition = ast.parse(source).body[0]
-    if not definition.args.args:
-        return [], []
-    self_name = definition.args.args[0].arg
-
-    def is_submodule(node):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name \
-                and node.attr in submodules:
-            return node.attr
+    fn = _class_functions(concrete.py_class).get(name)
+    if fn is None or fn.__module__.startswith(__package__ + "."):
         return None
+    return _function_source(fn, name)
 
-    own, nested = [], []
-    for node in ast.walk(definition):
-        if isinstance(node, ast.For):
-            found = _loop_element(node, is_submodule)
-            if found is not None:
-                sub, var = found
-                for inner in ast.walk(node):
-                    if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == var:
-                        nested.append((sub, True, inner.attr))
-        if not isinstance(node, ast.Attribute):
-            continue
-        if isinstance(node.value, ast.Name) and node.value.id == self_name and node.attr in names:
-            own.append(node.attr)
-        elif is_submodule(node.value) is not None:
-            nested.append((node.value.attr, False, node.attr))
-        elif isinstance(node.value, ast.Subscript) and is_submodule(node.value.value) is not None:
-            nested.append((node.value.value.attr, True, node.attr))
-    return own, nested
+
+def _explain_missing(class_type, name):
+    """Why a module's type lacks `name` though the Python module has it (torch's words), or ""."""
+    concrete = _concrete_types.get(class_type.name)
+    return "" if concrete is None else concrete.failed.get(name, "")
 
 
 def _compile_methods(concrete, roots):
-    """Compiles `roots` of the concrete type's class and the methods they
-    reach. Only those are handed to the compiler: the others may not be
-    TorchScript at all (Python helpers, f-strings, ...). Methods of
-    submodules called by name (`self.sub.helper(x)`) are compiled into the
-    submodule's type first, as torch compiles them on demand."""
+    """Compiles `roots` of the concrete type's class; the methods they use
+    are compiled as the compiler meets them (it asks _method_source), so
+    methods no compiled one reaches are never handed to the compiler: they
+    may not be TorchScript at all (Python helpers, f-strings, ...)."""
     functions = _class_functions(concrete.py_class)
-    methods, nested = {}, []
-    pending = list(roots)
-    while pending:
-        name = pending.pop(0)
-        if name in methods or concrete.class_type.has_method(name):
-            continue
-        fn = functions[name]
-        source, filename, first_line = _jit._function_source(fn)
-        modifier = _kiln_jit.modifier(fn)
-        if modifier in ("ignore", "unused"):
-            source = _stub(source, name, modifier)
-        methods[name] = (source, filename, first_line, _jit._free_names(fn))
-        own, calls = _references(source, functions, concrete.modules)
-        pending.extend(own)
-        nested.extend(calls)
-    for sub_name, elements, attr in nested:
-        targets = concrete.modules[sub_name].modules.values() if elements else [concrete.modules[sub_name]]
-        for sub in targets:
-            if sub.py_class is None or sub.class_type.has_method(attr):
-                continue
-            fn = _class_functions(sub.py_class).get(attr)
-            # kiln.nn's own methods (a ModuleDict's items(), ...) are the compiler's sugar, or Python.
-            if fn is not None and not fn.__module__.startswith(__package__ + "."):
-                _compile_methods(sub, [attr])
-    roots = [name for name in roots if name in methods]
-    if roots:
+    methods = {name: _function_source(functions[name], name) for name in roots
+               if not concrete.class_type.has_method(name)}
+    if methods:
         try:
-            _C._compile_methods(concrete.class_type, methods, roots)
-        except RuntimeError as e:
+            _C._compile_methods(concrete.class_type, methods, list(methods), _method_source, _explain_missing)
+        except RuntimeError:
             # The type may hold some of the methods now: the next try makes a new one.
             _type_store.forget(concrete)
-            raise _explain(e, concrete) from None
+            raise
     concrete.compiled = True
-
-
-_MISSING = re.compile(r"Module '(\w+)' has no attribute or method '(\w+)'")
-
-
-def _explain(error, concrete):
-    """Says why an attribute that exists on the Python module is missing in
-    TorchScript (the compiler only knows it is missing), in torch's words:
-    Module 'M' has no attribute 'x' (This attribute exists on the Python module, ...)."""
-    message = str(error)
-    match = _MISSING.search(message)
-    if match is None:
-        return error
-    owner, name = match.groups()
-    pending, seen = [concrete], set()
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if current.original_name == owner and name in current.failed:
-            why = current.failed[name]
-            return RuntimeError(message[:match.start()] + f"Module '{owner}' has no attribute '{name}' {why}"
-                                + message[match.end():])
-        pending.extend(current.modules.values())
-    return error
 
 
 # --- instances ----------------------------------------------------------------------------------
@@ -476,7 +408,7 @@ def _create(module, concrete, compile_methods=True):
             object.__setattr__(scripted, name, getattr(module, name))
     # @ignore'd methods stay Python, bound to the scripted module (as torch keeps them).
     for name, fn in _class_functions(type(module)).items():
-        if _kiln_jit.modifier(fn) == "ignore":
+        if modifier(fn) == "ignore":
             object.__setattr__(scripted, name, types.MethodType(fn, scripted))
     return scripted
 

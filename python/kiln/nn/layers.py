@@ -4,14 +4,14 @@ Their forwards are TorchScript, and they take torch's TorchScript type names,
 so a scripted model that uses them prints as torch's does."""
 import math
 
+from .. import _functions
 from . import functional as F
 from .module import Module
 from .parameter import Parameter
 
 
 def _uniform(shape, bound):
-    from .. import empty  # kiln's functions are installed after kiln.nn is imported
-    return empty(shape).uniform_(-bound, bound)
+    return _functions.op("empty")(shape).uniform_(-bound, bound)
 
 
 class Identity(Module):

@@ -10,6 +10,7 @@ import copy
 from collections import OrderedDict, namedtuple
 
 from .. import _C
+from .. import _dtype
 from .parameter import Parameter
 
 
@@ -298,17 +299,15 @@ class Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self):
-        from .. import float32
-        return self._cast_floating(float32)
+        return self._cast_floating(_dtype.float32)
 
     def double(self):
-        from .. import float64
-        return self._cast_floating(float64)
+        return self._cast_floating(_dtype.float64)
 
     def to(self, *args, **kwargs):
         """module.to(dtype) (floating point tensors only, as torch) and
         module.to("cpu") (kiln runs on the CPU: nothing to do)."""
-        from .. import dtype as dtype_class
+        dtype_class = _dtype.dtype
         target = kwargs.get("dtype")
         for arg in args:
             if isinstance(arg, dtype_class):

@@ -1,5 +1,6 @@
 """kiln.nn.Parameter: a tensor that a Module registers as one of its parameters."""
 from .. import _C
+from .. import _functions
 
 
 class Parameter(_C.Tensor):
@@ -13,8 +14,7 @@ class Parameter(_C.Tensor):
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:
-            from .. import empty
-            data = empty(0)
+            data = _functions.op("empty")(0)
         if not isinstance(data, _C.Tensor):
             raise TypeError(f"Parameter: expected a kiln.Tensor, got {type(data).__name__}")
         super().__init__(data)
