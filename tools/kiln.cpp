@@ -19,8 +19,8 @@
 #include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
-#include "kiln/passes/pipeline.h"
 #include "kiln/passes/pass_registry.h"
+#include "kiln/passes/pipeline.h"
 
 namespace {
 
@@ -186,8 +186,7 @@ void runPasses(const std::shared_ptr<kiln::Graph>& graph, const std::vector<cons
   }
 }
 
-kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::string& name,
-                                  const std::string& path) {
+kiln::GraphFunction& findFunction(const kiln::CompilationUnit& unit, const std::string& name, const std::string& path) {
   if (kiln::GraphFunction* f = unit.findFunction(name)) return *f;
   std::string names;
   for (kiln::GraphFunction* f : unit.functions()) names += (names.empty() ? "" : ", ") + f->name();
@@ -435,7 +434,8 @@ int runCommand(const std::vector<std::string>& args, bool split) {
     }
     std::vector<const kiln::GraphPass*> passes = findPasses(args.back());
     std::string text = readText(args[1]);
-    return forEachPart(text, split, [&](const std::string& part) { return optimizeGraphs(args[1], part, name, passes); });
+    return forEachPart(text, split,
+                       [&](const std::string& part) { return optimizeGraphs(args[1], part, name, passes); });
   }
   if (command == "run") {
     std::vector<std::string> positional;

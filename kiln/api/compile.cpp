@@ -1,8 +1,8 @@
 #include "kiln/api/kiln.h"
 
+#include "kiln/frontend/error_report.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/parser.h"
-#include "kiln/frontend/error_report.h"
 #include "kiln/frontend/tree_views.h"
 #include "kiln/passes/cleanup.h"
 
@@ -80,7 +80,8 @@ void Object::define(const std::string& source, const ResolverPtr& resolver, cons
   std::vector<std::string> names;
   for (const TreeRef& tree : parser.parseFile()) {
     if (tree->kind() == TK_IMPORT || tree->kind() == TK_IMPORT_FROM) continue;
-    if (tree->kind() != TK_DEF) throwSourceError(tree->range(), "expected def but found '" + kindToString(tree->kind()) + "'");
+    if (tree->kind() != TK_DEF)
+      throwSourceError(tree->range(), "expected def but found '" + kindToString(tree->kind()) + "'");
     methods.push_back({tree, resolver});
     names.push_back(Def(tree).name().name());
   }

@@ -15,11 +15,11 @@
 #include <memory>
 #include <string>
 
+#include "kiln/api/trace.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/resolver.h"
 #include "kiln/runtime/function.h"
 #include "kiln/runtime/module.h"
-#include "kiln/api/trace.h"
 
 namespace kiln {
 
@@ -44,8 +44,8 @@ void compileInto(CompilationUnit& unit, const std::string& source, const Resolve
 
 // As compileInto(), for a shared unit: the source may also define classes
 // (`class Foo:` becomes `__torch__.Foo`, its methods compiled into the unit).
-void compileInto(const std::shared_ptr<CompilationUnit>& unit, const std::string& source,
-                 const ResolverPtr& resolver, const std::string& filename, size_t starting_line);
+void compileInto(const std::shared_ptr<CompilationUnit>& unit, const std::string& source, const ResolverPtr& resolver,
+                 const std::string& filename, size_t starting_line);
 
 // Where the compiler puts what it compiles for a shared unit: functions,
 // classes and methods, each graph cleaned up as TorchScript 1.13 does

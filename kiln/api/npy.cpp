@@ -24,8 +24,8 @@ struct DtypeCode {
 };
 
 constexpr DtypeCode kDtypeCodes[] = {
-    {'b', 1, ScalarType::Bool},  {'u', 1, ScalarType::Byte}, {'i', 1, ScalarType::Char},
-    {'i', 2, ScalarType::Short}, {'i', 4, ScalarType::Int},  {'i', 8, ScalarType::Long},
+    {'b', 1, ScalarType::Bool},  {'u', 1, ScalarType::Byte},  {'i', 1, ScalarType::Char},
+    {'i', 2, ScalarType::Short}, {'i', 4, ScalarType::Int},   {'i', 8, ScalarType::Long},
     {'f', 2, ScalarType::Half},  {'f', 4, ScalarType::Float}, {'f', 8, ScalarType::Double},
 };
 
@@ -105,7 +105,8 @@ class HeaderParser {
 
   bool parseBool() {
     skipSpace();
-    for (auto [word, value] : {std::pair{std::string_view("True"), true}, std::pair{std::string_view("False"), false}}) {
+    for (auto [word, value] :
+         {std::pair{std::string_view("True"), true}, std::pair{std::string_view("False"), false}}) {
       if (text_.substr(pos_, word.size()) == word) {
         pos_ += word.size();
         return value;

@@ -35,8 +35,8 @@ struct TracedFunction {
 // propagate, ending the trace.
 // `context` names values and gives nodes source ranges (the Python binding's).
 TracedFunction trace(const std::string& name, const std::function<IValue(const Stack&)>& fn,
-                     const Stack& example_inputs, const std::vector<std::string>& arg_names = {},
-                     bool strict = true, tracer::TraceContext context = {});
+                     const Stack& example_inputs, const std::vector<std::string>& arg_names = {}, bool strict = true,
+                     tracer::TraceContext context = {});
 
 // What torch 1.13 runs on a fresh trace of a function (tracer::trace's
 // NormalizeOps, FixupTraceScopeBlocks' runCleanupPasses): aliases

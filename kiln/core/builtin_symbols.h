@@ -203,40 +203,40 @@
   _(aten, __range_length)           \
   _(aten, __derive_index)
 
-#define KILN_FORALL_ATTR_SYMBOLS(_) \
-  _(attr, value)                    \
-  _(attr, Subgraph)                 \
-  _(attr, name)                     \
-  _(attr, types)                    \
-  _(attr, chunks)                   \
-  _(attr, dim)                      \
-  _(attr, inplace)                  \
-  _(attr, profiled_type)            \
-  _(attr, cache_id)                 \
-  _(attr, ReverseSubgraph)          \
-  _(attr, f_real_outputs)           \
-  _(attr, df_input_vjps)            \
-  _(attr, df_input_captured_inputs) \
+#define KILN_FORALL_ATTR_SYMBOLS(_)  \
+  _(attr, value)                     \
+  _(attr, Subgraph)                  \
+  _(attr, name)                      \
+  _(attr, types)                     \
+  _(attr, chunks)                    \
+  _(attr, dim)                       \
+  _(attr, inplace)                   \
+  _(attr, profiled_type)             \
+  _(attr, cache_id)                  \
+  _(attr, ReverseSubgraph)           \
+  _(attr, f_real_outputs)            \
+  _(attr, df_input_vjps)             \
+  _(attr, df_input_captured_inputs)  \
   _(attr, df_input_captured_outputs) \
-  _(attr, df_output_vjps)           \
-  _(attr, axes)                     \
-  _(attr, self)                     \
-  _(attr, other)                    \
-  _(attr, input)                    \
-  _(attr, alpha)                    \
-  _(attr, size)                     \
-  _(attr, stride)                   \
-  _(attr, index)                    \
-  _(attr, start)                    \
-  _(attr, end)                      \
-  _(attr, step)                     \
-  _(attr, keepdim)                  \
-  _(attr, dtype)                    \
-  _(attr, device)                   \
-  _(attr, scope)                    \
-  _(attr, slot)                     \
-  _(attr, num_outputs)              \
-  _(attr, output_layouts)           \
+  _(attr, df_output_vjps)            \
+  _(attr, axes)                      \
+  _(attr, self)                      \
+  _(attr, other)                     \
+  _(attr, input)                     \
+  _(attr, alpha)                     \
+  _(attr, size)                      \
+  _(attr, stride)                    \
+  _(attr, index)                     \
+  _(attr, start)                     \
+  _(attr, end)                       \
+  _(attr, step)                      \
+  _(attr, keepdim)                   \
+  _(attr, dtype)                     \
+  _(attr, device)                    \
+  _(attr, scope)                     \
+  _(attr, slot)                      \
+  _(attr, num_outputs)               \
+  _(attr, output_layouts)            \
   _(attr, beg)
 
 #define KILN_FORALL_ONNX_SYMBOLS(_) \

@@ -157,8 +157,7 @@ class SchemaParser {
     }
     skipSpace();
     KILN_CHECK(pos_ == text_.size(), error("unexpected text after the return types"));
-    return FunctionSchema(std::move(name), std::move(overload), std::move(args), std::move(rets), is_vararg,
-                          is_varret);
+    return FunctionSchema(std::move(name), std::move(overload), std::move(args), std::move(rets), is_vararg, is_varret);
   }
 
  private:

@@ -4,8 +4,8 @@
 // parsed into typed arguments (with defaults, kwarg-only markers, fixed list
 // sizes and alias annotations) and printed back as the same text.
 #include <optional>
-#include <variant>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "kiln/core/ivalue.h"
@@ -30,9 +30,9 @@ struct Argument {
   // The schema's spelling of the type where it says more than `type`
   // (ScalarType, Layout, Device, MemoryFormat are ints to the compiler).
   std::string type_text;
-  std::optional<int64_t> fixed_size;   // int[2]
+  std::optional<int64_t> fixed_size;  // int[2]
   std::optional<IValue> default_value;
-  std::string default_text;            // printed as written
+  std::string default_text;  // printed as written
   bool kwarg_only = false;
   std::optional<AliasInfo> alias_info;
 

@@ -158,9 +158,8 @@ void callBoxed(const F& f, Stack& stack, std::index_sequence<I...>) {
 
 template <typename F>
 Operation boxKernel(F f) {
-  return [f = std::move(f)](Stack& stack) {
-    callBoxed(f, stack, std::make_index_sequence<FunctionTraits<F>::arity>());
-  };
+  return
+      [f = std::move(f)](Stack& stack) { callBoxed(f, stack, std::make_index_sequence<FunctionTraits<F>::arity>()); };
 }
 
 }  // namespace detail
@@ -176,7 +175,9 @@ struct OpDeclaration {
   size_t kernel_arity;
   std::shared_ptr<OpDescription> description;  // null: the operator has none
 
-  OpDeclaration shape(ShapeRule rule) && { return std::move(describe([&](OpDescription& d) { d.shape = rule; })); }
+  OpDeclaration shape(ShapeRule rule) && {
+    return std::move(describe([&](OpDescription& d) { d.shape = rule; }));
+  }
   OpDeclaration pointwise(std::shared_ptr<const PointwiseSpec> spec) && {
     return std::move(describe([&](OpDescription& d) { d.pointwise = std::move(spec); }));
   }
@@ -231,6 +232,6 @@ class RegisterOps {
 #define KILN_REGISTER_OPS(...) \
   static const ::kiln::RegisterOps KILN_OPS_CONCAT(kiln_register_ops_, __COUNTER__)({__VA_ARGS__})
 // TorchScript builtins that are not part of the Python tensor API (see OpExposure).
-#define KILN_REGISTER_SCRIPT_OPS(...)                                                  \
-  static const ::kiln::RegisterOps KILN_OPS_CONCAT(kiln_register_ops_, __COUNTER__)( \
-      {__VA_ARGS__}, ::kiln::OpExposure::ScriptOnly)
+#define KILN_REGISTER_SCRIPT_OPS(...)                                                              \
+  static const ::kiln::RegisterOps KILN_OPS_CONCAT(kiln_register_ops_, __COUNTER__)({__VA_ARGS__}, \
+                                                                                    ::kiln::OpExposure::ScriptOnly)

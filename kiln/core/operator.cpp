@@ -56,8 +56,8 @@ OperatorPtr addOperator(OperatorPtr entry) {
   std::unique_lock lock(r.mutex);
   auto& overloads = r.by_symbol[entry->symbol()];
   for (const auto& existing : overloads) {
-    KILN_CHECK(existing->schema().overloadName() != entry->schema().overloadName(),
-               "operator ", entry->schema(), " is already registered");
+    KILN_CHECK(existing->schema().overloadName() != entry->schema().overloadName(), "operator ", entry->schema(),
+               " is already registered");
   }
   overloads.push_back(entry);
   r.all.push_back(entry);

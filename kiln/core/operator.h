@@ -63,8 +63,7 @@ using OperatorPtr = std::shared_ptr<const Operator>;
 // Adds an operator; an identical schema registered twice is an error.
 OperatorPtr registerOperator(FunctionSchema schema, Operation op, OpExposure exposure = OpExposure::Library,
                              std::shared_ptr<const OpDescription> description = nullptr);
-OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator,
-                             OpExposure exposure = OpExposure::Library,
+OperatorPtr registerOperator(FunctionSchema schema, OperationCreator creator, OpExposure exposure = OpExposure::Library,
                              std::shared_ptr<const OpDescription> description = nullptr);
 // All overloads of a symbol, in registration order (empty when unknown).
 std::vector<OperatorPtr> getAllOperatorsFor(Symbol name);

@@ -185,13 +185,8 @@ VaryingShape VaryingShape::merge(const VaryingShape& other) const {
 
 TensorType::TensorType(std::optional<ScalarType> dtype, std::optional<Device> device, VaryingShape sizes,
                        VaryingShape strides, std::optional<bool> requires_grad, std::optional<bool> undefined)
-    : Type(Kind),
-      dtype_(dtype),
-      device_(device),
-      sizes_(std::move(sizes)),
-      strides_(std::move(strides)),
-      requires_grad_(requires_grad),
-      undefined_(undefined) {}
+    : Type(Kind), dtype_(dtype), device_(device), sizes_(std::move(sizes)), strides_(std::move(strides)),
+      requires_grad_(requires_grad), undefined_(undefined) {}
 
 const TypePtr& TensorType::get() {
   static const TypePtr instance = std::make_shared<TensorType>();

@@ -16,8 +16,8 @@ bool isModifiedLoop(Node* loop) {
   auto initial_cond = toIValue(loop->input(1));
   auto next_cond = toIValue(body->outputs()[0]);
   bool always_true = initial_cond && initial_cond->toBool() && next_cond && next_cond->toBool();
-  bool trip_count_used = !trip_count || trip_count->toInt() != std::numeric_limits<int64_t>::max() ||
-                         body->inputs()[0]->hasUses();
+  bool trip_count_used =
+      !trip_count || trip_count->toInt() != std::numeric_limits<int64_t>::max() || body->inputs()[0]->hasUses();
   return !always_true && trip_count_used;
 }
 

@@ -153,23 +153,14 @@ class ControlFlowLoadStores {
     env_ = std::make_shared<TypeEnvironment>(env_);
     for (Node* n : block->nodes()) {
       switch (n->kind()) {
-        case prim::If:
-          addIfLoadStores(n);
-          break;
-        case prim::Loop:
-          addLoopLoadStores(n);
-          break;
+        case prim::If: addIfLoadStores(n); break;
+        case prim::Loop: addLoopLoadStores(n); break;
         case prim::Closure:
           for (Block* b : n->blocks()) addLoadStores(b);
           break;
-        case prim::ComprehensionScope:
-          addLoadStores(n->blocks()[0]);
-          break;
-        case prim::Store:
-          env_->set(n->s(attr::name), n->input()->type());
-          break;
-        default:
-          break;
+        case prim::ComprehensionScope: addLoadStores(n->blocks()[0]); break;
+        case prim::Store: env_->set(n->s(attr::name), n->input()->type()); break;
+        default: break;
       }
     }
     auto frame = env_;
@@ -213,9 +204,7 @@ class LoopContinuations {
           assignExitContinuations(n->blocks()[0]);
           assignExitContinuations(n->blocks()[1]);
           break;
-        case prim::Closure:
-          LoopContinuations().run(n->blocks()[0]);
-          break;
+        case prim::Closure: LoopContinuations().run(n->blocks()[0]); break;
         case prim::Loop: {
           Node* outer_loop = current_loop_;
           current_loop_ = n;
@@ -241,8 +230,7 @@ class LoopContinuations {
           n->destroy();
           break;
         }
-        default:
-          break;
+        default: break;
       }
     }
   }

@@ -236,9 +236,7 @@ class ExitTransformer {
     for (auto it = block->nodes().begin(); it != block->nodes().end();) {
       Node* n = *it++;
       switch (n->kind()) {
-        case prim::RaiseException:
-          pair = throwsExit();
-          break;
+        case prim::RaiseException: pair = throwsExit(); break;
         case prim::ReturnStmt:
         case prim::LoopContinuation:
           if (n->kind() == exit_kind_) {
@@ -246,21 +244,14 @@ class ExitTransformer {
             n->destroy();
           }
           break;
-        case prim::If:
-          pair = transformIf(n);
-          break;
-        case prim::With:
-          pair = transformExits(n->blocks()[0]);
-          break;
+        case prim::If: pair = transformIf(n); break;
+        case prim::With: pair = transformExits(n->blocks()[0]); break;
         case prim::Closure:
           // A closure's returns stay inside it: defining it does not run it.
           transformExits(n->blocks()[0]);
           break;
-        case prim::Loop:
-          pair = transformLoop(n);
-          break;
-        default:
-          break;
+        case prim::Loop: pair = transformLoop(n); break;
+        default: break;
       }
       ExitStatus status = statusOf(pair);
       if (status == ExitStatus::Will || status == ExitStatus::Throws) {

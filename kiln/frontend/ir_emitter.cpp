@@ -188,9 +188,7 @@ class FunctionEmitter {
     return nullptr;
   }
   SugaredValuePtr getSugaredVar(const std::string& name, const SourceRange& loc);
-  Value* getVar(const std::string& name, const SourceRange& loc) {
-    return getSugaredVar(name, loc)->asValue(loc, g_);
-  }
+  Value* getVar(const std::string& name, const SourceRange& loc) { return getSugaredVar(name, loc)->asValue(loc, g_); }
   void setVar(const SourceRange& loc, const std::string& name, Value* v) {
     setSugaredVar(loc, name, std::make_shared<SimpleValue>(v), nullptr);
   }
@@ -201,8 +199,8 @@ class FunctionEmitter {
   void emitStatement(const Stmt& stmt);
   void emitAssignment(const Assign& stmt);
   void emitSingleAssignment(const SourceRange& range, const Expr& lhs, const Expr& rhs, TypePtr type);
-  void emitTupleAssign(const TupleLiteral& tl, const SugaredValuePtr& rhs, const SourceRange& rhs_loc,
-                       size_t n_binders, bool starred);
+  void emitTupleAssign(const TupleLiteral& tl, const SugaredValuePtr& rhs, const SourceRange& rhs_loc, size_t n_binders,
+                       bool starred);
   void emitExprsAssign(const List<Expr>& lhs, const std::vector<SugaredValuePtr>& outputs, const SourceRange& rhs_loc,
                        size_t n_binders);
   bool validateAssignLhs(const List<Expr>& lhs, const SourceRange& r);
@@ -219,10 +217,10 @@ class FunctionEmitter {
   void emitFor(const For& stmt);
   void emitFor(const List<Expr>& targets, const List<Expr>& itrs, const SourceRange& loc,
                const std::function<void()>& emit_body);
-  void emitLoopCommon(const SourceRange& range, const std::function<void()>& emit_body,
-                      const SugaredValuePtr& iter_val, std::optional<List<Expr>> targets, std::optional<Expr> cond);
-  void emitUnrolledLoop(const SourceRange& loc, const std::function<void()>& emit_body,
-                        const SugaredValuePtr& iterable, const List<Expr>& targets);
+  void emitLoopCommon(const SourceRange& range, const std::function<void()>& emit_body, const SugaredValuePtr& iter_val,
+                      std::optional<List<Expr>> targets, std::optional<Expr> cond);
+  void emitUnrolledLoop(const SourceRange& loc, const std::function<void()>& emit_body, const SugaredValuePtr& iterable,
+                        const List<Expr>& targets);
   void emitBreakOrContinue(const Stmt& stmt, Symbol kind);
   void emitReturn(const Return& stmt);
   void emitRaise(const Raise& stmt);
@@ -259,9 +257,7 @@ class FunctionEmitter {
   std::vector<NamedValue> getNamedValues(const List<Expr>& exprs);
   std::vector<NamedValue> emitAttributes(const List<Attribute>& attributes);
   CondValue emitCondExpr(const Expr& e);
-  CondValue constantCond(const SourceRange& loc, bool value) {
-    return {g_.insertConstant(value, loc), {}, value};
-  }
+  CondValue constantCond(const SourceRange& loc, bool value) { return {g_.insertConstant(value, loc), {}, value}; }
   CondValue emitShortCircuit(const SourceRange& loc, const Expr& first, const Expr& second, bool is_or);
   CondValue emitChainCompare(const ChainCompare& chain);
   CondValue emitIsInstance(const Expr& obj, const Expr& classinfo);
@@ -353,7 +349,7 @@ class DefinitionCompiler {
     if (it == pending_.end()) return nullptr;
     if (in_progress_.count(name)) {
       throwSourceError(use ? *use : it->second.range(),
-           "function '" + name + "' is called recursively. Recursive calls are not supported");
+                       "function '" + name + "' is called recursively. Recursive calls are not supported");
     }
     in_progress_.insert(name);
     auto graph = std::make_shared<Graph>();
@@ -383,8 +379,8 @@ class DefinitionCompiler {
       }
       Def def(source->def);
       if (def.name().name() != name) {
-        throwSourceError(def.name().range(), "expected the definition of method '" + name + "' but found '" +
-                                                 def.name().name() + "'");
+        throwSourceError(def.name().range(),
+                         "expected the definition of method '" + name + "' but found '" + def.name().name() + "'");
       }
       addMethod(cls, def, source->resolver);
       it = pending.find(name);
@@ -409,8 +405,8 @@ class DefinitionCompiler {
       schema = FunctionEmitter(*this, graph, it->second.resolver, context).emitDef(def);
     } catch (const Error& e) {
       if (!use || caller.empty()) throw;
-      std::string message = std::string(e.what()) + "\n'" + label + "' is being compiled since it was called from '" +
-                            caller + "'";
+      std::string message =
+          std::string(e.what()) + "\n'" + label + "' is being compiled since it was called from '" + caller + "'";
       if (auto where = use->fileLineCol()) {
         message += "\n  File \"" + std::get<0>(*where) + "\", line " + std::to_string(std::get<1>(*where)) + "\n" +
                    use->underlinedLine();
@@ -476,7 +472,8 @@ class DefinitionCompiler {
   }
 
   // A class named in a type annotation, or null.
-  ClassTypePtr resolveClass(const std::string& name, Graph& graph, const SourceRange& loc, const ResolverPtr& resolver) {
+  ClassTypePtr resolveClass(const std::string& name, Graph& graph, const SourceRange& loc,
+                            const ResolverPtr& resolver) {
     if (auto it = classes_.find(name); it != classes_.end()) return it->second;
     if (pending_.count(name)) return nullptr;
     if (resolver) return classOfValue(resolver->resolveValue(name, graph, loc));
@@ -516,7 +513,8 @@ void FunctionEmitter::ensureField(const ClassTypePtr& cls, const std::string& fi
   if (cls->hasAttribute(field) || cls->findConstant(field) || compiler_.ensureMethod(cls, field, &loc)) return;
   std::string why = compiler_.explainMissingAttribute(cls, field);
   if (why.empty()) return;  // the sugared value says it has no such attribute, or knows what it means
-  std::string what = cls->isModule() ? "Module '" + cls->unqualifiedName() + "'" : "'" + cls->unqualifiedName() + "' object";
+  std::string what =
+      cls->isModule() ? "Module '" + cls->unqualifiedName() + "'" : "'" + cls->unqualifiedName() + "' object";
   throwSourceError(loc, what + " has no attribute '" + field + "' " + why);
 }
 
@@ -537,16 +535,16 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
   if (auto parent = findInParentFrames(name)) {
     if (annotated) {
       throwSourceError(loc, "Attempting to declare and annotate the type of variable '" + name +
-                    "' but it is already defined in an outer block");
+                                "' but it is already defined in an outer block");
     }
     if (!simple) {
       throwSourceError(loc, "Cannot re-assign '" + name + "' to a value of type " + value->kind() + " because " + name +
-                    " is not a first-class value.  Only reassignments to first-class values are allowed");
+                                " is not a first-class value.  Only reassignments to first-class values are allowed");
     }
     TypePtr parent_type = findTypeInParentFrames(name);
     if (!parent_type) {
       throwSourceError(loc, "Cannot re-assign '" + name + "' because it has type " + value->kind() + " and " + name +
-                    " is not a first-class value.  Only reassignments to first-class values are allowed");
+                                " is not a first-class value.  Only reassignments to first-class values are allowed");
     }
     parent_type = unshapedType(parent_type);
     simple = tryConvertToType(loc, g_, parent_type, simple, true);
@@ -554,9 +552,10 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
       std::string message = "Variable '" + name + "' previously had type " + parent_type->annotationStr() +
                             " but is now being assigned to a value of type " + simple->type()->annotationStr();
       if (parent_type->kind() == TypeKind::List && simple->type()->kind() == TypeKind::List) {
-        message += "\nEmpty lists default to List[Tensor]. Add a variable annotation to the assignment to create an "
-                   "empty list of another type (torch.jit.annotate(List[T, []]) where T is the type of elements in "
-                   "the list for Python 2)";
+        message +=
+            "\nEmpty lists default to List[Tensor]. Add a variable annotation to the assignment to create an "
+            "empty list of another type (torch.jit.annotate(List[T, []]) where T is the type of elements in "
+            "the list for Python 2)";
       }
       throwSourceError(loc, message + "\n");
     }
@@ -564,7 +563,7 @@ void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& n
   if (simple) {
     if (annotated && !simple->type()->isSubtypeOf(*annotated)) {
       throwSourceError(loc, "Variable '" + name + "' is annotated with type " + annotated->annotationStr() +
-                    " but is being assigned to a value of type " + simple->type()->annotationStr());
+                                " but is being assigned to a value of type " + simple->type()->annotationStr());
     }
     TypePtr store_type = annotated ? annotated : simple->type();
     env_->value_table.erase(name);
@@ -606,7 +605,8 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
   std::unordered_set<std::string> seen;
   for (Param param : decl.params()) {
     const std::string& name = param.ident().name();
-    if (!seen.insert(name).second) throwSourceError(param.ident().range(), "duplicate argument '" + name + "' in function definition");
+    if (!seen.insert(name).second)
+      throwSourceError(param.ident().range(), "duplicate argument '" + name + "' in function definition");
     Argument arg;
     arg.name = name;
     bool is_self = method_ && arguments.empty();
@@ -619,10 +619,10 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
     if (param.defaultValue().present()) {
       IValue d = compiler_.evaluateDefault(param.defaultValue().get());
       TypePtr dtype = d.type();
-      if (!dtype->isSubtypeOf(*arg.type) &&
-          !(arg.type->kind() == TypeKind::Float && dtype->kind() == TypeKind::Int)) {
-        throwSourceError(param.defaultValue().get().range(),
-             "Expected a default value of type " + arg.type->annotationStr() + " on parameter \"" + name + "\".");
+      if (!dtype->isSubtypeOf(*arg.type) && !(arg.type->kind() == TypeKind::Float && dtype->kind() == TypeKind::Int)) {
+        throwSourceError(
+            param.defaultValue().get().range(),
+            "Expected a default value of type " + arg.type->annotationStr() + " on parameter \"" + name + "\".");
       }
       if (arg.type->kind() == TypeKind::Float && d.isInt()) d = IValue(static_cast<double>(d.toInt()));
       arg.default_text = defaultText(d);
@@ -649,14 +649,16 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
     if (declared_return_type_ && declared_return_type_->kind() != TypeKind::None) {
       // TorchScript's range for a def starts at its name.
       SourceRange from_name(def.range().source(), def.name().range().start(), def.range().end());
-      throwSourceError(from_name, "Function was not annotated as having type None, but does not return along all paths");
+      throwSourceError(from_name,
+                       "Function was not annotated as having type None, but does not return along all paths");
     }
     Value* none = g_.insertNode(g_.createNone())->output();
     if (!merged_return_type_) merged_return_type_ = declared_return_type_ ? declared_return_type_ : NoneType::get();
     auto merged = unifyTypes(merged_return_type_, NoneType::get());
     if (!declared_return_type_ && !merged) {
-      throwSourceError(def.range(), "Previous return statement returned a value of type " + merged_return_type_->annotationStr() +
-                            " but this return statement returns a value of type NoneType");
+      throwSourceError(def.range(), "Previous return statement returned a value of type " +
+                                        merged_return_type_->annotationStr() +
+                                        " but this return statement returns a value of type NoneType");
     }
     if (!declared_return_type_) merged_return_type_ = *merged;
     g_.insertNode(g_.create(prim::ReturnStmt, {none}, 0));
@@ -758,11 +760,14 @@ bool FunctionEmitter::validateAssignLhs(const List<Expr>& lhs, const SourceRange
   for (Expr e : lhs) {
     if (e.kind() == TK_STARRED) {
       ++starred;
-      if (Starred(e.tree()).expr().kind() != TK_VAR) throwSourceError(e.range(), "Cannot pack a tuple into a non-variable");
+      if (Starred(e.tree()).expr().kind() != TK_VAR)
+        throwSourceError(e.range(), "Cannot pack a tuple into a non-variable");
     }
   }
   if (starred > 1) throwSourceError(r, "Only one starred expression is allowed on the lhs");
-  if (starred > 0 && lhs.size() == 1) throwSourceError(r, "A Starred expression may only appear on the lhs within the presence of another non-starred expression");
+  if (starred > 0 && lhs.size() == 1)
+    throwSourceError(
+        r, "A Starred expression may only appear on the lhs within the presence of another non-starred expression");
   return starred == 1;
 }
 
@@ -787,7 +792,9 @@ void FunctionEmitter::emitAssignment(const Assign& stmt) {
         emitTupleAssign(tl, value, rhs.range(), tl.inputs().size() - (starred ? 1 : 0), starred);
         break;
       }
-      case TK_SUBSCRIPT: emitSubscriptAssign(stmt.range(), Subscript(target.tree()), value->asValue(rhs.range(), g_)); break;
+      case TK_SUBSCRIPT:
+        emitSubscriptAssign(stmt.range(), Subscript(target.tree()), value->asValue(rhs.range(), g_));
+        break;
       default: throwSourceError(target.range(), "unexpected expression on left-hand side of assignment");
     }
   }
@@ -848,7 +855,8 @@ void FunctionEmitter::emitAttributeAssign(const SourceRange& range, const Select
     if (value->type()->kind() == TypeKind::None && !annotated) {
       throwSourceError(range, "Attribute '" + field + "' of class '" + cls->unqualifiedName() +
                                   "' is set to None without a type annotation; annotate it "
-                                  "(self." + field + ": Optional[T] = None)");
+                                  "(self." +
+                                  field + ": Optional[T] = None)");
     }
     if (!value->type()->isSubtypeOf(*type)) {
       throwSourceError(range, "Variable '" + field + "' is annotated with type " + type->annotationStr() +
@@ -878,11 +886,11 @@ void FunctionEmitter::emitTupleAssign(const TupleLiteral& tl, const SugaredValue
   auto outputs = rhs->asTuple(rhs_loc, g_, starred ? std::nullopt : std::optional<size_t>(n_binders));
   if (outputs.size() < n_binders) {
     throwSourceError(tl.range(), std::string("need ") + (starred ? "at least " : "") + std::to_string(n_binders) +
-                         " values to unpack but found only " + std::to_string(outputs.size()));
+                                     " values to unpack but found only " + std::to_string(outputs.size()));
   }
   if (outputs.size() > n_binders && !starred) {
     throwSourceError(tl.range(), "too many values to unpack: need " + std::to_string(n_binders) + " but found " +
-                         std::to_string(outputs.size()));
+                                     std::to_string(outputs.size()));
   }
   emitExprsAssign(tl.inputs(), outputs, rhs_loc, n_binders);
 }
@@ -949,7 +957,8 @@ void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscr
   if (subscripts.size() != 1 || subscripts[0].kind() == TK_SLICE_EXPR) {
     // TorchScript points at the brackets.
     SourceRange brackets(lhs.range().source(), lhs.value().range().end(), lhs.range().end());
-    throwSourceError(brackets, "Sliced expression not yet supported for subscripted assignment. File a bug if you want this");
+    throwSourceError(brackets,
+                     "Sliced expression not yet supported for subscripted assignment. File a bug if you want this");
   }
   if (sliceable->type()->cast<TupleType>()) {
     throwSourceError(lhs.range(), sliceable->type()->annotationStr() + " does not support subscripted assignment");
@@ -1000,7 +1009,8 @@ void FunctionEmitter::emitAugAssignment(const AugAssign& stmt) {
                                     {NamedValue(lhs.range(), current), NamedValue(stmt.rhs().range(), rhs)}, {});
     auto cls = object->type()->cast<ClassType>();
     if (!cls || !cls->hasAttribute(select.selector().name())) {
-      throwSourceError(lhs.range(), "augmented assignment to '" + select.selector().name() + "', which is not an attribute");
+      throwSourceError(lhs.range(),
+                       "augmented assignment to '" + select.selector().name() + "', which is not an attribute");
     }
     const TypePtr& type = cls->attributeType(*cls->findAttributeSlot(select.selector().name()));
     result = tryConvertToType(stmt.range(), g_, type, result, true);
@@ -1025,15 +1035,17 @@ void FunctionEmitter::emitAugAssignment(const AugAssign& stmt) {
     } else {
       Value* indices = g_.insertNode(g_.createList(OptionalType::create(TensorType::get()), tensor_indices))->output();
       Value* indexed = call(stmt.range(), aten::index, {sliced, indices});
-      Value* augmented =
-          emitBuiltinCall(stmt.range(), g_, op, {NamedValue(stmt.rhs().range(), rhs)}, {}, NamedValue(lhs.range(), indexed));
+      Value* augmented = emitBuiltinCall(stmt.range(), g_, op, {NamedValue(stmt.rhs().range(), rhs)}, {},
+                                         NamedValue(lhs.range(), indexed));
       call(stmt.range(), Symbol::fromQualString("aten::index_put_"), {sliced, indices, augmented});
     }
     return;
   }
   List<Expr> subscripts = sub.subscriptExprs();
   if (subscripts.size() != 1 || subscripts[0].kind() == TK_SLICE_EXPR) {
-    throwSourceError(subscripts.range(), "Sliced expression not yet supported for subscripted list augmented assignment. File a bug if you want this");
+    throwSourceError(
+        subscripts.range(),
+        "Sliced expression not yet supported for subscripted list augmented assignment. File a bug if you want this");
   }
   Value* index = emitExpr(subscripts[0]);
   Value* rhs = emitExpr(stmt.rhs());
@@ -1131,14 +1143,14 @@ void FunctionEmitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& 
       tt = ft = type;
     }
     TypePtr full_type = type_in(env_, x);
-    bool default_to_union = full_type && (full_type->kind() == TypeKind::Union ||
-                                          full_type->kind() == TypeKind::Optional ||
-                                          full_type->kind() == TypeKind::Number);
+    bool default_to_union =
+        full_type && (full_type->kind() == TypeKind::Union || full_type->kind() == TypeKind::Optional ||
+                      full_type->kind() == TypeKind::Number);
     auto unified = unifyTypes(tt, ft, default_to_union);
     if (!unified) {
-      std::string message = formatSourceError(loc, "Type mismatch: " + x + " is set to type " + tt->annotationStr() +
-                                                       " in the true branch and type " + ft->annotationStr() +
-                                                       " in the false branch");
+      std::string message =
+          formatSourceError(loc, "Type mismatch: " + x + " is set to type " + tt->annotationStr() +
+                                     " in the true branch and type " + ft->annotationStr() + " in the false branch");
       // Already in scope before the if: the mismatch is an error now;
       // otherwise only a later use is.
       if (type_in(env_, x)) throw Error(message);
@@ -1152,7 +1164,8 @@ void FunctionEmitter::emitIfElseBlocks(const SourceRange& loc, const CondValue& 
 }
 
 void FunctionEmitter::emitWhile(const While& stmt) {
-  emitLoopCommon(stmt.range(), [&] { emitStatements(stmt.body()); }, nullptr, std::nullopt, stmt.cond());
+  emitLoopCommon(
+      stmt.range(), [&] { emitStatements(stmt.body()); }, nullptr, std::nullopt, stmt.cond());
 }
 
 void FunctionEmitter::emitFor(const For& stmt) {
@@ -1188,8 +1201,8 @@ void FunctionEmitter::emitUnrolledLoop(const SourceRange& loc, const std::functi
 void FunctionEmitter::emitLoopCommon(const SourceRange& range, const std::function<void()>& emit_body,
                                      const SugaredValuePtr& iter_val, std::optional<List<Expr>> targets,
                                      std::optional<Expr> cond) {
-  Value* max_trip_count = iter_val ? iter_val->len(range, g_)
-                                   : g_.insertConstant(std::numeric_limits<int64_t>::max(), range);
+  Value* max_trip_count =
+      iter_val ? iter_val->len(range, g_) : g_.insertConstant(std::numeric_limits<int64_t>::max(), range);
   Node* n = g_.insertNode(g_.create(prim::Loop, {max_trip_count}, 0));
   n->setSourceRange(range);
   Block* body = n->addBlock();
@@ -1226,10 +1239,12 @@ void FunctionEmitter::emitLoopCommon(const SourceRange& range, const std::functi
 
 void FunctionEmitter::emitBreakOrContinue(const Stmt& stmt, Symbol kind) {
   const char* word = kind == prim::BreakStmt ? "break" : "continue";
-  if (loop_status_ == LoopStatus::NotInLoop) throwSourceError(stmt.range(), std::string("SyntaxError: '") + word + "' outside loop");
+  if (loop_status_ == LoopStatus::NotInLoop)
+    throwSourceError(stmt.range(), std::string("SyntaxError: '") + word + "' outside loop");
   if (loop_status_ == LoopStatus::InUnrolledLoop) {
-    throwSourceError(stmt.range(), "Because we emit iteration over modulelists or tuples as unrolled loops, we do not support "
-                       "break or continue inside the body of these loops");
+    throwSourceError(stmt.range(),
+                     "Because we emit iteration over modulelists or tuples as unrolled loops, we do not support "
+                     "break or continue inside the body of these loops");
   }
   g_.insertNode(g_.create(kind, {}, 0))->setSourceRange(stmt.range());
   exit_blocks_.insert(currentBlock());
@@ -1249,14 +1264,15 @@ void FunctionEmitter::emitReturn(const Return& stmt) {
     }
     if (!result->type()->isSubtypeOf(*declared)) {
       throwSourceError(stmt.range(), "Return value was annotated as having type " + declared->annotationStr() +
-                             " but is actually of type " + result->type()->annotationStr());
+                                         " but is actually of type " + result->type()->annotationStr());
     }
   } else {
     declared = merged_return_type_ ? merged_return_type_ : result->type();
     auto merged = unifyTypes(declared, result->type());
     if (!merged) {
       throwSourceError(stmt.range(), "Previous return statement returned a value of type " + declared->annotationStr() +
-                             " but this return statement returns a value of type " + result->type()->annotationStr());
+                                         " but this return statement returns a value of type " +
+                                         result->type()->annotationStr());
     }
     declared = *merged;
   }
@@ -1293,11 +1309,11 @@ void FunctionEmitter::emitAssert(const Assert& stmt) {
   // `assert c, msg` is `if c: pass` / `else: raise AssertionError(msg)`, so
   // that c's refinements hold afterwards through the if's outputs.
   const SourceRange& r = stmt.range();
-  TreeRef message = stmt.msg().present() ? stmt.msg().get().tree()
-                                         : Tree::create(TK_STRINGLITERAL, r, {Tree::atom("", r)});
+  TreeRef message =
+      stmt.msg().present() ? stmt.msg().get().tree() : Tree::create(TK_STRINGLITERAL, r, {Tree::atom("", r)});
   TreeRef callee = Tree::create(TK_VAR, r, {Tree::create(TK_IDENT, r, {Tree::atom("AssertionError", r)})});
-  TreeRef apply = Tree::create(TK_APPLY, r,
-                               {callee, Tree::create(TK_LIST, r, {message}), Tree::create(TK_LIST, r, {})});
+  TreeRef apply =
+      Tree::create(TK_APPLY, r, {callee, Tree::create(TK_LIST, r, {message}), Tree::create(TK_LIST, r, {})});
   TreeRef raise = Tree::create(TK_RAISE, r, {Tree::create(TK_OPTION, r, {apply}), Tree::create(TK_OPTION, r, {})});
   CondValue cond = emitCondExpr(stmt.test());
   emitIfElseBlocks(r, cond, List<Stmt>(Tree::create(TK_LIST, r, {})), List<Stmt>(Tree::create(TK_LIST, r, {raise})));
@@ -1315,7 +1331,8 @@ void FunctionEmitter::emitWith(const With& stmt) {
     Function* enter = cls->findMethod("__enter__");
     Function* exit = cls->findMethod("__exit__");
     if (!enter || !exit) {
-      throwSourceError(e.range(), "Object returned by with item expression does not define __enter__ and __exit__ methods");
+      throwSourceError(e.range(),
+                       "Object returned by with item expression does not define __enter__ and __exit__ methods");
     }
     Node* n = g_.insertNode(g_.create(prim::Enter, {obj}));
     n->output()->setType(enter->getSchema().returns().empty() ? NoneType::get() : enter->getSchema().returns()[0].type);
@@ -1340,7 +1357,8 @@ void FunctionEmitter::emitDelete(const Delete& stmt) {
   for (Expr target : stmt.targets()) {
     if (target.kind() == TK_SUBSCRIPT) {
       Subscript sub(target.tree());
-      if (sub.subscriptExprs().size() != 1) throwSourceError(target.range(), "del statements only support a single index");
+      if (sub.subscriptExprs().size() != 1)
+        throwSourceError(target.range(), "del statements only support a single index");
       Value* container = emitExpr(sub.value());
       Value* index = emitExpr(sub.subscriptExprs()[0]);
       call(target.range(), Symbol::fromQualString("aten::Delete"), {container, index});
@@ -1352,7 +1370,8 @@ void FunctionEmitter::emitDelete(const Delete& stmt) {
       }
       if (!found) throwSourceError(target.range(), "undefined value " + name);
     } else {
-      throwSourceError(target.range(), "del statements are only supported for deleting list and dict items and variables");
+      throwSourceError(target.range(),
+                       "del statements are only supported for deleting list and dict items and variables");
     }
   }
 }
@@ -1417,7 +1436,8 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
     }
   }
   if (auto tolist = std::dynamic_pointer_cast<TensorToListValue>(callee)) {
-    if (!apply.inputs().empty() || !apply.attributes().empty()) throwSourceError(apply.range(), "tolist() takes no arguments");
+    if (!apply.inputs().empty() || !apply.attributes().empty())
+      throwSourceError(apply.range(), "tolist() takes no arguments");
     return std::make_shared<SimpleValue>(tolist->callWithTypeHint(apply.range(), g_, type_hint));
   }
   if (auto builtin = std::dynamic_pointer_cast<BuiltinFunction>(callee);
@@ -1448,14 +1468,10 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
 SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& apply, const TypePtr& type_hint) {
   using FormEmitter = SugaredValuePtr (FunctionEmitter::*)(const Apply&, const TypePtr&);
   static const std::unordered_map<std::string, FormEmitter> emitters = {
-      {"isinstance", &FunctionEmitter::emitIsInstanceForm},
-      {"annotate", &FunctionEmitter::emitAnnotateForm},
-      {"range", &FunctionEmitter::emitRangeForm},
-      {"zip", &FunctionEmitter::emitZipForm},
-      {"enumerate", &FunctionEmitter::emitEnumerateForm},
-      {"list", &FunctionEmitter::emitListForm},
-      {"hasattr", &FunctionEmitter::emitHasattrForm},
-      {"getattr", &FunctionEmitter::emitGetattrForm},
+      {"isinstance", &FunctionEmitter::emitIsInstanceForm}, {"annotate", &FunctionEmitter::emitAnnotateForm},
+      {"range", &FunctionEmitter::emitRangeForm},           {"zip", &FunctionEmitter::emitZipForm},
+      {"enumerate", &FunctionEmitter::emitEnumerateForm},   {"list", &FunctionEmitter::emitListForm},
+      {"hasattr", &FunctionEmitter::emitHasattrForm},       {"getattr", &FunctionEmitter::emitGetattrForm},
       {"TupleConstruct", &FunctionEmitter::emitTupleForm},
   };
   auto it = emitters.find(std::string(form.name()));
@@ -1483,7 +1499,7 @@ SugaredValuePtr FunctionEmitter::emitAnnotateForm(const Apply& apply, const Type
   Value* v = tryConvertToType(loc, g_, type, emitExpr(apply.inputs()[1], type), true);
   if (!v->type()->isSubtypeOf(*type)) {
     throwSourceError(apply.inputs().range(), "expected an expression of type " + type->annotationStr() + " but found " +
-                                     v->type()->annotationStr());
+                                                 v->type()->annotationStr());
   }
   if (type->kind() == TypeKind::Optional && v->type()->kind() == TypeKind::None) {
     Node* none = g_.insertNode(g_.createNone());
@@ -1538,7 +1554,8 @@ SugaredValuePtr FunctionEmitter::emitListForm(const Apply& apply, const TypePtr&
   const SourceRange& loc = apply.range();
   if (apply.inputs().empty()) {
     TypePtr type = type_hint ? type_hint : ListType::create(TensorType::get());
-    if (!type->cast<ListType>()) throwSourceError(loc, "Expected list type annotation for list(), found " + type->annotationStr());
+    if (!type->cast<ListType>())
+      throwSourceError(loc, "Expected list type annotation for list(), found " + type->annotationStr());
     Value* list = g_.insertNode(g_.createList(type->cast<ListType>()->elementType(), {}))->output();
     return std::make_shared<SimpleValue>(list);
   }
@@ -1551,7 +1568,8 @@ SugaredValuePtr FunctionEmitter::emitListForm(const Apply& apply, const TypePtr&
   if (auto tuple = std::dynamic_pointer_cast<SugaredTupleValue>(iterable)) {
     std::vector<Value*> values;
     for (const auto& e : tuple->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));
-    auto unified = values.empty() ? std::optional<TypePtr>(TensorType::get()) : std::optional<TypePtr>(values[0]->type());
+    auto unified =
+        values.empty() ? std::optional<TypePtr>(TensorType::get()) : std::optional<TypePtr>(values[0]->type());
     for (Value* e : values) unified = unified ? unifyTypes(*unified, e->type()) : unified;
     if (!unified) throwSourceError(loc, "list() of a tuple whose elements have different types");
     return std::make_shared<SimpleValue>(g_.insertNode(g_.createList(*unified, values))->output());
@@ -1583,11 +1601,13 @@ SugaredValuePtr FunctionEmitter::emitTupleForm(const Apply& apply, const TypePtr
 // hasattr(obj, "name") / getattr(obj, "name"): on objects, with the name a
 // string literal, answered when compiling (as 1.13 does). The object and its
 // class; `field` is set to the name.
-std::pair<SugaredValuePtr, ClassTypePtr> FunctionEmitter::emitAttributeQuery(const Apply& apply, const std::string& form,
-                                                                            std::string& field) {
+std::pair<SugaredValuePtr, ClassTypePtr> FunctionEmitter::emitAttributeQuery(const Apply& apply,
+                                                                             const std::string& form,
+                                                                             std::string& field) {
   checkSpecialFormInputs(apply, form, 2);
   Expr name = apply.inputs()[1];
-  if (name.kind() != TK_STRINGLITERAL) throwSourceError(name.range(), form + "'s second argument must be a string literal");
+  if (name.kind() != TK_STRINGLITERAL)
+    throwSourceError(name.range(), form + "'s second argument must be a string literal");
   field = StringLiteral(name.tree()).text();
   SugaredValuePtr object = emitSugaredExpr(apply.inputs()[0], 1);
   Value* v = asSimple(object);
@@ -1754,8 +1774,7 @@ CondValue FunctionEmitter::emitCondExpr(const Expr& e) {
   return {v, {}, static_if};
 }
 
-CondValue FunctionEmitter::emitShortCircuit(const SourceRange& loc, const Expr& first, const Expr& second,
-                                            bool is_or) {
+CondValue FunctionEmitter::emitShortCircuit(const SourceRange& loc, const Expr& first, const Expr& second, bool is_or) {
   CondValue lhs = emitCondExpr(first);
   std::optional<CondValue> rhs;
   auto constant = [&] { return g_.insertConstant(is_or, loc); };
@@ -1800,8 +1819,8 @@ CondValue FunctionEmitter::emitChainCompare(const ChainCompare& chain) {
     Value* result = emitCompare(cmp.range(), cmp.kind(), operand(cmp.lhs()), operand(cmp.rhs()));
     if (i + 1 == comparisons.size()) return result;
     CondValue cond{result, {}, std::nullopt};
-    return emitIfExpr(chain.range(), cond, [&] { return emit_from(i + 1); },
-                      [&] { return g_.insertConstant(false, chain.range()); });
+    return emitIfExpr(
+        chain.range(), cond, [&] { return emit_from(i + 1); }, [&] { return g_.insertConstant(false, chain.range()); });
   };
   return {emit_from(0), {}, std::nullopt};
 }
@@ -1826,8 +1845,8 @@ Value* FunctionEmitter::emitIfExpr(const SourceRange& range, const CondValue& co
   const TypePtr& ft = false_block->outputs()[0]->type();
   auto unified = unifyTypes(tt, ft);
   if (!unified) {
-    throwSourceError(range, "if-expression's true branch has type " + tt->annotationStr() + " but false branch has type " +
-                    ft->annotationStr());
+    throwSourceError(range, "if-expression's true branch has type " + tt->annotationStr() +
+                                " but false branch has type " + ft->annotationStr());
   }
   return n->addOutput()->setType(*unified);
 }
@@ -1848,8 +1867,8 @@ Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs
       if (rhs->type()->kind() == TypeKind::String) {
         // TorchScript's str.__contains__: s.find(item, 0, len(s)) != -1.
         Value* length = call(loc, aten::len, {rhs});
-        Value* found = call(loc, Symbol::fromQualString("aten::find"),
-                            {rhs, lhs, g_.insertConstant(int64_t(0), loc), length});
+        Value* found =
+            call(loc, Symbol::fromQualString("aten::find"), {rhs, lhs, g_.insertConstant(int64_t(0), loc), length});
         contains = call(loc, aten::ne, {found, g_.insertConstant(int64_t(-1), loc)});
       } else {
         contains = call(loc, aten::__contains__, {rhs, lhs});
@@ -1938,14 +1957,16 @@ Value* FunctionEmitter::emitSimpleExpr(const TreeRef& tree, const TypePtr& type_
       TernaryIf expr(tree);
       CondValue cond = emitCondExpr(expr.cond());
       if (cond.static_if) return emitExpr(*cond.static_if ? expr.trueExpr() : expr.falseExpr(), type_hint);
-      return emitIfExpr(loc, cond, [&] { return emitExpr(expr.trueExpr(), type_hint); },
-                        [&] { return emitExpr(expr.falseExpr(), type_hint); });
+      return emitIfExpr(
+          loc, cond, [&] { return emitExpr(expr.trueExpr(), type_hint); },
+          [&] { return emitExpr(expr.falseExpr(), type_hint); });
     }
     case TK_LIST_LITERAL: return emitListLiteral(ListLiteral(tree), type_hint);
     case TK_TUPLE_LITERAL: {
       TupleLiteral tl(tree);
       std::vector<TypePtr> hints;
-      if (auto t = type_hint ? type_hint->cast<TupleType>() : nullptr; t && t->elements().size() == tl.inputs().size()) {
+      if (auto t = type_hint ? type_hint->cast<TupleType>() : nullptr;
+          t && t->elements().size() == tl.inputs().size()) {
         hints = t->elements();
       }
       std::vector<Value*> values;
@@ -2000,8 +2021,8 @@ Value* FunctionEmitter::emitListLiteral(const ListLiteral& ll, const TypePtr& ty
     if (elem_hint) {
       if (!(*unified)->isSubtypeOf(*elem_hint)) {
         throwSourceError(ll.range(), "List type annotation `" + type_hint->annotationStr() +
-                             "` did not match the types of the given list elements, which were " +
-                             (*unified)->annotationStr());
+                                         "` did not match the types of the given list elements, which were " +
+                                         (*unified)->annotationStr());
       }
     } else {
       elem = *unified;
@@ -2033,7 +2054,8 @@ Value* FunctionEmitter::emitDictLiteral(const DictLiteral& dl, const TypePtr& ty
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!keys[i]->type()->isSubtypeOf(*key_type) || !values[i]->type()->isSubtypeOf(*value_type)) {
-      throwSourceError(dl.range(), "Dict type annotation `" + type_hint->annotationStr() + "` did not match the types of the actual dict items");
+      throwSourceError(dl.range(), "Dict type annotation `" + type_hint->annotationStr() +
+                                       "` did not match the types of the actual dict items");
     }
   }
   return g_.insertNode(g_.createDict(key_type, value_type, keys, values))->output();
@@ -2073,7 +2095,8 @@ Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr&
   bool type_set = false;
   if (type_hint) {
     if (!type_hint->cast<ListType>()) {
-      throwSourceError(loc, "Expected list type annotation for list comprehension, found " + type_hint->annotationStr());
+      throwSourceError(loc,
+                       "Expected list type annotation for list comprehension, found " + type_hint->annotationStr());
     }
     list->setType(type_hint);
     type_set = true;
@@ -2095,7 +2118,9 @@ Value* FunctionEmitter::emitDictComprehension(const DictComp& dc, const TypePtr&
   TypePtr key_type, value_type;
   if (type_hint) {
     auto dict = type_hint->cast<DictType>();
-    if (!dict) throwSourceError(loc, "Expected Dict type annotation for dict comprehension, found " + type_hint->annotationStr());
+    if (!dict)
+      throwSourceError(loc,
+                       "Expected Dict type annotation for dict comprehension, found " + type_hint->annotationStr());
     key_type = dict->keyType();
     value_type = dict->valueType();
   }
@@ -2139,11 +2164,13 @@ Value* FunctionEmitter::emitTupleIndex(const SourceRange& loc, Value* tuple, Val
   TypePtr output;
   auto constant = toIValue(index);
   if (!constant) {
-    if (elements.empty()) throwSourceError(loc, "Cannot index into a " + type->annotationStr() + " with a non-integer literal because we cannot resolve the output type");
+    if (elements.empty())
+      throwSourceError(loc, "Cannot index into a " + type->annotationStr() +
+                                " with a non-integer literal because we cannot resolve the output type");
     for (const TypePtr& e : elements) {
       if (*e != *elements[0]) {
         throwSourceError(loc, "Cannot index into a " + type->annotationStr() +
-                      " with a non-integer literal because we cannot resolve the output type");
+                                  " with a non-integer literal because we cannot resolve the output type");
       }
     }
     output = elements[0];
@@ -2152,7 +2179,7 @@ Value* FunctionEmitter::emitTupleIndex(const SourceRange& loc, Value* tuple, Val
     int64_t i = constant->toInt() < 0 ? constant->toInt() + n : constant->toInt();
     if (i < 0 || i >= n) {
       throwSourceError(loc, "Tuple index out of range. Tuple is length " + std::to_string(n) + " and index is " +
-                    std::to_string(constant->toInt()));
+                                std::to_string(constant->toInt()));
     }
     output = elements[static_cast<size_t>(i)];
   }
@@ -2214,7 +2241,7 @@ std::pair<Value*, std::vector<Value*>> FunctionEmitter::emitIntAndSliceIndexing(
       return dim + 1;
     }
     throwSourceError(loc, "Unsupported operation: indexing tensor with unsupported index type '" + t->annotationStr() +
-                  "'. Only ints, slices, lists and tensors are supported");
+                              "'. Only ints, slices, lists and tensors are supported");
   };
   size_t idx = 0;
   int64_t dim = 0;

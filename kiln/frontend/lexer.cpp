@@ -13,12 +13,10 @@ std::string kindToString(int kind) {
   if (kind > 0 && kind < TK_FIRST_MULTI) return std::string(1, static_cast<char>(kind));
   switch (kind) {
 #define KILN_TOKEN_NAME(name, str, keyword) \
-  case name:                                \
-    return str;
+  case name: return str;
     KILN_FORALL_TOKEN_KINDS(KILN_TOKEN_NAME)
 #undef KILN_TOKEN_NAME
-    default:
-      return "kind " + std::to_string(kind);
+    default: return "kind " + std::to_string(kind);
   }
 }
 
@@ -43,17 +41,48 @@ struct Operator {
 
 // Longest first, so the first match is the longest.
 constexpr std::array<Operator, 42> kOperators = {{
-    {"**=", TK_AUG_ASSIGN}, {"//=", TK_AUG_ASSIGN}, {"<<=", TK_AUG_ASSIGN}, {">>=", TK_AUG_ASSIGN},
-    {"...", TK_DOTS},       {"+=", TK_AUG_ASSIGN},  {"-=", TK_AUG_ASSIGN},  {"*=", TK_AUG_ASSIGN},
-    {"/=", TK_AUG_ASSIGN},  {"%=", TK_AUG_ASSIGN},  {"@=", TK_AUG_ASSIGN},  {"&=", TK_AUG_ASSIGN},
-    {"|=", TK_AUG_ASSIGN},  {"^=", TK_AUG_ASSIGN},  {"**", TK_POW},         {"//", TK_FLOOR_DIV},
-    {"<<", TK_LSHIFT},      {">>", TK_RSHIFT},      {"==", TK_EQ},          {"!=", TK_NE},
-    {"<=", TK_LE},          {">=", TK_GE},          {"->", TK_ARROW},       {":=", TK_WALRUS},
-    {"+", '+'},             {"-", '-'},             {"*", '*'},             {"/", '/'},
-    {"%", '%'},             {"@", '@'},             {"&", '&'},             {"|", '|'},
-    {"^", '^'},             {"~", '~'},             {"<", '<'},             {">", '>'},
-    {"=", '='},             {".", '.'},             {",", ','},             {":", ':'},
-    {";", ';'},             {"(", '('},
+    {"**=", TK_AUG_ASSIGN},
+    {"//=", TK_AUG_ASSIGN},
+    {"<<=", TK_AUG_ASSIGN},
+    {">>=", TK_AUG_ASSIGN},
+    {"...", TK_DOTS},
+    {"+=", TK_AUG_ASSIGN},
+    {"-=", TK_AUG_ASSIGN},
+    {"*=", TK_AUG_ASSIGN},
+    {"/=", TK_AUG_ASSIGN},
+    {"%=", TK_AUG_ASSIGN},
+    {"@=", TK_AUG_ASSIGN},
+    {"&=", TK_AUG_ASSIGN},
+    {"|=", TK_AUG_ASSIGN},
+    {"^=", TK_AUG_ASSIGN},
+    {"**", TK_POW},
+    {"//", TK_FLOOR_DIV},
+    {"<<", TK_LSHIFT},
+    {">>", TK_RSHIFT},
+    {"==", TK_EQ},
+    {"!=", TK_NE},
+    {"<=", TK_LE},
+    {">=", TK_GE},
+    {"->", TK_ARROW},
+    {":=", TK_WALRUS},
+    {"+", '+'},
+    {"-", '-'},
+    {"*", '*'},
+    {"/", '/'},
+    {"%", '%'},
+    {"@", '@'},
+    {"&", '&'},
+    {"|", '|'},
+    {"^", '^'},
+    {"~", '~'},
+    {"<", '<'},
+    {">", '>'},
+    {"=", '='},
+    {".", '.'},
+    {",", ','},
+    {":", ':'},
+    {";", ';'},
+    {"(", '('},
 }};
 
 bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -108,10 +137,12 @@ class Tokenizer {
       token();
     }
     if (!brackets_.empty()) {
-      error(brackets_.back(), brackets_.back() + 1, "'" + std::string(1, text_[brackets_.back()]) + "' was never closed");
+      error(brackets_.back(), brackets_.back() + 1,
+            "'" + std::string(1, text_[brackets_.back()]) + "' was never closed");
     }
     // A last line without '\n' still ends its statement.
-    auto last = std::find_if(tokens_.rbegin(), tokens_.rend(), [](const Token& t) { return t.kind != TK_TYPE_COMMENT; });
+    auto last =
+        std::find_if(tokens_.rbegin(), tokens_.rend(), [](const Token& t) { return t.kind != TK_TYPE_COMMENT; });
     if (last != tokens_.rend() && last->kind != TK_NEWLINE && last->kind != TK_DEDENT) push(TK_NEWLINE, end_, end_, "");
     for (size_t i = 1; i < indents_.size(); ++i) push(TK_DEDENT, end_, end_, "");
     push(TK_EOF, end_, end_, "");
@@ -196,7 +227,8 @@ class Tokenizer {
   void continuation() {
     size_t at = pos_++;
     while (pos_ < end_ && text_[pos_] == '\r') ++pos_;
-    if (pos_ >= end_ || text_[pos_] != '\n') error(at, at + 1, "unexpected character after line continuation character");
+    if (pos_ >= end_ || text_[pos_] != '\n')
+      error(at, at + 1, "unexpected character after line continuation character");
     ++pos_;
     if (pos_ >= end_) error(at, at + 1, "unexpected end of input after line continuation character");
   }
@@ -244,7 +276,8 @@ class Tokenizer {
         return;
       }
     }
-    if (static_cast<unsigned char>(c) >= 0x80) error(pos_, pos_ + 1, "non-ASCII characters are only allowed in strings and comments");
+    if (static_cast<unsigned char>(c) >= 0x80)
+      error(pos_, pos_ + 1, "non-ASCII characters are only allowed in strings and comments");
     error(pos_, pos_ + 1, std::string("invalid character '") + c + "'");
   }
 
@@ -265,7 +298,8 @@ class Tokenizer {
   void number() {
     size_t start = pos_;
     bool is_float = false;
-    if (text_[pos_] == '0' && pos_ + 1 < end_ && std::string_view("xXoObB").find(text_[pos_ + 1]) != std::string_view::npos) {
+    if (text_[pos_] == '0' && pos_ + 1 < end_ &&
+        std::string_view("xXoObB").find(text_[pos_ + 1]) != std::string_view::npos) {
       char p = static_cast<char>(std::tolower(text_[pos_ + 1]));
       pos_ += 2;
       if (pos_ < end_ && text_[pos_] == '_') ++pos_;  // 0x_ff is valid Python
@@ -289,12 +323,15 @@ class Tokenizer {
       if (!is_float) {
         std::string_view t(text_.data() + start, pos_ - start);
         if (t.size() > 1 && t[0] == '0' && t.find_first_not_of("0_") != std::string_view::npos) {
-          error(start, pos_, "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers");
+          error(start, pos_,
+                "leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers");
         }
       }
     }
-    if (pos_ < end_ && (text_[pos_] == 'j' || text_[pos_] == 'J')) error(start, pos_ + 1, "complex literals are not supported");
-    if (pos_ < end_ && (isIdentChar(text_[pos_]) || text_[pos_] == '.')) error(start, pos_ + 1, "invalid numeric literal");
+    if (pos_ < end_ && (text_[pos_] == 'j' || text_[pos_] == 'J'))
+      error(start, pos_ + 1, "complex literals are not supported");
+    if (pos_ < end_ && (isIdentChar(text_[pos_]) || text_[pos_] == '.'))
+      error(start, pos_ + 1, "invalid numeric literal");
     push(TK_NUMBER, start, pos_, std::string(text_.substr(start, pos_ - start)));
   }
 
@@ -318,7 +355,8 @@ class Tokenizer {
     pos_ += triple ? 3 : 1;
     std::string value;
     while (true) {
-      if (pos_ >= end_) error(start, pos_, triple ? "unterminated triple-quoted string literal" : "unterminated string literal");
+      if (pos_ >= end_)
+        error(start, pos_, triple ? "unterminated triple-quoted string literal" : "unterminated string literal");
       char c = text_[pos_];
       if (c == quote) {
         if (!triple) {

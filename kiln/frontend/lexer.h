@@ -16,91 +16,91 @@ namespace kiln {
 // token's kind is the character itself ('+', '(', ...); the rest start at
 // 256. Columns: enum name, printed name (s-expressions, messages), keyword
 // spelling ("" when the kind is not a keyword).
-#define KILN_FORALL_TOKEN_KINDS(_)             \
-  _(TK_EOF, "eof", "")                         \
-  _(TK_NEWLINE, "newline", "")                 \
-  _(TK_INDENT, "indent", "")                   \
-  _(TK_DEDENT, "dedent", "")                   \
-  _(TK_NUMBER, "number", "")                   \
-  _(TK_STRING, "string", "")                   \
-  _(TK_IDENT, "ident", "")                     \
-  _(TK_TYPE_COMMENT, "type comment", "")       \
-  _(TK_POW, "**", "")                          \
-  _(TK_FLOOR_DIV, "//", "")                    \
-  _(TK_LSHIFT, "<<", "")                       \
-  _(TK_RSHIFT, ">>", "")                       \
-  _(TK_EQ, "==", "")                           \
-  _(TK_NE, "!=", "")                           \
-  _(TK_LE, "<=", "")                           \
-  _(TK_GE, ">=", "")                           \
-  _(TK_ARROW, "->", "")                        \
-  _(TK_WALRUS, ":=", "")                       \
-  _(TK_DOTS, "...", "")                        \
-  _(TK_AUG_ASSIGN, "aug_assign", "")           \
-  _(TK_DEF, "def", "def")                      \
-  _(TK_CLASS, "class", "class")                \
-  _(TK_IF, "if", "if")                         \
-  _(TK_ELIF, "elif", "elif")                   \
-  _(TK_ELSE, "else", "else")                   \
-  _(TK_FOR, "for", "for")                      \
-  _(TK_WHILE, "while", "while")                \
-  _(TK_IN, "in", "in")                         \
-  _(TK_NOTIN, "not in", "")                    \
-  _(TK_IS, "is", "is")                         \
-  _(TK_ISNOT, "is not", "")                    \
-  _(TK_AND, "and", "and")                      \
-  _(TK_OR, "or", "or")                         \
-  _(TK_NOT, "not", "not")                      \
-  _(TK_RETURN, "return", "return")             \
-  _(TK_BREAK, "break", "break")                \
-  _(TK_CONTINUE, "continue", "continue")       \
-  _(TK_PASS, "pass", "pass")                   \
-  _(TK_ASSERT, "assert", "assert")             \
-  _(TK_RAISE, "raise", "raise")                \
-  _(TK_WITH, "with", "with")                   \
-  _(TK_AS, "as", "as")                         \
-  _(TK_DELETE, "del", "del")                   \
-  _(TK_GLOBAL, "global", "global")             \
-  _(TK_NONLOCAL, "nonlocal", "nonlocal")       \
-  _(TK_IMPORT, "import", "import")             \
-  _(TK_FROM, "from", "from")                   \
-  _(TK_LAMBDA, "lambda", "lambda")             \
-  _(TK_YIELD, "yield", "yield")                \
-  _(TK_TRY, "try", "try")                      \
-  _(TK_EXCEPT, "except", "except")             \
-  _(TK_FINALLY, "finally", "finally")          \
-  _(TK_ASYNC, "async", "async")                \
-  _(TK_AWAIT, "await", "await")                \
-  _(TK_NONE, "None", "None")                   \
-  _(TK_TRUE, "True", "True")                   \
-  _(TK_FALSE, "False", "False")                \
-  /* tree kinds */                             \
-  _(TK_UNARY_MINUS, "unary minus", "")         \
-  _(TK_UNARY_PLUS, "unary plus", "")           \
-  _(TK_CHAIN_COMPARE, "chain", "")             \
-  _(TK_LIST, "list", "")                       \
-  _(TK_OPTION, "option", "")                   \
-  _(TK_ATOM, "atom", "")                       \
-  _(TK_VAR, "variable", "")                    \
-  _(TK_CONST, "const", "")                     \
-  _(TK_STRINGLITERAL, "string_literal", "")    \
-  _(TK_APPLY, "apply", "")                     \
-  _(TK_KWARG, "kwarg", "")                     \
-  _(TK_SUBSCRIPT, "subscript", "")             \
-  _(TK_SLICE_EXPR, "slice", "")                \
-  _(TK_LIST_LITERAL, "list_literal", "")       \
-  _(TK_TUPLE_LITERAL, "tuple_literal", "")     \
-  _(TK_DICT_LITERAL, "dict_literal", "")       \
-  _(TK_LIST_COMP, "list_comp", "")             \
-  _(TK_DICT_COMP, "dict_comp", "")             \
-  _(TK_IF_EXPR, "if_expr", "")                 \
-  _(TK_STARRED, "starred", "")                 \
-  _(TK_PARAM, "param", "")                     \
-  _(TK_DECL, "decl", "")                       \
-  _(TK_ASSIGN, "assign", "")                   \
-  _(TK_EXPR_STMT, "expr_stmt", "")             \
-  _(TK_WITH_ITEM, "with_item", "")             \
-  _(TK_ALIAS, "alias", "")                     \
+#define KILN_FORALL_TOKEN_KINDS(_)          \
+  _(TK_EOF, "eof", "")                      \
+  _(TK_NEWLINE, "newline", "")              \
+  _(TK_INDENT, "indent", "")                \
+  _(TK_DEDENT, "dedent", "")                \
+  _(TK_NUMBER, "number", "")                \
+  _(TK_STRING, "string", "")                \
+  _(TK_IDENT, "ident", "")                  \
+  _(TK_TYPE_COMMENT, "type comment", "")    \
+  _(TK_POW, "**", "")                       \
+  _(TK_FLOOR_DIV, "//", "")                 \
+  _(TK_LSHIFT, "<<", "")                    \
+  _(TK_RSHIFT, ">>", "")                    \
+  _(TK_EQ, "==", "")                        \
+  _(TK_NE, "!=", "")                        \
+  _(TK_LE, "<=", "")                        \
+  _(TK_GE, ">=", "")                        \
+  _(TK_ARROW, "->", "")                     \
+  _(TK_WALRUS, ":=", "")                    \
+  _(TK_DOTS, "...", "")                     \
+  _(TK_AUG_ASSIGN, "aug_assign", "")        \
+  _(TK_DEF, "def", "def")                   \
+  _(TK_CLASS, "class", "class")             \
+  _(TK_IF, "if", "if")                      \
+  _(TK_ELIF, "elif", "elif")                \
+  _(TK_ELSE, "else", "else")                \
+  _(TK_FOR, "for", "for")                   \
+  _(TK_WHILE, "while", "while")             \
+  _(TK_IN, "in", "in")                      \
+  _(TK_NOTIN, "not in", "")                 \
+  _(TK_IS, "is", "is")                      \
+  _(TK_ISNOT, "is not", "")                 \
+  _(TK_AND, "and", "and")                   \
+  _(TK_OR, "or", "or")                      \
+  _(TK_NOT, "not", "not")                   \
+  _(TK_RETURN, "return", "return")          \
+  _(TK_BREAK, "break", "break")             \
+  _(TK_CONTINUE, "continue", "continue")    \
+  _(TK_PASS, "pass", "pass")                \
+  _(TK_ASSERT, "assert", "assert")          \
+  _(TK_RAISE, "raise", "raise")             \
+  _(TK_WITH, "with", "with")                \
+  _(TK_AS, "as", "as")                      \
+  _(TK_DELETE, "del", "del")                \
+  _(TK_GLOBAL, "global", "global")          \
+  _(TK_NONLOCAL, "nonlocal", "nonlocal")    \
+  _(TK_IMPORT, "import", "import")          \
+  _(TK_FROM, "from", "from")                \
+  _(TK_LAMBDA, "lambda", "lambda")          \
+  _(TK_YIELD, "yield", "yield")             \
+  _(TK_TRY, "try", "try")                   \
+  _(TK_EXCEPT, "except", "except")          \
+  _(TK_FINALLY, "finally", "finally")       \
+  _(TK_ASYNC, "async", "async")             \
+  _(TK_AWAIT, "await", "await")             \
+  _(TK_NONE, "None", "None")                \
+  _(TK_TRUE, "True", "True")                \
+  _(TK_FALSE, "False", "False")             \
+  /* tree kinds */                          \
+  _(TK_UNARY_MINUS, "unary minus", "")      \
+  _(TK_UNARY_PLUS, "unary plus", "")        \
+  _(TK_CHAIN_COMPARE, "chain", "")          \
+  _(TK_LIST, "list", "")                    \
+  _(TK_OPTION, "option", "")                \
+  _(TK_ATOM, "atom", "")                    \
+  _(TK_VAR, "variable", "")                 \
+  _(TK_CONST, "const", "")                  \
+  _(TK_STRINGLITERAL, "string_literal", "") \
+  _(TK_APPLY, "apply", "")                  \
+  _(TK_KWARG, "kwarg", "")                  \
+  _(TK_SUBSCRIPT, "subscript", "")          \
+  _(TK_SLICE_EXPR, "slice", "")             \
+  _(TK_LIST_LITERAL, "list_literal", "")    \
+  _(TK_TUPLE_LITERAL, "tuple_literal", "")  \
+  _(TK_DICT_LITERAL, "dict_literal", "")    \
+  _(TK_LIST_COMP, "list_comp", "")          \
+  _(TK_DICT_COMP, "dict_comp", "")          \
+  _(TK_IF_EXPR, "if_expr", "")              \
+  _(TK_STARRED, "starred", "")              \
+  _(TK_PARAM, "param", "")                  \
+  _(TK_DECL, "decl", "")                    \
+  _(TK_ASSIGN, "assign", "")                \
+  _(TK_EXPR_STMT, "expr_stmt", "")          \
+  _(TK_WITH_ITEM, "with_item", "")          \
+  _(TK_ALIAS, "alias", "")                  \
   _(TK_IMPORT_FROM, "import_from", "")
 
 enum TokenKind : int {
@@ -109,7 +109,7 @@ enum TokenKind : int {
 #define KILN_DEFINE_TOKEN(name, str, keyword) name,
   KILN_FORALL_TOKEN_KINDS(KILN_DEFINE_TOKEN)
 #undef KILN_DEFINE_TOKEN
-  TK_KIND_END
+      TK_KIND_END
 };
 
 // "+" for '+', "def" for TK_DEF, "list" for TK_LIST.

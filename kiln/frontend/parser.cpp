@@ -24,15 +24,23 @@ int binaryPrecedence(int kind) {
     case '|': return 7;
     case '^': return 8;
     case '&': return 9;
-    case TK_LSHIFT: case TK_RSHIFT: return 10;
-    case '+': case '-': return 11;
-    case '*': case '@': case '/': case TK_FLOOR_DIV: case '%': return 12;
+    case TK_LSHIFT:
+    case TK_RSHIFT: return 10;
+    case '+':
+    case '-': return 11;
+    case '*':
+    case '@':
+    case '/':
+    case TK_FLOOR_DIV:
+    case '%': return 12;
     case TK_POW: return kPowPrec;
     default: return isComparisonKind(kind) ? kComparePrec : 0;
   }
 }
 
-SourceRange span(const SourceRange& a, const SourceRange& b) { return SourceRange(a.source(), a.start(), std::max(a.end(), b.end())); }
+SourceRange span(const SourceRange& a, const SourceRange& b) {
+  return SourceRange(a.source(), a.start(), std::max(a.end(), b.end()));
+}
 
 TreeRef list(const SourceRange& range, TreeList trees) { return Tree::create(TK_LIST, range, std::move(trees)); }
 
@@ -152,14 +160,9 @@ TreeRef Parser::parsePrimary() {
         value = Tree::create('.', span(value->range(), name.range), {value, ident(name)});
         break;
       }
-      case '(':
-        value = parseCall(value);
-        break;
-      case '[':
-        value = parseSubscript(value);
-        break;
-      default:
-        return value;
+      case '(': value = parseCall(value); break;
+      case '[': value = parseSubscript(value); break;
+      default: return value;
     }
   }
 }
@@ -171,8 +174,7 @@ TreeRef Parser::parseAtom() {
       const Token& name = lexer_.next();
       return Tree::create(TK_VAR, name.range, {ident(name)});
     }
-    case TK_NUMBER:
-      return parseNumber(lexer_.next());
+    case TK_NUMBER: return parseNumber(lexer_.next());
     case TK_STRING: {
       // Adjacent literals concatenate, as in Python.
       const Token& first = lexer_.next();
@@ -188,18 +190,12 @@ TreeRef Parser::parseAtom() {
     case TK_NONE:
     case TK_TRUE:
     case TK_FALSE:
-    case TK_DOTS:
-      return leaf(lexer_.next().kind, t.range);
-    case '(':
-      return parseParens();
-    case '[':
-      return parseListDisplay();
-    case '{':
-      return parseDictDisplay();
-    case '*':
-      throwSourceError(t.range, "a starred expression is not allowed here");
-    default:
-      lexer_.reportUnexpected("an expression");
+    case TK_DOTS: return leaf(lexer_.next().kind, t.range);
+    case '(': return parseParens();
+    case '[': return parseListDisplay();
+    case '{': return parseDictDisplay();
+    case '*': throwSourceError(t.range, "a starred expression is not allowed here");
+    default: lexer_.reportUnexpected("an expression");
   }
 }
 
@@ -293,7 +289,8 @@ TreeRef Parser::parseDictDisplay() {
   while (lexer_.cur().kind != '}') {
     if (lexer_.cur().kind == TK_POW) throwSourceError(lexer_.cur().range, "dict unpacking (**) is not supported");
     keys.push_back(parseExp());
-    if (lexer_.cur().kind != ':') throwSourceError(span(open.range, keys.back()->range()), "set literals are not supported");
+    if (lexer_.cur().kind != ':')
+      throwSourceError(span(open.range, keys.back()->range()), "set literals are not supported");
     lexer_.next();
     values.push_back(parseExp());
     if (keys.size() == 1 && lexer_.cur().kind == TK_FOR) {
@@ -345,7 +342,8 @@ TreeRef Parser::parseSubscript(TreeRef value) {
     items.push_back(parseSubscriptItem());
   } while (lexer_.nextIf(','));
   const Token& close = lexer_.expect(']');
-  return Tree::create(TK_SUBSCRIPT, span(value->range(), close.range), {value, list(rangeOf(items, open.range), items)});
+  return Tree::create(TK_SUBSCRIPT, span(value->range(), close.range),
+                      {value, list(rangeOf(items, open.range), items)});
 }
 
 TreeRef Parser::parseSubscriptItem() {
@@ -429,36 +427,20 @@ void Parser::parseStatement(TreeList& out) {
   const Token& t = lexer_.cur();
   switch (t.kind) {
     case '@':
-    case TK_DEF:
-      out.push_back(parseDecorated());
-      return;
-    case TK_CLASS:
-      out.push_back(parseClass());
-      return;
-    case TK_IF:
-      out.push_back(parseIf());
-      return;
-    case TK_WHILE:
-      out.push_back(parseWhile());
-      return;
-    case TK_FOR:
-      out.push_back(parseFor());
-      return;
-    case TK_WITH:
-      out.push_back(parseWith());
-      return;
+    case TK_DEF: out.push_back(parseDecorated()); return;
+    case TK_CLASS: out.push_back(parseClass()); return;
+    case TK_IF: out.push_back(parseIf()); return;
+    case TK_WHILE: out.push_back(parseWhile()); return;
+    case TK_FOR: out.push_back(parseFor()); return;
+    case TK_WITH: out.push_back(parseWith()); return;
     case TK_TRY:
     case TK_EXCEPT:
     case TK_FINALLY:
-    case TK_ASYNC:
-      throwSourceError(t.range, "'" + t.text + "' statements are not supported");
-    case TK_INDENT:
-      throwSourceError(t.range, "unexpected indent");
+    case TK_ASYNC: throwSourceError(t.range, "'" + t.text + "' statements are not supported");
+    case TK_INDENT: throwSourceError(t.range, "unexpected indent");
     case TK_ELSE:
-    case TK_ELIF:
-      throwSourceError(t.range, "'" + t.text + "' without a matching 'if'");
-    default:
-      parseSimpleStatements(out);
+    case TK_ELIF: throwSourceError(t.range, "'" + t.text + "' without a matching 'if'");
+    default: parseSimpleStatements(out);
   }
 }
 
@@ -486,8 +468,7 @@ TreeRef Parser::parseSimpleStatement() {
   switch (t.kind) {
     case TK_PASS:
     case TK_BREAK:
-    case TK_CONTINUE:
-      return leaf(lexer_.next().kind, t.range);
+    case TK_CONTINUE: return leaf(lexer_.next().kind, t.range);
     case TK_RETURN: {
       const Token& r = lexer_.next();
       TreeRef value = atSimpleStatementEnd() ? nullptr : parseExpList();
@@ -517,14 +498,10 @@ TreeRef Parser::parseSimpleStatement() {
       return Tree::create(TK_DELETE, range, {list(range, targets)});
     }
     case TK_GLOBAL:
-    case TK_NONLOCAL:
-      throwSourceError(t.range, "'" + t.text + "' declarations are not supported");
-    case TK_IMPORT:
-      return parseImport();
-    case TK_FROM:
-      return parseImportFrom();
-    default:
-      return parseAssignOrExpr();
+    case TK_NONLOCAL: throwSourceError(t.range, "'" + t.text + "' declarations are not supported");
+    case TK_IMPORT: return parseImport();
+    case TK_FROM: return parseImportFrom();
+    default: return parseAssignOrExpr();
   }
 }
 
@@ -532,8 +509,7 @@ void Parser::checkTarget(const TreeRef& target, bool allow_starred) const {
   switch (target->kind()) {
     case TK_VAR:
     case '.':
-    case TK_SUBSCRIPT:
-      return;
+    case TK_SUBSCRIPT: return;
     case TK_STARRED:
       if (!allow_starred) throwSourceError(target->range(), "a starred assignment target must be in a list or tuple");
       checkTarget(target->tree(0), false);
@@ -550,8 +526,7 @@ void Parser::checkTarget(const TreeRef& target, bool allow_starred) const {
       }
       return;
     }
-    default:
-      throwSourceError(target->range(), "unexpected expression on left-hand side of assignment");
+    default: throwSourceError(target->range(), "unexpected expression on left-hand side of assignment");
   }
 }
 
@@ -586,15 +561,15 @@ TreeRef Parser::parseAssignOrExpr() {
     // `x = []  # type: List[int]` annotates like `x: List[int] = []`.
     TreeRef type;
     if (lexer_.cur().kind == TK_TYPE_COMMENT && targets.size() == 1 && lhs->kind() == TK_VAR &&
-        lexer_.cur().text.find_first_not_of(" \t") != std::string::npos &&
-        lexer_.cur().text.rfind("ignore", 0) != 0) {
+        lexer_.cur().text.find_first_not_of(" \t") != std::string::npos && lexer_.cur().text.rfind("ignore", 0) != 0) {
       const Token& comment = lexer_.cur();
       Parser sub(Lexer(lexer_.source(), comment.range.start(), comment.range.end()));
       type = sub.parseExp();
       sub.lexer_.nextIf(TK_NEWLINE);
       if (sub.lexer_.cur().kind != TK_EOF) sub.lexer_.reportUnexpected("the end of the type comment");
     }
-    return Tree::create(TK_ASSIGN, range, {list(rangeOf(targets, range), targets), option(range, rhs), option(range, type)});
+    return Tree::create(TK_ASSIGN, range,
+                        {list(rangeOf(targets, range), targets), option(range, rhs), option(range, type)});
   }
   if (lhs->kind() == TK_STARRED) throwSourceError(lhs->range(), "a starred expression is not allowed here");
   return Tree::create(TK_EXPR_STMT, lhs->range(), {lhs});
@@ -673,7 +648,8 @@ TreeRef Parser::parseParams() {
     const Token& t = lexer_.cur();
     if (t.kind == '*') {
       const Token& star = lexer_.next();
-      if (lexer_.cur().kind != ',' && lexer_.cur().kind != ')') throwSourceError(star.range, "*args parameters are not supported");
+      if (lexer_.cur().kind != ',' && lexer_.cur().kind != ')')
+        throwSourceError(star.range, "*args parameters are not supported");
       if (kwarg_only) throwSourceError(star.range, "'*' may appear only once in a parameter list");
       kwarg_only = true;
       if (!lexer_.nextIf(',')) break;
@@ -682,7 +658,8 @@ TreeRef Parser::parseParams() {
     if (t.kind == TK_POW) throwSourceError(t.range, "**kwargs parameters are not supported");
     if (t.kind == '/') throwSourceError(t.range, "positional-only parameters are not supported");
     const Token& name = lexer_.expect(TK_IDENT);
-    if (!names.insert(name.text).second) throwSourceError(name.range, "duplicate argument '" + name.text + "' in function definition");
+    if (!names.insert(name.text).second)
+      throwSourceError(name.range, "duplicate argument '" + name.text + "' in function definition");
     TreeRef type = lexer_.nextIf(':') ? parseExp() : nullptr;
     TreeRef def = lexer_.nextIf('=') ? parseExp() : nullptr;
     if (def) {
@@ -691,8 +668,9 @@ TreeRef Parser::parseParams() {
       throwSourceError(name.range, "non-default argument follows default argument");
     }
     SourceRange range = span(name.range, def ? def->range() : type ? type->range() : name.range);
-    params.push_back(Tree::create(TK_PARAM, range,
-                                  {ident(name), option(range, type), option(range, def), leaf(kwarg_only ? TK_TRUE : TK_FALSE, range)}));
+    params.push_back(Tree::create(
+        TK_PARAM, range,
+        {ident(name), option(range, type), option(range, def), leaf(kwarg_only ? TK_TRUE : TK_FALSE, range)}));
     if (!lexer_.nextIf(',')) break;
   }
   const Token& close = lexer_.expect(')');
@@ -718,9 +696,11 @@ TreeRef Parser::applyTypeComment(const Token& comment, TreeRef params, TreeRef r
 
   const TreeList& ps = params->trees();
   for (const TreeRef& p : ps) {
-    if (!p->tree(1)->trees().empty()) throwSourceError(p->range(), "a function cannot have both type annotations and a type comment");
+    if (!p->tree(1)->trees().empty())
+      throwSourceError(p->range(), "a function cannot have both type annotations and a type comment");
   }
-  if (return_type) throwSourceError(return_type->range(), "a function cannot have both type annotations and a type comment");
+  if (return_type)
+    throwSourceError(return_type->range(), "a function cannot have both type annotations and a type comment");
   // Methods leave `self` out of the comment.
   size_t skip = ps.size() == types.size() + 1 && Param(ps[0]).ident().name() == "self" ? 1 : 0;
   if (ps.size() != types.size() + skip) {
@@ -735,7 +715,8 @@ TreeRef Parser::applyTypeComment(const Token& comment, TreeRef params, TreeRef r
       continue;
     }
     const TreeRef& p = ps[i];
-    typed.push_back(Tree::create(TK_PARAM, p->range(), {p->tree(0), option(p->range(), types[i - skip]), p->tree(2), p->tree(3)}));
+    typed.push_back(
+        Tree::create(TK_PARAM, p->range(), {p->tree(0), option(p->range(), types[i - skip]), p->tree(2), p->tree(3)}));
   }
   return list(comment.range, {list(params->range(), typed), option(comment.range, comment_return)});
 }
@@ -752,7 +733,8 @@ TreeRef Parser::parseClass() {
     lexer_.expect(')');
   }
   TreeRef body = parseBlock();
-  return Tree::create(TK_CLASS, span(c.range, body->range()), {ident(name), list(rangeOf(bases, name.range), bases), body});
+  return Tree::create(TK_CLASS, span(c.range, body->range()),
+                      {ident(name), list(rangeOf(bases, name.range), bases), body});
 }
 
 TreeRef Parser::parseIf() {
@@ -788,7 +770,8 @@ TreeRef Parser::parseWhile() {
   const Token& w = lexer_.expect(TK_WHILE);
   TreeRef cond = parseExp();
   TreeRef body = parseBlock();
-  if (lexer_.cur().kind == TK_ELSE) throwSourceError(lexer_.cur().range, "else branches of while loops are not supported");
+  if (lexer_.cur().kind == TK_ELSE)
+    throwSourceError(lexer_.cur().range, "else branches of while loops are not supported");
   return Tree::create(TK_WHILE, span(w.range, body->range()), {cond, body});
 }
 
@@ -798,7 +781,8 @@ TreeRef Parser::parseFor() {
   lexer_.expect(TK_IN);
   TreeRef iter = parseExpList();
   TreeRef body = parseBlock();
-  if (lexer_.cur().kind == TK_ELSE) throwSourceError(lexer_.cur().range, "else branches of for loops are not supported");
+  if (lexer_.cur().kind == TK_ELSE)
+    throwSourceError(lexer_.cur().range, "else branches of for loops are not supported");
   return Tree::create(TK_FOR, span(f.range, body->range()),
                       {list(target->range(), {target}), list(iter->range(), {iter}), body});
 }
@@ -813,7 +797,8 @@ TreeRef Parser::parseWith() {
       target = parseExp(kComparePrec);
       checkTarget(target, false);
     }
-    items.push_back(Tree::create(TK_WITH_ITEM, span(e->range(), target ? target->range() : e->range()), {e, option(e->range(), target)}));
+    items.push_back(Tree::create(TK_WITH_ITEM, span(e->range(), target ? target->range() : e->range()),
+                                 {e, option(e->range(), target)}));
   } while (lexer_.nextIf(','));
   TreeRef body = parseBlock();
   return Tree::create(TK_WITH, span(w.range, body->range()), {list(rangeOf(items, w.range), items), body});
@@ -860,7 +845,8 @@ TreeRef Parser::parseImportFrom() {
   TreeRef module;
   if (lexer_.cur().kind == TK_IDENT) {
     TreeRef dotted = parseDottedName();
-    module = Tree::create(TK_IDENT, dotted->range(), {Tree::atom(dots + dotted->tree(0)->stringValue(), dotted->range())});
+    module =
+        Tree::create(TK_IDENT, dotted->range(), {Tree::atom(dots + dotted->tree(0)->stringValue(), dotted->range())});
   } else {
     if (dots.empty()) lexer_.reportUnexpected("a module name");
     module = Tree::create(TK_IDENT, range, {Tree::atom(dots, range)});

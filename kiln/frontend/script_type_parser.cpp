@@ -14,8 +14,9 @@ TypePtr typeFromExpr(const Expr& e, const ClassLookup& lookup_class) {
     if (x.kind() == TK_VAR) return Var(x.tree()).name().name();
     if (x.kind() == '.') {
       std::string text = x.range().text();
-      text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return isspace(static_cast<unsigned char>(c)); }),
-                 text.end());
+      text.erase(
+          std::remove_if(text.begin(), text.end(), [](char c) { return isspace(static_cast<unsigned char>(c)); }),
+          text.end());
       return text;
     }
     return std::nullopt;
@@ -48,14 +49,15 @@ TypePtr typeFromExpr(const Expr& e, const ClassLookup& lookup_class) {
       std::string full = *name_of(e);
       std::string name = strip_module(full);
       static const std::unordered_map<std::string, TypePtr> simple = {
-          {"Tensor", TensorType::get()}, {"int", IntType::get()},         {"float", FloatType::get()},
-          {"bool", BoolType::get()},     {"str", StringType::get()},      {"Any", AnyType::get()},
+          {"Tensor", TensorType::get()},    {"int", IntType::get()},          {"float", FloatType::get()},
+          {"bool", BoolType::get()},        {"str", StringType::get()},       {"Any", AnyType::get()},
           {"device", DeviceObjType::get()}, {"Device", DeviceObjType::get()}, {"number", NumberType::get()},
-          {"NoneType", NoneType::get()}, {"complex", ComplexType::get()},
+          {"NoneType", NoneType::get()},    {"complex", ComplexType::get()},
       };
       if (auto it = simple.find(name); it != simple.end()) return it->second;
       for (const char* generic : {"List", "Dict", "Tuple", "Optional", "Union", "Future"}) {
-        if (name == generic) throwSourceError(e.range(), std::string("Attempted to use ") + generic + " without a contained type");
+        if (name == generic)
+          throwSourceError(e.range(), std::string("Attempted to use ") + generic + " without a contained type");
       }
       if (name == "list" || name == "dict" || name == "tuple") {
         throwSourceError(e.range(), "Attempted to use " + name + " without a contained type");
@@ -74,7 +76,8 @@ TypePtr typeFromExpr(const Expr& e, const ClassLookup& lookup_class) {
       for (Expr item : sub.subscriptExprs()) items.push_back(item);
       auto exactly = [&](size_t n, const char* what) {
         if (items.size() != n) {
-          throwSourceError(e.range(), std::string("expected exactly ") + what + " but found " + std::to_string(items.size()));
+          throwSourceError(e.range(),
+                           std::string("expected exactly ") + what + " but found " + std::to_string(items.size()));
         }
       };
       if (name == "List" || name == "list") {
@@ -95,7 +98,8 @@ TypePtr typeFromExpr(const Expr& e, const ClassLookup& lookup_class) {
       }
       if (name == "Tuple" || name == "tuple") {
         // Tuple[()] is the empty tuple.
-        if (items.size() == 1 && items[0].kind() == TK_TUPLE_LITERAL && TupleLiteral(items[0].tree()).inputs().empty()) {
+        if (items.size() == 1 && items[0].kind() == TK_TUPLE_LITERAL &&
+            TupleLiteral(items[0].tree()).inputs().empty()) {
           return TupleType::create({});
         }
         std::vector<TypePtr> elements;
@@ -110,7 +114,8 @@ TypePtr typeFromExpr(const Expr& e, const ClassLookup& lookup_class) {
       throwSourceError(e.range(), "Unknown type constructor " + *constructor);
     }
     default:
-      throwSourceError(e.range(), "Expression of type " + kindToString(e.kind()) + " cannot be used in a type expression");
+      throwSourceError(e.range(),
+                       "Expression of type " + kindToString(e.kind()) + " cannot be used in a type expression");
   }
 }
 

@@ -13,7 +13,9 @@ namespace kiln {
 
 // --- SugaredValue defaults: "this value cannot be used that way" -------------------------
 
-Value* SugaredValue::asValue(const SourceRange& loc, Graph&) { throwSourceError(loc, kind() + " cannot be used as a value"); }
+Value* SugaredValue::asValue(const SourceRange& loc, Graph&) {
+  throwSourceError(loc, kind() + " cannot be used as a value");
+}
 
 SugaredValuePtr SugaredValue::attr(const SourceRange& loc, Graph&, const std::string& field) {
   throwSourceError(loc, "attribute lookup is not defined on " + kind());
@@ -24,7 +26,9 @@ SugaredValuePtr SugaredValue::call(const SourceRange& loc, Graph&, const std::ve
   throwSourceError(loc, "cannot call a " + kind());
 }
 
-SugaredValuePtr SugaredValue::iter(const SourceRange& loc, Graph&) { throwSourceError(loc, kind() + " object is not iterable"); }
+SugaredValuePtr SugaredValue::iter(const SourceRange& loc, Graph&) {
+  throwSourceError(loc, kind() + " object is not iterable");
+}
 
 Value* SugaredValue::len(const SourceRange& loc, Graph&) { throwSourceError(loc, kind() + " object has no len()"); }
 
@@ -105,8 +109,11 @@ SugaredValuePtr MethodValue::call(const SourceRange& loc, Graph& graph, const st
                                   const std::vector<NamedValue>& kwargs, size_t) {
   auto cls = self_->type()->cast<ClassType>();
   Function* method = cls ? cls->findMethod(method_) : nullptr;
-  if (!method) throwSourceError(loc, "'" + self_->type()->annotationStr() + "' object has no attribute or method '" + method_ + "'");
-  auto [index, matched] = matchSchemas({&method->getSchema()}, loc, graph, args, kwargs, NamedValue(loc, "self", self_));
+  if (!method)
+    throwSourceError(loc,
+                     "'" + self_->type()->annotationStr() + "' object has no attribute or method '" + method_ + "'");
+  auto [index, matched] =
+      matchSchemas({&method->getSchema()}, loc, graph, args, kwargs, NamedValue(loc, "self", self_));
   (void)index;
   Node* call = graph.insertNode(graph.create(prim::CallMethod, matched.inputs));
   call->s_(attr::name, method_);
@@ -153,7 +160,8 @@ SugaredValuePtr SimpleValue::call(const SourceRange& loc, Graph& graph, const st
     if (!cls->findMethod("forward")) throwSourceError(loc, "module '" + cls->name() + "' has no forward method");
     return MethodValue(value_, "forward").call(loc, graph, args, kwargs, n_binders);
   }
-  if (cls && cls->findMethod("__call__")) return MethodValue(value_, "__call__").call(loc, graph, args, kwargs, n_binders);
+  if (cls && cls->findMethod("__call__"))
+    return MethodValue(value_, "__call__").call(loc, graph, args, kwargs, n_binders);
   return SugaredValue::call(loc, graph, args, kwargs, n_binders);
 }
 
@@ -166,7 +174,8 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
     if (cls->iterableKind() == IterableKind::Dict && (field == "items" || field == "keys" || field == "values")) {
       return std::make_shared<ModuleDictMethod>(value_, field);
     }
-    std::string what = cls->isModule() ? "Module '" + cls->unqualifiedName() + "'" : "'" + cls->unqualifiedName() + "' object";
+    std::string what =
+        cls->isModule() ? "Module '" + cls->unqualifiedName() + "'" : "'" + cls->unqualifiedName() + "' object";
     throwSourceError(loc, what + " has no attribute or method '" + field + "'");
   }
   if (type->isSubtypeOf(*TensorType::get())) {
@@ -188,9 +197,9 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
       return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, it->second, {value_}));
     }
     static const std::unordered_map<std::string, ScalarType> casts = {
-        {"float", ScalarType::Float}, {"double", ScalarType::Double}, {"half", ScalarType::Half},
-        {"bfloat16", ScalarType::BFloat16}, {"long", ScalarType::Long}, {"int", ScalarType::Int},
-        {"short", ScalarType::Short}, {"char", ScalarType::Char}, {"byte", ScalarType::Byte},
+        {"float", ScalarType::Float},       {"double", ScalarType::Double}, {"half", ScalarType::Half},
+        {"bfloat16", ScalarType::BFloat16}, {"long", ScalarType::Long},     {"int", ScalarType::Int},
+        {"short", ScalarType::Short},       {"char", ScalarType::Char},     {"byte", ScalarType::Byte},
         {"bool", ScalarType::Bool},
     };
     if (auto it = casts.find(field); it != casts.end()) return std::make_shared<TensorCastMethod>(value_, it->second);
@@ -249,18 +258,22 @@ SugaredValuePtr SimpleValue::getitem(const SourceRange& loc, Graph& graph, Value
       if (!key || !key->isInt()) throwSourceError(loc, "Index to a ModuleList must be a constant integer");
       int64_t i = key->toInt();
       int64_t n = static_cast<int64_t>(entries.size());
-      if (i < -n || i >= n) throwSourceError(loc, "Index " + std::to_string(i) + " out of range of length " + std::to_string(n));
-      return std::make_shared<SimpleValue>(emitGetAttr(loc, graph, value_, entries[static_cast<size_t>(i < 0 ? i + n : i)]));
+      if (i < -n || i >= n)
+        throwSourceError(loc, "Index " + std::to_string(i) + " out of range of length " + std::to_string(n));
+      return std::make_shared<SimpleValue>(
+          emitGetAttr(loc, graph, value_, entries[static_cast<size_t>(i < 0 ? i + n : i)]));
     }
     if (!key || !key->isString()) throwSourceError(loc, "Key of a ModuleDict must be a constant string");
-    if (!cls->hasAttribute(key->toStringRef())) throwSourceError(loc, "ModuleDict has no key '" + key->toStringRef() + "'");
+    if (!cls->hasAttribute(key->toStringRef()))
+      throwSourceError(loc, "ModuleDict has no key '" + key->toStringRef() + "'");
     return std::make_shared<SimpleValue>(emitGetAttr(loc, graph, value_, key->toStringRef()));
   }
   if (type->cast<ListType>() || type->kind() == TypeKind::String || type->cast<DictType>()) {
     return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::__getitem__, {value_, index}));
   }
   if (type->isSubtypeOf(*TensorType::get())) {
-    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::select, {value_, graph.insertConstant(int64_t(0), loc), index}));
+    return std::make_shared<SimpleValue>(
+        emitBuiltinCall(loc, graph, aten::select, {value_, graph.insertConstant(int64_t(0), loc), index}));
   }
   throwSourceError(loc, "'" + type->annotationStr() + "' object is not subscriptable");
 }
@@ -270,7 +283,8 @@ std::vector<SugaredValuePtr> SimpleValue::asTuple(const SourceRange& loc, Graph&
   std::vector<SugaredValuePtr> out;
   const TypePtr& type = value_->type();
   if (type->cast<TupleType>()) {
-    Node* unpack = value_->node()->kind() == prim::TupleConstruct ? nullptr : graph.insertNode(graph.createTupleUnpack(value_));
+    Node* unpack =
+        value_->node()->kind() == prim::TupleConstruct ? nullptr : graph.insertNode(graph.createTupleUnpack(value_));
     if (unpack) {
       for (Value* v : unpack->outputs()) out.push_back(std::make_shared<SimpleValue>(v));
     } else {
@@ -299,7 +313,9 @@ Value* TensorToListValue::callWithTypeHint(const SourceRange& loc, Graph& graph,
     element = list->elementType();
     ++depth;
   }
-  if (depth == 0) throwSourceError(loc, "Expected type hint for result of tolist() to be a list, found " + type_hint->annotationStr());
+  if (depth == 0)
+    throwSourceError(loc,
+                     "Expected type hint for result of tolist() to be a list, found " + type_hint->annotationStr());
   int64_t kind;
   switch (element->kind()) {
     case TypeKind::Int: kind = 0; break;
@@ -307,7 +323,8 @@ Value* TensorToListValue::callWithTypeHint(const SourceRange& loc, Graph& graph,
     case TypeKind::Bool: kind = 2; break;
     default: throwSourceError(loc, "Unsupported element type for tolist(): " + element->annotationStr());
   }
-  Node* n = graph.insertNode(graph.create(Symbol::fromQualString("prim::tolist"), {self_, graph.insertConstant(depth, loc), graph.insertConstant(kind, loc)}));
+  Node* n = graph.insertNode(graph.create(Symbol::fromQualString("prim::tolist"),
+                                          {self_, graph.insertConstant(depth, loc), graph.insertConstant(kind, loc)}));
   n->setSourceRange(loc);
   n->output()->setType(type_hint);
   return n->output();
@@ -334,11 +351,11 @@ std::optional<IValue> moduleConstant(const std::string& module, const std::strin
   if (module == "torch" || module == "kiln") {
     // dtypes are ints to TorchScript.
     static const std::unordered_map<std::string, ScalarType> dtypes = {
-        {"uint8", ScalarType::Byte},     {"int8", ScalarType::Char},      {"int16", ScalarType::Short},
-        {"short", ScalarType::Short},    {"int32", ScalarType::Int},      {"int", ScalarType::Int},
-        {"int64", ScalarType::Long},     {"long", ScalarType::Long},      {"float16", ScalarType::Half},
-        {"half", ScalarType::Half},      {"float32", ScalarType::Float},  {"float", ScalarType::Float},
-        {"float64", ScalarType::Double}, {"double", ScalarType::Double},  {"bool", ScalarType::Bool},
+        {"uint8", ScalarType::Byte},        {"int8", ScalarType::Char},     {"int16", ScalarType::Short},
+        {"short", ScalarType::Short},       {"int32", ScalarType::Int},     {"int", ScalarType::Int},
+        {"int64", ScalarType::Long},        {"long", ScalarType::Long},     {"float16", ScalarType::Half},
+        {"half", ScalarType::Half},         {"float32", ScalarType::Float}, {"float", ScalarType::Float},
+        {"float64", ScalarType::Double},    {"double", ScalarType::Double}, {"bool", ScalarType::Bool},
         {"bfloat16", ScalarType::BFloat16},
     };
     if (auto it = dtypes.find(field); it != dtypes.end()) return IValue(static_cast<int64_t>(it->second));
@@ -363,16 +380,18 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   }
   if (name_ == "torch.jit" || name_ == "kiln.jit") {
     if (field == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));
-    if (field == "is_scripting") return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
+    if (field == "is_scripting")
+      return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
   }
   Symbol op = Symbol::fromQualString("aten::" + field);
   if (!isBuiltinOperator(op)) {
     // Functions Python's math module has but TorchScript does not.
-    static const char* const python_math[] = {"hypot", "fsum",  "isqrt", "prod", "perm", "comb", "nextafter",
-                                              "ulp",   "dist",  "modf",  "cbrt", "exp2", "isclose"};
+    static const char* const python_math[] = {"hypot", "fsum", "isqrt", "prod", "perm", "comb",   "nextafter",
+                                              "ulp",   "dist", "modf",  "cbrt", "exp2", "isclose"};
     for (const char* f : python_math) {
       if (name_ == "math" && field == f) {
-        throwSourceError(loc, "Python builtin <built-in function " + field + "> is currently not supported in Torchscript");
+        throwSourceError(loc,
+                         "Python builtin <built-in function " + field + "> is currently not supported in Torchscript");
       }
     }
     throwSourceError(loc, "object has no attribute " + field);
@@ -381,8 +400,15 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
 }
 
 SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
-  static const char* const known[] = {"torch",         "math",      "kiln",   "torch.jit", "kiln.jit",
-                                      "torch.nn",      "kiln.nn",   "torch.nn.functional", "kiln.nn.functional",
+  static const char* const known[] = {"torch",
+                                      "math",
+                                      "kiln",
+                                      "torch.jit",
+                                      "kiln.jit",
+                                      "torch.nn",
+                                      "kiln.nn",
+                                      "torch.nn.functional",
+                                      "kiln.nn.functional",
                                       "torch.functional"};
   for (const char* name : known) {
     if (python_name == name) return std::make_shared<BuiltinModule>(python_name);
@@ -392,7 +418,9 @@ SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
 
 SugaredValuePtr makeConstantValue(IValue value) { return std::make_shared<ConstantValue>(std::move(value)); }
 
-SugaredValuePtr makeClassValue(std::shared_ptr<ClassType> type) { return std::make_shared<ClassValue>(std::move(type)); }
+SugaredValuePtr makeClassValue(std::shared_ptr<ClassType> type) {
+  return std::make_shared<ClassValue>(std::move(type));
+}
 
 std::shared_ptr<ClassType> classOfValue(const SugaredValuePtr& value) {
   auto cls = std::dynamic_pointer_cast<ClassValue>(value);
@@ -444,12 +472,13 @@ RangeValue::RangeValue(const SourceRange& loc, Graph& graph, std::vector<Value*>
     : static_len_(static_len) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->type()->kind() != TypeKind::Int) {
-      throwSourceError(loc, "all inputs of range must be ints, found " + inputs[i]->type()->annotationStr() + " in argument " +
-                    std::to_string(i));
+      throwSourceError(loc, "all inputs of range must be ints, found " + inputs[i]->type()->annotationStr() +
+                                " in argument " + std::to_string(i));
     }
   }
   if (inputs.empty()) throwSourceError(loc, "range expected at least 1 arguments, got 0");
-  if (inputs.size() > 3) throwSourceError(loc, "range expected at most 3 arguments, got " + std::to_string(inputs.size()));
+  if (inputs.size() > 3)
+    throwSourceError(loc, "range expected at most 3 arguments, got " + std::to_string(inputs.size()));
   if (inputs.size() == 1) {
     end_ = inputs[0];
     start_ = graph.insertConstant(int64_t(0), loc);
@@ -485,7 +514,8 @@ SugaredValuePtr SugaredTupleValue::getitem(const SourceRange& loc, Graph&, Value
   if (!i || !i->isInt()) throwSourceError(loc, "Expected integer literal for index into a tuple being iterated");
   int64_t n = static_cast<int64_t>(elements_.size());
   int64_t k = i->toInt() < 0 ? i->toInt() + n : i->toInt();
-  if (k < 0 || k >= n) throwSourceError(loc, "Index " + std::to_string(i->toInt()) + " out of range of length " + std::to_string(n));
+  if (k < 0 || k >= n)
+    throwSourceError(loc, "Index " + std::to_string(i->toInt()) + " out of range of length " + std::to_string(n));
   return elements_[static_cast<size_t>(k)];
 }
 
@@ -496,8 +526,9 @@ void IterableTree::addChild(const SourceRange& loc, Graph&, const SugaredValuePt
   if (children_.empty()) {
     unroll_length_ = child_len;
   } else if (unroll_length_.has_value() != child_len.has_value()) {
-    throwSourceError(loc, "Can not iterate over a module list or tuple with a value that does not have a statically "
-                          "determinable length\n");
+    throwSourceError(loc,
+                     "Can not iterate over a module list or tuple with a value that does not have a statically "
+                     "determinable length\n");
   } else if (unroll_length_) {
     unroll_length_ = std::min(*unroll_length_, *child_len);
   }
@@ -625,9 +656,9 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
     g["hasattr"] = special("prim::hasattr");
     g["getattr"] = special("prim::getattr");
     g["AssertionError"] = std::make_shared<ExceptionValue>("AssertionError", /*builtin=*/true);
-    for (const char* e : {"Exception", "ValueError", "RuntimeError", "TypeError", "KeyError",
-                          "IndexError", "NotImplementedError", "ZeroDivisionError", "StopIteration",
-                          "AttributeError", "ArithmeticError", "OverflowError", "LookupError"}) {
+    for (const char* e :
+         {"Exception", "ValueError", "RuntimeError", "TypeError", "KeyError", "IndexError", "NotImplementedError",
+          "ZeroDivisionError", "StopIteration", "AttributeError", "ArithmeticError", "OverflowError", "LookupError"}) {
       g[e] = std::make_shared<ExceptionValue>(e);
     }
     for (const char* m : {"torch", "math", "kiln"}) g[m] = makeBuiltinModule(m);

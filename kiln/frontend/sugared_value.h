@@ -36,8 +36,7 @@ class SugaredValue : public std::enable_shared_from_this<SugaredValue> {
   virtual std::optional<int64_t> staticLen() { return std::nullopt; }
   virtual bool shouldEmitUnrolled() const { return false; }
   // The elements of a tuple-like value, for unpacking `a, b = v`.
-  virtual std::vector<SugaredValuePtr> asTuple(const SourceRange& loc, Graph& graph,
-                                               std::optional<size_t> size_hint);
+  virtual std::vector<SugaredValuePtr> asTuple(const SourceRange& loc, Graph& graph, std::optional<size_t> size_hint);
 };
 
 // A first-class graph value.
@@ -143,9 +142,7 @@ class SugaredTupleValue : public SugaredValue {
   SugaredValuePtr getitem(const SourceRange& loc, Graph& graph, Value* index) override;
   std::optional<int64_t> staticLen() override { return static_cast<int64_t>(elements_.size()); }
   bool shouldEmitUnrolled() const override { return true; }
-  std::vector<SugaredValuePtr> asTuple(const SourceRange&, Graph&, std::optional<size_t>) override {
-    return elements_;
-  }
+  std::vector<SugaredValuePtr> asTuple(const SourceRange&, Graph&, std::optional<size_t>) override { return elements_; }
 
  private:
   std::vector<SugaredValuePtr> elements_;

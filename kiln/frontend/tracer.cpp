@@ -101,8 +101,7 @@ TypePtr resultType(const IValue& v, const TypePtr& declared) {
 
 }  // namespace
 
-TracingState::TracingState(TraceContext context)
-    : graph_(std::make_shared<Graph>()), context_(std::move(context)) {
+TracingState::TracingState(TraceContext context) : graph_(std::make_shared<Graph>()), context_(std::move(context)) {
   frames_.push_back(Frame{graph_, IValue(), nullptr, {}, {}, {}, 0});
 }
 TracingState::~TracingState() = default;
@@ -142,8 +141,8 @@ Value* TracingState::getValue(const IValue& v, const TypePtr& expected) {
   }
   if (v.isList()) {
     TypePtr element = listElementType(v, expected);
-    TypeKind kind = element->kind() == TypeKind::Optional ? element->cast<OptionalType>()->elementType()->kind()
-                                                          : element->kind();
+    TypeKind kind =
+        element->kind() == TypeKind::Optional ? element->cast<OptionalType>()->elementType()->kind() : element->kind();
     // 1.13 records int[] and Tensor[] arguments element by element (a size
     // may be traced, a tensor is); other lists are constants.
     if (kind == TypeKind::Tensor || kind == TypeKind::Int) {
@@ -170,7 +169,8 @@ Value* TracingState::getOutput(const Tensor& t, size_t index) {
   if (!t.defined()) return graph_->insertConstant(IValue());
   auto it = values_.find(identity(t));
   if (it == values_.end()) {
-    KILN_ERROR("output ", index, " (", IValue(t), ") of traced region did not have observable data dependence with "
+    KILN_ERROR("output ", index, " (", IValue(t),
+               ") of traced region did not have observable data dependence with "
                "trace inputs; this probably indicates your program cannot be understood by the tracer.");
   }
   return resolve(it->second.second, t);
@@ -335,8 +335,8 @@ std::vector<TracingState::MethodGraph> TracingState::finishMethods() {
       while (!graph.outputs().empty()) graph.eraseOutput(graph.outputs().size() - 1);
       graph.registerOutput(tuple->output());
       WithInsertPoint guard(f.call);
-      Node* call = caller.insertNode(caller.create(prim::CallMethod, std::vector<Value*>(f.call->inputs().begin(),
-                                                                                         f.call->inputs().end())));
+      Node* call = caller.insertNode(
+          caller.create(prim::CallMethod, std::vector<Value*>(f.call->inputs().begin(), f.call->inputs().end())));
       call->s_(attr::name, f.method.name);
       call->output()->setType(unshapedType(tuple->output()->type()));
       Node* unpack = caller.insertNode(caller.createTupleUnpack(call->output()));
@@ -380,7 +380,6 @@ void TracingState::forgetValuesOf(const Graph& graph) {
     }
   }
 }
-
 
 void TracingState::setValue(const IValue& v, Value* value) {
   if (v.isTensor()) {
@@ -506,11 +505,12 @@ Value* TracingState::outputValue(const IValue& output, bool strict) {
     }
     if (v.isList() && v.toListRef().element_type->kind() == TypeKind::Tensor) {
       if (strict) {
-        warn("Encountering a list at the output of the tracer might cause the trace to be incorrect, this is only "
-             "valid if the container structure does not change based on the module's inputs. Consider using a "
-             "constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a `NamedTuple` "
-             "instead). If you absolutely need this and know the side effects, pass strict=False to trace() to "
-             "allow this behavior.");
+        warn(
+            "Encountering a list at the output of the tracer might cause the trace to be incorrect, this is only "
+            "valid if the container structure does not change based on the module's inputs. Consider using a "
+            "constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a `NamedTuple` "
+            "instead). If you absolutely need this and know the side effects, pass strict=False to trace() to "
+            "allow this behavior.");
       }
       std::vector<Value*> elements;
       for (const IValue& e : v.toListRef().elements) elements.push_back(output_value(e));

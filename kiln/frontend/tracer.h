@@ -138,10 +138,10 @@ class TracingState : public DispatchHook {
     GraphPtr graph;
     IValue module;  // None when tracing a function
     Value* self = nullptr;
-    std::vector<Value*> captures;                   // enclosing graph's values read here
-    std::unordered_map<Value*, Value*> lifted;      // such a value -> this graph's input
+    std::vector<Value*> captures;                        // enclosing graph's values read here
+    std::unordered_map<Value*, Value*> lifted;           // such a value -> this graph's input
     std::unordered_map<std::string, Value*> attributes;  // `sub.w` -> its GetAttr chain here
-    size_t finished_before = 0;  // finished_.size() when the call started
+    size_t finished_before = 0;                          // finished_.size() when the call started
   };
   // Where a module or tensor is an attribute: its module and name.
   struct Owner {
@@ -163,7 +163,7 @@ class TracingState : public DispatchHook {
   Value* exportValue(size_t index, Value* value);
 
   std::vector<Frame> frames_;
-  std::unordered_map<const ObjectObj*, Owner> modules_;  // submodules of the traced module
+  std::unordered_map<const ObjectObj*, Owner> modules_;       // submodules of the traced module
   std::unordered_map<const void*, Owner> tensor_attributes_;  // TensorImpl -> its attribute
   // Tensors of an abandoned method call (kept alive, as values_ keeps its tensors).
   std::unordered_map<const void*, Tensor> escaped_;

@@ -4,11 +4,11 @@
 // kind such as TK_APPLY) and subtrees. Every tree has the source range it
 // came from. Trees are immutable and shared.
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <new>
-#include <initializer_list>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/frontend/lexer.h"

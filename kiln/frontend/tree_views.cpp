@@ -42,21 +42,38 @@ double Const::asDouble() const {
 
 bool isComparisonKind(int kind) {
   switch (kind) {
-    case '<': case '>': case TK_EQ: case TK_NE: case TK_LE: case TK_GE:
-    case TK_IN: case TK_NOTIN: case TK_IS: case TK_ISNOT:
-      return true;
-    default:
-      return false;
+    case '<':
+    case '>':
+    case TK_EQ:
+    case TK_NE:
+    case TK_LE:
+    case TK_GE:
+    case TK_IN:
+    case TK_NOTIN:
+    case TK_IS:
+    case TK_ISNOT: return true;
+    default: return false;
   }
 }
 
 bool isBinaryOpKind(int kind) {
   switch (kind) {
-    case '+': case '-': case '*': case '/': case '%': case '@': case '&': case '|': case '^':
-    case TK_POW: case TK_FLOOR_DIV: case TK_LSHIFT: case TK_RSHIFT: case TK_AND: case TK_OR:
-      return true;
-    default:
-      return isComparisonKind(kind);
+    case '+':
+    case '-':
+    case '*':
+    case '/':
+    case '%':
+    case '@':
+    case '&':
+    case '|':
+    case '^':
+    case TK_POW:
+    case TK_FLOOR_DIV:
+    case TK_LSHIFT:
+    case TK_RSHIFT:
+    case TK_AND:
+    case TK_OR: return true;
+    default: return isComparisonKind(kind);
   }
 }
 
@@ -66,24 +83,50 @@ bool isUnaryOpKind(int kind) {
 
 bool isExprKind(int kind) {
   switch (kind) {
-    case TK_VAR: case TK_CONST: case TK_STRINGLITERAL: case TK_APPLY: case '.': case TK_SUBSCRIPT:
-    case TK_SLICE_EXPR: case TK_LIST_LITERAL: case TK_TUPLE_LITERAL: case TK_DICT_LITERAL:
-    case TK_LIST_COMP: case TK_DICT_COMP: case TK_IF_EXPR: case TK_STARRED: case TK_CHAIN_COMPARE:
-    case TK_NONE: case TK_TRUE: case TK_FALSE: case TK_DOTS:
-      return true;
-    default:
-      return isBinaryOpKind(kind) || isUnaryOpKind(kind);
+    case TK_VAR:
+    case TK_CONST:
+    case TK_STRINGLITERAL:
+    case TK_APPLY:
+    case '.':
+    case TK_SUBSCRIPT:
+    case TK_SLICE_EXPR:
+    case TK_LIST_LITERAL:
+    case TK_TUPLE_LITERAL:
+    case TK_DICT_LITERAL:
+    case TK_LIST_COMP:
+    case TK_DICT_COMP:
+    case TK_IF_EXPR:
+    case TK_STARRED:
+    case TK_CHAIN_COMPARE:
+    case TK_NONE:
+    case TK_TRUE:
+    case TK_FALSE:
+    case TK_DOTS: return true;
+    default: return isBinaryOpKind(kind) || isUnaryOpKind(kind);
   }
 }
 
 bool isStmtKind(int kind) {
   switch (kind) {
-    case TK_DEF: case TK_CLASS: case TK_IF: case TK_WHILE: case TK_FOR: case TK_ASSIGN: case TK_AUG_ASSIGN:
-    case TK_RETURN: case TK_RAISE: case TK_ASSERT: case TK_WITH: case TK_DELETE: case TK_EXPR_STMT:
-    case TK_PASS: case TK_BREAK: case TK_CONTINUE: case TK_IMPORT: case TK_IMPORT_FROM:
-      return true;
-    default:
-      return false;
+    case TK_DEF:
+    case TK_CLASS:
+    case TK_IF:
+    case TK_WHILE:
+    case TK_FOR:
+    case TK_ASSIGN:
+    case TK_AUG_ASSIGN:
+    case TK_RETURN:
+    case TK_RAISE:
+    case TK_ASSERT:
+    case TK_WITH:
+    case TK_DELETE:
+    case TK_EXPR_STMT:
+    case TK_PASS:
+    case TK_BREAK:
+    case TK_CONTINUE:
+    case TK_IMPORT:
+    case TK_IMPORT_FROM: return true;
+    default: return false;
   }
 }
 

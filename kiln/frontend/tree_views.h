@@ -51,7 +51,8 @@ class TreeView {
  protected:
   const TreeRef& subtree(size_t i) const { return tree_->tree(i); }
   void requireKind(int kind) const {
-    KILN_INTERNAL_ASSERT(tree_->kind() == kind, "expected a ", kindToString(kind), " tree, got ", kindToString(tree_->kind()));
+    KILN_INTERNAL_ASSERT(tree_->kind() == kind, "expected a ", kindToString(kind), " tree, got ",
+                         kindToString(tree_->kind()));
   }
   void require(bool ok, const char* what) const {
     KILN_INTERNAL_ASSERT(ok, "expected ", what, " tree, got ", kindToString(tree_->kind()));

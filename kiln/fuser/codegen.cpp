@@ -37,7 +37,7 @@ std::string dtypeName(ScalarType t) { return std::string(scalarTypeName(t)); }
 ScalarType resultType(const std::vector<const ValueType*>& operands) {
   std::vector<PromotionOperand> tiers;
   for (const ValueType* v : operands) {
-    const PromotionTier tier = v->kind == ValueType::Kind::Number        ? PromotionTier::WrappedNumber
+    const PromotionTier tier = v->kind == ValueType::Kind::Number          ? PromotionTier::WrappedNumber
                                : v->kind == ValueType::Kind::ZeroDimTensor ? PromotionTier::ZeroDim
                                                                            : PromotionTier::Dimensioned;
     tiers.push_back({v->dtype, tier});
@@ -57,7 +57,8 @@ bool inDtypeSet(ScalarType t, DtypeSet set) {
 
 // The dtype a dtype argument's int names, when kernels compute in it.
 std::optional<ScalarType> kernelDtypeOf(int64_t code) {
-  if (code < 0 || code >= kNumScalarTypes || !pointwise::isKernelDtype(static_cast<ScalarType>(code))) return std::nullopt;
+  if (code < 0 || code >= kNumScalarTypes || !pointwise::isKernelDtype(static_cast<ScalarType>(code)))
+    return std::nullopt;
   return static_cast<ScalarType>(code);
 }
 
@@ -167,7 +168,7 @@ std::optional<GraphTyping> typeGraph(const Graph& graph, const std::vector<Kerne
   GraphTyping typing;
   if (graph.inputs().size() != inputs.size()) {
     refuse(why, "the kernel graph has " + std::to_string(graph.inputs().size()) + " inputs but " +
-                  std::to_string(inputs.size()) + " were described");
+                    std::to_string(inputs.size()) + " were described");
     return std::nullopt;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -179,10 +180,11 @@ std::optional<GraphTyping> typeGraph(const Graph& graph, const std::vector<Kerne
       case InputKind::ZeroDimTensor: v.kind = ValueType::Kind::ZeroDimTensor; break;
       case InputKind::Scalar: v.kind = ValueType::Kind::Number; break;
     }
-    const bool number_ok = in.dtype == ScalarType::Long || in.dtype == ScalarType::Double || in.dtype == ScalarType::Bool;
+    const bool number_ok =
+        in.dtype == ScalarType::Long || in.dtype == ScalarType::Double || in.dtype == ScalarType::Bool;
     if (in.kind == InputKind::Scalar ? !number_ok : !pointwise::isKernelDtype(in.dtype)) {
       refuse(why, "input " + std::to_string(i) + " has dtype " + dtypeName(in.dtype) +
-                    ", which the kernel generator does not support");
+                      ", which the kernel generator does not support");
       return std::nullopt;
     }
     typing.values.emplace(graph.inputs()[i], v);
@@ -214,8 +216,8 @@ std::optional<GraphTyping> typeGraph(const Graph& graph, const std::vector<Kerne
 bool isFusibleNode(const Node* n) {
   if (n->kind() == prim::Constant) {
     const TypeKind kind = n->output()->type()->kind();
-    return kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool ||
-           kind == TypeKind::None || kind == TypeKind::String;
+    return kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool || kind == TypeKind::None ||
+           kind == TypeKind::String;
   }
   const PointwiseSpec* op = pointwiseSpecOf(n);
   if (!op || n->outputs().size() != 1 || !n->blocks().empty()) return false;
@@ -261,7 +263,8 @@ namespace {
 // (`%x.1` is v_x_1); pointers are in_<name> and out<k>.
 class KernelWriter {
  public:
-  KernelWriter(const KernelSpec& spec, GraphTyping typing) : spec_(spec), graph_(*spec.graph), typing_(std::move(typing)) {}
+  KernelWriter(const KernelSpec& spec, GraphTyping typing)
+      : spec_(spec), graph_(*spec.graph), typing_(std::move(typing)) {}
 
   std::string write() {
     nameValues();
@@ -398,7 +401,10 @@ class KernelWriter {
       const Value* v = graph_.inputs()[i];
       const ScalarType dtype = spec_.inputs[i].dtype;
       out_ << "  const " << pointwise::cppType(dtype) << " " << names_.at(v) << " = scalars[" << scalar_index++ << "]."
-           << (dtype == ScalarType::Double ? "f" : dtype == ScalarType::Bool ? "i != 0" : "i") << ";\n";
+           << (dtype == ScalarType::Double ? "f"
+               : dtype == ScalarType::Bool ? "i != 0"
+                                           : "i")
+           << ";\n";
     }
     for (const Node* n : graph_.nodes()) {
       if (n->kind() != prim::Constant) continue;

@@ -27,8 +27,8 @@ bool isFusibleNode(const Node* n);
 // PyTorch's type promotion (including the tiers of InputKind), or nullopt
 // with `why` set when the generator cannot write the kernel for them (an
 // unsupported dtype, integer division that could raise, ...).
-std::optional<std::vector<ScalarType>> inferKernelTypes(const Graph& kernel_graph, const std::vector<KernelInput>& inputs,
-                                                        std::string* why);
+std::optional<std::vector<ScalarType>> inferKernelTypes(const Graph& kernel_graph,
+                                                        const std::vector<KernelInput>& inputs, std::string* why);
 
 // The C++ source of the kernel (exporting kKernelSymbol). `spec.outputs`
 // must be what inferKernelTypes returned for `spec.inputs`.

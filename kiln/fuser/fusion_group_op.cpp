@@ -121,8 +121,7 @@ struct GroupOutput {
 };
 
 bool isScalarType(const TypePtr& type) {
-  return type->kind() == TypeKind::Int || type->kind() == TypeKind::Float ||
-         type->kind() == TypeKind::Bool;
+  return type->kind() == TypeKind::Int || type->kind() == TypeKind::Float || type->kind() == TypeKind::Bool;
 }
 
 // The subgraph split into chunks, the kernel graph and concats.
@@ -130,7 +129,7 @@ struct KernelPlan {
   std::shared_ptr<Graph> kernel_graph;
   std::vector<KernelInputSource> inputs;  // one per kernel graph input
   std::vector<bool> input_is_scalar;
-  std::vector<GroupOutput> outputs;       // one per group output
+  std::vector<GroupOutput> outputs;  // one per group output
   // For each kernel output, the kernel inputs it reads (transitively): its
   // shape is their broadcast shape.
   std::vector<std::vector<size_t>> output_inputs;
@@ -299,8 +298,7 @@ DimVector stridesLike(IntArrayRef sizes, const Tensor* like) {
   std::vector<int64_t> order(static_cast<size_t>(rank));
   std::iota(order.begin(), order.end(), 0);
   // Outermost first: larger strides first; ties keep the logical order.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return like->stride(a) > like->stride(b); });
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return like->stride(a) > like->stride(b); });
   DimVector strides(sizes.size(), 1);
   int64_t next = 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -347,8 +345,7 @@ class FusionGroupOp {
     recordFallback(why);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (logged_reasons_.insert(why).second)
-        GRAPH_UPDATE(name_, " runs node by node: ", why, "\n", *subgraph_);
+      if (logged_reasons_.insert(why).second) GRAPH_UPDATE(name_, " runs node by node: ", why, "\n", *subgraph_);
     }
     runner_.run(stack);
   }
@@ -357,8 +354,8 @@ class FusionGroupOp {
   struct KernelCall {
     std::vector<Tensor> tensors;  // per kernel input (undefined for scalars); chunk pieces are views
     std::vector<KernelScalar> scalars;
-    std::vector<KernelInput> kinds;  // per kernel input
-    DimVector loop_shape;            // every tensor input broadcast together
+    std::vector<KernelInput> kinds;         // per kernel input
+    DimVector loop_shape;                   // every tensor input broadcast together
     const Tensor* layout_source = nullptr;  // the input whose layout the outputs copy
     std::vector<Tensor> kernel_outputs;     // per kernel output
     std::vector<Tensor> group_outputs;      // per group output (a concatenation holds several kernel outputs)
@@ -476,8 +473,7 @@ class FusionGroupOp {
     for (const auto& reads : plan.output_inputs) {
       DimVector shape;
       for (size_t i : reads) shape = broadcastShapes(shape, call.tensors[i].sizes());
-      if (shape.size() != call.loop_shape.size() ||
-          !std::equal(shape.begin(), shape.end(), call.loop_shape.begin())) {
+      if (shape.size() != call.loop_shape.size() || !std::equal(shape.begin(), shape.end(), call.loop_shape.begin())) {
         *why = "an output smaller than the loop";
         return false;
       }
@@ -614,8 +610,8 @@ class FusionGroupOp {
     }
     KernelSpec spec{plan_->kernel_graph, key.inputs, out_dtypes, key.ndim, key.layouts};
     std::string source = generateKernelSource(spec);
-    CompiledKernel compiled = source.empty() ? CompiledKernel{nullptr, "no kernel source was generated"}
-                                             : compileKernel(source);
+    CompiledKernel compiled =
+        source.empty() ? CompiledKernel{nullptr, "no kernel source was generated"} : compileKernel(source);
     KernelEntry entry{key, compiled.fn, {}};
     if (!compiled.fn) {
       entry.why = "kernel compilation failed: " + compiled.error;
@@ -639,25 +635,25 @@ class FusionGroupOp {
   std::unordered_set<std::string> logged_reasons_;
 };
 
-KILN_REGISTER_SCRIPT_OPS(
-    nodeOp("prim::FusionGroup(...) -> ...",
-           [](const Node& node) -> Operation {
-             KILN_CHECK(node.hasAttribute(attr::Subgraph), "prim::FusionGroup needs a Subgraph attribute");
-             auto op = std::make_shared<FusionGroupOp>(node);
-             return [op](Stack& stack) { (*op)(stack); };
-           }),
-    nodeOp("prim::FusedConcat(...) -> ...",
-           [](const Node& node) -> Operation {
-             int64_t dim = node.i(attr::dim);
-             size_t count = node.inputs().size();
-             return [dim, count](Stack& stack) {
-               std::vector<Tensor> parts;
-               parts.reserve(count);
-               for (size_t i = stack.size() - count; i < stack.size(); ++i) parts.push_back(stack[i].toTensor());
-               stack.resize(stack.size() - count);
-               stack.emplace_back(cat(parts, dim));
-             };
-           }), );
+KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::FusionGroup(...) -> ...",
+                                [](const Node& node) -> Operation {
+                                  KILN_CHECK(node.hasAttribute(attr::Subgraph),
+                                             "prim::FusionGroup needs a Subgraph attribute");
+                                  auto op = std::make_shared<FusionGroupOp>(node);
+                                  return [op](Stack& stack) { (*op)(stack); };
+                                }),
+                         nodeOp("prim::FusedConcat(...) -> ...", [](const Node& node) -> Operation {
+                           int64_t dim = node.i(attr::dim);
+                           size_t count = node.inputs().size();
+                           return [dim, count](Stack& stack) {
+                             std::vector<Tensor> parts;
+                             parts.reserve(count);
+                             for (size_t i = stack.size() - count; i < stack.size(); ++i)
+                               parts.push_back(stack[i].toTensor());
+                             stack.resize(stack.size() - count);
+                             stack.emplace_back(cat(parts, dim));
+                           };
+                         }), );
 
 }  // namespace
 }  // namespace kiln::fuser

@@ -55,8 +55,9 @@ const std::vector<std::string>& linkArguments() {
 // let sqrt, floor, ... become single instructions and selects vectorize;
 // results do not change. No -ffast-math, which would break NaN and
 // signed-zero semantics.
-constexpr const char* kFlags[] = {"-std=c++17",    "-O3",          "-march=native",      "-fPIC",  "-shared",
-                                  "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math", "-fwrapv"};
+constexpr const char* kFlags[] = {"-std=c++17", "-O3",           "-march=native",   "-fPIC",
+                                  "-shared",    "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
+                                  "-fwrapv"};
 // GCC only (clang rejects them): they keep GCC from moving a libm call into
 // one arm of a select (as in sinh's `|x| > 88 ? e^|x|/2 : sinh(x)`), which
 // leaves control flow the vectorizer gives up on.
@@ -153,7 +154,6 @@ struct Toolchain {
   std::vector<std::string> command;  // compiler words and flags
   std::string identity;
 };
-
 
 // A 128-bit hash (two independent 64-bit ones) as 32 hex digits.
 std::string hashHex(const std::string& text) {

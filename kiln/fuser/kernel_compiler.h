@@ -25,10 +25,10 @@ struct CompiledKernel {
 CompiledKernel compileKernel(const std::string& source);
 
 struct KernelCacheStats {
-  int64_t compiled = 0;      // sources compiled by the system compiler in this process
-  int64_t disk_hits = 0;     // loaded from the disk cache
-  int64_t memory_hits = 0;   // found already loaded in this process
-  int64_t failures = 0;      // compilations that failed
+  int64_t compiled = 0;        // sources compiled by the system compiler in this process
+  int64_t disk_hits = 0;       // loaded from the disk cache
+  int64_t memory_hits = 0;     // found already loaded in this process
+  int64_t failures = 0;        // compilations that failed
   double compile_seconds = 0;  // total wall time spent compiling
 };
 KernelCacheStats kernelCacheStats();

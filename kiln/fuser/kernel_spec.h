@@ -68,10 +68,10 @@ enum class OperandLayout : uint8_t {
 };
 
 struct KernelSpec {
-  std::shared_ptr<Graph> graph;      // the kernel graph (not modified)
-  std::vector<KernelInput> inputs;   // one per graph input
-  std::vector<ScalarType> outputs;   // output dtypes, as inferKernelTypes gave them
-  int ndim = 1;                      // loop rank (>= 1; 0-dim loops are passed as [1])
+  std::shared_ptr<Graph> graph;     // the kernel graph (not modified)
+  std::vector<KernelInput> inputs;  // one per graph input
+  std::vector<ScalarType> outputs;  // output dtypes, as inferKernelTypes gave them
+  int ndim = 1;                     // loop rank (>= 1; 0-dim loops are passed as [1])
   // Outputs first, then the tensor inputs in input order. When every operand
   // is Contiguous or Broadcast the kernel can be one flat loop.
   std::vector<OperandLayout> layouts;

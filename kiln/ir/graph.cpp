@@ -561,9 +561,7 @@ void Node::dump() const { print(std::cout, 0, nullptr) << std::flush; }
 // --- Block ---------------------------------------------------------------------------
 
 Block::Block(Graph* graph, Node* owning_node)
-    : graph_(graph),
-      output_(graph->newNode(prim::Return)),
-      input_(graph->newNode(prim::Param)),
+    : graph_(graph), output_(graph->newNode(prim::Return)), input_(graph->newNode(prim::Param)),
       owning_node_(owning_node) {
   // The Return node is the list's sentinel: a list of one.
   output_->next_ = output_;

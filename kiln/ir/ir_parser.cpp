@@ -137,9 +137,7 @@ struct Output {
 class IRParser {
  public:
   IRParser(std::string_view text, std::unordered_map<std::string, Value*>* values)
-      : text_(text),
-        tokens_(tokenize(text)),
-        source_(std::make_shared<Source>(std::string(text))),
+      : text_(text), tokens_(tokenize(text)), source_(std::make_shared<Source>(std::string(text))),
         out_values_(values) {}
 
   void parse(Graph& g) {

@@ -21,8 +21,7 @@ void exposeOutput(Node* subgraph_node, Value* inner, Value* outer, const ValueRe
 // mergeNodeIntoSubgraph; with `all_outputs`, every output of `to_merge`
 // becomes an output of the subgraph node, used or not.
 Node* mergeNode(Node* to_merge, Node* subgraph_node, bool all_outputs, const ValueReplaced& replaced) {
-  KILN_INTERNAL_ASSERT(to_merge->blocks().empty(), "cannot merge ", to_merge->kind().toQualString(),
-                       ": it has blocks");
+  KILN_INTERNAL_ASSERT(to_merge->blocks().empty(), "cannot merge ", to_merge->kind().toQualString(), ": it has blocks");
   KILN_INTERNAL_ASSERT(to_merge->owningBlock() == subgraph_node->owningBlock());
   Graph& subgraph = getSubgraph(subgraph_node);
   KILN_INTERNAL_ASSERT(subgraph.inputs().size() == subgraph_node->inputs().size());

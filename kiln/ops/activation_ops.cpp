@@ -10,7 +10,7 @@ KILN_REGISTER_OPS(
     // x * sigmoid(x), computed as PyTorch does: x / (1 + e^-x).
     KILN_FLOAT_UNARY_OPS("silu", self / ((T)1 + m_exp(-self))),
     // x * tanh(softplus(x)).
-    KILN_FLOAT_UNARY_OPS("mish", self * k_tanh(m_log1p(m_exp(self)))), );
+    KILN_FLOAT_UNARY_OPS("mish", self* k_tanh(m_log1p(m_exp(self)))), );
 
 }  // namespace
 }  // namespace kiln

@@ -123,33 +123,32 @@ IValue dictFromPairs(const IValue& inputs) {
 }  // namespace
 
 // The schemas of one key type, spelled as 1.13 prints them.
-#define KILN_DICT_OPS(K)                                                                                       \
-  op("aten::len.Dict_" K "(Dict(" K ", t) self) -> int", dictLen),                                             \
-      op("aten::keys." K "(Dict(" K ", t) self) -> " K "[](*)", dictKeys),                                     \
-      op("aten::values." K "(Dict(" K ", t) self) -> t[](*)", dictValues),                                     \
-      op("aten::__getitem__.Dict_" K "(Dict(" K ", t) self, " K " key) -> t(*)", dictGetItem),                 \
-      op("aten::get." K "(Dict(" K ", t) self, " K " key) -> t(*)?", dictGet),                                 \
-      op("aten::get.default_" K "(Dict(" K ", t) self, " K " key, t default_value) -> t(*)", dictGetDefault),  \
-      op("aten::setdefault." K "(Dict(" K ", t)(a!) self, " K "(b -> *) key, t(c -> *) default_value) -> t(*)", \
-         dictSetDefault),                                                                                      \
-      op("aten::Delete.Dict_" K "(Dict(" K ", t)(a!) self, " K " key) -> ()", dictDelete),                     \
-      op("aten::pop.Dict_" K "(Dict(" K ", t)(a!) self, " K " key) -> t(*)", dictPop),                         \
-      op("aten::pop.Dict_default_" K "(Dict(" K ", t)(a!) self, " K " key, t default_value) -> t(*)",          \
-         dictPopDefault),                                                                                      \
-      op("aten::popitem." K "(Dict(" K ", t)(a!) self) -> ((" K ", t))", dictPopItem),                         \
-      op("aten::clear." K "(Dict(" K ", t)(a!) self) -> ()", dictClear),                                       \
-      op("aten::update." K "(Dict(" K ", t)(a!) self, Dict(" K ", t)(a!) to_add) -> ()", dictUpdate),          \
-      op("aten::items." K "(Dict(" K ", t) self) -> ((" K ", t)[])", dictItems),                               \
-      op("aten::copy.Dict_" K "(Dict(" K ", t)(a) self) -> Dict(" K ", t)", dictCopy),                         \
-      op("aten::__contains__." K "(Dict(" K ", t) dict, " K " key) -> bool", dictContains),                    \
-      op("aten::_set_item." K "(Dict(" K ", t)(a!) l, " K "(b -> *) idx, t(c -> *) v) -> ()", dictSetItem),    \
-      op("aten::dict." K "((" K ", tVal)[] inputs) -> Dict(" K ", tVal)", dictFromPairs),                      \
+#define KILN_DICT_OPS(K)                                                                                               \
+  op("aten::len.Dict_" K "(Dict(" K ", t) self) -> int", dictLen),                                                     \
+      op("aten::keys." K "(Dict(" K ", t) self) -> " K "[](*)", dictKeys),                                             \
+      op("aten::values." K "(Dict(" K ", t) self) -> t[](*)", dictValues),                                             \
+      op("aten::__getitem__.Dict_" K "(Dict(" K ", t) self, " K " key) -> t(*)", dictGetItem),                         \
+      op("aten::get." K "(Dict(" K ", t) self, " K " key) -> t(*)?", dictGet),                                         \
+      op("aten::get.default_" K "(Dict(" K ", t) self, " K " key, t default_value) -> t(*)", dictGetDefault),          \
+      op("aten::setdefault." K "(Dict(" K ", t)(a!) self, " K "(b -> *) key, t(c -> *) default_value) -> t(*)",        \
+         dictSetDefault),                                                                                              \
+      op("aten::Delete.Dict_" K "(Dict(" K ", t)(a!) self, " K " key) -> ()", dictDelete),                             \
+      op("aten::pop.Dict_" K "(Dict(" K ", t)(a!) self, " K " key) -> t(*)", dictPop),                                 \
+      op("aten::pop.Dict_default_" K "(Dict(" K ", t)(a!) self, " K " key, t default_value) -> t(*)", dictPopDefault), \
+      op("aten::popitem." K "(Dict(" K ", t)(a!) self) -> ((" K ", t))", dictPopItem),                                 \
+      op("aten::clear." K "(Dict(" K ", t)(a!) self) -> ()", dictClear),                                               \
+      op("aten::update." K "(Dict(" K ", t)(a!) self, Dict(" K ", t)(a!) to_add) -> ()", dictUpdate),                  \
+      op("aten::items." K "(Dict(" K ", t) self) -> ((" K ", t)[])", dictItems),                                       \
+      op("aten::copy.Dict_" K "(Dict(" K ", t)(a) self) -> Dict(" K ", t)", dictCopy),                                 \
+      op("aten::__contains__." K "(Dict(" K ", t) dict, " K " key) -> bool", dictContains),                            \
+      op("aten::_set_item." K "(Dict(" K ", t)(a!) l, " K "(b -> *) idx, t(c -> *) v) -> ()", dictSetItem),            \
+      op("aten::dict." K "((" K ", tVal)[] inputs) -> Dict(" K ", tVal)", dictFromPairs),                              \
       op("aten::dict.Dict_" K "(Dict(" K ", t)(a) self) -> Dict(" K ", t)", dictCopy)
 
 KILN_REGISTER_SCRIPT_OPS(op("aten::dict() -> Dict(str, Tensor)",
-                     [] { return IValue(makeIntrusive<DictObj>(StringType::get(), TensorType::get())); }),
-                  KILN_DICT_OPS("str"), KILN_DICT_OPS("int"), KILN_DICT_OPS("bool"), KILN_DICT_OPS("float"),
-                  KILN_DICT_OPS("Tensor"), );
+                            [] { return IValue(makeIntrusive<DictObj>(StringType::get(), TensorType::get())); }),
+                         KILN_DICT_OPS("str"), KILN_DICT_OPS("int"), KILN_DICT_OPS("bool"), KILN_DICT_OPS("float"),
+                         KILN_DICT_OPS("Tensor"), );
 
 #undef KILN_DICT_OPS
 

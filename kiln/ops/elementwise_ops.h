@@ -21,23 +21,22 @@
 // aten::name, aten::name_ and aten::name.out of a unary op on floating
 // tensors (the result keeps self's dtype; other dtypes raise, as PyTorch's
 // kernels do), computing the expression given after the name.
-#define KILN_FLOAT_UNARY_OPS(name, ...)                                                                        \
-  ::kiln::op("aten::" name "(Tensor self) -> Tensor",                                                          \
-             [](const ::kiln::Tensor& self) {                                                                  \
-               return ::kiln::kernels::floatElementwise(name, self, ::kiln::Tensor(),                          \
-                                                        KILN_UNARY_ELEMENT(__VA_ARGS__));                      \
-             })                                                                                                \
-      .shape(::kiln::shapes::sameDtype)                                                                        \
-      .pointwise(::kiln::elementwiseFromCpp(::kiln::pointwise::TypeRule::Promote,                              \
-                                            ::kiln::pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"})),   \
-      ::kiln::op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                             \
-                 [](::kiln::Tensor self) {                                                                     \
-                   ::kiln::kernels::floatElementwise(name, self, self, KILN_UNARY_ELEMENT(__VA_ARGS__));       \
-                   return self;                                                                                \
-                 }),                                                                                           \
-      ::kiln::op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",                           \
-                 [](const ::kiln::Tensor& self, ::kiln::Tensor out) {                                          \
-                   ::kiln::kernels::floatElementwise(name, self, out, KILN_UNARY_ELEMENT(__VA_ARGS__));        \
-                   return out;                                                                                 \
-                 })                                                                                            \
-          .shape(::kiln::shapes::sameDtype)
+#define KILN_FLOAT_UNARY_OPS(name, ...)                                                                             \
+  ::kiln::op("aten::" name "(Tensor self) -> Tensor",                                                               \
+             [](const ::kiln::Tensor& self) {                                                                       \
+               return ::kiln::kernels::floatElementwise(name, self, ::kiln::Tensor(),                               \
+                                                        KILN_UNARY_ELEMENT(__VA_ARGS__));                           \
+             })                                                                                                     \
+      .shape(::kiln::shapes::sameDtype)                                                                             \
+      .pointwise(::kiln::elementwiseFromCpp(::kiln::pointwise::TypeRule::Promote,                                   \
+                                            ::kiln::pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"})),        \
+      ::kiln::op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                  \
+                 [](::kiln::Tensor self) {                                                                          \
+                   ::kiln::kernels::floatElementwise(name, self, self, KILN_UNARY_ELEMENT(__VA_ARGS__));            \
+                   return self;                                                                                     \
+                 }),                                                                                                \
+      ::kiln::op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const ::kiln::Tensor& self, \
+                                                                                        ::kiln::Tensor out) {       \
+        ::kiln::kernels::floatElementwise(name, self, out, KILN_UNARY_ELEMENT(__VA_ARGS__));                        \
+        return out;                                                                                                 \
+      }).shape(::kiln::shapes::sameDtype)

@@ -4,8 +4,8 @@
 // other layouts and devices are errors. memory_format is accepted and
 // results are always contiguous.
 #include "kiln/core/op_registration.h"
-#include "kiln/ops/shape_rules.h"
 #include "kiln/ops/pointwise_spec.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/random.h"
@@ -45,7 +45,6 @@ bool checkTo(const OpTyping& t, std::string* why) {
   }
   return true;
 }
-
 
 const auto conversion = elementwise(TypeRule::Cast, DtypeSet::All, nullptr, checkTo, emitCast);
 
@@ -169,8 +168,8 @@ DimVector listSizes(const IValue& list) {
 template <typename T, typename Get>
 void storeLeaves(const IValue& seq, IntArrayRef sizes, size_t dim, T*& out, const Get& get) {
   const auto& elems = seq.toListRef().elements;
-  KILN_CHECK(static_cast<int64_t>(elems.size()) == sizes[dim], "Expected sequence of length ", sizes[dim],
-             " at dim ", dim, " (got ", elems.size(), ")");
+  KILN_CHECK(static_cast<int64_t>(elems.size()) == sizes[dim], "Expected sequence of length ", sizes[dim], " at dim ",
+             dim, " (got ", elems.size(), ")");
   for (const IValue& e : elems) {
     if (dim + 1 < sizes.size()) {
       storeLeaves(e, sizes, dim + 1, out, get);
@@ -388,8 +387,7 @@ KILN_REGISTER_OPS(
     op("aten::new_ones.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillOnes))
         .shape(shapes::newFactory)
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
-    op("aten::new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
-       newOut([](Tensor&) {}))
+    op("aten::new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut([](Tensor&) {}))
         .shape(shapes::newFactory)
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_full.out(Tensor self, SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
@@ -418,9 +416,7 @@ KILN_REGISTER_OPS(
     op("aten::arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        [](const Scalar& start, const Scalar& end, OptDtype dtype, OptInt layout, const IValue& device,
-          OptBool pin_memory) {
-         return arangeOp(start, end, Scalar(int64_t{1}), dtype, layout, device, pin_memory);
-       })
+          OptBool pin_memory) { return arangeOp(start, end, Scalar(int64_t{1}), dtype, layout, device, pin_memory); })
         .shape(shapes::arange)
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
@@ -440,8 +436,8 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
-       [](const Scalar& start, const Scalar& end, int64_t steps, OptDtype dtype, OptInt layout,
-          const IValue& device, OptBool pin_memory) {
+       [](const Scalar& start, const Scalar& end, int64_t steps, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
          checkOptions("linspace", layout, device, pin_memory);
          return linspace(start, end, steps, dtype.value_or(defaultFloatType()));
        })
@@ -469,8 +465,7 @@ KILN_REGISTER_OPS(
        })
         .shape(shapes::eye)
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
-    op("aten::eye.out(int n, *, Tensor(a!) out) -> Tensor(a!)",
-       [](int64_t n, Tensor out) { return eyeOut(n, n, out); })
+    op("aten::eye.out(int n, *, Tensor(a!) out) -> Tensor(a!)", [](int64_t n, Tensor out) { return eyeOut(n, n, out); })
         .shape(shapes::eye)
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::eye.m_out(int n, int m, *, Tensor(a!) out) -> Tensor(a!)",
@@ -538,8 +533,8 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randint.generator(int high, int[] size, *, Generator? generator, ScalarType? dtype=4, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-       [](int64_t high, IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout,
-          const IValue& device, OptBool pin_memory) {
+       [](int64_t high, IntArrayRef size, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
          checkGenerator("randint", generator);
          return randintOp(0, high, size, dtype, layout, device, pin_memory);
        })
@@ -589,8 +584,7 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::randperm.generator(int n, *, Generator? generator, ScalarType? dtype=4, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
-       [](int64_t n, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device,
-          OptBool pin_memory) {
+       [](int64_t n, const IValue& generator, OptDtype dtype, OptInt layout, const IValue& device, OptBool pin_memory) {
          checkGenerator("randperm", generator);
          return randpermOp(n, dtype, layout, device, pin_memory);
        })

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "kiln/core/op_registration.h"
-#include "kiln/ops/shape_rules.h"
 #include "kiln/ops/sequence_util.h"
+#include "kiln/ops/shape_rules.h"
 
 namespace kiln {
 namespace {
@@ -265,8 +265,7 @@ KILN_REGISTER_SCRIPT_OPS(
 
     // Element access and update.
     op("aten::__getitem__.t(t[](a) list, int idx) -> t(*)", getItem),
-    op("aten::select.t(t[](a) list, int idx) -> t(*)", getItem)
-        .shape(shapes::select),
+    op("aten::select.t(t[](a) list, int idx) -> t(*)", getItem).shape(shapes::select),
     op("aten::_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!)",
        [](const IValue& l, int64_t idx, const IValue& el) {
          Elements& elements = elementsOf(l);
@@ -351,16 +350,12 @@ KILN_REGISTER_SCRIPT_OPS(
        }),
 
     // Sorting.
-    op("aten::sort.int(int[](a!) self, bool reverse=False) -> ()", sortKernel<intLess>())
-        .shape(shapes::sortOp),
-    op("aten::sort.float(float[](a!) self, bool reverse=False) -> ()", sortKernel<floatLess>())
-        .shape(shapes::sortOp),
+    op("aten::sort.int(int[](a!) self, bool reverse=False) -> ()", sortKernel<intLess>()).shape(shapes::sortOp),
+    op("aten::sort.float(float[](a!) self, bool reverse=False) -> ()", sortKernel<floatLess>()).shape(shapes::sortOp),
     op("aten::sort.Tensor(Tensor[](a!) self, bool reverse=False) -> ()", sortKernel<tensorLess>())
         .shape(shapes::sortOp),
-    op("aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()", sortKernel<boolLess>())
-        .shape(shapes::sortOp),
-    op("aten::sort.str(str[](a!) self, bool reverse=False) -> ()", sortKernel<strLess>())
-        .shape(shapes::sortOp),
+    op("aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()", sortKernel<boolLess>()).shape(shapes::sortOp),
+    op("aten::sort.str(str[](a!) self, bool reverse=False) -> ()", sortKernel<strLess>()).shape(shapes::sortOp),
     op("aten::sort.any(t[](a!) self, bool reverse=False) -> ()",
        [](const IValue& self, bool reverse) {
          checkSortableAny(elementsOf(self));
@@ -381,16 +376,11 @@ KILN_REGISTER_SCRIPT_OPS(
        }),
 
     // Searching.
-    op("aten::index.list_int(int[] self, int el) -> int", indexOf)
-        .shape(shapes::index),
-    op("aten::index.list_float(float[] self, float el) -> int", indexOf)
-        .shape(shapes::index),
-    op("aten::index.list_bool(bool[] self, bool el) -> int", indexOf)
-        .shape(shapes::index),
-    op("aten::index.list_Tensor(Tensor[] self, Tensor el) -> int", indexOf)
-        .shape(shapes::index),
-    op("aten::index.list_str(str[] self, str el) -> int", indexOf)
-        .shape(shapes::index),
+    op("aten::index.list_int(int[] self, int el) -> int", indexOf).shape(shapes::index),
+    op("aten::index.list_float(float[] self, float el) -> int", indexOf).shape(shapes::index),
+    op("aten::index.list_bool(bool[] self, bool el) -> int", indexOf).shape(shapes::index),
+    op("aten::index.list_Tensor(Tensor[] self, Tensor el) -> int", indexOf).shape(shapes::index),
+    op("aten::index.list_str(str[] self, str el) -> int", indexOf).shape(shapes::index),
     op("aten::count.int(int[] self, int el) -> int", countOf),
     op("aten::count.float(float[] self, float el) -> int", countOf),
     op("aten::count.bool(bool[] self, bool el) -> int", countOf),
@@ -452,19 +442,12 @@ KILN_REGISTER_SCRIPT_OPS(
              std::count_if(elements.begin(), elements.end(), [](const IValue& e) { return e.toBool(); }));
        })
         .shape(shapes::reduceUpcast),
-    op("aten::any.str(str[] self) -> bool", truthOf<false, strTruth>)
-        .shape(shapes::reduceBool),
-    op("aten::any.int(int[] self) -> bool", truthOf<false, intTruth>)
-        .shape(shapes::reduceBool),
-    op("aten::any.float(float[] self) -> bool", truthOf<false, floatTruth>)
-        .shape(shapes::reduceBool),
-    op("aten::any.bool(bool[] self) -> bool", truthOf<false, boolTruth>)
-        .shape(shapes::reduceBool),
-    op("aten::all.int(int[] self) -> bool", truthOf<true, intTruth>)
-        .shape(shapes::reduceBool),
-    op("aten::all.float(float[] self) -> bool", truthOf<true, floatTruth>)
-        .shape(shapes::reduceBool),
-    op("aten::all.bool(bool[] self) -> bool", truthOf<true, boolTruth>)
-        .shape(shapes::reduceBool), );
+    op("aten::any.str(str[] self) -> bool", truthOf<false, strTruth>).shape(shapes::reduceBool),
+    op("aten::any.int(int[] self) -> bool", truthOf<false, intTruth>).shape(shapes::reduceBool),
+    op("aten::any.float(float[] self) -> bool", truthOf<false, floatTruth>).shape(shapes::reduceBool),
+    op("aten::any.bool(bool[] self) -> bool", truthOf<false, boolTruth>).shape(shapes::reduceBool),
+    op("aten::all.int(int[] self) -> bool", truthOf<true, intTruth>).shape(shapes::reduceBool),
+    op("aten::all.float(float[] self) -> bool", truthOf<true, floatTruth>).shape(shapes::reduceBool),
+    op("aten::all.bool(bool[] self) -> bool", truthOf<true, boolTruth>).shape(shapes::reduceBool), );
 
 }  // namespace kiln

@@ -86,23 +86,24 @@ void mmBatchSide(Stack& stack, size_t n, bool side_is_lhs) {
   for (const Tensor& other : others) stack.emplace_back(side_is_lhs ? mm(side, other) : mm(other, side));
 }
 
-KILN_REGISTER_SCRIPT_OPS(
-    nodeOp("prim::MMTreeReduce(...) -> Tensor",
-           [](const Node& node) -> Operation {
-             size_t count = node.inputs().size();
-             KILN_CHECK(count > 0 && count % 2 == 0, "prim::MMTreeReduce takes pairs of matrices, got ", count,
-                        " inputs");
-             return [count](Stack& stack) { stack.emplace_back(mmTreeReduce(popTensors(stack, count))); };
-           }),
-    nodeOp("prim::MMBatchSide",
-           [](const Node& node) -> Operation {
-             size_t count = node.inputs().size();
-             KILN_CHECK(count >= 2 && node.outputs().size() == count - 1,
-                        "prim::MMBatchSide takes a shared matrix and one more input per output");
-             int64_t side = node.i(Symbol::attr("side"));
-             KILN_CHECK(side == 0 || side == 1, "prim::MMBatchSide: side must be 0 (lhs) or 1 (rhs), not ", side);
-             return [count, side](Stack& stack) { mmBatchSide(stack, count - 1, side == 0); };
-           }), );
+KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::MMTreeReduce(...) -> Tensor",
+                                [](const Node& node) -> Operation {
+                                  size_t count = node.inputs().size();
+                                  KILN_CHECK(count > 0 && count % 2 == 0,
+                                             "prim::MMTreeReduce takes pairs of matrices, got ", count, " inputs");
+                                  return [count](Stack& stack) {
+                                    stack.emplace_back(mmTreeReduce(popTensors(stack, count)));
+                                  };
+                                }),
+                         nodeOp("prim::MMBatchSide", [](const Node& node) -> Operation {
+                           size_t count = node.inputs().size();
+                           KILN_CHECK(count >= 2 && node.outputs().size() == count - 1,
+                                      "prim::MMBatchSide takes a shared matrix and one more input per output");
+                           int64_t side = node.i(Symbol::attr("side"));
+                           KILN_CHECK(side == 0 || side == 1,
+                                      "prim::MMBatchSide: side must be 0 (lhs) or 1 (rhs), not ", side);
+                           return [count, side](Stack& stack) { mmBatchSide(stack, count - 1, side == 0); };
+                         }), );
 
 }  // namespace
 

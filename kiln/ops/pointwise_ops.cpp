@@ -48,8 +48,9 @@ bool checkSubtract(const OpTyping& t, std::string* why) {
   ValueType negated = t.arg("alpha");
   if (negated.constant) {
     const IValue& v = *negated.constant;
-    negated.constant = v.isDouble() ? IValue(-v.toDouble())
-                                    : IValue(static_cast<int64_t>(0 - static_cast<uint64_t>(v.isBool() ? v.toBool() : v.toInt())));
+    negated.constant =
+        v.isDouble() ? IValue(-v.toDouble())
+                     : IValue(static_cast<int64_t>(0 - static_cast<uint64_t>(v.isBool() ? v.toBool() : v.toInt())));
   }
   return checkAlphaValue(negated, t.compute, why);
 }
@@ -82,8 +83,7 @@ bool checkPowScalar(const OpTyping& t, std::string* why) {
   if (isFloatingType(t.compute)) return true;
   const ValueType& e = t.arg("exponent");
   if (!e.constant) return refuse(why, "an integer power with a runtime exponent may raise");
-  if (!e.constant->isBool() && e.constant->toInt() < 0)
-    return refuse(why, "integers to negative integer powers raise");
+  if (!e.constant->isBool() && e.constant->toInt() < 0) return refuse(why, "integers to negative integer powers raise");
   return numberFits(e, t.compute, "exponent", why);
 }
 
@@ -215,28 +215,29 @@ std::shared_ptr<const PointwiseSpec> sameUnary(const char* expr) {
 // `name` and `name.out` of a unary op whose results `rule` types; the
 // functional form computes `spec` (null: not fusible). KILN_UNARY_OPS adds
 // `name_`.
-#define KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec)                                         \
-  op("aten::" name "(Tensor self) -> Tensor", [](const Tensor& self) { return fn(self); })             \
-      .shape(rule)                                                                                     \
-      .pointwise(spec),                                                                                \
-      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",                          \
-         [](const Tensor& self, Tensor out) { return fn##Out(self, out); })                            \
-          .shape(rule)
-#define KILN_UNARY_OPS(name, fn, rule, spec)                                                           \
-  KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec),                                             \
+#define KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec)                                                   \
+  op("aten::" name "(Tensor self) -> Tensor", [](const Tensor& self) { return fn(self); })                        \
+      .shape(rule)                                                                                                \
+      .pointwise(spec),                                                                                           \
+      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, Tensor out) { \
+        return fn##Out(self, out);                                                                                \
+      }).shape(rule)
+#define KILN_UNARY_OPS(name, fn, rule, spec)               \
+  KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec), \
       op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return fn##_(self); })
 // Another name of a unary op (arcsin of asin): its three forms are
 // normalized into the target's.
-#define KILN_UNARY_ALIAS_OPS(name, target, fn, rule)                                                   \
-  op("aten::" name "(Tensor self) -> Tensor", [](const Tensor& self) { return fn(self); })             \
-      .shape(rule)                                                                                     \
-      .aliasOf("aten::" target),                                                                       \
-      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",                          \
-         [](const Tensor& self, Tensor out) { return fn##Out(self, out); })                            \
-          .shape(rule)                                                                                 \
-          .aliasOf("aten::" target),                                                                   \
-      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return fn##_(self); })    \
-          .aliasOf("aten::" target "_")
+#define KILN_UNARY_ALIAS_OPS(name, target, fn, rule)                                       \
+  op("aten::" name "(Tensor self) -> Tensor", [](const Tensor& self) { return fn(self); }) \
+      .shape(rule)                                                                         \
+      .aliasOf("aten::" target),                                                           \
+      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",               \
+         [](const Tensor& self, Tensor out) { return fn##Out(self, out); })                \
+          .shape(rule)                                                                     \
+          .aliasOf("aten::" target),                                                       \
+      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) {               \
+        return fn##_(self);                                                                \
+      }).aliasOf("aten::" target "_")
 
 KILN_REGISTER_OPS(
     // The builtin `abs(x)` of TorchScript on a tensor.
@@ -279,10 +280,8 @@ KILN_REGISTER_OPS(
     KILN_UNARY_OPS("sinh", sinh, floatDtype, floatUnary("k_sinh($self)")),
     KILN_UNARY_OPS("cosh", cosh, floatDtype, floatUnary("k_cosh($self)")),
     KILN_UNARY_OPS("tanh", tanh, floatDtype, floatUnary("k_tanh($self)")),
-    KILN_UNARY_OPS("asinh", asinh, floatDtype, nullptr),
-    KILN_UNARY_ALIAS_OPS("arcsinh", "asinh", asinh, floatDtype),
-    KILN_UNARY_OPS("acosh", acosh, floatDtype, nullptr),
-    KILN_UNARY_ALIAS_OPS("arccosh", "acosh", acosh, floatDtype),
+    KILN_UNARY_OPS("asinh", asinh, floatDtype, nullptr), KILN_UNARY_ALIAS_OPS("arcsinh", "asinh", asinh, floatDtype),
+    KILN_UNARY_OPS("acosh", acosh, floatDtype, nullptr), KILN_UNARY_ALIAS_OPS("arccosh", "acosh", acosh, floatDtype),
     KILN_UNARY_OPS("atanh", atanh, floatDtype, floatUnary("m_atanh($self)")),
     KILN_UNARY_ALIAS_OPS("arctanh", "atanh", atanh, floatDtype),
     KILN_UNARY_OPS("sigmoid", sigmoid, floatDtype, floatUnary("k_sigmoid($self)")),
@@ -321,9 +320,8 @@ KILN_REGISTER_OPS(
     op("aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)",
        [](Tensor self, const std::string& approximate) { return gelu_(self, approximate); }),
     op("aten::gelu.out(Tensor self, *, str approximate=\"none\", Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const std::string& approximate, Tensor out) {
-         return geluOut(self, approximate, out);
-       }).shape(sameDtype), );
+       [](const Tensor& self, const std::string& approximate, Tensor out) { return geluOut(self, approximate, out); })
+        .shape(sameDtype), );
 
 #undef KILN_UNARY_ALIAS_OPS
 #undef KILN_UNARY_OPS
@@ -331,33 +329,33 @@ KILN_REGISTER_OPS(
 
 // The five shared forms of sub and of its alias subtract: `Desc(inplace)`
 // completes each declaration's description (`inplace` says which form).
-#define KILN_SUB_OPS(name, Desc)                                                                                   \
-  op("aten::" name ".Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",                              \
-     [](const Tensor& self, const Tensor& other, const Scalar& alpha) { return sub(self, other, alpha); })         \
-      .shape(arithmetic) Desc(false),                                                                              \
-      op("aten::" name ".Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",                             \
-         [](const Tensor& self, const Scalar& other, const Scalar& alpha) {                                        \
-           return sub(self, scalarToTensor(other), alpha);                                                         \
-         })                                                                                                        \
-          .shape(arithmetic) Desc(false),                                                                          \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",                 \
-         [](Tensor self, const Tensor& other, const Scalar& alpha) { return sub_(self, other, alpha); })           \
-          Desc(true),                                                                                              \
-      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",                    \
-         [](Tensor self, const Scalar& other, const Scalar& alpha) {                                               \
-           return sub_(self, scalarToTensor(other), alpha);                                                        \
-         }) Desc(true),                                                                                            \
-      op("aten::" name ".out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",         \
-         [](const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {                            \
-           return subOut(self, other, alpha, out);                                                                 \
-         })                                                                                                        \
+#define KILN_SUB_OPS(name, Desc)                                                                                     \
+  op("aten::" name ".Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",                                \
+     [](const Tensor& self, const Tensor& other, const Scalar& alpha) { return sub(self, other, alpha); })           \
+      .shape(arithmetic) Desc(false),                                                                                \
+      op("aten::" name ".Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",                               \
+         [](const Tensor& self, const Scalar& other, const Scalar& alpha) {                                          \
+           return sub(self, scalarToTensor(other), alpha);                                                           \
+         })                                                                                                          \
+          .shape(arithmetic) Desc(false),                                                                            \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",                   \
+         [](Tensor self, const Tensor& other, const Scalar& alpha) { return sub_(self, other, alpha); }) Desc(true), \
+      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",                      \
+         [](Tensor self, const Scalar& other, const Scalar& alpha) {                                                 \
+           return sub_(self, scalarToTensor(other), alpha);                                                          \
+         }) Desc(true),                                                                                              \
+      op("aten::" name ".out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",           \
+         [](const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {                              \
+           return subOut(self, other, alpha, out);                                                                   \
+         })                                                                                                          \
           .shape(arithmetic) Desc(true)
 // sub: the functional forms are fusible; subtract: every form is sub's alias.
 #define KILN_SUB_DESCRIPTION(inplace) .pointwise(inplace ? nullptr : subtraction)
 #define KILN_SUBTRACT_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::sub_" : "aten::sub")
 
 // x - alpha * y, which is add with alpha negated.
-const auto subtraction = elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_add($self, $other, ($T)(-$alpha))", checkSubtract);
+const auto subtraction =
+    elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_add($self, $other, ($T)(-$alpha))", checkSubtract);
 const auto reverseSubtraction =
     elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_add($other, $self, ($T)(-$alpha))", checkSubtract);
 const auto addition = elementwise(TypeRule::Promote, DtypeSet::All, "k_add($self, $other, ($T)$alpha)", checkAlpha);
@@ -376,9 +374,7 @@ KILN_REGISTER_OPS(
     op("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
        [](Tensor self, const Tensor& other, const Scalar& alpha) { return add_(self, other, alpha); }),
     op("aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-       [](Tensor self, const Scalar& other, const Scalar& alpha) {
-         return add_(self, scalarToTensor(other), alpha);
-       }),
+       [](Tensor self, const Scalar& other, const Scalar& alpha) { return add_(self, scalarToTensor(other), alpha); }),
     op("aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor out) {
          return addOut(self, other, alpha, out);
@@ -424,64 +420,65 @@ KILN_REGISTER_OPS(
 #undef KILN_SUB_OPS
 
 // mul and its alias multiply; `Desc(inplace)` completes each description.
-#define KILN_MUL_OPS(name, Desc)                                                                                  \
-  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                \
-     [](const Tensor& self, const Tensor& other) { return mul(self, other); })                                    \
-      .shape(arithmetic) Desc(false),                                                                             \
-      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                            \
-         [](const Tensor& self, const Scalar& other) { return mul(self, scalarToTensor(other)); })                \
-          .shape(arithmetic) Desc(false),                                                                         \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                   \
-         [](Tensor self, const Tensor& other) { return mul_(self, other); }) Desc(true),                          \
-      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                   \
-         [](Tensor self, const Scalar& other) { return mul_(self, scalarToTensor(other)); }) Desc(true),          \
-      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                        \
-         [](const Tensor& self, const Tensor& other, Tensor out) { return mulOut(self, other, out); })           \
-          .shape(arithmetic) Desc(true)
+#define KILN_MUL_OPS(name, Desc)                                                                                   \
+  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                 \
+     [](const Tensor& self, const Tensor& other) { return mul(self, other); })                                     \
+      .shape(arithmetic) Desc(false),                                                                              \
+      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                             \
+         [](const Tensor& self, const Scalar& other) { return mul(self, scalarToTensor(other)); })                 \
+          .shape(arithmetic) Desc(false),                                                                          \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                    \
+         [](Tensor self, const Tensor& other) { return mul_(self, other); }) Desc(true),                           \
+      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                    \
+         [](Tensor self, const Scalar& other) { return mul_(self, scalarToTensor(other)); }) Desc(true),           \
+      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self,  \
+                                                                                              const Tensor& other, \
+                                                                                              Tensor out) {        \
+        return mulOut(self, other, out);                                                                           \
+      }).shape(arithmetic) Desc(true)
 #define KILN_MUL_DESCRIPTION(inplace) .pointwise(inplace ? nullptr : multiplication)
 #define KILN_MULTIPLY_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
 
 // div and its alias divide (true_divide is the same without rounding
 // modes). `Desc(inplace, mode)` completes each description.
-#define KILN_DIV_OPS(name, Desc)                                                                                  \
-  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                \
-     [](const Tensor& self, const Tensor& other) { return div(self, other); })                                    \
-      .shape(trueDivide) Desc(false, false),                                                                      \
-      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                            \
-         [](const Tensor& self, const Scalar& other) { return div(self, scalarToTensor(other)); })                \
-          .shape(trueDivide) Desc(false, false),                                                                  \
-      op("aten::" name ".Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",                \
-         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode) {                    \
-           return div(self, other, mode);                                                                         \
-         })                                                                                                       \
-          .shape(divMode) Desc(false, true),                                                                      \
-      op("aten::" name ".Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",                \
-         [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode) {                    \
-           return div(self, scalarToTensor(other), mode);                                                         \
-         })                                                                                                       \
-          .shape(divMode) Desc(false, true),                                                                      \
-      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                        \
+#define KILN_DIV_OPS(name, Desc)                                                                                     \
+  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                   \
+     [](const Tensor& self, const Tensor& other) { return div(self, other); })                                       \
+      .shape(trueDivide) Desc(false, false),                                                                         \
+      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                               \
+         [](const Tensor& self, const Scalar& other) { return div(self, scalarToTensor(other)); })                   \
+          .shape(trueDivide) Desc(false, false),                                                                     \
+      op("aten::" name ".Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",                   \
+         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode) {                       \
+           return div(self, other, mode);                                                                            \
+         })                                                                                                          \
+          .shape(divMode) Desc(false, true),                                                                         \
+      op("aten::" name ".Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",                   \
+         [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode) {                       \
+           return div(self, scalarToTensor(other), mode);                                                            \
+         })                                                                                                          \
+          .shape(divMode) Desc(false, true),                                                                         \
+      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                           \
          [](const Tensor& self, const Tensor& other, Tensor out) { return divOut(self, other, std::nullopt, out); }) \
-          .shape(trueDivide) Desc(true, false),                                                                   \
-      op("aten::" name ".out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)", \
-         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode, Tensor out) {        \
-           return divOut(self, other, mode, out);                                                                 \
-         })                                                                                                       \
-          .shape(trueDivide) Desc(true, true),                                                                    \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                   \
-         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false),                   \
-      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                   \
-         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false),   \
-      op("aten::" name "_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",       \
-         [](Tensor self, const Tensor& other, const std::optional<std::string>& mode) {                           \
-           return div_(self, other, mode);                                                                        \
-         }) Desc(true, true),                                                                                     \
-      op("aten::" name "_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",       \
-         [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                           \
-           return div_(self, scalarToTensor(other), mode);                                                        \
+          .shape(trueDivide) Desc(true, false),                                                                      \
+      op("aten::" name ".out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",  \
+         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode, Tensor out) {           \
+           return divOut(self, other, mode, out);                                                                    \
+         })                                                                                                          \
+          .shape(trueDivide) Desc(true, true),                                                                       \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                      \
+         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false),                      \
+      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                      \
+         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false),      \
+      op("aten::" name "_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",          \
+         [](Tensor self, const Tensor& other, const std::optional<std::string>& mode) {                              \
+           return div_(self, other, mode);                                                                           \
+         }) Desc(true, true),                                                                                        \
+      op("aten::" name "_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",          \
+         [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                              \
+           return div_(self, scalarToTensor(other), mode);                                                           \
          }) Desc(true, true)
-#define KILN_DIV_DESCRIPTION(inplace, mode) \
-  .pointwise(inplace ? nullptr : mode ? divisionWithMode : trueDivision)
+#define KILN_DIV_DESCRIPTION(inplace, mode) .pointwise(inplace ? nullptr : mode ? divisionWithMode : trueDivision)
 #define KILN_DIVIDE_DESCRIPTION(inplace, mode) .aliasOf(inplace ? "aten::div_" : "aten::div")
 
 const auto multiplication = elementwise(TypeRule::Promote, DtypeSet::All, "k_mul($self, $other)");
@@ -551,39 +548,41 @@ KILN_REGISTER_OPS(
 #undef KILN_MUL_OPS
 
 // The Tensor/Scalar forms of remainder and fmod; the functional ones compute `spec`.
-#define KILN_MOD_OPS(name, fn, spec)                                                                              \
-  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                \
-     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                                      \
-      .shape(arithmetic)                                                                                          \
-      .pointwise(spec),                                                                                           \
-      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                            \
-         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); })                 \
-          .shape(arithmetic)                                                                                      \
-          .pointwise(spec),                                                                                       \
-      op("aten::" name ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                 \
-         [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); })          \
-          .shape(arithmetic),                                                                                     \
-      op("aten::" name ".Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",                 \
-         [](const Tensor& self, const Scalar& other, Tensor out) {                                                \
-           return fn##Out(self, scalarToTensor(other), out);                                                      \
-         })                                                                                                       \
-          .shape(arithmetic),                                                                                     \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                   \
-         [](Tensor self, const Tensor& other) { return fn##_(self, other); }),                                    \
-      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                   \
+#define KILN_MOD_OPS(name, fn, spec)                                                                    \
+  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                      \
+     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                           \
+      .shape(arithmetic)                                                                                \
+      .pointwise(spec),                                                                                 \
+      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                  \
+         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); })       \
+          .shape(arithmetic)                                                                            \
+          .pointwise(spec),                                                                             \
+      op("aten::" name ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",       \
+         [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); }) \
+          .shape(arithmetic),                                                                           \
+      op("aten::" name ".Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",       \
+         [](const Tensor& self, const Scalar& other, Tensor out) {                                      \
+           return fn##Out(self, scalarToTensor(other), out);                                            \
+         })                                                                                             \
+          .shape(arithmetic),                                                                           \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                         \
+         [](Tensor self, const Tensor& other) { return fn##_(self, other); }),                          \
+      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                         \
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); })
 
 // `name(Tensor self, Tensor other)` and its out= form, typed by `rule`, each
 // completed by `Extra` (a pointwise spec, an alias); the in-place form
 // separately (maximum and minimum have none).
-#define KILN_TENSOR_BINARY_OPS(name, fn, rule, Extra)                                                             \
-  op("aten::" name "(Tensor self, Tensor other) -> Tensor",                                                       \
-     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                                     \
-      .shape(rule) Extra,                                                                                         \
-      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                        \
-         [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); })          \
-          .shape(rule)
-#define KILN_TENSOR_BINARY_INPLACE_OP(name, fn)                  \
+#define KILN_TENSOR_BINARY_OPS(name, fn, rule, Extra)                                                              \
+  op("aten::" name "(Tensor self, Tensor other) -> Tensor",                                                        \
+     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                                      \
+      .shape(rule) Extra,                                                                                          \
+      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self,  \
+                                                                                              const Tensor& other, \
+                                                                                              Tensor out) {        \
+        return fn##Out(self, other, out);                                                                          \
+      }).shape(rule)
+#define KILN_TENSOR_BINARY_INPLACE_OP(name, fn)                      \
   op("aten::" name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)", \
      [](Tensor self, const Tensor& other) { return fn##_(self, other); })
 
@@ -635,7 +634,8 @@ KILN_REGISTER_OPS(
        [](Tensor self, const Scalar& exponent) { return pow_(self, exponent); }),
 
     KILN_TENSOR_BINARY_OPS("atan2", atan2, trueDivide,
-                           .pointwise(elementwise(TypeRule::PromoteFloat, DtypeSet::Floating, "m_atan2($self, $other)"))),
+                           .pointwise(elementwise(TypeRule::PromoteFloat, DtypeSet::Floating,
+                                                  "m_atan2($self, $other)"))),
     KILN_TENSOR_BINARY_INPLACE_OP("atan2", atan2),
     KILN_TENSOR_BINARY_OPS("arctan2", atan2, trueDivide, .aliasOf("aten::atan2")),
     KILN_TENSOR_BINARY_INPLACE_OP("arctan2", atan2).aliasOf("aten::atan2_"),
@@ -684,29 +684,29 @@ KILN_REGISTER_OPS(
 
 // The six forms of a comparison; `Functional`, `OutForm` and `Inplace` complete
 // the descriptions of the functional, out= and in-place forms.
-#define KILN_COMPARISON_FORMS(name, fn, Functional, OutForm, Inplace)                                                 \
-  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                \
-     [](const Tensor& self, const Tensor& other) { return fn(self, other); }) Functional,                         \
-      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                            \
-         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); }) Functional,     \
-      op("aten::" name ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                 \
-         [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); }) OutForm,      \
-      op("aten::" name ".Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",                 \
-         [](const Tensor& self, const Scalar& other, Tensor out) {                                                \
-           return fn##Out(self, scalarToTensor(other), out);                                                      \
-         }) OutForm,                                                                                                  \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                   \
-         [](Tensor self, const Tensor& other) { return fn##_(self, other); }) Inplace,                            \
-      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                   \
+#define KILN_COMPARISON_FORMS(name, fn, Functional, OutForm, Inplace)                                            \
+  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                               \
+     [](const Tensor& self, const Tensor& other) { return fn(self, other); }) Functional,                        \
+      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                           \
+         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); }) Functional,    \
+      op("aten::" name ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                \
+         [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); }) OutForm, \
+      op("aten::" name ".Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",                \
+         [](const Tensor& self, const Scalar& other, Tensor out) {                                               \
+           return fn##Out(self, scalarToTensor(other), out);                                                     \
+         }) OutForm,                                                                                             \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                  \
+         [](Tensor self, const Tensor& other) { return fn##_(self, other); }) Inplace,                           \
+      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                  \
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); }) Inplace
 // A comparison computed as `$self <cpp_op> $other`, and an alias of one.
-#define KILN_COMPARISON_OPS(name, fn, cpp_op)                                                                     \
-  KILN_COMPARISON_FORMS(name, fn,                                                                                 \
-                        .shape(comparison)                                                                        \
-                            .pointwise(elementwise(TypeRule::Predicate, DtypeSet::All, "$self " cpp_op " $other")), \
-                        .shape(comparison), )
-#define KILN_COMPARISON_ALIAS_OPS(name, target, fn)                                                               \
-  KILN_COMPARISON_FORMS(name, fn, .shape(comparison).aliasOf("aten::" target),                                    \
+#define KILN_COMPARISON_OPS(name, fn, cpp_op)                                                                   \
+  KILN_COMPARISON_FORMS(                                                                                        \
+      name, fn,                                                                                                 \
+      .shape(comparison).pointwise(elementwise(TypeRule::Predicate, DtypeSet::All, "$self " cpp_op " $other")), \
+      .shape(comparison), )
+#define KILN_COMPARISON_ALIAS_OPS(name, target, fn)                            \
+  KILN_COMPARISON_FORMS(name, fn, .shape(comparison).aliasOf("aten::" target), \
                         .shape(comparison).aliasOf("aten::" target), .aliasOf("aten::" target "_"))
 
 KILN_REGISTER_OPS(KILN_COMPARISON_OPS("eq", eq, "=="), KILN_COMPARISON_OPS("ne", ne, "!="),
@@ -720,60 +720,59 @@ KILN_REGISTER_OPS(KILN_COMPARISON_OPS("eq", eq, "=="), KILN_COMPARISON_OPS("ne",
 #undef KILN_COMPARISON_OPS
 #undef KILN_COMPARISON_FORMS
 
-
 // bitwise_and/or/xor and shifts: Tensor, Scalar and Scalar-first forms;
 // `Functional` completes the functional forms' descriptions.
-#define KILN_BITWISE_OPS(name, fn, tensor_scalar, Functional)                                                     \
-  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                \
-     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                                     \
-      .shape(arithmetic) Functional,                                                                              \
-      op("aten::" name "." tensor_scalar "(Tensor self, Scalar other) -> Tensor",                                 \
-         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); })                 \
-          .shape(arithmetic) Functional,                                                                          \
-      op("aten::" name ".Scalar_Tensor(Scalar self, Tensor other) -> Tensor",                                     \
-         [](const Scalar& self, const Tensor& other) { return fn(scalarToTensor(self), other); })                 \
-          .shape(arithmetic) Functional,                                                                          \
-      op("aten::" name ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                 \
-         [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); })          \
-          .shape(arithmetic),                                                                                     \
-      op("aten::" name "." tensor_scalar "_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",      \
-         [](const Tensor& self, const Scalar& other, Tensor out) {                                                \
-           return fn##Out(self, scalarToTensor(other), out);                                                      \
-         })                                                                                                       \
-          .shape(arithmetic),                                                                                     \
-      op("aten::" name ".Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",          \
-         [](const Scalar& self, const Tensor& other, Tensor out) {                                                \
-           return writeOut(out, fn(scalarToTensor(self), other), name, OutDtype::Any);                            \
-         })                                                                                                       \
-          .shape(arithmetic),                                                                                     \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                   \
-         [](Tensor self, const Tensor& other) { return fn##_(self, other); }),                                    \
-      op("aten::" name "_." tensor_scalar "(Tensor(a!) self, Scalar other) -> Tensor(a!)",                        \
+#define KILN_BITWISE_OPS(name, fn, tensor_scalar, Functional)                                                \
+  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                           \
+     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                                \
+      .shape(arithmetic) Functional,                                                                         \
+      op("aten::" name "." tensor_scalar "(Tensor self, Scalar other) -> Tensor",                            \
+         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); })            \
+          .shape(arithmetic) Functional,                                                                     \
+      op("aten::" name ".Scalar_Tensor(Scalar self, Tensor other) -> Tensor",                                \
+         [](const Scalar& self, const Tensor& other) { return fn(scalarToTensor(self), other); })            \
+          .shape(arithmetic) Functional,                                                                     \
+      op("aten::" name ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",            \
+         [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); })      \
+          .shape(arithmetic),                                                                                \
+      op("aten::" name "." tensor_scalar "_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", \
+         [](const Tensor& self, const Scalar& other, Tensor out) {                                           \
+           return fn##Out(self, scalarToTensor(other), out);                                                 \
+         })                                                                                                  \
+          .shape(arithmetic),                                                                                \
+      op("aten::" name ".Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",     \
+         [](const Scalar& self, const Tensor& other, Tensor out) {                                           \
+           return writeOut(out, fn(scalarToTensor(self), other), name, OutDtype::Any);                       \
+         })                                                                                                  \
+          .shape(arithmetic),                                                                                \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                              \
+         [](Tensor self, const Tensor& other) { return fn##_(self, other); }),                               \
+      op("aten::" name "_." tensor_scalar "(Tensor(a!) self, Scalar other) -> Tensor(a!)",                   \
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); })
 
 // The dunder forms (__and__, __iand__, ...): functional and in-place, Tensor
 // and Scalar; `Functional` as above.
-#define KILN_DUNDER_OPS(name, fn, Functional)                                                                     \
-  op("aten::__" name "__.Tensor(Tensor self, Tensor other) -> Tensor",                                            \
-     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                                     \
-      .shape(arithmetic) Functional,                                                                              \
-      op("aten::__" name "__.Scalar(Tensor self, Scalar other) -> Tensor",                                        \
-         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); })                 \
-          .shape(arithmetic) Functional,                                                                          \
-      op("aten::__i" name "__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                               \
-         [](Tensor self, const Tensor& other) { return fn##_(self, other); }),                                    \
-      op("aten::__i" name "__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                               \
+#define KILN_DUNDER_OPS(name, fn, Functional)                                                     \
+  op("aten::__" name "__.Tensor(Tensor self, Tensor other) -> Tensor",                            \
+     [](const Tensor& self, const Tensor& other) { return fn(self, other); })                     \
+      .shape(arithmetic) Functional,                                                              \
+      op("aten::__" name "__.Scalar(Tensor self, Scalar other) -> Tensor",                        \
+         [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); }) \
+          .shape(arithmetic) Functional,                                                          \
+      op("aten::__i" name "__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",               \
+         [](Tensor self, const Tensor& other) { return fn##_(self, other); }),                    \
+      op("aten::__i" name "__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",               \
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); })
-#define KILN_DUNDER_SHIFT_OUT_OPS(name, fn)                                                                       \
-  op("aten::__" name "__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                 \
-     [](const Tensor& self, const Tensor& other, Tensor out) {                                                    \
-       return writeOut(out, fn(self, other), "__" name "__", OutDtype::Any);                                     \
-     })                                                                                                           \
-      .shape(arithmetic),                                                                                         \
-      op("aten::__" name "__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)",             \
-         [](const Tensor& self, const Scalar& other, Tensor out) {                                                \
-           return writeOut(out, fn(self, scalarToTensor(other)), "__" name "__", OutDtype::Any);                 \
-         })                                                                                                       \
+#define KILN_DUNDER_SHIFT_OUT_OPS(name, fn)                                                           \
+  op("aten::__" name "__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",     \
+     [](const Tensor& self, const Tensor& other, Tensor out) {                                        \
+       return writeOut(out, fn(self, other), "__" name "__", OutDtype::Any);                          \
+     })                                                                                               \
+      .shape(arithmetic),                                                                             \
+      op("aten::__" name "__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)", \
+         [](const Tensor& self, const Scalar& other, Tensor out) {                                    \
+           return writeOut(out, fn(self, scalarToTensor(other)), "__" name "__", OutDtype::Any);      \
+         })                                                                                           \
           .shape(arithmetic)
 
 // Integer and bool only; `&`, `|` and `^` of C++ on the promoted operands.
@@ -800,7 +799,7 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar", KILN_BIT
 // clamp and its alias clip; `ScalarForm`, `TensorForm`, `OutForm` and `Inplace`
 // complete the descriptions of the functional Scalar and Tensor forms, the
 // out= and the in-place forms.
-#define KILN_CLAMP_OPS(name, ScalarForm, TensorForm, OutForm, Inplace)                                                \
+#define KILN_CLAMP_OPS(name, ScalarForm, TensorForm, OutForm, Inplace)                                            \
   op("aten::" name "(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",                                 \
      [](const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {                 \
        return clamp(self, min, max);                                                                              \
@@ -812,12 +811,12 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar", KILN_BIT
       op("aten::" name ".out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)",  \
          [](const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max, Tensor out) { \
            return clampOut(self, min, max, out);                                                                  \
-         }) OutForm,                                                                                                  \
+         }) OutForm,                                                                                              \
       op("aten::" name                                                                                            \
          ".Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)",         \
          [](const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max, Tensor out) { \
            return clampOut(self, min.value_or(Tensor()), max.value_or(Tensor()), out);                            \
-         }) OutForm,                                                                                                  \
+         }) OutForm,                                                                                              \
       op("aten::" name "_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",                    \
          [](Tensor self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {                    \
            return clamp_(self, min, max);                                                                         \
@@ -830,34 +829,34 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar", KILN_BIT
 // clamp_min and clamp_max: `arg` is the bound's name in the schema;
 // `min_bound, max_bound` place the lambda's `bound` on the side it clamps;
 // the functional forms compute `scalar_spec` and `tensor_spec`.
-#define KILN_CLAMP_SIDE_OPS(name, arg, fn, min_bound, max_bound, rule, scalar_spec, tensor_spec)                  \
-  op("aten::" name "(Tensor self, Scalar " arg ") -> Tensor",                                                     \
-     [](const Tensor& self, const Scalar& bound) { return fn(self, bound); })                                     \
-      .shape(rule)                                                                                                \
-      .pointwise(scalar_spec),                                                                                    \
-      op("aten::" name ".Tensor(Tensor self, Tensor " arg ") -> Tensor",                                          \
-         [](const Tensor& self, const Tensor& bound) { return clamp(self, min_bound, max_bound); })               \
-          .shape(rule)                                                                                            \
-          .pointwise(tensor_spec),                                                                                \
-      op("aten::" name ".out(Tensor self, Scalar " arg ", *, Tensor(a!) out) -> Tensor(a!)",                      \
-         [](const Tensor& self, const Scalar& bound, Tensor out) { return fn##Out(self, bound, out); })           \
-          .shape(rule),                                                                                           \
-      op("aten::" name ".Tensor_out(Tensor self, Tensor " arg ", *, Tensor(a!) out) -> Tensor(a!)",               \
-         [](const Tensor& self, const Tensor& bound, Tensor out) {                                                \
-           return clampOut(self, min_bound, max_bound, out);                                                      \
-         })                                                                                                       \
-          .shape(rule),                                                                                           \
-      op("aten::" name "_(Tensor(a!) self, Scalar " arg ") -> Tensor(a!)",                                        \
-         [](Tensor self, const Scalar& bound) { return fn##_(self, bound); }),                                    \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor " arg ") -> Tensor(a!)",                                 \
+#define KILN_CLAMP_SIDE_OPS(name, arg, fn, min_bound, max_bound, rule, scalar_spec, tensor_spec)        \
+  op("aten::" name "(Tensor self, Scalar " arg ") -> Tensor",                                           \
+     [](const Tensor& self, const Scalar& bound) { return fn(self, bound); })                           \
+      .shape(rule)                                                                                      \
+      .pointwise(scalar_spec),                                                                          \
+      op("aten::" name ".Tensor(Tensor self, Tensor " arg ") -> Tensor",                                \
+         [](const Tensor& self, const Tensor& bound) { return clamp(self, min_bound, max_bound); })     \
+          .shape(rule)                                                                                  \
+          .pointwise(tensor_spec),                                                                      \
+      op("aten::" name ".out(Tensor self, Scalar " arg ", *, Tensor(a!) out) -> Tensor(a!)",            \
+         [](const Tensor& self, const Scalar& bound, Tensor out) { return fn##Out(self, bound, out); }) \
+          .shape(rule),                                                                                 \
+      op("aten::" name ".Tensor_out(Tensor self, Tensor " arg ", *, Tensor(a!) out) -> Tensor(a!)",     \
+         [](const Tensor& self, const Tensor& bound, Tensor out) {                                      \
+           return clampOut(self, min_bound, max_bound, out);                                            \
+         })                                                                                             \
+          .shape(rule),                                                                                 \
+      op("aten::" name "_(Tensor(a!) self, Scalar " arg ") -> Tensor(a!)",                              \
+         [](Tensor self, const Scalar& bound) { return fn##_(self, bound); }),                          \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor " arg ") -> Tensor(a!)",                       \
          [](Tensor self, const Tensor& bound) { return clamp_(self, min_bound, max_bound); })
 
 KILN_REGISTER_OPS(
     KILN_CLAMP_OPS("clamp",
-                   .shape(clampOp).pointwise(
-                       elementwise(TypeRule::Promote, DtypeSet::NoBool, nullptr, checkClampScalar, emitClampScalar)),
-                   .shape(clampOp).pointwise(
-                       elementwise(TypeRule::Promote, DtypeSet::All, nullptr, checkClampTensor, emitClampTensor)),
+                   .shape(clampOp).pointwise(elementwise(TypeRule::Promote, DtypeSet::NoBool, nullptr, checkClampScalar,
+                                                         emitClampScalar)),
+                   .shape(clampOp).pointwise(elementwise(TypeRule::Promote, DtypeSet::All, nullptr, checkClampTensor,
+                                                         emitClampTensor)),
                    .shape(clampOp), ),
     KILN_CLAMP_OPS("clip", .shape(clampOp).aliasOf("aten::clamp"), .shape(clampOp).aliasOf("aten::clamp"),
                    .shape(clampOp).aliasOf("aten::clamp"), .aliasOf("aten::clamp_")),
@@ -872,22 +871,22 @@ KILN_REGISTER_OPS(
 #undef KILN_CLAMP_OPS
 
 // addcmul and addcdiv; the functional form computes `spec`.
-#define KILN_ADDC_OPS(name, fn, spec)                                                                             \
-  op("aten::" name "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",                  \
-     [](const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                  \
-       return fn(self, tensor1, tensor2, value);                                                                  \
-     })                                                                                                           \
-      .shape(addcOp)                                                                                              \
-      .pointwise(spec),                                                                                           \
-      op("aten::" name "_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",     \
-         [](Tensor self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                     \
-           return fn##_(self, tensor1, tensor2, value);                                                           \
-         }),                                                                                                      \
-      op("aten::" name                                                                                            \
-         ".out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)",    \
-         [](const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value, Tensor out) {   \
-           return fn##Out(self, tensor1, tensor2, value, out);                                                    \
-         })                                                                                                       \
+#define KILN_ADDC_OPS(name, fn, spec)                                                                            \
+  op("aten::" name "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",                 \
+     [](const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                 \
+       return fn(self, tensor1, tensor2, value);                                                                 \
+     })                                                                                                          \
+      .shape(addcOp)                                                                                             \
+      .pointwise(spec),                                                                                          \
+      op("aten::" name "_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",    \
+         [](Tensor self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                    \
+           return fn##_(self, tensor1, tensor2, value);                                                          \
+         }),                                                                                                     \
+      op("aten::" name                                                                                           \
+         ".out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)",   \
+         [](const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value, Tensor out) { \
+           return fn##Out(self, tensor1, tensor2, value, out);                                                   \
+         })                                                                                                      \
           .shape(addcOp)
 
 // where reads its condition as bool: the other operands promote.
@@ -940,8 +939,7 @@ KILN_REGISTER_OPS(
     op("aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
        [](const Tensor& self, const Tensor& end, const Tensor& weight) { return lerp(self, end, weight); })
         .shape(lerpOp)
-        .pointwise(elementwise(TypeRule::Promote, DtypeSet::Floating, "k_lerp($self, $end, $weight)",
-                               checkLerpTensor)),
+        .pointwise(elementwise(TypeRule::Promote, DtypeSet::Floating, "k_lerp($self, $end, $weight)", checkLerpTensor)),
     op("aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& end, const Scalar& weight, Tensor out) {
          return lerpOut(self, end, weight, out);

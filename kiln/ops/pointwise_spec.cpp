@@ -176,7 +176,7 @@ std::shared_ptr<const PointwiseSpec> elementwiseFromCpp(pointwise::TypeRule rule
     const bool number = std::isdigit(static_cast<unsigned char>(cpp[i])) || cpp[i] == '.';
     while (end < cpp.size() &&
            (is_word(cpp[end]) || (number && (cpp[end] == '.' || ((cpp[end] == '-' || cpp[end] == '+') &&
-                                                                  (cpp[end - 1] == 'e' || cpp[end - 1] == 'E')))))) {
+                                                                 (cpp[end - 1] == 'e' || cpp[end - 1] == 'E')))))) {
       ++end;
     }
     const std::string_view word = cpp.substr(i, end - i);

@@ -99,9 +99,8 @@ KILN_REGISTER_SCRIPT_OPS(
              // Only named tuples need their type kept; plain ones derive it.
              auto tuple_type = type->cast<TupleType>();
              if (!tuple_type || !tuple_type->name()) type = nullptr;
-             return [count, type](Stack& stack) {
-               stack.emplace_back(makeIntrusive<TupleObj>(popN(stack, count), type));
-             };
+             return
+                 [count, type](Stack& stack) { stack.emplace_back(makeIntrusive<TupleObj>(popN(stack, count), type)); };
            }),
     stackOp("prim::TupleUnpack(Any tup) -> ...",
             [](Stack& stack) {
@@ -155,8 +154,7 @@ KILN_REGISTER_SCRIPT_OPS(
     nodeOp("prim::DictConstruct",
            [](const Node& n) -> Operation {
              size_t count = n.inputs().size();
-             KILN_CHECK(count % 2 == 0, "prim::DictConstruct takes keys and values in pairs, got ", count,
-                        " inputs");
+             KILN_CHECK(count % 2 == 0, "prim::DictConstruct takes keys and values in pairs, got ", count, " inputs");
              auto dict_type = n.output()->type()->cast<DictType>();
              KILN_CHECK(dict_type, "prim::DictConstruct must produce a dict, not ", n.output()->type()->str());
              TypePtr key_type = dict_type->keyType();
@@ -210,7 +208,8 @@ KILN_REGISTER_SCRIPT_OPS(
             }),
     nodeOp("prim::CreateObject",
            [](const Node& n) -> Operation {
-             auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(n.output()->type()));
+             auto cls =
+                 std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(n.output()->type()));
              KILN_CHECK(cls, "prim::CreateObject must produce a class type, not ", n.output()->type()->str());
              return [cls](Stack& stack) { stack.emplace_back(makeIntrusive<ObjectObj>(cls)); };
            }),
@@ -241,18 +240,17 @@ KILN_REGISTER_SCRIPT_OPS(
              std::vector<TypePtr> types = n.tys(attr::types);
              return [types](Stack& stack) { stack.back() = IValue(isInstance(stack.back(), types)); };
            }),
-    nodeOp("prim::Print(...) -> ()",
-           [](const Node& n) -> Operation {
-             size_t count = n.inputs().size();
-             return [count](Stack& stack) {
-               std::ostringstream out;
-               auto args = popN(stack, count);
-               for (size_t i = 0; i < args.size(); ++i) out << (i ? " " : "") << args[i];
-               out << "\n";
-               std::lock_guard lock(print_mutex);
-               print_handler(out.str());
-             };
-           }), );
+    nodeOp("prim::Print(...) -> ()", [](const Node& n) -> Operation {
+      size_t count = n.inputs().size();
+      return [count](Stack& stack) {
+        std::ostringstream out;
+        auto args = popN(stack, count);
+        for (size_t i = 0; i < args.size(); ++i) out << (i ? " " : "") << args[i];
+        out << "\n";
+        std::lock_guard lock(print_mutex);
+        print_handler(out.str());
+      };
+    }), );
 
 }  // namespace
 

@@ -92,8 +92,7 @@ KILN_REGISTER_OPS(
     op("aten::max.other(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return max(self, other); })
         .shape(shapes::arithmetic),
-    op("aten::max(Tensor self) -> Tensor", [](const Tensor& self) { return max(self); })
-        .shape(shapes::reduceSame),
+    op("aten::max(Tensor self) -> Tensor", [](const Tensor& self) { return max(self); }).shape(shapes::reduceSame),
     op("aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
        [](const Tensor& self, int64_t dim, bool keepdim) { return max(self, dim, keepdim); })
         .shape(shapes::reduceWithIndices),
@@ -110,8 +109,7 @@ KILN_REGISTER_OPS(
     op("aten::min.other(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return min(self, other); })
         .shape(shapes::arithmetic),
-    op("aten::min(Tensor self) -> Tensor", [](const Tensor& self) { return min(self); })
-        .shape(shapes::reduceSame),
+    op("aten::min(Tensor self) -> Tensor", [](const Tensor& self) { return min(self); }).shape(shapes::reduceSame),
     op("aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
        [](const Tensor& self, int64_t dim, bool keepdim) { return min(self, dim, keepdim); })
         .shape(shapes::reduceWithIndices),
@@ -155,8 +153,7 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceSame),
 
     // all, any
-    op("aten::all(Tensor self) -> Tensor", [](const Tensor& self) { return all(self); })
-        .shape(shapes::reduceBool),
+    op("aten::all(Tensor self) -> Tensor", [](const Tensor& self) { return all(self); }).shape(shapes::reduceBool),
     op("aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
        [](const Tensor& self, int64_t dim, bool keepdim) { return all(self, dim, keepdim); })
         .shape(shapes::reduceBool),
@@ -166,8 +163,7 @@ KILN_REGISTER_OPS(
     op("aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, Tensor out) { return allOut(self, std::nullopt, false, out); })
         .shape(shapes::reduceBool),
-    op("aten::any(Tensor self) -> Tensor", [](const Tensor& self) { return any(self); })
-        .shape(shapes::reduceBool),
+    op("aten::any(Tensor self) -> Tensor", [](const Tensor& self) { return any(self); }).shape(shapes::reduceBool),
     op("aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
        [](const Tensor& self, int64_t dim, bool keepdim) { return any(self, dim, keepdim); })
         .shape(shapes::reduceBool),
@@ -407,8 +403,7 @@ KILN_REGISTER_OPS(
         .shape(shapes::sortOp),
     op("aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, "
        "Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)",
-       [](const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending, Tensor values,
-          Tensor indices) {
+       [](const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending, Tensor values, Tensor indices) {
          sortOut(self, dim, descending, requireStable(stable), values, indices);
          return std::make_tuple(values, indices);
        })
@@ -427,11 +422,10 @@ KILN_REGISTER_OPS(
          return argsortOut(self, dim, descending, stable, out);
        })
         .shape(shapes::argsortOp),
-    op("aten::msort(Tensor self) -> Tensor", [](const Tensor& self) { return msort(self); })
-        .shape(shapes::sameDtype),
-    op("aten::msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, Tensor out) { return msortOut(self, out); })
-        .shape(shapes::sameDtype), );
+    op("aten::msort(Tensor self) -> Tensor", [](const Tensor& self) { return msort(self); }).shape(shapes::sameDtype),
+    op("aten::msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, Tensor out) {
+      return msortOut(self, out);
+    }).shape(shapes::sameDtype), );
 
 }  // namespace
 }  // namespace kiln

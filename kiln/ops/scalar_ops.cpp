@@ -289,7 +289,8 @@ KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tens
                             }),
                          op("aten::Int.str(str a) -> int", [](const std::string& a) { return parseInt(a); }),
 
-                         op("aten::Float.Tensor(Tensor a) -> float", [](const Tensor& a) { return a.item().toDouble(); }),
+                         op("aten::Float.Tensor(Tensor a) -> float",
+                            [](const Tensor& a) { return a.item().toDouble(); }),
                          op("aten::Float.Scalar(Scalar a) -> float", [](const Scalar& a) { return a.toDouble(); }),
                          // PyTorch converts through a C++ float here: float32 precision.
                          op("aten::Float.int(int a) -> float",
@@ -320,81 +321,74 @@ KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tens
                               return a.isFloatingPoint() ? scalarToTensor(a, ScalarType::Double)
                                                          : scalarToTensor(a.toLong(), ScalarType::Long);
                             })
-        .traits(OpTrait::NeverRequiresGrad),
-                         op("prim::NumToTensor.bool(bool a) -> Tensor",
-                            [](bool a) { return scalarToTensor(Scalar(a), ScalarType::Bool); })
-        .traits(OpTrait::NeverRequiresGrad), );
+                             .traits(OpTrait::NeverRequiresGrad),
+                         op("prim::NumToTensor.bool(bool a) -> Tensor", [](bool a) {
+                           return scalarToTensor(Scalar(a), ScalarType::Bool);
+                         }).traits(OpTrait::NeverRequiresGrad), );
 
 // Tensor properties. kiln tensors are dense, strided, CPU, unnamed and have
 // no autograd history.
 #define KILN_NOT_A_TENSOR_KIND(kind) op("prim::is_" kind "(Tensor a) -> bool", [](const Tensor&) { return false; })
 
-KILN_REGISTER_OPS(op("prim::dtype(Tensor a) -> int", [](const Tensor& a) { return static_cast<int64_t>(a.dtype()); }),
-                  op("prim::device(Tensor a) -> Device", [](const Tensor&) { return IValue(Device(DeviceType::CPU)); }),
-                  // torch.strided is layout 0.
-                  op("prim::layout(Tensor a) -> Layout", [](const Tensor&) { return int64_t{0}; }),
-                  op("prim::requires_grad(Tensor a) -> bool", [](const Tensor& a) { return a.requiresGrad(); }),
-                  op("prim::name(Tensor a) -> str?", [](const Tensor&) { return IValue(); }),
-                  // The same data without autograd: a view that does not require grad.
-                  op("prim::data(Tensor(a) a) -> Tensor(a)",
-                     [](const Tensor& a) {
-                       Tensor data = makeView(a, a.sizes(), a.strides(), a.storageOffset());
-                       data.impl()->setRequiresGrad(false);
-                       return data;
-                     })
-                      .shape(shapes::alias)
-                      .traits(OpTrait::NeverRequiresGrad),
-                  op("prim::is_cpu(Tensor a) -> bool", [](const Tensor&) { return true; }),
-                  KILN_NOT_A_TENSOR_KIND("cuda"), KILN_NOT_A_TENSOR_KIND("xpu"), KILN_NOT_A_TENSOR_KIND("sparse"),
-                  KILN_NOT_A_TENSOR_KIND("sparse_csr"), KILN_NOT_A_TENSOR_KIND("mkldnn"), KILN_NOT_A_TENSOR_KIND("mps"),
-                  KILN_NOT_A_TENSOR_KIND("vulkan"), KILN_NOT_A_TENSOR_KIND("ipu"), KILN_NOT_A_TENSOR_KIND("quantized"),
-                  KILN_NOT_A_TENSOR_KIND("meta"), KILN_NOT_A_TENSOR_KIND("ort"), KILN_NOT_A_TENSOR_KIND("nested"),
+KILN_REGISTER_OPS(
+    op("prim::dtype(Tensor a) -> int", [](const Tensor& a) { return static_cast<int64_t>(a.dtype()); }),
+    op("prim::device(Tensor a) -> Device", [](const Tensor&) { return IValue(Device(DeviceType::CPU)); }),
+    // torch.strided is layout 0.
+    op("prim::layout(Tensor a) -> Layout", [](const Tensor&) { return int64_t{0}; }),
+    op("prim::requires_grad(Tensor a) -> bool", [](const Tensor& a) { return a.requiresGrad(); }),
+    op("prim::name(Tensor a) -> str?", [](const Tensor&) { return IValue(); }),
+    // The same data without autograd: a view that does not require grad.
+    op("prim::data(Tensor(a) a) -> Tensor(a)",
+       [](const Tensor& a) {
+         Tensor data = makeView(a, a.sizes(), a.strides(), a.storageOffset());
+         data.impl()->setRequiresGrad(false);
+         return data;
+       })
+        .shape(shapes::alias)
+        .traits(OpTrait::NeverRequiresGrad),
+    op("prim::is_cpu(Tensor a) -> bool", [](const Tensor&) { return true; }), KILN_NOT_A_TENSOR_KIND("cuda"),
+    KILN_NOT_A_TENSOR_KIND("xpu"), KILN_NOT_A_TENSOR_KIND("sparse"), KILN_NOT_A_TENSOR_KIND("sparse_csr"),
+    KILN_NOT_A_TENSOR_KIND("mkldnn"), KILN_NOT_A_TENSOR_KIND("mps"), KILN_NOT_A_TENSOR_KIND("vulkan"),
+    KILN_NOT_A_TENSOR_KIND("ipu"), KILN_NOT_A_TENSOR_KIND("quantized"), KILN_NOT_A_TENSOR_KIND("meta"),
+    KILN_NOT_A_TENSOR_KIND("ort"), KILN_NOT_A_TENSOR_KIND("nested"),
 
-                  op("aten::element_size(Tensor self) -> int",
-                     [](const Tensor& self) { return static_cast<int64_t>(self.itemsize()); }),
-                  op("aten::is_floating_point(Tensor self) -> bool",
-                     [](const Tensor& self) { return isFloatingType(self.dtype()); }),
-                  op("aten::is_signed(Tensor self) -> bool",
-                     [](const Tensor& self) { return isSignedType(self.dtype()); }),
-                  op("aten::is_complex(Tensor self) -> bool", [](const Tensor&) { return false; }),
-                  op("aten::is_nonzero(Tensor self) -> bool", [](const Tensor& self) { return isNonzero(self); }),
-                  op("aten::is_contiguous(Tensor self) -> bool", [](const Tensor& self) { return self.isContiguous(); }),
-                  op("aten::is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool",
-                     [](const Tensor& self, int64_t memory_format) {
-                       return isContiguous(self, memoryFormatFromInt(memory_format));
-                     }),
+    op("aten::element_size(Tensor self) -> int",
+       [](const Tensor& self) { return static_cast<int64_t>(self.itemsize()); }),
+    op("aten::is_floating_point(Tensor self) -> bool", [](const Tensor& self) { return isFloatingType(self.dtype()); }),
+    op("aten::is_signed(Tensor self) -> bool", [](const Tensor& self) { return isSignedType(self.dtype()); }),
+    op("aten::is_complex(Tensor self) -> bool", [](const Tensor&) { return false; }),
+    op("aten::is_nonzero(Tensor self) -> bool", [](const Tensor& self) { return isNonzero(self); }),
+    op("aten::is_contiguous(Tensor self) -> bool", [](const Tensor& self) { return self.isContiguous(); }),
+    op("aten::is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool",
+       [](const Tensor& self, int64_t memory_format) {
+         return isContiguous(self, memoryFormatFromInt(memory_format));
+       }),
     op("aten::storage_offset(Tensor self) -> int", [](const Tensor& self) { return self.storageOffset(); }),
     op("aten::is_conj(Tensor self) -> bool", [](const Tensor&) { return false; }),
     op("aten::is_neg(Tensor self) -> bool", [](const Tensor&) { return false; }),
     // -1: a CPU tensor.
-                  op("aten::get_device(Tensor self) -> int", [](const Tensor&) { return int64_t{-1}; }), );
+    op("aten::get_device(Tensor self) -> int", [](const Tensor&) { return int64_t{-1}; }), );
 
 #undef KILN_NOT_A_TENSOR_KIND
 
 // dtype arithmetic (dtypes are ints in graphs).
-KILN_REGISTER_OPS(op("aten::promote_types(ScalarType type1, ScalarType type2) -> ScalarType",
-                     [](ScalarType a, ScalarType b) { return static_cast<int64_t>(promoteTypes(a, b)); }),
-                  op("aten::can_cast(ScalarType from, ScalarType to) -> bool",
-                     [](ScalarType from, ScalarType to) { return canCast(from, to); }),
-                  // Python numbers take part as wrapped numbers, which promote only by category.
-                  op("aten::result_type.Tensor(Tensor tensor, Tensor other) -> ScalarType",
-                     [](const Tensor& tensor, const Tensor& other) {
-                       return static_cast<int64_t>(resultType(tensor, other));
-                     }),
-                  op("aten::result_type.Scalar(Tensor tensor, Scalar other) -> ScalarType",
-                     [](const Tensor& tensor, const Scalar& other) {
-                       return static_cast<int64_t>(resultType(tensor, other));
-                     }),
-                  op("aten::result_type.Scalar_Tensor(Scalar scalar, Tensor tensor) -> ScalarType",
-                     [](const Scalar& scalar, const Tensor& tensor) {
-                       return static_cast<int64_t>(resultType(tensor, scalar));
-                     }),
-                  // Two Python numbers: int64 unless either is a float (then the default dtype).
-                  op("aten::result_type.Scalar_Scalar(Scalar scalar1, Scalar scalar2) -> ScalarType",
-                     [](const Scalar& a, const Scalar& b) {
-                       return static_cast<int64_t>(a.isFloatingPoint() || b.isFloatingPoint() ? defaultFloatType()
-                                                                                              : ScalarType::Long);
-                     }), );
+KILN_REGISTER_OPS(
+    op("aten::promote_types(ScalarType type1, ScalarType type2) -> ScalarType",
+       [](ScalarType a, ScalarType b) { return static_cast<int64_t>(promoteTypes(a, b)); }),
+    op("aten::can_cast(ScalarType from, ScalarType to) -> bool",
+       [](ScalarType from, ScalarType to) { return canCast(from, to); }),
+    // Python numbers take part as wrapped numbers, which promote only by category.
+    op("aten::result_type.Tensor(Tensor tensor, Tensor other) -> ScalarType",
+       [](const Tensor& tensor, const Tensor& other) { return static_cast<int64_t>(resultType(tensor, other)); }),
+    op("aten::result_type.Scalar(Tensor tensor, Scalar other) -> ScalarType",
+       [](const Tensor& tensor, const Scalar& other) { return static_cast<int64_t>(resultType(tensor, other)); }),
+    op("aten::result_type.Scalar_Tensor(Scalar scalar, Tensor tensor) -> ScalarType",
+       [](const Scalar& scalar, const Tensor& tensor) { return static_cast<int64_t>(resultType(tensor, scalar)); }),
+    // Two Python numbers: int64 unless either is a float (then the default dtype).
+    op("aten::result_type.Scalar_Scalar(Scalar scalar1, Scalar scalar2) -> ScalarType", [](const Scalar& a,
+                                                                                           const Scalar& b) {
+      return static_cast<int64_t>(a.isFloatingPoint() || b.isFloatingPoint() ? defaultFloatType() : ScalarType::Long);
+    }), );
 
 // Devices.
 KILN_REGISTER_OPS(op("aten::device(str a) -> Device", [](const std::string& a) { return IValue(Device::parse(a)); }),

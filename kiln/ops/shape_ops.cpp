@@ -90,8 +90,7 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::ravel(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return reshape(self, DimVector{-1}); })
         .shape(shapes::ravel),
-    op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); })
-        .shape(shapes::transpose2d),
+    op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); }).shape(shapes::transpose2d),
     op("aten::t_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return t_(self); }),
     op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
        [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
@@ -119,10 +118,8 @@ KILN_REGISTER_OPS(
         .shape(shapes::numpyT),
     op("aten::numpy_T.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); })
         .shape(shapes::numpyT),
-    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); })
-        .shape(shapes::mT),
-    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); })
-        .shape(shapes::mT),
+    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }).shape(shapes::mT),
+    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }).shape(shapes::mT),
     // Real tensors only: the adjoint is the matrix transpose.
     op("aten::adjoint(Tensor(a) self) -> Tensor(a)",
        [](const Tensor& self) { return matrixT(self, "tensor.adjoint()"); })
@@ -260,8 +257,7 @@ KILN_REGISTER_OPS(
        [](Tensor self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
          return asStrided_(self, size, stride, offset);
        }),
-    op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); })
-        .shape(shapes::alias),
+    op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); }).shape(shapes::alias),
     op("aten::detach(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return detached(self); })
         .shape(shapes::alias)
         .traits(OpTrait::NeverRequiresGrad),

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <functional>
+#include <numeric>
 #include <string>
 #include <unordered_set>
 
@@ -53,7 +53,16 @@ Wrapped ValueFacts::wrapped(const Value* v) const {
 
 bool isValidDtype(int64_t code) {
   switch (code) {
-    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 11: case 15: return true;
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+    case 11:
+    case 15: return true;
     default: return false;
   }
 }
@@ -140,8 +149,8 @@ std::optional<ScalarType> promoteOperands(const std::vector<Operand>& operands) 
       return std::nullopt;
     }
     c.zero_dims = op.zero_dim ? std::vector<bool>{*op.zero_dim} : std::vector<bool>{false, true};
-    c.wrapped = op.wrapped == Wrapped::Maybe ? std::vector<bool>{false, true}
-                                             : std::vector<bool>{op.wrapped == Wrapped::Yes};
+    c.wrapped =
+        op.wrapped == Wrapped::Maybe ? std::vector<bool>{false, true} : std::vector<bool>{op.wrapped == Wrapped::Yes};
     cases *= c.dtypes.size() * c.zero_dims.size() * c.wrapped.size();
     if (cases > 64) return std::nullopt;
     choices.push_back(std::move(c));
@@ -381,8 +390,8 @@ std::optional<ScalarType> promote(const Args& a, std::initializer_list<std::stri
     const Value* v = a.value(name);
     if (!v || a.isNone(name)) continue;
     if (auto t = v->type()->cast<TensorType>()) {
-      operands.push_back({t->scalarType(), t->dim() ? std::optional<bool>(*t->dim() == 0) : std::nullopt,
-                          a.facts().wrapped(v)});
+      operands.push_back(
+          {t->scalarType(), t->dim() ? std::optional<bool>(*t->dim() == 0) : std::nullopt, a.facts().wrapped(v)});
     } else if (v->type()->kind() == TypeKind::Optional) {
       return std::nullopt;  // None or not: unknown
     } else {
@@ -445,13 +454,9 @@ Out whereOp(const Args& a) {
   auto dtype = promote(a, {"self", "other"});
   return {freshOut(dtype, broadcast(tensorsOf(a, {"condition", "self", "other"})))};
 }
-Out lerpOp(const Args& a) {
-  return {freshOut(dtypeOf(self(a)), broadcast(tensorsOf(a, {"self", "end", "weight"})))};
-}
+Out lerpOp(const Args& a) { return {freshOut(dtypeOf(self(a)), broadcast(tensorsOf(a, {"self", "end", "weight"})))}; }
 
-Out comparison(const Args& a) {
-  return {freshOut(ScalarType::Bool, broadcast(tensorsOf(a, {"self", "other"})))};
-}
+Out comparison(const Args& a) { return {freshOut(ScalarType::Bool, broadcast(tensorsOf(a, {"self", "other"})))}; }
 
 // div with rounding_mode: true division when the mode is None.
 Out divMode(const Args& a) {
@@ -465,9 +470,7 @@ Out divMode(const Args& a) {
   return {freshOut(dtype, broadcast(tensorsOf(a, {"self", "other"})))};
 }
 
-Out maskedFill(const Args& a) {
-  return {freshOut(dtypeOf(self(a)), broadcast(tensorsOf(a, {"self", "mask"})))};
-}
+Out maskedFill(const Args& a) { return {freshOut(dtypeOf(self(a)), broadcast(tensorsOf(a, {"self", "mask"})))}; }
 
 // Ops that write into a copy of self: self's dtype and sizes.
 Out likeSelf(const Args& a) { return {freshOut(dtypeOf(self(a)), sizesOf(self(a)))}; }
@@ -511,7 +514,9 @@ Out reduceDtype(const Args& a) { return {freshOut(dtypeOr(a, dtypeOf(self(a))), 
 
 Out reduceBool(const Args& a) {
   auto t = dtypeOf(self(a));
-  return {freshOut(t == ScalarType::Byte ? t : t ? std::optional<ScalarType>(ScalarType::Bool) : std::nullopt,
+  return {freshOut(t == ScalarType::Byte ? t
+                   : t                   ? std::optional<ScalarType>(ScalarType::Bool)
+                                         : std::nullopt,
                    reduced(a))};
 }
 
@@ -525,9 +530,7 @@ Out reducePair(const Args& a) {
   return {freshOut(dtypeOf(self(a)), sizes), freshOut(dtypeOf(self(a)), sizes)};
 }
 
-Out cumulative(const Args& a) {
-  return {freshOut(dtypeOr(a, upcastIntegral(dtypeOf(self(a)))), sizesOf(self(a)))};
-}
+Out cumulative(const Args& a) { return {freshOut(dtypeOr(a, upcastIntegral(dtypeOf(self(a)))), sizesOf(self(a)))}; }
 
 Out softmaxOp(const Args& a) { return {freshOut(dtypeOr(a, dtypeOf(self(a))), sizesOf(self(a)))}; }
 
@@ -665,8 +668,8 @@ Out flatten(const Args& a) {
   auto e = end ? wrapDim(*end, in->size()) : std::nullopt;
   if (!s || !e || *s > *e) return unknownShape(a);
   DimList out(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(*s));
-  out.push_back(product(DimList(in->begin() + static_cast<std::ptrdiff_t>(*s),
-                                in->begin() + static_cast<std::ptrdiff_t>(*e) + 1)));
+  out.push_back(product(
+      DimList(in->begin() + static_cast<std::ptrdiff_t>(*s), in->begin() + static_cast<std::ptrdiff_t>(*e) + 1)));
   out.insert(out.end(), in->begin() + static_cast<std::ptrdiff_t>(*e) + 1, in->end());
   return {tensorOut(dtypeOf(self(a)), VaryingShape(out))};
 }
@@ -857,7 +860,8 @@ Out select(const Args& a) {
 namespace {
 
 // Replaces the size along `dim` (or every size when `dim` is unknown).
-Out withDimSize(const Args& a, std::string_view dim_name, const std::function<std::optional<int64_t>(std::optional<int64_t>)>& size) {
+Out withDimSize(const Args& a, std::string_view dim_name,
+                const std::function<std::optional<int64_t>(std::optional<int64_t>)>& size) {
   auto in = dimsOf(self(a));
   if (!in) return unknownShape(a);
   if (in->empty()) return unknownShape(a);
@@ -1091,7 +1095,8 @@ namespace {
 
 // Pieces of `self` along `dim` with the given sizes (nullopt: a count and
 // sizes the analysis does not know).
-Out pieces(const Args& a, std::string_view dim_name, const std::function<std::optional<DimList>(std::optional<int64_t>)>& sizes) {
+Out pieces(const Args& a, std::string_view dim_name,
+           const std::function<std::optional<DimList>(std::optional<int64_t>)>& sizes) {
   auto in = dimsOf(self(a));
   TensorFacts each;
   each.dtype = dtypeOf(self(a));
@@ -1204,7 +1209,8 @@ Out whereCondition(const Args& a) {
 
 Out nonzero(const Args& a) {
   auto rank = rankOf(self(a));
-  return {freshOut(ScalarType::Long, VaryingShape(DimList{std::nullopt, rank ? std::optional<int64_t>(*rank) : std::nullopt}))};
+  return {freshOut(ScalarType::Long,
+                   VaryingShape(DimList{std::nullopt, rank ? std::optional<int64_t>(*rank) : std::nullopt}))};
 }
 
 Out maskedSelect(const Args& a) { return {freshOut(dtypeOf(self(a)), VaryingShape(1))}; }

@@ -45,7 +45,7 @@ struct ListFacts {
 // return, or nothing at all when it cannot refine.
 struct OutputFacts {
   enum class Kind { Unknown, Tensor, TensorList } kind = Kind::Unknown;
-  TensorFacts tensor;  // the tensor, or what every element of the list has
+  TensorFacts tensor;                                // the tensor, or what every element of the list has
   std::optional<std::vector<TensorFacts>> elements;  // a list of known length
 };
 

@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "kiln/core/op_registration.h"
-#include "kiln/ops/shape_rules.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ops/sequence_util.h"
+#include "kiln/ops/shape_rules.h"
 
 namespace kiln {
 namespace {
@@ -460,8 +460,7 @@ KILN_REGISTER_SCRIPT_OPS(
        }),
 
     // Splitting and joining.
-    op("aten::split.str(str self, str? separator=None, int max=-1) -> str[]", split)
-        .shape(shapes::split),
+    op("aten::split.str(str self, str? separator=None, int max=-1) -> str[]", split).shape(shapes::split),
     op("aten::rsplit(str self, str separator=\" \", int max=-1) -> str[]", rsplit),
     op("aten::splitlines(str self, bool keepends=False) -> str[]", splitLines),
     op("aten::join(str self, str[] values) -> str", join),
@@ -500,23 +499,16 @@ KILN_REGISTER_SCRIPT_OPS(
     op("aten::replace(str self, str old, str new, int max=-1) -> str", replace),
 
     // Character classes.
-    op("aten::isdigit(str self) -> bool", allChars<isDigit>),
-    op("aten::isspace(str self) -> bool", allChars<isSpace>),
-    op("aten::isalnum(str self) -> bool", allChars<isAlnum>),
-    op("aten::isalpha(str self) -> bool", allChars<isAlpha>),
+    op("aten::isdigit(str self) -> bool", allChars<isDigit>), op("aten::isspace(str self) -> bool", allChars<isSpace>),
+    op("aten::isalnum(str self) -> bool", allChars<isAlnum>), op("aten::isalpha(str self) -> bool", allChars<isAlpha>),
     op("aten::isdecimal(str self) -> bool", allChars<isDigit>),
-    op("aten::isnumeric(str self) -> bool", allChars<isDigit>),
-    op("aten::isupper(str self) -> bool", casedAs<isUpper>),
-    op("aten::islower(str self) -> bool", casedAs<isLower>),
-    op("aten::istitle(str self) -> bool", isTitle),
-    op("aten::isidentifier(str self) -> bool", isIdentifier),
-    op("aten::isprintable(str self) -> bool", isPrintable),
+    op("aten::isnumeric(str self) -> bool", allChars<isDigit>), op("aten::isupper(str self) -> bool", casedAs<isUpper>),
+    op("aten::islower(str self) -> bool", casedAs<isLower>), op("aten::istitle(str self) -> bool", isTitle),
+    op("aten::isidentifier(str self) -> bool", isIdentifier), op("aten::isprintable(str self) -> bool", isPrintable),
 
     // Case and padding.
-    op("aten::upper(str self) -> str", mapChars<toUpper>),
-    op("aten::lower(str self) -> str", mapChars<toLower>),
-    op("aten::swapcase(str self) -> str", mapChars<swapCase>),
-    op("aten::capitalize(str self) -> str", capitalize),
+    op("aten::upper(str self) -> str", mapChars<toUpper>), op("aten::lower(str self) -> str", mapChars<toLower>),
+    op("aten::swapcase(str self) -> str", mapChars<swapCase>), op("aten::capitalize(str self) -> str", capitalize),
     op("aten::title(str self) -> str", title),
     op("aten::strip(str self, str chars=\" \\n\\t\\f\\v\") -> str",
        [](const std::string& self, const std::string& chars) { return strip(self, chars, true, true); }),

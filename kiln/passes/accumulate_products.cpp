@@ -81,8 +81,8 @@ bool rewriteBlock(Graph& graph, Block* block) {
     WithInsertPoint guard(n);
     // beta and alpha are the add's alpha, the constant 1: no new constants.
     Value* one = n->input(2);
-    Value* sum = graph.insert(addmmInPlace(), {acc, product->input(0), product->input(1)},
-                              {{"beta", one}, {"alpha", one}});
+    Value* sum =
+        graph.insert(addmmInPlace(), {acc, product->input(0), product->input(1)}, {{"beta", one}, {"alpha", one}});
     sum->node()->setSourceRange(n->sourceRange());
     sum->setType(acc->type());
     GRAPH_UPDATE("accumulated ", *product, "into ", *sum->node());

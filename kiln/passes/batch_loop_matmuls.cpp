@@ -26,8 +26,7 @@ const TensorType* tensorType(const Value* v) { return v->type()->cast<TensorType
 bool runsOncePerRow(const Node* loop, const Value* x) {
   const Value* count = loop->input(0);
   const Node* def = count->node();
-  if (def->kind() == aten::size && def->inputs().size() == 2 && def->input(0) == x &&
-      constantInt(def->input(1)) == 0) {
+  if (def->kind() == aten::size && def->inputs().size() == 2 && def->input(0) == x && constantInt(def->input(1)) == 0) {
     return true;
   }
   if (def->kind() == aten::len && def->inputs().size() == 1 && def->input(0) == x) return true;

@@ -40,10 +40,11 @@ bool isPlainAdd(const Node* n) {
 }
 
 bool hasMutableOperators(const Block* block) {
-  return walkNodes(block, WalkOrder::PreOrder, [](const Node* n) {
-           const FunctionSchema* schema = n->kind().isAten() ? n->maybeSchema() : nullptr;
-           return schema && schema->isMutable() ? WalkResult::interrupt() : WalkResult::advance();
-         })
+  return walkNodes(block, WalkOrder::PreOrder,
+                   [](const Node* n) {
+                     const FunctionSchema* schema = n->kind().isAten() ? n->maybeSchema() : nullptr;
+                     return schema && schema->isMutable() ? WalkResult::interrupt() : WalkResult::advance();
+                   })
       .wasInterrupted();
 }
 

@@ -98,9 +98,17 @@ class ConstantPropagator {
 
   bool foldable(const Node* n) {
     static const std::unordered_set<Symbol> never = {
-        prim::If,      prim::Loop,    prim::Closure,         prim::Constant,
-        prim::AutogradZero, prim::Uninitialized, prim::Guard, prim::profile,
-        prim::profile_ivalue, prim::unchecked_unwrap_optional, Symbol::aten("dequantize"),
+        prim::If,
+        prim::Loop,
+        prim::Closure,
+        prim::Constant,
+        prim::AutogradZero,
+        prim::Uninitialized,
+        prim::Guard,
+        prim::profile,
+        prim::profile_ivalue,
+        prim::unchecked_unwrap_optional,
+        Symbol::aten("dequantize"),
     };
     if (never.count(n->kind()) || n->kind().isOnnx() || !n->blocks().empty()) return false;
     if (hasSideEffects(n) || isNondeterministic(n)) return false;

@@ -54,8 +54,8 @@ Value* contiguousTranspose(Graph& graph, Node* loop, const TransposedOperand& us
   }
   Value* copy = graph.insert(aten::contiguous, {transposed});
   const VaryingShape& sizes = tensorType(use.weight)->sizes();
-  copy->setType(contiguousTensorType(VaryingShape(std::vector<std::optional<int64_t>>{sizes[1], sizes[0]}),
-                                     use.weight, use.weight));
+  copy->setType(contiguousTensorType(VaryingShape(std::vector<std::optional<int64_t>>{sizes[1], sizes[0]}), use.weight,
+                                     use.weight));
   GRAPH_UPDATE("copied ", *use.transpose, "once before the loop into ", *copy->node());
   return copy;
 }

@@ -162,12 +162,13 @@ void unroll(Node* loop) {
 }
 
 bool computesOnTensors(const Block* body) {
-  return walkNodes(body, WalkOrder::PreOrder, [](const Node* n) {
-           for (const Value* v : n->outputs()) {
-             if (v->type()->kind() == TypeKind::Tensor) return WalkResult::interrupt();
-           }
-           return WalkResult::advance();
-         })
+  return walkNodes(body, WalkOrder::PreOrder,
+                   [](const Node* n) {
+                     for (const Value* v : n->outputs()) {
+                       if (v->type()->kind() == TypeKind::Tensor) return WalkResult::interrupt();
+                     }
+                     return WalkResult::advance();
+                   })
       .wasInterrupted();
 }
 

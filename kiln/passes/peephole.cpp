@@ -14,9 +14,8 @@ namespace kiln {
 namespace detail {
 
 bool anyNodeIn(const Block* block, const std::function<bool(const Node*)>& pred) {
-  return walkNodes(block, WalkOrder::PreOrder, [&](const Node* n) {
-           return pred(n) ? WalkResult::interrupt() : WalkResult::advance();
-         })
+  return walkNodes(block, WalkOrder::PreOrder,
+                   [&](const Node* n) { return pred(n) ? WalkResult::interrupt() : WalkResult::advance(); })
       .wasInterrupted();
 }
 
@@ -284,7 +283,8 @@ class PeepholeOptimizer {
     auto outputs = chunkOutputs(n, *chunks);
     if (!outputs) return false;
     WithInsertPoint guard(n);
-    Node* constant_chunk = graph_->insertNode(graph_->create(prim::ConstantChunk, {n->input(0)}, static_cast<size_t>(*chunks)));
+    Node* constant_chunk =
+        graph_->insertNode(graph_->create(prim::ConstantChunk, {n->input(0)}, static_cast<size_t>(*chunks)));
     constant_chunk->i_(attr::chunks, *chunks)->i_(attr::dim, *dim)->copyMetadata(n);
     for (auto& [value, index] : *outputs) {
       constant_chunk->output(index)->setType(value->type());

@@ -45,8 +45,9 @@ bool isConstantNumber(const Value* v) {
 bool isScalarArithmetic(const Node* n) {
   switch (n->kind()) {
     case aten::add:
-    case aten::sub: return n->inputs().size() == 3 && isTensor(n->input(0)) &&
-                           isConstantNumber(n->input(1)) && isConstantNumber(n->input(2));
+    case aten::sub:
+      return n->inputs().size() == 3 && isTensor(n->input(0)) && isConstantNumber(n->input(1)) &&
+             isConstantNumber(n->input(2));
     case aten::mul:
     case aten::div: return n->inputs().size() == 2 && isTensor(n->input(0)) && isConstantNumber(n->input(1));
     default: return false;

@@ -78,7 +78,8 @@ class ListIdiomOptimizer {
     // These raise when run.
     if (*step == 0 || *step == std::numeric_limits<int64_t>::min()) return false;
     auto bound = [](const IValue& v) { return v.isInt() ? std::optional<int64_t>(v.toInt()) : std::nullopt; };
-    auto range = detail::sliceRange(static_cast<int64_t>(construct->inputs().size()), bound(*start), bound(*end), *step);
+    auto range =
+        detail::sliceRange(static_cast<int64_t>(construct->inputs().size()), bound(*start), bound(*end), *step);
     std::vector<Value*> elements;
     for (int64_t i = 0, at = range.start; i < range.count; ++i, at += *step) {
       elements.push_back(construct->input(static_cast<size_t>(at)));

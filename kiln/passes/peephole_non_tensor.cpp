@@ -83,7 +83,8 @@ bool reflexiveEquality(const Type& t) {
 
 bool alwaysEqualToItself(const TypePtr& t) {
   if (auto list = t->cast<ListType>()) return reflexiveEquality(*list->elementType());
-  if (auto dict = t->cast<DictType>()) return reflexiveEquality(*dict->keyType()) && reflexiveEquality(*dict->valueType());
+  if (auto dict = t->cast<DictType>())
+    return reflexiveEquality(*dict->keyType()) && reflexiveEquality(*dict->valueType());
   return reflexiveEquality(*t);
 }
 
@@ -212,7 +213,9 @@ class NonTensorPeepholes {
 
   // `int(i)`, `ceil(i)`, `float(f)`, `bool(b)`: already the result.
   bool removeConversion(Node* n) {
-    TypeKind result = n->kind() == aten::Float ? TypeKind::Float : n->kind() == aten::Bool ? TypeKind::Bool : TypeKind::Int;
+    TypeKind result = n->kind() == aten::Float  ? TypeKind::Float
+                      : n->kind() == aten::Bool ? TypeKind::Bool
+                                                : TypeKind::Int;
     if (n->inputs().size() != 1 || n->input()->type()->kind() != result) return false;
     replaceWithInput(n);
     return true;

@@ -18,8 +18,8 @@ Symbol sym(const char* qualified) { return Symbol::fromQualString(qualified); }
 // op gives exactly what x becomes, whatever the types.
 bool changesViewOnly(Symbol pure) {
   static const std::unordered_set<Symbol> ops = {
-      aten::t, aten::transpose, aten::squeeze, aten::unsqueeze, aten::detach,
-      sym("aten::swapaxes"), sym("aten::swapdims"), sym("aten::as_strided"),
+      aten::t,      aten::transpose,       aten::squeeze,         aten::unsqueeze,
+      aten::detach, sym("aten::swapaxes"), sym("aten::swapdims"), sym("aten::as_strided"),
   };
   return ops.count(pure) > 0;
 }
@@ -27,9 +27,20 @@ bool changesViewOnly(Symbol pure) {
 // Ops whose pure form gives bool whatever x is.
 bool givesBool(Symbol pure) {
   static const std::unordered_set<Symbol> ops = {
-      aten::eq, aten::ne, aten::lt, aten::le, aten::gt, aten::ge,
-      sym("aten::greater"), sym("aten::greater_equal"), sym("aten::less"), sym("aten::less_equal"),
-      sym("aten::not_equal"), sym("aten::logical_and"), sym("aten::logical_or"), sym("aten::logical_xor"),
+      aten::eq,
+      aten::ne,
+      aten::lt,
+      aten::le,
+      aten::gt,
+      aten::ge,
+      sym("aten::greater"),
+      sym("aten::greater_equal"),
+      sym("aten::less"),
+      sym("aten::less_equal"),
+      sym("aten::not_equal"),
+      sym("aten::logical_and"),
+      sym("aten::logical_or"),
+      sym("aten::logical_xor"),
       sym("aten::logical_not"),
   };
   return ops.count(pure) > 0;
@@ -39,14 +50,45 @@ bool givesBool(Symbol pure) {
 // floats for integral inputs.
 bool keepsIntegralTypes(Symbol pure) {
   static const std::unordered_set<Symbol> ops = {
-      aten::add, aten::sub, aten::mul, aten::neg, aten::abs, aten::relu, aten::clamp, aten::remainder, aten::fmod,
-      sym("aten::subtract"), sym("aten::multiply"), sym("aten::negative"), sym("aten::absolute"),
-      sym("aten::clamp_min"), sym("aten::clamp_max"), sym("aten::clip"), sym("aten::bitwise_and"),
-      sym("aten::bitwise_or"), sym("aten::bitwise_xor"), sym("aten::bitwise_not"), sym("aten::bitwise_left_shift"),
-      sym("aten::bitwise_right_shift"), sym("aten::floor_divide"), sym("aten::masked_fill"), sym("aten::index_fill"),
-      sym("aten::index_add"), sym("aten::index_put"), sym("aten::scatter"), sym("aten::scatter_add"),
-      sym("aten::gcd"), sym("aten::sign"), sym("aten::floor"), sym("aten::ceil"), sym("aten::round"),
-      sym("aten::trunc"), sym("aten::fix"), aten::pow, sym("aten::tril"), sym("aten::triu"),
+      aten::add,
+      aten::sub,
+      aten::mul,
+      aten::neg,
+      aten::abs,
+      aten::relu,
+      aten::clamp,
+      aten::remainder,
+      aten::fmod,
+      sym("aten::subtract"),
+      sym("aten::multiply"),
+      sym("aten::negative"),
+      sym("aten::absolute"),
+      sym("aten::clamp_min"),
+      sym("aten::clamp_max"),
+      sym("aten::clip"),
+      sym("aten::bitwise_and"),
+      sym("aten::bitwise_or"),
+      sym("aten::bitwise_xor"),
+      sym("aten::bitwise_not"),
+      sym("aten::bitwise_left_shift"),
+      sym("aten::bitwise_right_shift"),
+      sym("aten::floor_divide"),
+      sym("aten::masked_fill"),
+      sym("aten::index_fill"),
+      sym("aten::index_add"),
+      sym("aten::index_put"),
+      sym("aten::scatter"),
+      sym("aten::scatter_add"),
+      sym("aten::gcd"),
+      sym("aten::sign"),
+      sym("aten::floor"),
+      sym("aten::ceil"),
+      sym("aten::round"),
+      sym("aten::trunc"),
+      sym("aten::fix"),
+      aten::pow,
+      sym("aten::tril"),
+      sym("aten::triu"),
   };
   return ops.count(pure) > 0;
 }
@@ -82,7 +124,8 @@ bool keepsTypeOf(const TensorType& x, ScalarType dtype, const Value* v) {
   if (auto t = type->cast<TensorType>()) {
     auto other = t->scalarType();
     if (!other || !t->dim()) return false;
-    bool dtype_kept = *t->dim() == 0 ? promotionKind(*other) <= promotionKind(dtype) : promoteTypes(dtype, *other) == dtype;
+    bool dtype_kept =
+        *t->dim() == 0 ? promotionKind(*other) <= promotionKind(dtype) : promoteTypes(dtype, *other) == dtype;
     return dtype_kept && broadcastsInto(x, *t);
   }
   TypeKind kind = type->kind();
@@ -151,8 +194,7 @@ class MutationRemover {
   // no runs of a loop or branch) that nothing uses before `mutation`: its
   // creation and the mutation may be seen as one step.
   bool isFreshUntil(const Value* v, const Node* mutation) {
-    return v->node()->owningBlock() == mutation->owningBlock() && !hasSideEffectOrAlias(v) &&
-           unusedBefore(v, mutation);
+    return v->node()->owningBlock() == mutation->owningBlock() && !hasSideEffectOrAlias(v) && unusedBefore(v, mutation);
   }
 
   // `v` an output of an if whose branches each make it fresh and use it for
@@ -178,8 +220,8 @@ class MutationRemover {
 
   bool removeListMutation(Node* n) {
     bool append = n->kind() == aten::append && n->inputs().size() == 2;
-    bool insert = n->kind() == Symbol::aten("insert") && n->inputs().size() == 3 &&
-                  n->input(1)->node()->kind() == prim::Constant;
+    bool insert =
+        n->kind() == Symbol::aten("insert") && n->inputs().size() == 3 && n->input(1)->node()->kind() == prim::Constant;
     if (!(append || insert) || n->input(0)->node()->kind() != prim::ListConstruct) return false;
     Value* list = n->input(0);
     Node* construct = list->node();

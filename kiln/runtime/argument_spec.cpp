@@ -61,8 +61,7 @@ TypePtr ArgumentSpec::refinedInputType(size_t i, const TypePtr& declared, bool w
   return refine(declared, cursor, shape_cursor, with_shapes);
 }
 
-TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor, size_t& shape_cursor,
-                             bool with_shapes) const {
+TypePtr ArgumentSpec::refine(const TypePtr& declared, size_t& cursor, size_t& shape_cursor, bool with_shapes) const {
   uint32_t entry = entries_[cursor++];
   // A value given for an Optional parameter specializes it to the element
   // type (1.13's SPECIALIZE_OPTIONAL); None keeps the Optional.

@@ -35,8 +35,7 @@ bool fitsType(const IValue& v, const TypePtr& type) {
     case TypeKind::Bool: return v.isBool();
     case TypeKind::String: return v.isString();
     case TypeKind::Any: return true;
-    case TypeKind::Optional:
-      return v.isNone() || fitsType(v, type->cast<OptionalType>()->elementType());
+    case TypeKind::Optional: return v.isNone() || fitsType(v, type->cast<OptionalType>()->elementType());
     case TypeKind::List:
       // An empty list fits any list type.
       if (v.isList() && v.toListRef().elements.empty()) return true;
@@ -67,9 +66,8 @@ GraphFunction::~GraphFunction() = default;
 
 void GraphFunction::checkInputs(const Stack& stack) const {
   const auto& args = schema_->arguments();
-  KILN_CHECK(stack.size() == args.size(), name_, "() expected ", args.size(), " argument",
-             args.size() == 1 ? "" : "s", " but ", stack.size(), (stack.size() == 1 ? " was" : " were"), " given.",
-             "\nDeclaration: ", *schema_);
+  KILN_CHECK(stack.size() == args.size(), name_, "() expected ", args.size(), " argument", args.size() == 1 ? "" : "s",
+             " but ", stack.size(), (stack.size() == 1 ? " was" : " were"), " given.", "\nDeclaration: ", *schema_);
   for (size_t i = 0; i < args.size(); ++i) {
     if (!fitsType(stack[i], args[i].type)) {
       std::ostringstream value;
@@ -91,8 +89,7 @@ size_t GraphFunction::keywordIndex(std::string_view name) const {
   return *index;
 }
 
-void GraphFunction::throwTypeMismatch(size_t position, const std::string& actual_type,
-                                      const std::string& value) const {
+void GraphFunction::throwTypeMismatch(size_t position, const std::string& actual_type, const std::string& value) const {
   const Argument& formal = schema_->arguments()[position];
   KILN_ERROR(name_, "() Expected a value of type '", formal.type->str(), "' for argument '", formal.name,
              "' but instead found type '", actual_type, "'.\nPosition: ", position, "\nValue: ", value,
@@ -171,8 +168,8 @@ GraphFunction& CompilationUnit::createMethod(const ClassTypePtr& cls, const std:
   KILN_CHECK(!cls->findMethod(name), "class '", cls->name(), "' already has a method '", name, "'");
   // A derived schema is named after the method (`forward(...)`), as compiled ones are.
   if (!schema) schema = schemaFromGraph(name, *graph);
-  auto function =
-      std::make_shared<GraphFunction>(cls->name() + "." + name, std::move(graph), resolver(), std::move(schema), check_graph);
+  auto function = std::make_shared<GraphFunction>(cls->name() + "." + name, std::move(graph), resolver(),
+                                                  std::move(schema), check_graph);
   methods_.push_back({cls, function});
   cls->addMethod(function.get());
   return *function;

@@ -52,8 +52,7 @@ class GraphFunction : public Function {
   // unknown keyword (else its position), a value of the wrong type.
   void checkPositionalCount(size_t count) const;
   size_t keywordIndex(std::string_view name) const;
-  [[noreturn]] void throwTypeMismatch(size_t position, const std::string& actual_type,
-                                      const std::string& value) const;
+  [[noreturn]] void throwTypeMismatch(size_t position, const std::string& actual_type, const std::string& value) const;
 
  private:
   std::string name_;

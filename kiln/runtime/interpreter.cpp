@@ -37,8 +37,7 @@ std::string traceback(const std::vector<Frame>& frames) {
     // Only program text has a file name; ranges into IR text do not count.
     auto where = node ? node->sourceRange().fileLineCol() : std::nullopt;
     if (!where) continue;
-    out << "  File \"" << std::get<0>(*where) << "\", line " << std::get<1>(*where) << ", in " << f.code->name()
-        << "\n"
+    out << "  File \"" << std::get<0>(*where) << "\", line " << std::get<1>(*where) << ", in " << f.code->name() << "\n"
         << node->sourceRange().underlinedLine() << "\n";
     any = true;
   }
@@ -112,8 +111,8 @@ bool InterpreterStateImpl::run() {
   static const void* const kDispatch[] = {&&LOAD, &&MOVE, &&STORE, &&DROP, &&DROPR, &&LOADC, &&OP,
                                           &&JF,   &&JMP,  &&LOOP,  &&CALL, &&FORK,  &&WAIT,  &&RET};
   static_assert(sizeof(kDispatch) / sizeof(kDispatch[0]) == static_cast<size_t>(OpCode::RET) + 1);
-#define KILN_DISPATCH()         \
-  inst = &instructions[pc];     \
+#define KILN_DISPATCH()     \
+  inst = &instructions[pc]; \
   goto* kDispatch[static_cast<size_t>(inst->op)]
 #define KILN_NEXT() \
   ++pc;             \
@@ -142,7 +141,7 @@ bool InterpreterStateImpl::run() {
   OP:
     code->operation(inst->x)(stack);
     KILN_NEXT();
-  JF: {
+  JF : {
     bool taken = stack.back().toBool();
     stack.pop_back();
     pc += taken ? 1 : inst->x;
@@ -151,7 +150,7 @@ bool InterpreterStateImpl::run() {
   JMP:
     pc += inst->x;
     KILN_DISPATCH();
-  LOOP: {
+  LOOP : {
     IValue* loop = registers + inst->x;  // trip count, maximum, condition
     int64_t trip = loop[0].toInt();
     if (((inst->flags & kLoopCheckMax) && trip >= loop[1].toInt()) ||
@@ -167,7 +166,7 @@ bool InterpreterStateImpl::run() {
     }
     KILN_NEXT();
   }
-  CALL: {
+  CALL : {
     Function* callee = code->function(inst->x);
     if (auto* graph_function = dynamic_cast<GraphFunction*>(callee)) {
       frame->pc = pc + 1;
@@ -238,9 +237,8 @@ void InterpreterStateImpl::fork(const Code& code, const Instruction& inst, size_
   auto task = std::make_shared<InterpreterStateImpl>(body->executor().getPlanFor(args).code);
   task->stack = std::move(args);
   TypePtr future_type = code.nodeAt(pc)->output()->type();
-  auto future = makeIntrusive<FutureObj>(future_type->kind() == TypeKind::Future
-                                             ? future_type->cast<FutureType>()->elementType()
-                                             : AnyType::get());
+  auto future = makeIntrusive<FutureObj>(
+      future_type->kind() == TypeKind::Future ? future_type->cast<FutureType>()->elementType() : AnyType::get());
   task->setCompletion(future);
   launchTask([task] { task->resume(); });
   stack.emplace_back(std::move(future));

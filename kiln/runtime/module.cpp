@@ -33,9 +33,7 @@ IValue Object::attr(const std::string& name, IValue or_else) const {
   return hasattr(name) ? attr(name) : std::move(or_else);
 }
 
-bool Object::hasattr(const std::string& name) const {
-  return type()->hasAttribute(name) || type()->findConstant(name);
-}
+bool Object::hasattr(const std::string& name) const { return type()->hasAttribute(name) || type()->findConstant(name); }
 
 void Object::setattr(const std::string& name, IValue value) {
   const ClassType& cls = *type();
@@ -100,7 +98,8 @@ std::string qualifiedClassName(const std::string& name) {
 }  // namespace
 
 Module::Module(const std::string& class_name)
-    : Object(std::make_shared<CompilationUnit>(), ClassType::create(qualifiedClassName(class_name), /*is_module=*/true)) {
+    : Object(std::make_shared<CompilationUnit>(),
+             ClassType::create(qualifiedClassName(class_name), /*is_module=*/true)) {
   register_attribute("training", BoolType::get(), IValue(true));
 }
 
@@ -163,7 +162,8 @@ std::vector<std::pair<std::string, Module>> Module::named_children() const {
   const ClassType& cls = *type();
   for (size_t i = 0; i < cls.numAttributes(); ++i) {
     const IValue& v = _ivalue()->slot(i);
-    if (cls.attributeKind(i) == SlotKind::Module && v.isObject()) out.emplace_back(cls.attributeName(i), Module(v.toObject()));
+    if (cls.attributeKind(i) == SlotKind::Module && v.isObject())
+      out.emplace_back(cls.attributeName(i), Module(v.toObject()));
   }
   return out;
 }
@@ -177,7 +177,8 @@ std::vector<Module> Module::children() const {
 std::vector<std::pair<std::string, Module>> Module::named_modules() const {
   std::vector<std::pair<std::string, Module>> out = {{"", *this}};
   for (const auto& [name, child] : named_children()) {
-    for (auto& [sub_name, sub] : child.named_modules()) out.emplace_back(sub_name.empty() ? name : name + "." + sub_name, sub);
+    for (auto& [sub_name, sub] : child.named_modules())
+      out.emplace_back(sub_name.empty() ? name : name + "." + sub_name, sub);
   }
   return out;
 }

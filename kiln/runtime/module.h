@@ -98,7 +98,9 @@ class Module : public Object {
   void register_buffer(const std::string& name, Tensor value) { register_parameter(name, std::move(value), true); }
   void register_module(const std::string& name, const Module& module);
 
-  IValue forward(Stack inputs, const Kwargs& kwargs = {}) const { return run_method("forward", std::move(inputs), kwargs); }
+  IValue forward(Stack inputs, const Kwargs& kwargs = {}) const {
+    return run_method("forward", std::move(inputs), kwargs);
+  }
 
   // Recursively (prefixed `sub.w`) unless recurse is false, in registration order.
   std::vector<NamedTensor> named_parameters(bool recurse = true) const;

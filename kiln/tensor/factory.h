@@ -11,7 +11,6 @@
 
 namespace kiln {
 
-
 // Calls fill(T* data) to write `out`'s elements in row-major order, through a
 // contiguous temporary when `out` is strided.
 template <typename T, typename Fill>

@@ -176,8 +176,8 @@ void TensorIter::computeTypes() {
   for (int i = 0; i < noutputs_; ++i) {
     Operand& op = operands_[i];
     if (!op.tensor.defined() || op.tensor.dtype() == out_dtype || !promote_inputs_) continue;
-    KILN_CHECK(!check_output_cast_ || canCast(out_dtype, op.tensor.dtype()), op_name_, ": result type ",
-               out_dtype, " can't be cast to the desired output type ", op.tensor.dtype());
+    KILN_CHECK(!check_output_cast_ || canCast(out_dtype, op.tensor.dtype()), op_name_, ": result type ", out_dtype,
+               " can't be cast to the desired output type ", op.tensor.dtype());
     // Compute into a temporary of the right dtype; output() copies it back.
     op.original = op.tensor;
     op.tensor = Tensor();
@@ -221,8 +221,7 @@ void TensorIter::reorderAndCoalesce() {
     if (!t.defined()) continue;
     size_t offset = ndim - static_cast<size_t>(t.dim());
     for (size_t d = 0; d < static_cast<size_t>(t.dim()); ++d) {
-      full_strides[op][d + offset] =
-          (t.sizes()[d] == 1 && broadcast_shape_[d + offset] != 1) ? 0 : t.strides()[d];
+      full_strides[op][d + offset] = (t.sizes()[d] == 1 && broadcast_shape_[d + offset] != 1) ? 0 : t.strides()[d];
     }
   }
   // perm[i] is the broadcast dim walked at loop depth i (0 = innermost).

@@ -41,23 +41,44 @@ class TensorIter {
   TensorIter& addOutput(const Tensor& out);
   TensorIter& addInput(const Tensor& in);
   // Cast inputs to the common dtype (default on).
-  TensorIter& promoteInputs(bool value) { promote_inputs_ = value; return *this; }
+  TensorIter& promoteInputs(bool value) {
+    promote_inputs_ = value;
+    return *this;
+  }
   // Compute in this dtype instead of the common dtype (inputs are cast to it).
-  TensorIter& computeDtype(ScalarType dtype) { compute_dtype_ = dtype; return *this; }
+  TensorIter& computeDtype(ScalarType dtype) {
+    compute_dtype_ = dtype;
+    return *this;
+  }
   // Allocated outputs get this dtype instead of the compute dtype (bool for comparisons).
-  TensorIter& outputDtype(ScalarType dtype) { output_dtype_ = dtype; return *this; }
+  TensorIter& outputDtype(ScalarType dtype) {
+    output_dtype_ = dtype;
+    return *this;
+  }
   // Integer inputs compute in the default float dtype (true division, sqrt of ints).
-  TensorIter& promoteIntegerToFloat(bool value) { int_to_float_ = value; return *this; }
+  TensorIter& promoteIntegerToFloat(bool value) {
+    int_to_float_ = value;
+    return *this;
+  }
   // Outputs may have fewer elements than the loop (reductions give outputs
   // stride 0 along reduced dims); the loop then never runs in parallel.
-  TensorIter& allowOutputBroadcast(bool value) { output_broadcast_ = value; return *this; }
+  TensorIter& allowOutputBroadcast(bool value) {
+    output_broadcast_ = value;
+    return *this;
+  }
   // Keep existing outputs' dtype unchecked (copy_ writes any dtype to any dtype).
-  TensorIter& checkOutputCast(bool value) { check_output_cast_ = value; return *this; }
+  TensorIter& checkOutputCast(bool value) {
+    check_output_cast_ = value;
+    return *this;
+  }
   // PyTorch's memory-overlap checks (default on): an existing output may not
   // have elements that share memory (an expanded tensor), nor share only part
   // of its memory with an input. Off for ops PyTorch does not check (fill_,
   // the index ops) and for internal loops that write through restrided views.
-  TensorIter& checkMemOverlap(bool value) { check_mem_overlap_ = value; return *this; }
+  TensorIter& checkMemOverlap(bool value) {
+    check_mem_overlap_ = value;
+    return *this;
+  }
   TensorIter& build();
 
   int noutputs() const { return noutputs_; }
@@ -107,8 +128,8 @@ class TensorIter {
   ScalarType output_dtype_ = ScalarType::Undefined;
   int64_t numel_ = 0;
   DimVector broadcast_shape_;
-  DimVector shape_;                 // loop shape, innermost dim first
-  DimVector strides_[kMaxOperands]; // byte strides in loop order
+  DimVector shape_;                  // loop shape, innermost dim first
+  DimVector strides_[kMaxOperands];  // byte strides in loop order
 };
 
 }  // namespace kiln

@@ -19,8 +19,8 @@ Tensor& bmmOut(const Tensor& self, const Tensor& mat2, Tensor& out);
 // beta * self + alpha * (mat1 @ mat2), self broadcast to the product's shape.
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
              const Scalar& alpha = 1);
-Tensor& addmmOut(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
-                 const Scalar& alpha, Tensor& out);
+Tensor& addmmOut(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
+                 Tensor& out);
 // beta * self + alpha * (batch1 @ batch2), batched.
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
                const Scalar& alpha = 1);
@@ -29,8 +29,7 @@ Tensor& baddbmmOut(const Tensor& self, const Tensor& batch1, const Tensor& batch
 // Matrix-vector: (n x k) @ (k).
 Tensor mv(const Tensor& self, const Tensor& vec);
 Tensor& mvOut(const Tensor& self, const Tensor& vec, Tensor& out);
-Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1,
-             const Scalar& alpha = 1);
+Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta = 1, const Scalar& alpha = 1);
 Tensor& addmvOut(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha,
                  Tensor& out);
 // Inner product of two 1-D tensors (a 0-dim result).

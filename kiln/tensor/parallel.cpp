@@ -38,7 +38,7 @@ void parallelFor(int64_t begin, int64_t end, int64_t grain, const std::function<
   int64_t chunks = std::min<int64_t>(threads, (range + grain - 1) / std::max<int64_t>(grain, 1));
   std::exception_ptr error;
   std::atomic<bool> failed{false};
-#pragma omp parallel num_threads(static_cast<int>(chunks))
+#pragma omp parallel num_threads(static_cast <int>(chunks))
   {
     int64_t tid = omp_get_thread_num();
     int64_t count = omp_get_num_threads();

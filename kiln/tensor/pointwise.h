@@ -14,9 +14,9 @@
 namespace kiln {
 
 // The three forms of an op: functional, in-place, out=.
-#define KILN_DECLARE_UNARY(name)                   \
-  Tensor name(const Tensor& self);                 \
-  Tensor& name##_(Tensor& self);                   \
+#define KILN_DECLARE_UNARY(name)   \
+  Tensor name(const Tensor& self); \
+  Tensor& name##_(Tensor& self);   \
   Tensor& name##Out(const Tensor& self, Tensor& out);
 
 // Integer and bool inputs give float32 results.
@@ -109,9 +109,9 @@ Tensor div(const Tensor& self, const Tensor& other, const std::optional<std::str
 Tensor& div_(Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode = std::nullopt);
 Tensor& divOut(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode, Tensor& out);
 
-#define KILN_DECLARE_BINARY(name)                                    \
-  Tensor name(const Tensor& self, const Tensor& other);              \
-  Tensor& name##_(Tensor& self, const Tensor& other);                \
+#define KILN_DECLARE_BINARY(name)                       \
+  Tensor name(const Tensor& self, const Tensor& other); \
+  Tensor& name##_(Tensor& self, const Tensor& other);   \
   Tensor& name##Out(const Tensor& self, const Tensor& other, Tensor& out);
 
 KILN_DECLARE_BINARY(mul)
@@ -169,8 +169,7 @@ std::vector<Tensor> where(const Tensor& condition);
 // Bounds given as numbers; at least one must be given.
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
 Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max);
-Tensor& clampOut(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max,
-                 Tensor& out);
+Tensor& clampOut(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max, Tensor& out);
 // Bounds given as tensors (undefined = none), broadcast with self.
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max);
 Tensor& clamp_(Tensor& self, const Tensor& min, const Tensor& max);
@@ -186,13 +185,11 @@ Tensor& clampMaxOut(const Tensor& self, const Scalar& max, Tensor& out);
 // self + value * tensor1 * tensor2
 Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
 Tensor& addcmul_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
-Tensor& addcmulOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value,
-                   Tensor& out);
+Tensor& addcmulOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value, Tensor& out);
 // self + value * tensor1 / tensor2 (integer tensor1 and tensor2 are rejected).
 Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
 Tensor& addcdiv_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
-Tensor& addcdivOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value,
-                   Tensor& out);
+Tensor& addcdivOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value, Tensor& out);
 
 // self + weight * (end - self); float tensors of one dtype.
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight);

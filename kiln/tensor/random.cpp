@@ -177,9 +177,9 @@ void boxMuller(const T* u1, const T* u2, T mean, T std, T* out) {
   constexpr T kTwoPi = static_cast<T>(2 * std::numbers::pi);
 #if KILN_HAVE_AVX2
   if constexpr (std::is_same_v<T, float>) {
-    const __m256 radius = _mm256_mul_ps(
-        _mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f), Sleef_logf8_u10avx2(_mm256_loadu_ps(u1)))),
-        _mm256_set1_ps(std));
+    const __m256 radius =
+        _mm256_mul_ps(_mm256_sqrt_ps(_mm256_mul_ps(_mm256_set1_ps(-2.0f), Sleef_logf8_u10avx2(_mm256_loadu_ps(u1)))),
+                      _mm256_set1_ps(std));
     const Sleef___m256_2 sc = Sleef_sincosf8_u10avx2(_mm256_mul_ps(_mm256_set1_ps(kTwoPi), _mm256_loadu_ps(u2)));
     _mm256_storeu_ps(out, _mm256_fmadd_ps(radius, sc.y, _mm256_set1_ps(mean)));
     _mm256_storeu_ps(out + kLanes, _mm256_fmadd_ps(radius, sc.x, _mm256_set1_ps(mean)));
@@ -188,8 +188,8 @@ void boxMuller(const T* u1, const T* u2, T mean, T std, T* out) {
       const __m256d radius = _mm256_mul_pd(
           _mm256_sqrt_pd(_mm256_mul_pd(_mm256_set1_pd(-2.0), Sleef_logd4_u10avx2(_mm256_loadu_pd(u1 + 4 * half)))),
           _mm256_set1_pd(std));
-      const Sleef___m256d_2 sc = Sleef_sincosd4_u10avx2(_mm256_mul_pd(_mm256_set1_pd(kTwoPi),
-                                                                        _mm256_loadu_pd(u2 + 4 * half)));
+      const Sleef___m256d_2 sc =
+          Sleef_sincosd4_u10avx2(_mm256_mul_pd(_mm256_set1_pd(kTwoPi), _mm256_loadu_pd(u2 + 4 * half)));
       _mm256_storeu_pd(out + 4 * half, _mm256_fmadd_pd(radius, sc.y, _mm256_set1_pd(mean)));
       _mm256_storeu_pd(out + kLanes + 4 * half, _mm256_fmadd_pd(radius, sc.x, _mm256_set1_pd(mean)));
     }
@@ -317,14 +317,14 @@ Tensor& random_(Tensor& self, int64_t from, std::optional<int64_t> to) {
     KILN_CHECK(from < *to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", *to);
     last = *to - 1;
   } else {
-    KILN_CHECK(from <= upper, "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to "
-               "dtype, but got from=", from, " > to_inc=", upper);
+    KILN_CHECK(from <= upper,
+               "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted to "
+               "dtype, but got from=",
+               from, " > to_inc=", upper);
     last = upper;
   }
   if (!isFloatingType(self.dtype())) {
-    const int64_t lowest = self.dtype() == ScalarType::Bool || !isSignedType(self.dtype())
-                               ? 0
-                               : -upper - 1;
+    const int64_t lowest = self.dtype() == ScalarType::Bool || !isSignedType(self.dtype()) ? 0 : -upper - 1;
     KILN_CHECK(from >= lowest && from <= upper, "from is out of bounds for ", cTypeName(self.dtype()));
     KILN_CHECK(last >= lowest && last <= upper, "to - 1 is out of bounds for ", cTypeName(self.dtype()));
   }

@@ -16,7 +16,8 @@ namespace kiln {
 using OptionalDims = std::optional<IntArrayRef>;
 using OptionalDtype = std::optional<ScalarType>;
 
-Tensor sum(const Tensor& self, OptionalDims dims = std::nullopt, bool keepdim = false, OptionalDtype dtype = std::nullopt);
+Tensor sum(const Tensor& self, OptionalDims dims = std::nullopt, bool keepdim = false,
+           OptionalDtype dtype = std::nullopt);
 Tensor& sumOut(const Tensor& self, OptionalDims dims, bool keepdim, OptionalDtype dtype, Tensor& out);
 // Floating inputs only (or a floating `dtype`); the mean of nothing is nan.
 Tensor mean(const Tensor& self, OptionalDims dims = std::nullopt, bool keepdim = false,

@@ -8,20 +8,15 @@ size_t elementSize(ScalarType type) {
   switch (type) {
     case ScalarType::Byte:
     case ScalarType::Char:
-    case ScalarType::Bool:
-      return 1;
+    case ScalarType::Bool: return 1;
     case ScalarType::Short:
     case ScalarType::Half:
-    case ScalarType::BFloat16:
-      return 2;
+    case ScalarType::BFloat16: return 2;
     case ScalarType::Int:
-    case ScalarType::Float:
-      return 4;
+    case ScalarType::Float: return 4;
     case ScalarType::Long:
-    case ScalarType::Double:
-      return 8;
-    case ScalarType::Undefined:
-      break;
+    case ScalarType::Double: return 8;
+    case ScalarType::Undefined: break;
   }
   KILN_ERROR("elementSize: undefined dtype");
 }
@@ -61,14 +56,13 @@ std::string_view scalarTypeShortName(ScalarType type) {
 }
 
 ScalarType scalarTypeFromName(std::string_view name) {
-  static constexpr ScalarType all[] = {ScalarType::Byte,  ScalarType::Char,   ScalarType::Short,
-                                       ScalarType::Int,   ScalarType::Long,   ScalarType::Half,
-                                       ScalarType::Float, ScalarType::Double, ScalarType::Bool,
-                                       ScalarType::BFloat16};
+  static constexpr ScalarType all[] = {ScalarType::Byte, ScalarType::Char,    ScalarType::Short, ScalarType::Int,
+                                       ScalarType::Long, ScalarType::Half,    ScalarType::Float, ScalarType::Double,
+                                       ScalarType::Bool, ScalarType::BFloat16};
   for (ScalarType t : all) {
     if (name == scalarTypeName(t) || name == scalarTypeShortName(t)) return t;
   }
-  if (name == "float" ) return ScalarType::Float;
+  if (name == "float") return ScalarType::Float;
   if (name == "double") return ScalarType::Double;
   if (name == "long") return ScalarType::Long;
   if (name == "int") return ScalarType::Int;
@@ -79,8 +73,16 @@ ScalarType scalarTypeFromName(std::string_view name) {
 
 ScalarType scalarTypeFromInt(int64_t value) {
   switch (value) {
-    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 11: case 15:
-      return static_cast<ScalarType>(value);
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+    case 5:
+    case 6:
+    case 7:
+    case 11:
+    case 15: return static_cast<ScalarType>(value);
     default:
       KILN_ERROR("unsupported dtype code ", value,
                  " (kiln supports uint8, int8, int16, int32, int64, float16, float32, float64, bool, bfloat16)");
@@ -109,10 +111,9 @@ ScalarType promoteTypes(ScalarType a, ScalarType b) {
       default: return -1;
     }
   };
-  constexpr auto u1 = ScalarType::Byte, i1 = ScalarType::Char, i2 = ScalarType::Short,
-                 i4 = ScalarType::Int, i8 = ScalarType::Long, f2 = ScalarType::Half,
-                 f4 = ScalarType::Float, f8 = ScalarType::Double, b1 = ScalarType::Bool,
-                 bf = ScalarType::BFloat16;
+  constexpr auto u1 = ScalarType::Byte, i1 = ScalarType::Char, i2 = ScalarType::Short, i4 = ScalarType::Int,
+                 i8 = ScalarType::Long, f2 = ScalarType::Half, f4 = ScalarType::Float, f8 = ScalarType::Double,
+                 b1 = ScalarType::Bool, bf = ScalarType::BFloat16;
   static constexpr ScalarType table[10][10] = {
       /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf},
       /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf},

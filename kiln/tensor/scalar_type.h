@@ -38,8 +38,7 @@ ScalarType scalarTypeFromInt(int64_t value);
 std::ostream& operator<<(std::ostream& out, ScalarType type);
 
 inline bool isFloatingType(ScalarType t) {
-  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half ||
-         t == ScalarType::BFloat16;
+  return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
 }
 inline bool isIntegralType(ScalarType t, bool include_bool) {
   switch (t) {
@@ -47,17 +46,12 @@ inline bool isIntegralType(ScalarType t, bool include_bool) {
     case ScalarType::Char:
     case ScalarType::Short:
     case ScalarType::Int:
-    case ScalarType::Long:
-      return true;
-    case ScalarType::Bool:
-      return include_bool;
-    default:
-      return false;
+    case ScalarType::Long: return true;
+    case ScalarType::Bool: return include_bool;
+    default: return false;
   }
 }
-inline bool isSignedType(ScalarType t) {
-  return t != ScalarType::Byte && t != ScalarType::Bool;
-}
+inline bool isSignedType(ScalarType t) { return t != ScalarType::Byte && t != ScalarType::Bool; }
 
 // PyTorch's promoteTypes lattice.
 ScalarType promoteTypes(ScalarType a, ScalarType b);
@@ -67,9 +61,11 @@ inline ScalarType defaultFloatType() { return ScalarType::Float; }
 
 template <typename T>
 struct CppTypeToScalarType;
-#define KILN_CPP_SCALAR(cpp, name) \
-  template <>                      \
-  struct CppTypeToScalarType<cpp> { static constexpr ScalarType value = ScalarType::name; };
+#define KILN_CPP_SCALAR(cpp, name)                        \
+  template <>                                             \
+  struct CppTypeToScalarType<cpp> {                       \
+    static constexpr ScalarType value = ScalarType::name; \
+  };
 KILN_CPP_SCALAR(uint8_t, Byte)
 KILN_CPP_SCALAR(int8_t, Char)
 KILN_CPP_SCALAR(int16_t, Short)
@@ -89,38 +85,36 @@ KILN_CPP_SCALAR(bool, Bool)
     return __VA_ARGS__();                   \
   }
 
-#define KILN_DISPATCH_SWITCH(TYPE, NAME, CASES)                                     \
-  [&] {                                                                             \
-    const ::kiln::ScalarType kiln_dispatch_type_ = (TYPE);                          \
-    switch (kiln_dispatch_type_) {                                                  \
-      CASES                                                                         \
-      default:                                                                      \
-        throw ::kiln::Error(::kiln::detail::str(NAME, ": not implemented for '",   \
+#define KILN_DISPATCH_SWITCH(TYPE, NAME, CASES)                                                          \
+  [&] {                                                                                                  \
+    const ::kiln::ScalarType kiln_dispatch_type_ = (TYPE);                                               \
+    switch (kiln_dispatch_type_) {                                                                       \
+      CASES                                                                                              \
+      default:                                                                                           \
+        throw ::kiln::Error(::kiln::detail::str(NAME, ": not implemented for '",                         \
                                                 ::kiln::scalarTypeShortName(kiln_dispatch_type_), "'")); \
-    }                                                                               \
+    }                                                                                                    \
   }()
 
-#define KILN_FLOATING_CASES(...)                  \
-  KILN_DISPATCH_CASE(Float, float, __VA_ARGS__)   \
+#define KILN_FLOATING_CASES(...)                \
+  KILN_DISPATCH_CASE(Float, float, __VA_ARGS__) \
   KILN_DISPATCH_CASE(Double, double, __VA_ARGS__)
 
-#define KILN_INTEGRAL_CASES(...)                    \
-  KILN_DISPATCH_CASE(Byte, uint8_t, __VA_ARGS__)    \
-  KILN_DISPATCH_CASE(Char, int8_t, __VA_ARGS__)     \
-  KILN_DISPATCH_CASE(Short, int16_t, __VA_ARGS__)   \
-  KILN_DISPATCH_CASE(Int, int32_t, __VA_ARGS__)     \
+#define KILN_INTEGRAL_CASES(...)                  \
+  KILN_DISPATCH_CASE(Byte, uint8_t, __VA_ARGS__)  \
+  KILN_DISPATCH_CASE(Char, int8_t, __VA_ARGS__)   \
+  KILN_DISPATCH_CASE(Short, int16_t, __VA_ARGS__) \
+  KILN_DISPATCH_CASE(Int, int32_t, __VA_ARGS__)   \
   KILN_DISPATCH_CASE(Long, int64_t, __VA_ARGS__)
 
-#define KILN_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...) \
-  KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_FLOATING_CASES(__VA_ARGS__))
-#define KILN_DISPATCH_INTEGRAL_TYPES(TYPE, NAME, ...) \
-  KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_INTEGRAL_CASES(__VA_ARGS__))
-#define KILN_DISPATCH_INTEGRAL_TYPES_AND_BOOL(TYPE, NAME, ...)              \
-  KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_INTEGRAL_CASES(__VA_ARGS__)         \
-                                       KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__))
+#define KILN_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...) KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_FLOATING_CASES(__VA_ARGS__))
+#define KILN_DISPATCH_INTEGRAL_TYPES(TYPE, NAME, ...) KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_INTEGRAL_CASES(__VA_ARGS__))
+#define KILN_DISPATCH_INTEGRAL_TYPES_AND_BOOL(TYPE, NAME, ...) \
+  KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_INTEGRAL_CASES(__VA_ARGS__) KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__))
 // Every arithmetic type except bool.
 #define KILN_DISPATCH_ALL_TYPES(TYPE, NAME, ...) \
   KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__))
-#define KILN_DISPATCH_ALL_TYPES_AND_BOOL(TYPE, NAME, ...)                                      \
-  KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__) \
-                                       KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__))
+#define KILN_DISPATCH_ALL_TYPES_AND_BOOL(TYPE, NAME, ...)                                \
+  KILN_DISPATCH_SWITCH(TYPE, NAME,                                                       \
+                       KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__) \
+                           KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__))

@@ -26,16 +26,11 @@ bool isContiguous(const Tensor& self, MemoryFormat format);
 template <typename F>
 void withElementType(size_t itemsize, const F& f) {
   switch (itemsize) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      KILN_ERROR("unsupported element size ", itemsize);
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+    default: KILN_ERROR("unsupported element size ", itemsize);
   }
 }
 

@@ -13,8 +13,7 @@ void TensorImpl::operator delete(void* p, size_t size) { smallFree(p, size); }
 
 TensorImpl::TensorImpl(StoragePtr storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)
-    : storage_(std::move(storage)), storage_offset_(storage_offset), sizes_(sizes), strides_(strides),
-      dtype_(dtype) {
+    : storage_(std::move(storage)), storage_offset_(storage_offset), sizes_(sizes), strides_(strides), dtype_(dtype) {
   refresh();
 }
 
@@ -136,9 +135,8 @@ Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int6
 
 Tensor scalarToTensor(const Scalar& s, ScalarType dtype) {
   Tensor t = empty({}, dtype);
-  KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "scalar_tensor", [&] {
-    *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>();
-  });
+  KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "scalar_tensor",
+                                   [&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); });
   return t;
 }
 

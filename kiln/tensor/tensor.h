@@ -20,8 +20,7 @@ using IntArrayRef = ArrayRef<int64_t>;
 
 class TensorImpl : public RefCounted {
  public:
-  TensorImpl(StoragePtr storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
-             int64_t storage_offset);
+  TensorImpl(StoragePtr storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
   // Every op result is a new TensorImpl: cached blocks (see small_alloc.h).
   static void* operator new(size_t size);
   static void operator delete(void* p, size_t size);

@@ -28,7 +28,8 @@ class ArrayRef {
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
   template <typename Container,
             typename = decltype(std::declval<const Container&>().data() + std::declval<const Container&>().size()),
-            typename = std::enable_if_t<std::is_same_v<std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<const Container&>().data())>>, T>>>
+            typename = std::enable_if_t<std::is_same_v<
+                std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<const Container&>().data())>>, T>>>
   ArrayRef(const Container& c) : data_(c.data()), size_(c.size()) {}
   // A view of `U*` pointers read as `const U*` (`node->inputs()` passed to
   // a query that only reads).

@@ -2,10 +2,8 @@
 
 namespace kiln::detail {
 
-void internalAssertFailed(const char* condition, const char* file, int line,
-                          const std::string& message) {
-  throw Error(str("internal assert failed: ", condition, " at ", file, ":", line,
-                  message.empty() ? "" : ": ", message,
+void internalAssertFailed(const char* condition, const char* file, int line, const std::string& message) {
+  throw Error(str("internal assert failed: ", condition, " at ", file, ":", line, message.empty() ? "" : ": ", message,
                   "\nThis is a bug in kiln; please report it."));
 }
 

@@ -42,42 +42,41 @@ std::string str(const Args&... args) {
   return out.str();
 }
 
-[[noreturn]] void internalAssertFailed(const char* condition, const char* file, int line,
-                                       const std::string& message);
+[[noreturn]] void internalAssertFailed(const char* condition, const char* file, int line, const std::string& message);
 
 }  // namespace detail
 }  // namespace kiln
 
 // Raises kiln::Error with the streamed message when `cond` is false.
-#define KILN_CHECK(cond, ...)                                  \
-  do {                                                         \
-    if (__builtin_expect(!(cond), 0)) {                        \
-      throw ::kiln::Error(::kiln::detail::str(__VA_ARGS__));   \
-    }                                                          \
+#define KILN_CHECK(cond, ...)                                \
+  do {                                                       \
+    if (__builtin_expect(!(cond), 0)) {                      \
+      throw ::kiln::Error(::kiln::detail::str(__VA_ARGS__)); \
+    }                                                        \
   } while (0)
 
-#define KILN_CHECK_INDEX(cond, ...)                                 \
-  do {                                                              \
-    if (__builtin_expect(!(cond), 0)) {                             \
-      throw ::kiln::IndexError(::kiln::detail::str(__VA_ARGS__));   \
-    }                                                               \
+#define KILN_CHECK_INDEX(cond, ...)                               \
+  do {                                                            \
+    if (__builtin_expect(!(cond), 0)) {                           \
+      throw ::kiln::IndexError(::kiln::detail::str(__VA_ARGS__)); \
+    }                                                             \
   } while (0)
 
-#define KILN_CHECK_TYPE(cond, ...)                                 \
-  do {                                                             \
-    if (__builtin_expect(!(cond), 0)) {                            \
-      throw ::kiln::TypeError(::kiln::detail::str(__VA_ARGS__));   \
-    }                                                              \
+#define KILN_CHECK_TYPE(cond, ...)                               \
+  do {                                                           \
+    if (__builtin_expect(!(cond), 0)) {                          \
+      throw ::kiln::TypeError(::kiln::detail::str(__VA_ARGS__)); \
+    }                                                            \
   } while (0)
 
 #define KILN_ERROR(...) throw ::kiln::Error(::kiln::detail::str(__VA_ARGS__))
 
 // A broken internal invariant: a bug in kiln. Still an exception, so a
 // long-running host process is not killed by one bad graph.
-#define KILN_INTERNAL_ASSERT(cond, ...)                                                   \
-  do {                                                                                    \
-    if (__builtin_expect(!(cond), 0)) {                                                   \
-      ::kiln::detail::internalAssertFailed(#cond, __FILE__, __LINE__,                     \
+#define KILN_INTERNAL_ASSERT(cond, ...)                                                         \
+  do {                                                                                          \
+    if (__builtin_expect(!(cond), 0)) {                                                         \
+      ::kiln::detail::internalAssertFailed(#cond, __FILE__, __LINE__,                           \
                                            ::kiln::detail::str("" __VA_OPT__(, ) __VA_ARGS__)); \
-    }                                                                                     \
+    }                                                                                           \
   } while (0)

@@ -36,11 +36,11 @@ std::string jitLogText(const Args&... args) {
 
 }  // namespace kiln
 
-#define KILN_JIT_LOG(level, ...)                                                                    \
-  do {                                                                                              \
-    if (::kiln::isJitLogEnabled(__FILE__, level)) {                                                 \
-      ::kiln::writeJitLog(level, __FILE__, __LINE__, ::kiln::detail::jitLogText(__VA_ARGS__));      \
-    }                                                                                               \
+#define KILN_JIT_LOG(level, ...)                                                               \
+  do {                                                                                         \
+    if (::kiln::isJitLogEnabled(__FILE__, level)) {                                            \
+      ::kiln::writeJitLog(level, __FILE__, __LINE__, ::kiln::detail::jitLogText(__VA_ARGS__)); \
+    }                                                                                          \
   } while (false)
 
 // Whole graphs after a pass: GRAPH_DUMP("after dce", *graph).

@@ -23,9 +23,7 @@ bool isPythonNumber(py::handle obj) {
 }
 bool isSequence(py::handle obj) { return py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj); }
 
-
-std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
-                                     bool relaxed);
+std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text, bool relaxed);
 
 // Whether `actual` fits `pattern`, a schema type whose variables match anything.
 bool matchesPattern(const TypePtr& actual, const TypePtr& pattern) {
@@ -108,8 +106,7 @@ std::optional<IValue> inferIValue(py::handle obj) {
   return std::nullopt;
 }
 
-std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text,
-                                     bool relaxed) {
+std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text, bool relaxed) {
   switch (type->kind()) {
     case TypeKind::Tensor:
       if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());
@@ -143,10 +140,10 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
       if (obj.is_none()) return IValue();
       return std::nullopt;
     case TypeKind::Device:
-      if (py::isinstance<py::str>(obj) && obj.cast<std::string>().rfind("cpu", 0) == 0) return IValue(std::string("cpu"));
+      if (py::isinstance<py::str>(obj) && obj.cast<std::string>().rfind("cpu", 0) == 0)
+        return IValue(std::string("cpu"));
       return std::nullopt;
-    case TypeKind::Generator:
-      return std::nullopt;  // only None, handled by Optional
+    case TypeKind::Generator: return std::nullopt;  // only None, handled by Optional
     case TypeKind::Optional: {
       if (obj.is_none()) return IValue();
       return toIValueOfType(obj, type->cast<OptionalType>()->elementType(), type_text, relaxed);
@@ -205,8 +202,7 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
     case TypeKind::Any:
     case TypeKind::Var: return inferIValue(obj);
     case TypeKind::Class: return objectToIValue(obj, type);
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 

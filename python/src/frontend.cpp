@@ -12,7 +12,6 @@ namespace kiln::python {
 
 namespace {
 
-
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
 // for a name it knows, None otherwise, and `()` for a function whose
 // compilation is under way (a recursive call). Compiled functions become calls,
@@ -114,8 +113,8 @@ void bindFrontend(py::module_& m) {
         if (!lookup.is_none()) resolver = makePythonResolver(lookup, caller);
         return compile(source, resolver, filename, starting_line);
       },
-      py::arg("source"), py::arg("filename") = "<string>", py::arg("starting_line") = 1,
-      py::arg("lookup") = py::none(), py::arg("caller") = "",
+      py::arg("source"), py::arg("filename") = "<string>", py::arg("starting_line") = 1, py::arg("lookup") = py::none(),
+      py::arg("caller") = "",
       "Compiles TorchScript source into a new compilation unit. `lookup(name)` (optional) returns (value,) for "
       "names the source does not define, None for names it does not know, () for a function being compiled.");
 }

@@ -220,11 +220,8 @@ int64_t specifiedDims(const std::vector<Item>& items) {
         break;
       }
       case Item::Kind::Int:
-      case Item::Kind::Slice:
-        ++count;
-        break;
-      default:
-        break;
+      case Item::Kind::Slice: ++count; break;
+      default: break;
     }
   }
   return count;
@@ -244,8 +241,7 @@ Tensor applySlice(const Tensor& self, int64_t dim, const Item& item) {
   if (item.step <= 0) throw py::value_error("step must be greater than zero");
   // A slice of everything is skipped, except in a trace (as in torch: the
   // trace must not depend on the example's size).
-  if (!tracer::isTracing() && dim < self.dim() && item.start == 0 && item.step == 1 &&
-      item.stop >= self.sizes()[dim]) {
+  if (!tracer::isTracing() && dim < self.dim() && item.start == 0 && item.step == 1 && item.stop >= self.sizes()[dim]) {
     return self;
   }
   return opSlice(self, dim, item.start, item.stop, item.step);
@@ -274,18 +270,10 @@ Tensor applySlicing(const Tensor& self, const std::vector<Item>& items, std::vec
   for (size_t i = 0; i < items.size(); ++i) {
     const Item& item = items[i];
     switch (item.kind) {
-      case Item::Kind::Int:
-        result = applySelect(result, dim, item.value, static_cast<int64_t>(i));
-        break;
-      case Item::Kind::Slice:
-        result = applySlice(result, dim++, item);
-        break;
-      case Item::Kind::Ellipsis:
-        dim += self.dim() - specified;
-        break;
-      case Item::Kind::None:
-        result = opUnsqueeze(result, dim++);
-        break;
+      case Item::Kind::Int: result = applySelect(result, dim, item.value, static_cast<int64_t>(i)); break;
+      case Item::Kind::Slice: result = applySlice(result, dim++, item); break;
+      case Item::Kind::Ellipsis: dim += self.dim() - specified; break;
+      case Item::Kind::None: result = opUnsqueeze(result, dim++); break;
       case Item::Kind::Bool:
         result = opUnsqueeze(result, dim);
         recordIndex(indices, dim, boolIndex(item.value != 0));

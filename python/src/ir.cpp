@@ -249,7 +249,8 @@ void bindIR(py::module_& m) {
         KILN_CHECK(pass, "unknown pass '", name, "'");
         (*pass)(graph);
       },
-      py::arg("name"), py::arg("graph"), "Runs the pass called `name` (as `kiln opt -p` names it) on the graph in place.");
+      py::arg("name"), py::arg("graph"),
+      "Runs the pass called `name` (as `kiln opt -p` names it) on the graph in place.");
   m.def("_pass_names", &passNames);
 }
 

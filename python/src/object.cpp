@@ -115,7 +115,8 @@ void setAttribute(const IntrusivePtr<ObjectObj>& object, const std::string& name
   const ClassType& cls = *object->type;
   auto slot = cls.findAttributeSlot(name);
   if (!slot) {
-    if (cls.findConstant(name)) throw Error("cannot set the constant '" + name + "' of '" + cls.unqualifiedName() + "'");
+    if (cls.findConstant(name))
+      throw Error("cannot set the constant '" + name + "' of '" + cls.unqualifiedName() + "'");
     throw py::attribute_error("'" + cls.unqualifiedName() + "' object has no attribute '" + name + "'");
   }
   object->slot(*slot) =
@@ -188,7 +189,8 @@ class PythonClassResolver : public Resolver {
     py::object found = method_source_(classHandle(cls), name);
     if (found.is_none()) return std::nullopt;
     auto entry = found.cast<py::tuple>();
-    if (entry.size() != 4) throw py::value_error("method_source returns (source, filename, first_line, lookup) or None");
+    if (entry.size() != 4)
+      throw py::value_error("method_source returns (source, filename, first_line, lookup) or None");
     TreeRef def = parseDef(entry[0].cast<std::string>(), entry[1].cast<std::string>(), entry[2].cast<size_t>());
     py::object lookup = entry[3];
     return MethodSource{def, lookup.is_none() ? nullptr : makePythonResolver(lookup, name)};
@@ -238,7 +240,9 @@ void bindObjects(py::module_& m) {
           "add_attribute",
           [](PyClassType& t, const std::string& name, py::handle type, const std::string& kind) {
             auto k = slotKindFromName(kind);
-            if (!k) throw py::value_error("attribute kind must be attribute, parameter, buffer or module, not '" + kind + "'");
+            if (!k)
+              throw py::value_error("attribute kind must be attribute, parameter, buffer or module, not '" + kind +
+                                    "'");
             TypePtr attr_type = typeFromPython(type);
             if ((*k == SlotKind::Parameter || *k == SlotKind::Buffer) &&
                 !attr_type->isSubtypeOf(*OptionalType::ofTensor())) {
@@ -282,7 +286,8 @@ void bindObjects(py::module_& m) {
              if (!slot) return py::none();
              const TypePtr& type = t.type->attributeType(*slot);
              if (type->kind() == TypeKind::Class) {
-               return py::cast(classHandle(std::const_pointer_cast<ClassType>(std::static_pointer_cast<const ClassType>(type))));
+               return py::cast(
+                   classHandle(std::const_pointer_cast<ClassType>(std::static_pointer_cast<const ClassType>(type))));
              }
              return py::str(annotationOf(type));
            })
@@ -292,10 +297,12 @@ void bindObjects(py::module_& m) {
              for (Function* f : t.type->methods()) out.push_back(f->getSchema().name());
              return out;
            })
-      .def("has_method", [](const PyClassType& t, const std::string& name) { return t.type->findMethod(name) != nullptr; })
-      .def("__eq__", [](const PyClassType& a, const py::object& b) {
-        return py::isinstance<PyClassType>(b) && b.cast<PyClassType&>().type == a.type;
-      })
+      .def("has_method",
+           [](const PyClassType& t, const std::string& name) { return t.type->findMethod(name) != nullptr; })
+      .def("__eq__",
+           [](const PyClassType& a, const py::object& b) {
+             return py::isinstance<PyClassType>(b) && b.cast<PyClassType&>().type == a.type;
+           })
       .def("__hash__", [](const PyClassType& t) { return std::hash<const void*>()(t.type.get()); })
       .def("__repr__", [](const PyClassType& t) { return "<kiln.ClassType " + t.type->name() + ">"; });
 
@@ -344,7 +351,8 @@ void bindObjects(py::module_& m) {
             return sm.function->executor().getPlanFor(stack).graph;
           },
           "The specialized, optimized graph these arguments run.")
-      .def("__repr__", [](const PyScriptMethod& sm) { return "<kiln.ScriptMethod " + sm.function->getSchema().str() + ">"; });
+      .def("__repr__",
+           [](const PyScriptMethod& sm) { return "<kiln.ScriptMethod " + sm.function->getSchema().str() + ">"; });
 
   py::class_<PyScriptObject>(m, "ScriptObject", py::dynamic_attr(),
                              "An object of a TorchScript class: typed attribute slots and compiled methods.")
@@ -355,8 +363,8 @@ void bindObjects(py::module_& m) {
            py::arg("type"))
       .def_property_readonly("type", [](const PyScriptObject& o) { return classHandle(o.object->type); })
       .def("getattr", [](const PyScriptObject& o, const std::string& name) { return getAttribute(o.object, name); })
-      .def("setattr",
-           [](const PyScriptObject& o, const std::string& name, py::handle value) { setAttribute(o.object, name, value); })
+      .def("setattr", [](const PyScriptObject& o, const std::string& name,
+                         py::handle value) { setAttribute(o.object, name, value); })
       .def("hasattr",
            [](const PyScriptObject& o, const std::string& name) {
              return o.object->type->hasAttribute(name) || o.object->type->findConstant(name) != nullptr;
@@ -382,13 +390,12 @@ void bindObjects(py::module_& m) {
              }
              py::module_::import("builtins").attr("object").attr("__setattr__")(self, name, value);
            })
-      .def("__eq__", [](const PyScriptObject& a, const py::object& b) {
-        return py::isinstance<PyScriptObject>(b) && b.cast<PyScriptObject&>().object.get() == a.object.get();
-      })
+      .def("__eq__",
+           [](const PyScriptObject& a, const py::object& b) {
+             return py::isinstance<PyScriptObject>(b) && b.cast<PyScriptObject&>().object.get() == a.object.get();
+           })
       .def("__hash__", [](const PyScriptObject& o) { return std::hash<const void*>()(o.object.get()); })
-      .def("__repr__", [](const PyScriptObject& o) {
-        return "<kiln.ScriptObject " + o.object->type->name() + ">";
-      });
+      .def("__repr__", [](const PyScriptObject& o) { return "<kiln.ScriptObject " + o.object->type->name() + ">"; });
 
   m.def(
       "_compile_methods",

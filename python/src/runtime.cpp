@@ -89,7 +89,7 @@ py::object withTensorsForArrays(py::handle obj) {
 IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given) {
   const Argument& formal = f.getSchema().arguments()[position];
   py::object obj = py::isinstance<py::array>(given) || isContainer(given) ? withTensorsForArrays(given)
-                                                                           : py::reinterpret_borrow<py::object>(given);
+                                                                          : py::reinterpret_borrow<py::object>(given);
   if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
   std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
   if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
@@ -98,12 +98,13 @@ IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle give
 }
 
 void bindRuntime(py::module_& m) {
-  py::class_<GraphFunction, std::shared_ptr<GraphFunction>>(m, "ScriptFunction",
-                                                            "A TorchScript function made of a graph. Calling it "
-                                                            "specializes the graph to the arguments (dtype, rank, ...), "
-                                                            "caches the compiled plan per specialization and runs it. "
-                                                            "Arguments may be kiln tensors, numpy arrays, Python "
-                                                            "scalars, lists, tuples, dicts and None.")
+  py::class_<GraphFunction, std::shared_ptr<GraphFunction>>(
+      m, "ScriptFunction",
+      "A TorchScript function made of a graph. Calling it "
+      "specializes the graph to the arguments (dtype, rank, ...), "
+      "caches the compiled plan per specialization and runs it. "
+      "Arguments may be kiln tensors, numpy arrays, Python "
+      "scalars, lists, tuples, dicts and None.")
       .def("__call__",
            [](const std::shared_ptr<GraphFunction>& f, const py::args& args, const py::kwargs& kwargs) {
              // A call in a trace is recorded as prim::CallFunction holding the callee.
@@ -115,7 +116,8 @@ void bindRuntime(py::module_& m) {
       .def_property_readonly("graph", &GraphFunction::graph)
       .def_property_readonly("schema", [](const GraphFunction& f) { return f.getSchema().str(); })
       .def(
-          "graph_for", [](GraphFunction& f, const py::args& args) { return f.executor().getPlanFor(stackFor(f, args)).graph; },
+          "graph_for",
+          [](GraphFunction& f, const py::args& args) { return f.executor().getPlanFor(stackFor(f, args)).graph; },
           "The specialized, optimized graph these arguments run.")
       .def(
           "code_for",
@@ -138,8 +140,7 @@ void bindRuntime(py::module_& m) {
       .def(py::init<>())
       .def(
           "create_function",
-          [](const std::shared_ptr<CompilationUnit>& cu, const std::string& name,
-             const std::shared_ptr<Graph>& graph) {
+          [](const std::shared_ptr<CompilationUnit>& cu, const std::string& name, const std::shared_ptr<Graph>& graph) {
             cu->createFunction(name, graph->copy());
             return cu->findFunctionShared(name);
           },

@@ -42,7 +42,8 @@ ScalarType fromNumpyDtype(const py::dtype& d) {
   if (kind == 'i' && size == 1) return ScalarType::Char;
   if (kind == 'u' && size == 1) return ScalarType::Byte;
   if (kind == 'b') return ScalarType::Bool;
-  KILN_CHECK_TYPE(false, "can't convert np.ndarray of type ", py::str(static_cast<const py::handle&>(d)).cast<std::string>(),
+  KILN_CHECK_TYPE(false, "can't convert np.ndarray of type ",
+                  py::str(static_cast<const py::handle&>(d)).cast<std::string>(),
                   ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, "
                   "and bool.");
 }
@@ -61,9 +62,10 @@ Tensor fromNumpy(py::array array) {
   bool empty_array = false;
   for (py::ssize_t d = 0; d < ndim; ++d) {
     int64_t stride = array.strides(d);
-    KILN_CHECK(stride >= 0, "At least one stride in the given numpy array is negative, and tensors with negative "
-                            "strides are not currently supported. (You can probably work around this by making a "
-                            "copy of your array with array.copy().)");
+    KILN_CHECK(stride >= 0,
+               "At least one stride in the given numpy array is negative, and tensors with negative "
+               "strides are not currently supported. (You can probably work around this by making a "
+               "copy of your array with array.copy().)");
     KILN_CHECK(stride % item == 0, "given numpy array strides not a multiple of the element byte size");
     sizes.push_back(array.shape(d));
     strides.push_back(stride / item);
@@ -126,13 +128,16 @@ void bindTensor(py::module_& m) {
   m.def("_wrap_number", [](py::object value) {
     if (PyBool_Check(value.ptr())) return scalarToTensor(Scalar(value.cast<bool>()));
     if (PyLong_Check(value.ptr())) return scalarToTensor(Scalar(value.cast<int64_t>()));
-    KILN_CHECK_TYPE(PyFloat_Check(value.ptr()), "expected a Python number, got ", std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+    KILN_CHECK_TYPE(PyFloat_Check(value.ptr()), "expected a Python number, got ",
+                    std::string(py::str(py::type::handle_of(value).attr("__name__"))));
     return scalarToTensor(Scalar(value.cast<double>()));
   });
   m.def("from_numpy", &fromNumpy, py::arg("ndarray"), "A tensor sharing memory with a numpy array.");
 
   py::class_<Tensor>(m, "Tensor", py::dynamic_attr())
-      .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()))); })
+      .def_property_readonly(
+          "shape",
+          [](const Tensor& t) { return py::tuple(py::cast(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()))); })
       .def_property_readonly("dtype", [](const Tensor& t) { return dtypeObject(t.dtype()); })
       .def_property_readonly("ndim", &Tensor::dim)
       .def_property_readonly("_is_wrapped_number", &Tensor::isWrappedNumber)

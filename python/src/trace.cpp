@@ -194,7 +194,8 @@ void bindTrace(py::module_& m) {
       py::arg("module"), py::arg("method_name"), py::arg("fn"), py::arg("args"), py::arg("kwargs"),
       "fn(*args, **kwargs), the eager code of a call of `module`'s method (module a ScriptObject), recorded in the "
       "module trace running as a call of a method traced into the module's type.");
-  m.def("_is_tracing", [] { return tracer::isTracing(); }, "Whether this thread is tracing.");
+  m.def(
+      "_is_tracing", [] { return tracer::isTracing(); }, "Whether this thread is tracing.");
   m.def(
       "_untraced",
       [](const py::function& fn) {

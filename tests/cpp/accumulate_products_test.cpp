@@ -40,9 +40,8 @@ graph(%x : Tensor, %h : Tensor, %w_ih : Tensor, %w_hh : Tensor, %z : Tensor, %w_
 
 Stack gateInputs(ScalarType dtype, int64_t batch = 5, int64_t input = 7, int64_t hidden = 12) {
   manualSeed(11);
-  return {IValue(randn({batch, input}, dtype)),  IValue(randn({batch, 3}, dtype)),
-          IValue(randn({hidden, input}, dtype)), IValue(randn({hidden, 3}, dtype)),
-          IValue(randn({batch, 4}, dtype)),      IValue(randn({4, hidden}, dtype)),
+  return {IValue(randn({batch, input}, dtype)), IValue(randn({batch, 3}, dtype)), IValue(randn({hidden, input}, dtype)),
+          IValue(randn({hidden, 3}, dtype)),    IValue(randn({batch, 4}, dtype)), IValue(randn({4, hidden}, dtype)),
           IValue(randn({hidden}, dtype))};
 }
 

@@ -650,8 +650,8 @@ std::shared_ptr<Graph> randomProgram(std::mt19937& rng, bool return_all = true) 
       case 5: {
         Node* earlier = a->node();
         if (earlier->kind() == prim::Param) continue;
-        tensors.push_back(g->insertNode(g->createClone(earlier, [](const Value* v) { return const_cast<Value*>(v); }))
-                              ->output());
+        tensors.push_back(
+            g->insertNode(g->createClone(earlier, [](const Value* v) { return const_cast<Value*>(v); }))->output());
         break;
       }
       case 1: tensors.push_back(g->insert(aten::add, {a, b})); break;
@@ -668,9 +668,7 @@ std::shared_ptr<Graph> randomProgram(std::mt19937& rng, bool return_all = true) 
   return g;
 }
 
-std::string runOnCounting(const std::shared_ptr<Graph>& g) {
-  return runOn(g, arange(0, 4, 1, ScalarType::Float));
-}
+std::string runOnCounting(const std::shared_ptr<Graph>& g) { return runOn(g, arange(0, 4, 1, ScalarType::Float)); }
 
 }  // namespace
 
@@ -697,8 +695,9 @@ TEST(AliasAnalysisMoves, RandomMovesKeepResults) {
       if (ok) {
         ++moved;
         g->lint();
-        EXPECT_EQ(runOnCounting(g), expected) << "moving " << *n << (after ? "after " : "before ") << *point
-                                             << "\n" << *original << "\n" << *g;
+        EXPECT_EQ(runOnCounting(g), expected) << "moving " << *n << (after ? "after " : "before ") << *point << "\n"
+                                              << *original << "\n"
+                                              << *g;
       } else {
         ++refused;
         // The same move without the analysis: when the graph is still well

@@ -111,8 +111,8 @@ TEST(BatchLoopMatmuls, LstmInputProductBecomesOneProductBeforeTheLoop) {
 
 TEST(BatchLoopMatmuls, SameResultsForManyShapes) {
   UnoptimizedRuns unoptimized;
-  for (const LstmShape& s : std::vector<LstmShape>{
-           {0, 3, 5, 4}, {1, 1, 1, 1}, {9, 2, 7, 3}, {3, 0, 4, 2}, {4, 2, 0, 3}, {2, 64, 32, 16}}) {
+  for (const LstmShape& s :
+       std::vector<LstmShape>{{0, 3, 5, 4}, {1, 1, 1, 1}, {9, 2, 7, 3}, {3, 0, 4, 2}, {4, 2, 0, 3}, {2, 64, 32, 16}}) {
     SCOPED_TRACE(::testing::Message() << s.steps << " steps, batch " << s.batch << ", " << s.input << " -> "
                                       << s.hidden);
     Stack inputs = lstmInputs(s);
@@ -325,8 +325,7 @@ graph(%h0 : Tensor, %w : Tensor, %limit : int):
       -> (%go, %hn, %kn)
   return (%h, %k))IR";
   manualSeed(5);
-  Stack inputs{IValue(randn({2, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float)),
-               IValue(int64_t{4})};
+  Stack inputs{IValue(randn({2, 3}, ScalarType::Float)), IValue(randn({3, 3}, ScalarType::Float)), IValue(int64_t{4})};
   auto before = specializedGraph(ir, inputs);
   auto after = copied(before);
   EXPECT_EQ(productsOfCopies(after), 1u);

@@ -100,17 +100,23 @@ TEST(BatchMM, GraphsWithWritesAreLeftAlone) {
 
 TEST(BatchMM, TreeReduceKernel) {
   // One shape: one product of concatenated operands.
-  expectSameAs(kFourProducts, kFourReduced, fourProducts({{{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}));
-  // Inner sizes differ: product by product.
-  expectSameAs(kFourProducts, kFourReduced, fourProducts({{{2, 1}, {1, 4}}, {{2, 3}, {3, 4}}, {{2, 5}, {5, 4}}, {{2, 3}, {3, 4}}}));
-  // Sums that broadcast a row.
-  expectSameAs(kFourProducts, kFourReduced, fourProducts({{{1, 3}, {3, 4}}, {{5, 3}, {3, 4}}, {{5, 3}, {3, 4}}, {{1, 3}, {3, 4}}}));
-  // Doubles.
   expectSameAs(kFourProducts, kFourReduced,
-               fourProducts({{{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}, ScalarType::Double));
+               fourProducts({{{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}));
+  // Inner sizes differ: product by product.
+  expectSameAs(kFourProducts, kFourReduced,
+               fourProducts({{{2, 1}, {1, 4}}, {{2, 3}, {3, 4}}, {{2, 5}, {5, 4}}, {{2, 3}, {3, 4}}}));
+  // Sums that broadcast a row.
+  expectSameAs(kFourProducts, kFourReduced,
+               fourProducts({{{1, 3}, {3, 4}}, {{5, 3}, {3, 4}}, {{5, 3}, {3, 4}}, {{1, 3}, {3, 4}}}));
+  // Doubles.
+  expectSameAs(
+      kFourProducts, kFourReduced,
+      fourProducts({{{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}, ScalarType::Double));
   // Products that do not fit, and sums that do not broadcast: both raise.
-  expectSameAs(kFourProducts, kFourReduced, fourProducts({{{2, 3}, {4, 4}}, {{2, 4}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}));
-  expectSameAs(kFourProducts, kFourReduced, fourProducts({{{2, 3}, {3, 4}}, {{3, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}));
+  expectSameAs(kFourProducts, kFourReduced,
+               fourProducts({{{2, 3}, {4, 4}}, {{2, 4}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}));
+  expectSameAs(kFourProducts, kFourReduced,
+               fourProducts({{{2, 3}, {3, 4}}, {{3, 3}, {3, 4}}, {{2, 3}, {3, 4}}, {{2, 3}, {3, 4}}}));
   // Not matrices.
   expectSameAs(kFourProducts, kFourReduced, fourProducts({{{3}, {3}}, {{3}, {3}}, {{3}, {3}}, {{3}, {3}}}));
   // Operands stored transposed (column-major), and a mix of float and double pairs.
@@ -206,8 +212,9 @@ TEST(BatchMMAliasDb, EightProductsSharingAnOperand) {
     body += "  %m" + std::to_string(i) + " : Tensor = aten::mm(%w, %x" + std::to_string(i) + ")\n";
     outputs += std::string(i ? ", " : "") + "%m" + std::to_string(i);
   }
-  ir += "):\n" + body + "  %r : (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(" +
-        outputs + ")\n  return (%r)";
+  ir += "):\n" + body +
+        "  %r : (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(" + outputs +
+        ")\n  return (%r)";
   auto after = parseIR(ir);
   batchMM(after);
   EXPECT_NE(after->toString(false).find("prim::MMBatchSide[side=0](%w, %x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7)"),

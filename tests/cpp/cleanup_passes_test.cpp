@@ -33,7 +33,6 @@ namespace {
 
 using Pass = void (*)(const std::shared_ptr<Graph>&);
 
-
 std::string printed(const std::shared_ptr<Graph>& g) { return canonicalIR(g->toString(false)); }
 
 std::vector<std::string> kinds(const std::shared_ptr<Graph>& g) {
@@ -179,8 +178,8 @@ graph():
   return (%u))IR";
   auto g = parseIR(ir);
   constantPropagation(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::warn",
-                                                "prim::Uninitialized"}));
+  EXPECT_EQ(kinds(g),
+            (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::warn", "prim::Uninitialized"}));
 }
 
 TEST(ConstantPropagation, RemovesIfOutputsBothBranchesAgreeOn) {
@@ -242,9 +241,8 @@ graph(%x : int, %n : int):
    = aten::warn(%msg, %2)
   return (%x))IR");
   eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::Constant",
-                                                "prim::Constant", "prim::Loop", "aten::gt", "prim::If",
-                                                "aten::warn"}));
+  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::Constant", "prim::Constant",
+                                                "prim::Loop", "aten::gt", "prim::If", "aten::warn"}));
 }
 
 TEST(DeadCodeElimination, KeepsMutationOfListReadLater) {
@@ -287,8 +285,8 @@ graph(%x : Tensor):
   return (%1))IR";
   auto g = parseIR(ir);
   eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::add_", "aten::select",
-                                                "aten::mul_"}));
+  EXPECT_EQ(kinds(g),
+            (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::add_", "aten::select", "aten::mul_"}));
 }
 
 TEST(DeadCodeElimination, KeepsWritesThroughListElements) {
@@ -419,7 +417,8 @@ graph(%x : Tensor, %y : Tensor):
   const Node* sub = g->outputs()[0]->node();
   EXPECT_EQ(sub->input(0), g->inputs()[1]);
   EXPECT_EQ(sub->input(1), g->inputs()[0]);
-  expectSameResults(normalizeOps, ir, {{IValue(full({2}, 5.0, ScalarType::Float)), IValue(full({2}, 2.0, ScalarType::Float))}});
+  expectSameResults(normalizeOps, ir,
+                    {{IValue(full({2}, 5.0, ScalarType::Float)), IValue(full({2}, 2.0, ScalarType::Float))}});
 }
 
 TEST(NormalizeOps, RewritesIsBetweenBoolsAsEq) {

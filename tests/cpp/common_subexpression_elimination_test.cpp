@@ -66,8 +66,8 @@ graph(%x : int):
    = aten::warn(%s2, %x)
   return (%x))IR");
   eliminateCommonSubexpression(g);
-  EXPECT_EQ(kinds(*g), (std::vector<std::string>{"prim::Print", "prim::Print", "prim::Constant", "aten::warn",
-                                                 "aten::warn"}));
+  EXPECT_EQ(kinds(*g),
+            (std::vector<std::string>{"prim::Print", "prim::Print", "prim::Constant", "aten::warn", "aten::warn"}));
 }
 
 TEST(CommonSubexpressionElimination, ComparesAttributes) {

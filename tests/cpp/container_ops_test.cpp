@@ -92,8 +92,7 @@ TEST(ContainerOps, ResultListsCarryTheElementType) {
   EXPECT_EQ(run("aten::add.t", {floats, floats})[0].toListRef().element_type->kind(), TypeKind::Float);
   EXPECT_EQ(run("aten::slice.t", {floats, IValue(), IValue(), IValue(int64_t{1})})[0].toListRef().element_type->kind(),
             TypeKind::Float);
-  EXPECT_EQ(run("aten::mul.left_t", {floats, IValue(int64_t{3})})[0].toListRef().element_type->kind(),
-            TypeKind::Float);
+  EXPECT_EQ(run("aten::mul.left_t", {floats, IValue(int64_t{3})})[0].toListRef().element_type->kind(), TypeKind::Float);
   EXPECT_EQ(run("aten::sorted.float", {floats})[0].toListRef().element_type->kind(), TypeKind::Float);
   EXPECT_EQ(run("aten::list", {IValue("ab")})[0].toStringVector(), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(run("aten::split.str", {IValue("a b"), IValue(), IValue(int64_t{-1})})[0].toListRef().element_type->kind(),
@@ -137,9 +136,9 @@ TEST(ContainerOps, SortIsStableInBothDirections) {
   EXPECT_TRUE(sorted[0].implPtr() == a.implPtr() && sorted[1].implPtr() == b.implPtr() &&
               sorted[2].implPtr() == c.implPtr());
   // Tuples sort lexicographically; lists of lists are not sortable.
-  IValue tuples = IValue::list(TupleType::create({IntType::get(), StringType::get()}),
-                               {IValue::tuple({int64_t{2}, "a"}), IValue::tuple({int64_t{1}, "z"}),
-                                IValue::tuple({int64_t{1}, "b"})});
+  IValue tuples = IValue::list(
+      TupleType::create({IntType::get(), StringType::get()}),
+      {IValue::tuple({int64_t{2}, "a"}), IValue::tuple({int64_t{1}, "z"}), IValue::tuple({int64_t{1}, "b"})});
   run("aten::sort.any", {tuples, IValue(false)});
   EXPECT_EQ(tuples.toListRef().elements[0].toTupleRef().elements[1].toStringRef(), "b");
   EXPECT_EQ(tuples.toListRef().elements[2].toTupleRef().elements[0].toInt(), 2);

@@ -655,7 +655,8 @@ TEST(ConvertToSSA, ContinueAroundAnInnerLoop) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::Loop [aten::eq prim::If [] [prim::Loop [aten::add]] aten::add aten::lt aten::__and__]");
+  EXPECT_EQ(kinds(*g),
+            "aten::gt prim::Loop [aten::eq prim::If [] [prim::Loop [aten::add]] aten::add aten::lt aten::__and__]");
   expectResults(*g, {0, 0, 0, 0, 1, 10, 35});
 }
 
@@ -1138,8 +1139,7 @@ TEST(ConvertToSSA, LoopCarriedOptionalIsRefinedAfter) {
   prim::ReturnStmt(%r.4)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "prim::Loop [aten::gt prim::If [] []] aten::__is__ prim::If [aten::add] [prim::unchecked_cast]");
+  EXPECT_EQ(kinds(*g), "prim::Loop [aten::gt prim::If [] []] aten::__is__ prim::If [aten::add] [prim::unchecked_cast]");
   Node* loop = g->block()->nodes().front();
   while (loop->kind() != prim::Loop) loop = loop->next();
   // r enters as None and leaves the body as Optional[int].

@@ -37,8 +37,10 @@ TEST(FunctionSchema, RoundTripsPyTorchText) {
       "aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
       "aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
       "aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)",
-      "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
-      "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",
+      "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] "
+      "dilation=1, int groups=1) -> Tensor",
+      "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float "
+      "eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",
       "aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
       "aten::format(str self, ...) -> str",
       "prim::TupleUnpack(Any tup) -> ...",

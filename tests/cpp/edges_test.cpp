@@ -29,12 +29,14 @@ std::string errorOf(const F& f) {
   return "";
 }
 
-const char* const kInternalOverlap = "unsupported operation: more than one element of the written-to tensor refers to "
-                                     "a single memory location. Please clone() the tensor before performing the "
-                                     "operation.";
-const char* const kPartialOverlap = "unsupported operation: some elements of the input tensor and the written-to "
-                                    "tensor refer to a single memory location. Please clone() the tensor before "
-                                    "performing the operation.";
+const char* const kInternalOverlap =
+    "unsupported operation: more than one element of the written-to tensor refers to "
+    "a single memory location. Please clone() the tensor before performing the "
+    "operation.";
+const char* const kPartialOverlap =
+    "unsupported operation: some elements of the input tensor and the written-to "
+    "tensor refer to a single memory location. Please clone() the tensor before "
+    "performing the operation.";
 
 }  // namespace
 

@@ -58,10 +58,11 @@ TEST(FrontendLexer, IndentationStack) {
             (std::vector<int>{TK_IDENT, ':', TK_NEWLINE, TK_INDENT, TK_IDENT, ':', TK_NEWLINE, TK_INDENT, TK_IDENT,
                               TK_NEWLINE, TK_DEDENT, TK_DEDENT, TK_IDENT, TK_NEWLINE, TK_EOF}));
   // Open levels are closed at the end.
-  EXPECT_EQ(kinds("a:\n  b"), (std::vector<int>{TK_IDENT, ':', TK_NEWLINE, TK_INDENT, TK_IDENT, TK_NEWLINE, TK_DEDENT, TK_EOF}));
+  EXPECT_EQ(kinds("a:\n  b"),
+            (std::vector<int>{TK_IDENT, ':', TK_NEWLINE, TK_INDENT, TK_IDENT, TK_NEWLINE, TK_DEDENT, TK_EOF}));
   // A tab counts to the next multiple of 8.
-  EXPECT_EQ(kinds("a:\n\tb\n        c\n"),
-            (std::vector<int>{TK_IDENT, ':', TK_NEWLINE, TK_INDENT, TK_IDENT, TK_NEWLINE, TK_IDENT, TK_NEWLINE, TK_DEDENT, TK_EOF}));
+  EXPECT_EQ(kinds("a:\n\tb\n        c\n"), (std::vector<int>{TK_IDENT, ':', TK_NEWLINE, TK_INDENT, TK_IDENT, TK_NEWLINE,
+                                                             TK_IDENT, TK_NEWLINE, TK_DEDENT, TK_EOF}));
   EXPECT_EQ(kinds(""), std::vector<int>{TK_EOF});
 }
 
@@ -69,7 +70,8 @@ TEST(FrontendLexer, BracketsAndContinuationsJoinLines) {
   EXPECT_EQ(kinds("f(a,\n      b)\nc"),
             (std::vector<int>{TK_IDENT, '(', TK_IDENT, ',', TK_IDENT, ')', TK_NEWLINE, TK_IDENT, TK_NEWLINE, TK_EOF}));
   EXPECT_EQ(kinds("[{(\n)}]\n"), (std::vector<int>{'[', '{', '(', ')', '}', ']', TK_NEWLINE, TK_EOF}));
-  EXPECT_EQ(kinds("a = 1 + \\\n      2\n"), (std::vector<int>{TK_IDENT, '=', TK_NUMBER, '+', TK_NUMBER, TK_NEWLINE, TK_EOF}));
+  EXPECT_EQ(kinds("a = 1 + \\\n      2\n"),
+            (std::vector<int>{TK_IDENT, '=', TK_NUMBER, '+', TK_NUMBER, TK_NEWLINE, TK_EOF}));
 }
 
 TEST(FrontendLexer, Operators) {
@@ -86,13 +88,14 @@ TEST(FrontendLexer, Operators) {
 
 TEST(FrontendLexer, KeywordsAndIdentifiers) {
   EXPECT_EQ(kinds("def if elif else for in while return not is and or None True False pass x_1"),
-            (std::vector<int>{TK_DEF, TK_IF, TK_ELIF, TK_ELSE, TK_FOR, TK_IN, TK_WHILE, TK_RETURN, TK_NOT, TK_IS, TK_AND,
-                              TK_OR, TK_NONE, TK_TRUE, TK_FALSE, TK_PASS, TK_IDENT, TK_NEWLINE, TK_EOF}));
+            (std::vector<int>{TK_DEF, TK_IF, TK_ELIF, TK_ELSE, TK_FOR, TK_IN, TK_WHILE, TK_RETURN, TK_NOT, TK_IS,
+                              TK_AND, TK_OR, TK_NONE, TK_TRUE, TK_FALSE, TK_PASS, TK_IDENT, TK_NEWLINE, TK_EOF}));
   EXPECT_EQ(tokens("inf")[0].kind, TK_IDENT);
 }
 
 TEST(FrontendLexer, Numbers) {
-  for (const char* n : {"0", "00", "123", "1_000", "0x1F", "0o17", "0b101", "0X_ff", "1.", ".5", "1e-3", "1.5e+10", "1_0.2_5"}) {
+  for (const char* n :
+       {"0", "00", "123", "1_000", "0x1F", "0o17", "0b101", "0X_ff", "1.", ".5", "1e-3", "1.5e+10", "1_0.2_5"}) {
     auto ts = tokens(n);
     EXPECT_EQ(ts[0].kind, TK_NUMBER) << n;
     EXPECT_EQ(ts[0].text, n);
@@ -130,15 +133,16 @@ TEST(FrontendLexer, TypeCommentsAreTokensOtherCommentsVanish) {
   }
   EXPECT_EQ(found, 1u);
   // Inside brackets, even type comments are dropped.
-  EXPECT_EQ(kinds("f(a,  # type: int\n b)"), (std::vector<int>{TK_IDENT, '(', TK_IDENT, ',', TK_IDENT, ')', TK_NEWLINE, TK_EOF}));
+  EXPECT_EQ(kinds("f(a,  # type: int\n b)"),
+            (std::vector<int>{TK_IDENT, '(', TK_IDENT, ',', TK_IDENT, ')', TK_NEWLINE, TK_EOF}));
 }
 
 TEST(FrontendLexer, ErrorsPointAtTheOffendingText) {
-  EXPECT_EQ(errorOf("x = 1\ny = $\n"),
-            "invalid character '$':\n  File \"<string>\", line 2\ny = $\n    ~ <--- HERE");
+  EXPECT_EQ(errorOf("x = 1\ny = $\n"), "invalid character '$':\n  File \"<string>\", line 2\ny = $\n    ~ <--- HERE");
   EXPECT_EQ(errorOf("a = (1,\n", "m.py"), "'(' was never closed:\n  File \"m.py\", line 1\na = (1,\n    ~ <--- HERE");
   EXPECT_EQ(errorOf("a = (1]\n"),
-            "closing parenthesis ']' does not match opening parenthesis '(':\n  File \"<string>\", line 1\na = (1]\n      ~ <--- HERE");
+            "closing parenthesis ']' does not match opening parenthesis '(':\n  File \"<string>\", line 1\na = (1]\n   "
+            "   ~ <--- HERE");
   EXPECT_EQ(errorOf("if x:\n    a\n  b\n"),
             "unindent does not match any outer indentation level:\n  File \"<string>\", line 3\n  b\n~~ <--- HERE");
   EXPECT_NE(errorOf("a = 1 \\ b\n").find("line continuation"), std::string::npos);
@@ -147,7 +151,8 @@ TEST(FrontendLexer, ErrorsPointAtTheOffendingText) {
 
 TEST(FrontendTree, PrintsAsSExpression) {
   EXPECT_EQ(expr("z.sigmoid() - (x + y)"),
-            "(- (apply (. (variable (ident z)) (ident sigmoid)) (list) (list)) (+ (variable (ident x)) (variable (ident y))))");
+            "(- (apply (. (variable (ident z)) (ident sigmoid)) (list) (list)) (+ (variable (ident x)) (variable "
+            "(ident y))))");
   EXPECT_EQ(stmts("def f(a):\n    return a + 1\n"),
             "(def (ident f) (decl (list (param (ident a) (option) (option) (False))) (option)) "
             "(list (return (option (+ (variable (ident a)) (const 1))))) (list))");
@@ -173,11 +178,14 @@ TEST(FrontendParser, Precedence) {
   EXPECT_EQ(expr("a**b**c"), "(** (variable (ident a)) (** (variable (ident b)) (variable (ident c))))");
   EXPECT_EQ(expr("1 - 2 - 3"), "(- (- (const 1) (const 2)) (const 3))");
   EXPECT_EQ(expr("1 + 2 * 3"), "(+ (const 1) (* (const 2) (const 3)))");
-  EXPECT_EQ(expr("a // b % c @ d"), "(@ (% (// (variable (ident a)) (variable (ident b))) (variable (ident c))) (variable (ident d)))");
+  EXPECT_EQ(expr("a // b % c @ d"),
+            "(@ (% (// (variable (ident a)) (variable (ident b))) (variable (ident c))) (variable (ident d)))");
   EXPECT_EQ(expr("a | b ^ c & d << 1 + 2"),
-            "(| (variable (ident a)) (^ (variable (ident b)) (& (variable (ident c)) (<< (variable (ident d)) (+ (const 1) (const 2))))))");
+            "(| (variable (ident a)) (^ (variable (ident b)) (& (variable (ident c)) (<< (variable (ident d)) (+ "
+            "(const 1) (const 2))))))");
   EXPECT_EQ(expr("not a == b"), "(not (== (variable (ident a)) (variable (ident b))))");
-  EXPECT_EQ(expr("a or b and not c"), "(or (variable (ident a)) (and (variable (ident b)) (not (variable (ident c)))))");
+  EXPECT_EQ(expr("a or b and not c"),
+            "(or (variable (ident a)) (and (variable (ident b)) (not (variable (ident c)))))");
   EXPECT_EQ(expr("-a.b[0]"), "(unary minus (subscript (. (variable (ident a)) (ident b)) (list (const 0))))");
   EXPECT_EQ(expr("~x + +y"), "(+ (~ (variable (ident x))) (unary plus (variable (ident y))))");
   EXPECT_EQ(expr("a if b or c else d if e else f"),
@@ -185,7 +193,9 @@ TEST(FrontendParser, Precedence) {
             "(if_expr (variable (ident e)) (variable (ident d)) (variable (ident f))))");
   EXPECT_EQ(expr("x not in y"), "(not in (variable (ident x)) (variable (ident y)))");
   EXPECT_EQ(expr("x is not None"), "(is not (variable (ident x)) (None))");
-  EXPECT_EQ(expr("a < b == c"), "(chain (list (< (variable (ident a)) (variable (ident b))) (== (variable (ident b)) (variable (ident c)))))");
+  EXPECT_EQ(
+      expr("a < b == c"),
+      "(chain (list (< (variable (ident a)) (variable (ident b))) (== (variable (ident b)) (variable (ident c)))))");
   EXPECT_EQ(expr("(a < b) < c"), "(< (< (variable (ident a)) (variable (ident b))) (variable (ident c)))");
   EXPECT_THROW(expr("a == not b"), Error);
 }
@@ -206,16 +216,19 @@ TEST(FrontendParser, Literals) {
   EXPECT_EQ(expr("()"), "(tuple_literal (list))");
   EXPECT_EQ(expr("(1)"), "(const 1)");
   EXPECT_EQ(expr("1, 2,"), "(tuple_literal (list (const 1) (const 2)))");
-  EXPECT_EQ(expr("{'a': 1, 'b': 2,}"), "(dict_literal (list (string_literal a) (string_literal b)) (list (const 1) (const 2)))");
+  EXPECT_EQ(expr("{'a': 1, 'b': 2,}"),
+            "(dict_literal (list (string_literal a) (string_literal b)) (list (const 1) (const 2)))");
   EXPECT_EQ(expr("{}"), "(dict_literal (list) (list))");
   EXPECT_EQ(expr("'a' \"b\" '''c'''"), "(string_literal abc)");
   EXPECT_EQ(expr("[x * 2 for x in xs if x > 0]"),
             "(list_comp (* (variable (ident x)) (const 2)) (variable (ident x)) (variable (ident xs)) "
             "(option (> (variable (ident x)) (const 0))))");
   EXPECT_EQ(expr("[a for a, b in ps]"),
-            "(list_comp (variable (ident a)) (tuple_literal (list (variable (ident a)) (variable (ident b)))) (variable (ident ps)) (option))");
+            "(list_comp (variable (ident a)) (tuple_literal (list (variable (ident a)) (variable (ident b)))) "
+            "(variable (ident ps)) (option))");
   EXPECT_EQ(expr("{k: v for k, v in d.items()}"),
-            "(dict_comp (variable (ident k)) (variable (ident v)) (tuple_literal (list (variable (ident k)) (variable (ident v)))) "
+            "(dict_comp (variable (ident k)) (variable (ident v)) (tuple_literal (list (variable (ident k)) (variable "
+            "(ident v)))) "
             "(apply (. (variable (ident d)) (ident items)) (list) (list)) (option))");
 }
 
@@ -234,12 +247,14 @@ TEST(FrontendParser, ConstView) {
 
 TEST(FrontendParser, CallsSubscriptsAttributes) {
   EXPECT_EQ(expr("f(a, b=1, c=2,)"),
-            "(apply (variable (ident f)) (list (variable (ident a))) (list (kwarg (ident b) (const 1)) (kwarg (ident c) (const 2))))");
+            "(apply (variable (ident f)) (list (variable (ident a))) (list (kwarg (ident b) (const 1)) (kwarg (ident "
+            "c) (const 2))))");
   EXPECT_EQ(expr("a[1:2, ::3, None, ...]"),
             "(subscript (variable (ident a)) (list (slice (option (const 1)) (option (const 2)) (option)) "
             "(slice (option) (option) (option (const 3))) (None) (...)))");
   EXPECT_EQ(expr("a[:]"), "(subscript (variable (ident a)) (list (slice (option) (option) (option))))");
-  EXPECT_EQ(expr("a[-1:]"), "(subscript (variable (ident a)) (list (slice (option (unary minus (const 1))) (option) (option))))");
+  EXPECT_EQ(expr("a[-1:]"),
+            "(subscript (variable (ident a)) (list (slice (option (unary minus (const 1))) (option) (option))))");
   EXPECT_EQ(expr("torch.jit.annotate(List[int], [])"),
             "(apply (. (. (variable (ident torch)) (ident jit)) (ident annotate)) "
             "(list (subscript (variable (ident List)) (list (variable (ident int)))) (list_literal (list))) (list))");
@@ -252,45 +267,57 @@ TEST(FrontendParser, CallsSubscriptsAttributes) {
 TEST(FrontendParser, Statements) {
   EXPECT_EQ(stmt("a = b = 1"), "(assign (list (variable (ident a)) (variable (ident b))) (option (const 1)) (option))");
   EXPECT_EQ(stmt("a, *b = c"),
-            "(assign (list (tuple_literal (list (variable (ident a)) (starred (variable (ident b)))))) (option (variable (ident c))) (option))");
+            "(assign (list (tuple_literal (list (variable (ident a)) (starred (variable (ident b)))))) (option "
+            "(variable (ident c))) (option))");
   EXPECT_EQ(stmt("x: List[int] = []"),
-            "(assign (list (variable (ident x))) (option (list_literal (list))) (option (subscript (variable (ident List)) (list (variable (ident int))))))");
+            "(assign (list (variable (ident x))) (option (list_literal (list))) (option (subscript (variable (ident "
+            "List)) (list (variable (ident int))))))");
   EXPECT_EQ(stmt("x: int"), "(assign (list (variable (ident x))) (option) (option (variable (ident int))))");
   EXPECT_EQ(stmt("a[0] //= 2"), "(aug_assign (subscript (variable (ident a)) (list (const 0))) (//) (const 2))");
   EXPECT_EQ(stmt("self.x **= 2"), "(aug_assign (. (variable (ident self)) (ident x)) (**) (const 2))");
   EXPECT_EQ(stmt("return"), "(return (option))");
   EXPECT_EQ(stmt("return a, b"), "(return (option (tuple_literal (list (variable (ident a)) (variable (ident b))))))");
   EXPECT_EQ(stmt("raise"), "(raise (option) (option))");
-  EXPECT_EQ(stmt("raise E('x') from e"),
-            "(raise (option (apply (variable (ident E)) (list (string_literal x)) (list))) (option (variable (ident e))))");
+  EXPECT_EQ(
+      stmt("raise E('x') from e"),
+      "(raise (option (apply (variable (ident E)) (list (string_literal x)) (list))) (option (variable (ident e))))");
   EXPECT_EQ(stmt("assert x, 'msg'"), "(assert (variable (ident x)) (option (string_literal msg)))");
   EXPECT_EQ(stmt("pass"), "(pass)");
-  EXPECT_EQ(stmt("del d['k'], x"), "(del (list (subscript (variable (ident d)) (list (string_literal k))) (variable (ident x))))");
+  EXPECT_EQ(stmt("del d['k'], x"),
+            "(del (list (subscript (variable (ident d)) (list (string_literal k))) (variable (ident x))))");
   EXPECT_EQ(stmt("'''doc'''"), "(expr_stmt (string_literal doc))");
   EXPECT_EQ(stmt("import torch.nn as nn, math"),
             "(import (list (alias (ident torch.nn) (option (ident nn))) (alias (ident math) (option))))");
-  EXPECT_EQ(stmt("from typing import (List, Dict as D,)"),
-            "(import_from (ident typing) (list (alias (ident List) (option)) (alias (ident Dict) (option (ident D)))))");
+  EXPECT_EQ(
+      stmt("from typing import (List, Dict as D,)"),
+      "(import_from (ident typing) (list (alias (ident List) (option)) (alias (ident Dict) (option (ident D)))))");
   EXPECT_EQ(stmt("from . import x"), "(import_from (ident .) (list (alias (ident x) (option))))");
   EXPECT_EQ(stmts("a = 1; b = 2;\n"),
-            "(assign (list (variable (ident a))) (option (const 1)) (option))\n(assign (list (variable (ident b))) (option (const 2)) (option))");
+            "(assign (list (variable (ident a))) (option (const 1)) (option))\n(assign (list (variable (ident b))) "
+            "(option (const 2)) (option))");
 }
 
 TEST(FrontendParser, CompoundStatements) {
   EXPECT_EQ(stmts("if a:\n    x\nelif b:\n    y\nelse:\n    z\n"),
             "(if (variable (ident a)) (list (expr_stmt (variable (ident x)))) "
-            "(list (if (variable (ident b)) (list (expr_stmt (variable (ident y)))) (list (expr_stmt (variable (ident z)))))))");
+            "(list (if (variable (ident b)) (list (expr_stmt (variable (ident y)))) (list (expr_stmt (variable (ident "
+            "z)))))))");
   EXPECT_EQ(stmts("while i < 3: i += 1\n"),
             "(while (< (variable (ident i)) (const 3)) (list (aug_assign (variable (ident i)) (+) (const 1))))");
-  EXPECT_EQ(stmts("for i, (a, b) in enumerate(x):\n    break\n    continue\n"),
-            "(for (list (tuple_literal (list (variable (ident i)) (tuple_literal (list (variable (ident a)) (variable (ident b))))))) "
-            "(list (apply (variable (ident enumerate)) (list (variable (ident x))) (list))) (list (break) (continue)))");
+  EXPECT_EQ(
+      stmts("for i, (a, b) in enumerate(x):\n    break\n    continue\n"),
+      "(for (list (tuple_literal (list (variable (ident i)) (tuple_literal (list (variable (ident a)) (variable (ident "
+      "b))))))) "
+      "(list (apply (variable (ident enumerate)) (list (variable (ident x))) (list))) (list (break) (continue)))");
   EXPECT_EQ(stmts("with torch.no_grad() as g, x:\n    pass\n"),
-            "(with (list (with_item (apply (. (variable (ident torch)) (ident no_grad)) (list) (list)) (option (variable (ident g)))) "
+            "(with (list (with_item (apply (. (variable (ident torch)) (ident no_grad)) (list) (list)) (option "
+            "(variable (ident g)))) "
             "(with_item (variable (ident x)) (option))) (list (pass)))");
-  EXPECT_EQ(stmts("class A(B):\n    x: int\n    def f(self):\n        pass\n"),
-            "(class (ident A) (list (variable (ident B))) (list (assign (list (variable (ident x))) (option) (option (variable (ident int)))) "
-            "(def (ident f) (decl (list (param (ident self) (option) (option) (False))) (option)) (list (pass)) (list))))");
+  EXPECT_EQ(
+      stmts("class A(B):\n    x: int\n    def f(self):\n        pass\n"),
+      "(class (ident A) (list (variable (ident B))) (list (assign (list (variable (ident x))) (option) (option "
+      "(variable (ident int)))) "
+      "(def (ident f) (decl (list (param (ident self) (option) (option) (False))) (option)) (list (pass)) (list))))");
 }
 
 TEST(FrontendParser, Defs) {
@@ -320,28 +347,39 @@ TEST(FrontendParser, TypeCommentSignatures) {
   EXPECT_EQ(f.decl().returnType().get().toString(), "(variable (ident Tensor))");
   Def m(parseSource("def forward(self, x):  # type: (List[int]) -> int\n    return 1\n").at(0));
   EXPECT_FALSE(m.decl().params()[0].type().present());
-  EXPECT_EQ(m.decl().params()[1].type().get().toString(), "(subscript (variable (ident List)) (list (variable (ident int))))");
-  EXPECT_NE(errorOf("def f(x, y):\n    # type: (int) -> int\n    pass\n").find("Number of type annotations (1)"), std::string::npos);
-  EXPECT_NE(errorOf("def f(x: int):\n    # type: (int) -> int\n    pass\n").find("both type annotations"), std::string::npos);
+  EXPECT_EQ(m.decl().params()[1].type().get().toString(),
+            "(subscript (variable (ident List)) (list (variable (ident int))))");
+  EXPECT_NE(errorOf("def f(x, y):\n    # type: (int) -> int\n    pass\n").find("Number of type annotations (1)"),
+            std::string::npos);
+  EXPECT_NE(errorOf("def f(x: int):\n    # type: (int) -> int\n    pass\n").find("both type annotations"),
+            std::string::npos);
   // Errors inside the comment point into the comment.
   EXPECT_EQ(errorOf("def f(x):\n    # type: (int) int\n    pass\n"),
-            "expected '->' but found 'int' here:\n  File \"<string>\", line 2\n    # type: (int) int\n                  ~~~ <--- HERE");
+            "expected '->' but found 'int' here:\n  File \"<string>\", line 2\n    # type: (int) int\n                 "
+            " ~~~ <--- HERE");
   // An assignment's type comment is its annotation; `# type: ignore` is not.
-  EXPECT_EQ(stmt("x = []  # type: List[int]"),
-            "(assign (list (variable (ident x))) (option (list_literal (list))) (option (subscript (variable (ident List)) "
-            "(list (variable (ident int))))))");
-  EXPECT_EQ(stmt("x = []  # type: ignore"), "(assign (list (variable (ident x))) (option (list_literal (list))) (option))");
-  EXPECT_EQ(stmt("x = not not y"), "(assign (list (variable (ident x))) (option (not (not (variable (ident y))))) (option))");
+  EXPECT_EQ(
+      stmt("x = []  # type: List[int]"),
+      "(assign (list (variable (ident x))) (option (list_literal (list))) (option (subscript (variable (ident List)) "
+      "(list (variable (ident int))))))");
+  EXPECT_EQ(stmt("x = []  # type: ignore"),
+            "(assign (list (variable (ident x))) (option (list_literal (list))) (option))");
+  EXPECT_EQ(stmt("x = not not y"),
+            "(assign (list (variable (ident x))) (option (not (not (variable (ident y))))) (option))");
 }
 
 TEST(FrontendParser, RejectsWithPositions) {
   EXPECT_EQ(errorOf("def f(x):\n    return x +\n"),
-            "expected an expression but found 'newline' here:\n  File \"<string>\", line 2\n    return x +\n              ~ <--- HERE");
+            "expected an expression but found 'newline' here:\n  File \"<string>\", line 2\n    return x +\n           "
+            "   ~ <--- HERE");
   EXPECT_EQ(errorOf("def f():\n    return lambda x: x\n"),
-            "lambda expressions are not supported:\n  File \"<string>\", line 2\n    return lambda x: x\n           ~~~~~~ <--- HERE");
-  EXPECT_EQ(errorOf("x = {1, 2}\n"), "set literals are not supported:\n  File \"<string>\", line 1\nx = {1, 2}\n    ~~ <--- HERE");
-  EXPECT_EQ(errorOf("f(x) = 1\n"),
-            "unexpected expression on left-hand side of assignment:\n  File \"<string>\", line 1\nf(x) = 1\n~~~~ <--- HERE");
+            "lambda expressions are not supported:\n  File \"<string>\", line 2\n    return lambda x: x\n           "
+            "~~~~~~ <--- HERE");
+  EXPECT_EQ(errorOf("x = {1, 2}\n"),
+            "set literals are not supported:\n  File \"<string>\", line 1\nx = {1, 2}\n    ~~ <--- HERE");
+  EXPECT_EQ(
+      errorOf("f(x) = 1\n"),
+      "unexpected expression on left-hand side of assignment:\n  File \"<string>\", line 1\nf(x) = 1\n~~~~ <--- HERE");
   struct Case {
     const char* source;
     const char* message;

@@ -4,8 +4,8 @@
 // Each test compiles at most two kernels, so the suite stays fast.
 #include <bit>
 #include <cctype>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -274,16 +274,16 @@ graph(%x : Tensor, %y : Tensor, %dtype : int):
   std::vector<bool> fusible;
   for (const Node* n : g->nodes()) fusible.push_back(isFusibleNode(n));
   const std::vector<bool> expected = {
-      true, true, true, true, true,  // constants: int, int, int, bool, None
-      true,                          // add
-      true,                          // tanh
-      true,                          // to float32
-      false,                         // to a runtime dtype
-      false,                         // to float16: not a kernel dtype
-      false,                         // add_: in-place
-      false,                         // mm
-      false,                         // sum
-      false,                         // lgamma: not in the op table
+      true,  true, true, true, true,  // constants: int, int, int, bool, None
+      true,                           // add
+      true,                           // tanh
+      true,                           // to float32
+      false,                          // to a runtime dtype
+      false,                          // to float16: not a kernel dtype
+      false,                          // add_: in-place
+      false,                          // mm
+      false,                          // sum
+      false,                          // lgamma: not in the op table
   };
   EXPECT_EQ(fusible, expected);
 }
@@ -366,8 +366,10 @@ TEST(FuserCodegen, RefusesWhatKilnRaisesOn) {
     const std::string second = std::string(c.op).find("clamp") != std::string::npos ? "%none" : "%b";
     std::string op = c.op;
     if (second == "%none") op.replace(op.find("%b"), 2, "%none");
-    const std::string ir = "graph(%a : Tensor, %b : Tensor, %n : Scalar):\n  %none : NoneType = prim::Constant()\n"
-                           "  %r : Tensor = " + op + "\n  return (%r)\n";
+    const std::string ir =
+        "graph(%a : Tensor, %b : Tensor, %n : Scalar):\n  %none : NoneType = prim::Constant()\n"
+        "  %r : Tensor = " +
+        op + "\n  return (%r)\n";
     std::string why;
     EXPECT_TRUE(inferTypes(ir, c.inputs, &why).empty()) << c.op;
     EXPECT_FALSE(why.empty()) << c.op;
@@ -393,15 +395,15 @@ graph(%x.1 : Tensor, %scale : float):
   const std::vector<KernelInput> inputs = {tensorOf(ScalarType::Float), numberOf(ScalarType::Double)};
   const auto outputs = inferKernelTypes(*g, inputs, nullptr);
   ASSERT_TRUE(outputs);
-  const std::string flat = generateKernelSource(
-      {g, inputs, *outputs, 1, {OperandLayout::Contiguous, OperandLayout::Contiguous}});
+  const std::string flat =
+      generateKernelSource({g, inputs, *outputs, 1, {OperandLayout::Contiguous, OperandLayout::Contiguous}});
   EXPECT_EQ(flat.find("#include"), std::string::npos);
   EXPECT_NE(flat.find("extern \"C\" void kiln_fused_kernel("), std::string::npos);
   EXPECT_NE(flat.find("= k_mul(v_x, (float)v_scale);  // aten::mul"), std::string::npos) << flat;
   EXPECT_NE(flat.find("#pragma omp simd"), std::string::npos);
   EXPECT_EQ(flat.find("index["), std::string::npos);  // one flat loop
-  const std::string strided = generateKernelSource(
-      {g, inputs, *outputs, 2, {OperandLayout::Contiguous, OperandLayout::Strided}});
+  const std::string strided =
+      generateKernelSource({g, inputs, *outputs, 2, {OperandLayout::Contiguous, OperandLayout::Strided}});
   EXPECT_NE(strided.find("index["), std::string::npos);
   EXPECT_NE(strided.find("stride_x == 1"), std::string::npos) << strided;
 }
@@ -413,7 +415,10 @@ TEST(FuserCodegen, SourceDoesNotDependOnNameSuffixes) {
   auto source = [](const char* ir) {
     auto g = parseIR(ir);
     const std::vector<KernelInput> inputs = {tensorOf(ScalarType::Float), tensorOf(ScalarType::Float)};
-    return generateKernelSource({g, inputs, *inferKernelTypes(*g, inputs, nullptr), 1,
+    return generateKernelSource({g,
+                                 inputs,
+                                 *inferKernelTypes(*g, inputs, nullptr),
+                                 1,
                                  {OperandLayout::Contiguous, OperandLayout::Contiguous, OperandLayout::Contiguous}});
   };
   const std::string first = source(R"IR(
@@ -526,8 +531,8 @@ TEST_F(FusedKernel, LstmCellOnChunksVectorizes) {
     GTEST_SKIP() << "the vectorizer report is GCC's";
   const std::string path = dir_ + "/probe.cpp";
   std::ofstream(path) << runFused(graph, inputs).source;
-  const std::string report = shellOutput(kernelCompileCommand() + " -fopt-info-vec-optimized -c -x c++ " + path +
-                                         " -o " + dir_ + "/probe.o");
+  const std::string report =
+      shellOutput(kernelCompileCommand() + " -fopt-info-vec-optimized -c -x c++ " + path + " -o " + dir_ + "/probe.o");
   EXPECT_NE(report.find("loop vectorized"), std::string::npos) << report;
 }
 
@@ -550,8 +555,8 @@ graph(%x : Tensor, %k : int):
 // Results below FLT_MIN count in ulps of FLT_MIN, except that sigmoid's may be
 // 0 where float e^-x overflows, as the formula says.
 TEST_F(FusedKernel, FloatExpTanhSigmoidWithinUlps) {
-  std::vector<float> values = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -87.33654f, -103.97208f,
-                               -103.97209f, 10.0f, -10.0f, 9.0f, 0.17f, 1e-30f, -1e-45f};
+  std::vector<float> values = {0.0f,        -0.0f,       INFINITY, -INFINITY, NAN,  88.72283f, 88.72284f, -87.33654f,
+                               -103.97208f, -103.97209f, 10.0f,    -10.0f,    9.0f, 0.17f,     1e-30f,    -1e-45f};
   for (uint32_t bits = 0; bits < 0x43400000u; bits += 263) {  // up to 192
     const float v = std::bit_cast<float>(bits);
     values.push_back(v);
@@ -607,21 +612,57 @@ struct Pattern {
   bool second_lends_dtype = false;
 };
 constexpr Pattern kPatterns[] = {
-    {"aten::neg({a})"}, {"aten::abs({a})"}, {"aten::exp({a})"}, {"aten::log({a})"}, {"aten::sqrt({a})"},
-    {"aten::sin({a})"}, {"aten::tanh({a})"}, {"aten::sigmoid({a})"}, {"aten::relu({a})"}, {"aten::floor({a})"},
-    {"aten::round({a})"}, {"aten::sign({a})"}, {"aten::reciprocal({a})"}, {"aten::logical_not({a})"},
-    {"aten::bitwise_not({a})"}, {"aten::erf({a})"}, {"aten::add({a}, {b}, %c1)"}, {"aten::sub({a}, {b}, %c2)"},
-    {"aten::mul({a}, {b})"}, {"aten::div({a}, {b})"}, {"aten::maximum({a}, {b})"}, {"aten::minimum({a}, {b})"},
-    {"aten::atan2({a}, {b})"}, {"aten::eq({a}, {b})"}, {"aten::lt({a}, {b})"}, {"aten::ge({a}, {b})"},
-    {"aten::logical_and({a}, {b})"}, {"aten::__and__({a}, {b})"}, {"aten::__or__({a}, {b})"},
-    {"aten::pow({a}, {b})"}, {"aten::remainder({a}, {b})"}, {"aten::fmod({a}, {b})"},
-    {"aten::floor_divide({a}, {b})"}, {"aten::where({bool}, {a}, {b})"}, {"aten::add({a}, %k, %c1)"},
-    {"aten::mul({a}, %g)"}, {"aten::sub({a}, %g, %c1)"}, {"aten::clamp({a}, %cm, %none)"},
-    {"aten::clamp({a}, %none, %c2)"}, {"aten::clamp_min({a}, %ch)"}, {"aten::pow({a}, %c2)"},
-    {"aten::where({bool}, {a}, %g)"}, {"aten::where({bool}, %k, {a})"}, {"aten::lt({a}, %g)"},
-    {"aten::to({a}, %float32, %false, %false, %none)"}, {"aten::to({a}, %int64, %false, %false, %none)"},
-    {"aten::to({a}, %bool, %false, %false, %none)"}, {"aten::to({a}, %int32, %false, %false, %none)"},
-    {"aten::type_as({a}, {b})", true}, {"aten::div({a}, {b}, %floor_mode)"}, {"aten::lerp({a}, {b}, %ch)"},
+    {"aten::neg({a})"},
+    {"aten::abs({a})"},
+    {"aten::exp({a})"},
+    {"aten::log({a})"},
+    {"aten::sqrt({a})"},
+    {"aten::sin({a})"},
+    {"aten::tanh({a})"},
+    {"aten::sigmoid({a})"},
+    {"aten::relu({a})"},
+    {"aten::floor({a})"},
+    {"aten::round({a})"},
+    {"aten::sign({a})"},
+    {"aten::reciprocal({a})"},
+    {"aten::logical_not({a})"},
+    {"aten::bitwise_not({a})"},
+    {"aten::erf({a})"},
+    {"aten::add({a}, {b}, %c1)"},
+    {"aten::sub({a}, {b}, %c2)"},
+    {"aten::mul({a}, {b})"},
+    {"aten::div({a}, {b})"},
+    {"aten::maximum({a}, {b})"},
+    {"aten::minimum({a}, {b})"},
+    {"aten::atan2({a}, {b})"},
+    {"aten::eq({a}, {b})"},
+    {"aten::lt({a}, {b})"},
+    {"aten::ge({a}, {b})"},
+    {"aten::logical_and({a}, {b})"},
+    {"aten::__and__({a}, {b})"},
+    {"aten::__or__({a}, {b})"},
+    {"aten::pow({a}, {b})"},
+    {"aten::remainder({a}, {b})"},
+    {"aten::fmod({a}, {b})"},
+    {"aten::floor_divide({a}, {b})"},
+    {"aten::where({bool}, {a}, {b})"},
+    {"aten::add({a}, %k, %c1)"},
+    {"aten::mul({a}, %g)"},
+    {"aten::sub({a}, %g, %c1)"},
+    {"aten::clamp({a}, %cm, %none)"},
+    {"aten::clamp({a}, %none, %c2)"},
+    {"aten::clamp_min({a}, %ch)"},
+    {"aten::pow({a}, %c2)"},
+    {"aten::where({bool}, {a}, %g)"},
+    {"aten::where({bool}, %k, {a})"},
+    {"aten::lt({a}, %g)"},
+    {"aten::to({a}, %float32, %false, %false, %none)"},
+    {"aten::to({a}, %int64, %false, %false, %none)"},
+    {"aten::to({a}, %bool, %false, %false, %none)"},
+    {"aten::to({a}, %int32, %false, %false, %none)"},
+    {"aten::type_as({a}, {b})", true},
+    {"aten::div({a}, {b}, %floor_mode)"},
+    {"aten::lerp({a}, {b}, %ch)"},
 };
 
 // Random pointwise graphs over tensors of random dtypes and numbers; every
@@ -733,9 +774,9 @@ Tensor awkwardValues(ScalarType dtype, int64_t n, uint32_t seed) {
   Tensor t = empty({n}, ScalarType::Double);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> uniform(-4, 4);
-  const double specials[] = {NAN,    INFINITY, -INFINITY, 0.0,     -0.0,   0.5,    -2.5,  1.0,
-                             -1.0,   1e-40,    -3e-39,    5e-324,  1e-310, 88.5,   -89.5, 100.0,
-                             -710.5, 1e19,     -1e30,     1e-20,   0.3,    0.6931, 20.0,  -20.0};
+  const double specials[] = {NAN,    INFINITY, -INFINITY, 0.0,    -0.0,   0.5,    -2.5,  1.0,
+                             -1.0,   1e-40,    -3e-39,    5e-324, 1e-310, 88.5,   -89.5, 100.0,
+                             -710.5, 1e19,     -1e30,     1e-20,  0.3,    0.6931, 20.0,  -20.0};
   double* p = t.data<double>();
   for (int64_t i = 0; i < n; ++i) p[i] = rng() % 4 == 0 ? specials[rng() % std::size(specials)] : uniform(rng);
   return to(t, dtype);
@@ -753,7 +794,8 @@ std::optional<IValue> constantFor(const Argument& arg, ScalarType dtype) {
   if (arg.name == "decimals") return IValue(int64_t{2});
   if (arg.name == "min") return floating ? IValue(-0.5) : IValue(int64_t{-2});
   if (arg.name == "max") return floating ? IValue(0.5) : IValue(int64_t{2});
-  if (arg.name == "dtype") return IValue(static_cast<int64_t>(dtype == ScalarType::Double ? ScalarType::Float : ScalarType::Double));
+  if (arg.name == "dtype")
+    return IValue(static_cast<int64_t>(dtype == ScalarType::Double ? ScalarType::Float : ScalarType::Double));
   if (arg.default_value) return *arg.default_value;
   if (type.rfind("Scalar", 0) == 0) return floating ? IValue(1.5) : IValue(int64_t{3});
   return std::nullopt;
@@ -773,7 +815,8 @@ OpGraph describedOpsGraph(ScalarType dtype) {
   Value* tensors[] = {g.addInput("x"), g.addInput("y"), g.addInput("z")};
   Value* condition = g.addInput("c");
   for (Value* v : {tensors[0], tensors[1], tensors[2], condition}) v->setType(TensorType::get());
-  const std::vector<KernelInput> kinds = {tensorOf(dtype), tensorOf(dtype), tensorOf(dtype), tensorOf(ScalarType::Bool)};
+  const std::vector<KernelInput> kinds = {tensorOf(dtype), tensorOf(dtype), tensorOf(dtype),
+                                          tensorOf(ScalarType::Bool)};
   for (const OperatorPtr& op : getAllOperators()) {
     if (!op->description().pointwise) continue;
     // Try the node alone first: the generator refuses some dtypes and arguments.
@@ -784,8 +827,9 @@ OpGraph describedOpsGraph(ScalarType dtype) {
       std::vector<Value*> args;
       size_t next_tensor = 0;
       for (const Argument& arg : op->schema().arguments()) {
-        const bool tensor = arg.type->kind() == TypeKind::Tensor ||
-                            (arg.type->kind() == TypeKind::Optional && arg.type->containedTypes()[0]->kind() == TypeKind::Tensor);
+        const bool tensor =
+            arg.type->kind() == TypeKind::Tensor ||
+            (arg.type->kind() == TypeKind::Optional && arg.type->containedTypes()[0]->kind() == TypeKind::Tensor);
         if (arg.name == "condition") {
           args.push_back(inputs[3]);
         } else if (tensor) {

@@ -143,7 +143,9 @@ inline FusedRun runFused(const std::shared_ptr<Graph>& graph, const Stack& input
       zero = zero && s == 0;
       contiguous = contiguous && (loop[d] == 1 || s == dense[d]);
     }
-    layouts.push_back(zero ? OperandLayout::Broadcast : contiguous ? OperandLayout::Contiguous : OperandLayout::Strided);
+    layouts.push_back(zero         ? OperandLayout::Broadcast
+                      : contiguous ? OperandLayout::Contiguous
+                                   : OperandLayout::Strided);
   }
   KernelSpec spec{graph, kinds, *dtypes, static_cast<int>(ndim), layouts};
   run.source = generateKernelSource(spec);
@@ -175,8 +177,8 @@ inline ::testing::AssertionResult sameTensor(const Tensor& fused, const Tensor& 
   const double* p = a.data<double>();
   const double* q = b.data<double>();
   for (int64_t i = 0; i < a.numel(); ++i) {
-    const bool same = (std::isnan(p[i]) && std::isnan(q[i])) || p[i] == q[i] ||
-                      std::abs(p[i] - q[i]) <= tol * (1 + std::abs(q[i]));
+    const bool same =
+        (std::isnan(p[i]) && std::isnan(q[i])) || p[i] == q[i] || std::abs(p[i] - q[i]) <= tol * (1 + std::abs(q[i]));
     if (!same) return ::testing::AssertionFailure() << "element " << i << ": fused " << p[i] << ", unfused " << q[i];
   }
   return ::testing::AssertionSuccess();
@@ -208,8 +210,8 @@ inline void expectSameAsInterpreter(const std::shared_ptr<Graph>& graph, const S
   bool all_same = true;
   for (size_t i = 0; i < expected.size(); ++i) {
     const double tol = expected[i].dtype() == ScalarType::Double ? 1e-12 : 1e-5;
-    const Tensor& want = expected[i].sizes() == fused.outputs[i].sizes() ? expected[i]
-                                                                           : expand(expected[i], fused.outputs[i].sizes());
+    const Tensor& want =
+        expected[i].sizes() == fused.outputs[i].sizes() ? expected[i] : expand(expected[i], fused.outputs[i].sizes());
     auto same = sameTensor(fused.outputs[i], want, tol);
     EXPECT_TRUE(same) << "output " << i << " (%" << graph->outputs()[i]->debugName() << " = "
                       << graph->outputs()[i]->node()->kind().toQualString() << ")";

@@ -263,7 +263,7 @@ def cell(x: Tensor, hx: Tensor, cx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Te
 
 TEST(GraphFuser, LstmCellIsOneGroupWithItsChunks) {
   manualSeed(4);
-  Stack inputs{IValue(randomFloats({3, 10})), IValue(randomFloats({3, 20})), IValue(randomFloats({3, 20})),
+  Stack inputs{IValue(randomFloats({3, 10})),  IValue(randomFloats({3, 20})),  IValue(randomFloats({3, 20})),
                IValue(randomFloats({80, 10})), IValue(randomFloats({80, 20})), IValue(randomFloats({80})),
                IValue(randomFloats({80}))};
   auto unit = compile(kLstmCell);

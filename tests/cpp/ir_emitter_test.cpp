@@ -263,7 +263,8 @@ TEST(IREmitterErrors, MissingAttributeIsExplainedByTheResolver) {
   ModuleMethods m;
   auto resolver = std::make_shared<MethodSources>();
   auto compile = [&](const std::string& body) {
-    std::vector<MethodSource> roots{{parseSource("def forward(self):\n    return " + body + "\n", "<string>").at(0), nullptr}};
+    std::vector<MethodSource> roots{
+        {parseSource("def forward(self):\n    return " + body + "\n", "<string>").at(0), nullptr}};
     try {
       defineMethods(m.net, roots, {"forward"}, m.target, resolver);
     } catch (const Error& e) {
@@ -287,8 +288,7 @@ TEST(IREmitterErrors, UndefinedName) {
 TEST(IREmitterErrors, BadCallListsCandidates) {
   std::string e = errorOf("def f(x: Tensor):\n    return torch.add(x, \"a\")\n");
   EXPECT_NE(e.find("Arguments for call are not valid."), std::string::npos) << e;
-  EXPECT_NE(e.find("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"), std::string::npos) << e;
   EXPECT_NE(e.find("Expected a value of type 'Tensor' for argument 'other' but instead found type 'str'."),
             std::string::npos)
       << e;
@@ -362,9 +362,7 @@ TEST(IREmitterErrors, TupleUnpackCounts) {
             std::string::npos);
 }
 
-TEST(IREmitterErrors, NonDefAtTopLevel) {
-  EXPECT_NE(errorOf("x = 1\n").find("expected def"), std::string::npos);
-}
+TEST(IREmitterErrors, NonDefAtTopLevel) { EXPECT_NE(errorOf("x = 1\n").find("expected def"), std::string::npos); }
 
 }  // namespace
 }  // namespace kiln

@@ -179,8 +179,7 @@ TEST(KernelCompiler, CacheFolderAndCommand) {
   const std::string command = kernelCompileCommand();
   unsetenv("KILN_CXX");
   EXPECT_EQ(command.rfind("my-c++ ", 0), 0u) << command;
-  for (const char* flag : {"-O3", "-march=native", "-fPIC", "-shared", "-fopenmp-simd", "-fno-math-errno",
-                           "libkiln"}) {
+  for (const char* flag : {"-O3", "-march=native", "-fPIC", "-shared", "-fopenmp-simd", "-fno-math-errno", "libkiln"}) {
     EXPECT_NE(command.find(flag), std::string::npos) << flag;
   }
   EXPECT_EQ(command.find("fast-math"), std::string::npos);  // NaN semantics must hold

@@ -59,8 +59,7 @@ TEST(Literal, Errors) {
   EXPECT_NE(errorOf("1.5", IntType::get()).find("expected a value of type 'int' but got the float 1.5"),
             std::string::npos);
   EXPECT_NE(errorOf("[1, 'a']", ListType::ofInts()).find("expected a value of type 'int[]'"), std::string::npos);
-  EXPECT_NE(errorOf("(1, 2)", TupleType::create({IntType::get()})).find("expected a value of type"),
-            std::string::npos);
+  EXPECT_NE(errorOf("(1, 2)", TupleType::create({IntType::get()})).find("expected a value of type"), std::string::npos);
   EXPECT_NE(errorOf("x", IntType::get()).find("not a literal"), std::string::npos);
   EXPECT_NE(errorOf("1 + 2", IntType::get()).find("not a literal"), std::string::npos);
   EXPECT_NE(errorOf("-'a'", StringType::get()).find("a sign applies to numbers only"), std::string::npos);

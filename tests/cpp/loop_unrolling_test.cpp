@@ -67,7 +67,8 @@ TEST(LoopUnrolling, SixtyFourOrMoreConstantIterationsUnrollByEight) {
     auto g = parseIR(R"IR(
 graph(%n : int):
   %t : bool = prim::Constant[value=1]()
-  %c : int = prim::Constant[value=)IR" + std::to_string(trip) + R"IR(]()
+  %c : int = prim::Constant[value=)IR" +
+                     std::to_string(trip) + R"IR(]()
   %k : int = prim::Loop(%c, %t, %n)
     block0(%i : int, %k.1 : int):
       %b : int = aten::mul(%k.1, %k.1)
@@ -82,8 +83,9 @@ graph(%n : int):
 TEST(LoopUnrolling, BodiesOfThirtyTwoNodesThatRunAreTooLarge) {
   // 1.13 counts the nodes that run (not constants) plus the return node.
   for (int size : {31, 32}) {
-    std::string ir = "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n"
-                     "  %k : int = prim::Loop(%n, %t, %n)\n    block0(%i : int, %m0 : int):\n";
+    std::string ir =
+        "graph(%n : int):\n  %t : bool = prim::Constant[value=1]()\n"
+        "  %k : int = prim::Loop(%n, %t, %n)\n    block0(%i : int, %m0 : int):\n";
     for (int j = 0; j < size; ++j) {
       ir += "      %c" + std::to_string(j) + " : int = prim::Constant[value=2]()\n";
       ir += "      %m" + std::to_string(j + 1) + " : int = aten::mul(%m" + std::to_string(j) + ", %c" +
@@ -209,8 +211,8 @@ graph(%x : int):
   EXPECT_TRUE(changes(tensor_loop, UnrollPolicy::AllLoops));
   EXPECT_FALSE(changes(tensor_loop, UnrollPolicy::ConstantTripCounts));
   EXPECT_TRUE(changes(tensor_loop, UnrollPolicy::ConstantTripCountsOrTensorBodies));
-  for (UnrollPolicy policy : {UnrollPolicy::AllLoops, UnrollPolicy::ConstantTripCounts,
-                              UnrollPolicy::ConstantTripCountsOrTensorBodies}) {
+  for (UnrollPolicy policy :
+       {UnrollPolicy::AllLoops, UnrollPolicy::ConstantTripCounts, UnrollPolicy::ConstantTripCountsOrTensorBodies}) {
     EXPECT_TRUE(changes(constant_loop, policy));
   }
 }

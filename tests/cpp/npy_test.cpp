@@ -14,8 +14,8 @@
 namespace kiln {
 namespace {
 
-const ScalarType kNumpyTypes[] = {ScalarType::Bool, ScalarType::Byte,  ScalarType::Char,
-                                  ScalarType::Short, ScalarType::Int,  ScalarType::Long,
+const ScalarType kNumpyTypes[] = {ScalarType::Bool,  ScalarType::Byte,  ScalarType::Char,
+                                  ScalarType::Short, ScalarType::Int,   ScalarType::Long,
                                   ScalarType::Half,  ScalarType::Float, ScalarType::Double};
 
 // 0, 1, 2, ... (true/false alternating for bool) in `dtype`, shaped `sizes`.
@@ -60,8 +60,8 @@ std::string errorOf(std::string_view bytes) {
 
 TEST(Npy, RoundTripsEveryDtypeAndShape) {
   for (ScalarType dtype : kNumpyTypes) {
-    for (const DimVector& sizes : {DimVector{}, DimVector{0}, DimVector{5}, DimVector{2, 3}, DimVector{2, 0, 3},
-                                   DimVector{2, 3, 4}}) {
+    for (const DimVector& sizes :
+         {DimVector{}, DimVector{0}, DimVector{5}, DimVector{2, 3}, DimVector{2, 0, 3}, DimVector{2, 3, 4}}) {
       for (bool fortran : {false, true}) {
         Tensor t = counting(sizes, dtype);
         Tensor back = decodeNpy(encodeNpy(t, fortran));
@@ -116,7 +116,8 @@ TEST(Npy, ReadsBigEndianAndVersion2) {
 }
 
 TEST(Npy, BoolBytesBecomeZeroOrOne) {
-  Tensor t = decodeNpy(npyFile("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", std::string("\x00\x07\x01", 3)));
+  Tensor t =
+      decodeNpy(npyFile("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", std::string("\x00\x07\x01", 3)));
   EXPECT_EQ(bytesOf(t), std::string("\x00\x01\x01", 3));
 }
 
@@ -141,8 +142,7 @@ TEST(Npy, RejectsBadFiles) {
                 .find("expected a string"),
             std::string::npos);
   EXPECT_NE(errorOf(npyFile("{'descr': '<f4', 'shape': (2,), }", eight)).find("lacks"), std::string::npos);
-  EXPECT_NE(errorOf(npyFile("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", eight))
-                .find("True or False"),
+  EXPECT_NE(errorOf(npyFile("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", eight)).find("True or False"),
             std::string::npos);
   EXPECT_NE(errorOf(npyFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2 2), }", eight)).find("expected ')'"),
             std::string::npos);
@@ -154,10 +154,9 @@ TEST(Npy, RejectsBadFiles) {
             std::string::npos);
   EXPECT_NE(errorOf(npyFile("{'descr': '<f4, 'fortran_order': False}", eight)).find("bad .npy header"),
             std::string::npos);
-  EXPECT_NE(
-      errorOf(npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", eight))
-          .find("too large"),
-      std::string::npos);
+  EXPECT_NE(errorOf(npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", eight))
+                .find("too large"),
+            std::string::npos);
   EXPECT_NE(errorOf(npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,), }", eight))
                 .find("too large"),
             std::string::npos);

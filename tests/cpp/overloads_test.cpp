@@ -79,8 +79,9 @@ TEST(Overloads, TensorOptionsFromAGraph) {
   EXPECT_FALSE(tensorOf(data).requiresGrad());
   EXPECT_NE(errorOf([&] { tensorOf(data, IValue(Device(DeviceType::CUDA, 0))); }).find("cpu device"),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { tensorOf(ints({1}), IValue(), true); })
-                .find("Only Tensors of floating point and complex dtype can require gradients"),
+  EXPECT_NE(errorOf([&] {
+              tensorOf(ints({1}), IValue(), true);
+            }).find("Only Tensors of floating point and complex dtype can require gradients"),
             std::string::npos);
 
   Tensor x = empty({3}, ScalarType::Long);
@@ -101,8 +102,7 @@ TEST(Overloads, LenAndTensorLists) {
   EXPECT_FALSE(run("eq", "Tensor_list", {a, a}).back().toBool());  // no identity shortcut
   EXPECT_TRUE(run("ne", "Tensor_list", {a, a}).back().toBool());
   EXPECT_EQ(run("index", "list_Tensor", {a, IValue(one)}).back().toInt(), 0);
-  EXPECT_NE(errorOf([&] { run("index", "list_Tensor", {a, IValue(nan)}); }).find("is not in list"),
-            std::string::npos);
+  EXPECT_NE(errorOf([&] { run("index", "list_Tensor", {a, IValue(nan)}); }).find("is not in list"), std::string::npos);
 }
 
 TEST(Overloads, UnsafeSplitOutWritesEveryPiece) {

@@ -143,9 +143,8 @@ inline ::testing::AssertionResult sameValues(const IValue& a, const IValue& b, d
 }
 
 // Both graphs raise on `inputs`, or both give the same values.
-inline ::testing::AssertionResult sameResults(const std::shared_ptr<Graph>& before,
-                                              const std::shared_ptr<Graph>& after, const Stack& inputs,
-                                              double tolerance = 0) {
+inline ::testing::AssertionResult sameResults(const std::shared_ptr<Graph>& before, const std::shared_ptr<Graph>& after,
+                                              const Stack& inputs, double tolerance = 0) {
   RunResult x = runGraph(before, inputs);
   RunResult y = runGraph(after, inputs);
   if (!x.value || !y.value) {

@@ -235,7 +235,8 @@ void expectProgramPreserved(const std::string& source, const std::string& name, 
 }  // namespace
 
 TEST(Peephole, LstmCellProgram) {
-  expectProgramPreserved(R"(
+  expectProgramPreserved(
+      R"(
 def cell(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
     gates = x.mm(w_ih.t()) + hx.mm(w_hh.t()) + b_ih + b_hh
     ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
@@ -247,10 +248,9 @@ def cell(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
     hy = outgate * torch.tanh(cy)
     return hy, cy
 )",
-                         "cell",
-                         {IValue(floats({3, 5})), IValue(floats({3, 4})), IValue(floats({3, 4})),
-                          IValue(floats({16, 5})), IValue(floats({16, 4})), IValue(floats({16})),
-                          IValue(floats({16}))});
+      "cell",
+      {IValue(floats({3, 5})), IValue(floats({3, 4})), IValue(floats({3, 4})), IValue(floats({16, 5})),
+       IValue(floats({16, 4})), IValue(floats({16})), IValue(floats({16}))});
 }
 
 TEST(Peephole, ShapesListsAndIntsProgram) {

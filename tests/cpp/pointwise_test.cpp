@@ -71,8 +71,8 @@ void expectClose(const std::vector<T>& vector_path, const std::vector<T>& scalar
       EXPECT_TRUE(std::isnan(b) ? std::isnan(a) : a == b) << op << "(" << inputs[i] << "): " << a << " vs " << b;
       continue;
     }
-    const double scale = std::max<double>(std::abs(static_cast<double>(input_scaled ? inputs[i] : b)),
-                                          std::abs(static_cast<double>(b)));
+    const double scale =
+        std::max<double>(std::abs(static_cast<double>(input_scaled ? inputs[i] : b)), std::abs(static_cast<double>(b)));
     const double tolerance =
         ulps * std::numeric_limits<T>::epsilon() * std::max<double>(scale, std::numeric_limits<T>::min());
     EXPECT_NEAR(a, b, tolerance) << op << "(" << inputs[i] << ")";
@@ -91,13 +91,35 @@ void checkVectorMatchesScalar(const std::function<Tensor(const Tensor&)>& op, co
 }  // namespace
 
 TEST(Pointwise, VectorPathsMatchScalarPaths) {
-  const std::pair<const char*, Tensor (*)(const Tensor&)> ops[] = {
-      {"exp", exp},   {"log", log},   {"log1p", log1p},   {"expm1", expm1}, {"sqrt", sqrt},
-      {"rsqrt", rsqrt}, {"sin", sin}, {"cos", cos},       {"tan", tan},     {"tanh", tanh},
-      {"sigmoid", sigmoid}, {"erf", erf}, {"reciprocal", reciprocal}, {"floor", floor}, {"ceil", ceil},
-      {"round", round}, {"trunc", trunc}, {"asin", asin}, {"acos", acos}, {"atan", atan},
-      {"sinh", sinh}, {"cosh", cosh}, {"asinh", asinh}, {"acosh", acosh}, {"atanh", atanh},
-      {"log10", log10}, {"erfc", erfc}, {"lgamma", lgamma}, {"angle", angle}};
+  const std::pair<const char*, Tensor (*)(const Tensor&)> ops[] = {{"exp", exp},
+                                                                   {"log", log},
+                                                                   {"log1p", log1p},
+                                                                   {"expm1", expm1},
+                                                                   {"sqrt", sqrt},
+                                                                   {"rsqrt", rsqrt},
+                                                                   {"sin", sin},
+                                                                   {"cos", cos},
+                                                                   {"tan", tan},
+                                                                   {"tanh", tanh},
+                                                                   {"sigmoid", sigmoid},
+                                                                   {"erf", erf},
+                                                                   {"reciprocal", reciprocal},
+                                                                   {"floor", floor},
+                                                                   {"ceil", ceil},
+                                                                   {"round", round},
+                                                                   {"trunc", trunc},
+                                                                   {"asin", asin},
+                                                                   {"acos", acos},
+                                                                   {"atan", atan},
+                                                                   {"sinh", sinh},
+                                                                   {"cosh", cosh},
+                                                                   {"asinh", asinh},
+                                                                   {"acosh", acosh},
+                                                                   {"atanh", atanh},
+                                                                   {"log10", log10},
+                                                                   {"erfc", erfc},
+                                                                   {"lgamma", lgamma},
+                                                                   {"angle", angle}};
   for (const auto& [name, fn] : ops) {
     auto op = [fn](const Tensor& t) { return fn(t); };
     checkVectorMatchesScalar<float>(op, name, 4);
@@ -114,8 +136,17 @@ template <typename T>
 void checkBinaryVectorMatchesScalar() {
   // Every pair of a set of values, special ones included.
   std::vector<T> values = wideRange<T>();
-  std::vector<T> divisors = {T(2), T(-2), T(0.1), T(-0.37), T(3), T(0), T(-0.0), T(1e-38), T(1e38),
-                             std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN()};
+  std::vector<T> divisors = {T(2),
+                             T(-2),
+                             T(0.1),
+                             T(-0.37),
+                             T(3),
+                             T(0),
+                             T(-0.0),
+                             T(1e-38),
+                             T(1e38),
+                             std::numeric_limits<T>::infinity(),
+                             std::numeric_limits<T>::quiet_NaN()};
   std::vector<T> lhs, rhs;
   for (T a : values) {
     for (T b : divisors) {
@@ -162,8 +193,15 @@ TEST(Pointwise, FloatGeluVectorPathIsWithinItsErfApproximation) {
 }
 
 TEST(Pointwise, SigmoidSaturatesWithoutNaN) {
-  const std::vector<float> inputs = {-1e30f, -200.0f, -89.0f, -88.0f, 0.0f, 88.0f, 200.0f,
-                                     std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  const std::vector<float> inputs = {-1e30f,
+                                     -200.0f,
+                                     -89.0f,
+                                     -88.0f,
+                                     0.0f,
+                                     88.0f,
+                                     200.0f,
+                                     std::numeric_limits<float>::infinity(),
+                                     -std::numeric_limits<float>::infinity()};
   const auto result = valuesOf<float>(sigmoid(tensorOf(inputs)));
   EXPECT_EQ(result[0], 0.0f);
   EXPECT_EQ(result[1], 0.0f);

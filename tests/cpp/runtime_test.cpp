@@ -3,22 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <new>
-#include <chrono>
 #include <sstream>
 #include <thread>
 
 #include "kiln/core/op_registration.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
-#include "kiln/tensor/shape.h"
 #include "kiln/ops/prim_ops.h"
 #include "kiln/runtime/code.h"
 #include "kiln/runtime/function.h"
 #include "kiln/runtime/interpreter.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/reduce.h"
+#include "kiln/tensor/shape.h"
 
 using namespace kiln;
 
@@ -29,22 +29,21 @@ std::atomic<int> sleeper_thread_differs{0};
 
 // Scalar helpers of our own, so these tests do not depend on the scalar
 // operator library.
-KILN_REGISTER_OPS(
-    op("rtest::add(int a, int b) -> int", [](int64_t a, int64_t b) { return a + b; }),
-    op("rtest::lt(int a, int b) -> bool", [](int64_t a, int64_t b) { return a < b; }),
-    op("rtest::eq(int a, int b) -> bool", [](int64_t a, int64_t b) { return a == b; }),
-    op("rtest::use_count(Tensor t) -> int", [](const Tensor& t) { return static_cast<int64_t>(t.useCount()); }),
-    op("rtest::released() -> bool", [] { return storage_released.load(); }),
-    op("rtest::slow(int ms, int v) -> int",
-       [](int64_t ms, int64_t v) {
-         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-         return v;
-       }),
-    op("rtest::fail(int v) -> int",
-       [](int64_t v) -> int64_t {
-         KILN_CHECK(v != 13, "unlucky value ", v);
-         return v;
-       }), );
+KILN_REGISTER_OPS(op("rtest::add(int a, int b) -> int", [](int64_t a, int64_t b) { return a + b; }),
+                  op("rtest::lt(int a, int b) -> bool", [](int64_t a, int64_t b) { return a < b; }),
+                  op("rtest::eq(int a, int b) -> bool", [](int64_t a, int64_t b) { return a == b; }),
+                  op("rtest::use_count(Tensor t) -> int",
+                     [](const Tensor& t) { return static_cast<int64_t>(t.useCount()); }),
+                  op("rtest::released() -> bool", [] { return storage_released.load(); }),
+                  op("rtest::slow(int ms, int v) -> int",
+                     [](int64_t ms, int64_t v) {
+                       std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+                       return v;
+                     }),
+                  op("rtest::fail(int v) -> int", [](int64_t v) -> int64_t {
+                    KILN_CHECK(v != 13, "unlucky value ", v);
+                    return v;
+                  }), );
 
 Tensor trackedTensor() {
   static float data[4] = {1, 2, 3, 4};
@@ -597,8 +596,7 @@ graph(%n : int?, %t : Tensor?):
     types << *plan.graph->inputs()[0]->type() << " " << *plan.graph->inputs()[1]->type();
     return types.str();
   };
-  EXPECT_EQ(typesFor(IValue(int64_t{3}), IValue(ones({2}))),
-            "int Float(2, strides=[1], requires_grad=0, device=cpu)");
+  EXPECT_EQ(typesFor(IValue(int64_t{3}), IValue(ones({2}))), "int Float(2, strides=[1], requires_grad=0, device=cpu)");
   // None keeps the Optional, as 1.13's ArgumentSpec does.
   EXPECT_EQ(typesFor(IValue(), IValue()), "int? Tensor?");
   EXPECT_EQ(exec.numPlans(), 2u);

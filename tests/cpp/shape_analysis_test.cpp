@@ -7,7 +7,6 @@
 
 #include <unordered_map>
 
-
 #include "kiln/api/kiln.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
@@ -87,7 +86,7 @@ graph(%x : Float(*, 3, requires_grad=0, device=cpu),
   EXPECT_EQ(typeOf(g, "c"), "Double(*, requires_grad=0, device=cpu)");  // a 0-dim float tensor lifts an int one
   EXPECT_EQ(typeOf(g, "e"), "Float(*, requires_grad=0, device=cpu)");   // a Python float: the default dtype
   EXPECT_EQ(typeOf(g, "f"), "Long(*, requires_grad=0, device=cpu)");
-  EXPECT_EQ(typeOf(g, "g"), "Float(*, requires_grad=0, device=cpu)");   // true division
+  EXPECT_EQ(typeOf(g, "g"), "Float(*, requires_grad=0, device=cpu)");  // true division
   EXPECT_EQ(typeOf(g, "h"), "Bool(4, *, 3, requires_grad=0, device=cpu)");
   EXPECT_EQ(typeOf(g, "k"), "Double(requires_grad=0, device=cpu)");
 }

@@ -84,7 +84,7 @@ TEST(Copy, HalfAndBFloat16RoundTrip) {
   Tensor back = to(h, ScalarType::Float);
   EXPECT_EQ(back.data<float>()[2], -2.5f);
   EXPECT_EQ(back.data<float>()[3], 65504.0f);
-  EXPECT_NEAR(back.data<float>()[4], 1e-6f, 1e-7f);   // a float16 subnormal
+  EXPECT_NEAR(back.data<float>()[4], 1e-6f, 1e-7f);  // a float16 subnormal
   EXPECT_NEAR(back.data<float>()[5], 3.14159f, 2e-3f);
   Tensor bf = to(to(f, ScalarType::BFloat16), ScalarType::Float);
   EXPECT_NEAR(bf.data<float>()[5], 3.14159f, 2e-2f);

@@ -51,14 +51,13 @@ bool allEqual(const Tensor& a, const Tensor& b) {
 }
 
 TEST(TracerTest, RecordsOperatorsWithConstantsAndCompleteInputTypes) {
-  auto traced = trace(
-      "f",
-      [](const Stack& in) {
-        Tensor z = tracedAdd(in[0].toTensor(), in[1].toTensor());
-        for (int i = 0; i < 2; ++i) z = mulScalar(z, 2);  // a C++ loop: unrolled
-        return IValue(z);
-      },
-      {IValue(filled({2, 3}, 1)), IValue(filled({2, 3}, 2))}, {"x", "y"});
+  auto traced = trace("f",
+                      [](const Stack& in) {
+                        Tensor z = tracedAdd(in[0].toTensor(), in[1].toTensor());
+                        for (int i = 0; i < 2; ++i) z = mulScalar(z, 2);  // a C++ loop: unrolled
+                        return IValue(z);
+                      },
+                      {IValue(filled({2, 3}, 1)), IValue(filled({2, 3}, 2))}, {"x", "y"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"aten::add", "aten::mul", "aten::mul"}));
   std::string text = g.toString();
@@ -76,8 +75,8 @@ TEST(TracerTest, RecordsOperatorsWithConstantsAndCompleteInputTypes) {
 
 TEST(TracerTest, TensorsTheTraceHasNotSeenAreConstants) {
   Tensor outside = filled({3}, 5);
-  auto traced = trace(
-      "f", [&](const Stack& in) { return IValue(tracedAdd(in[0].toTensor(), outside)); }, {IValue(filled({3}, 1))}, {"x"});
+  auto traced = trace("f", [&](const Stack& in) { return IValue(tracedAdd(in[0].toTensor(), outside)); },
+                      {IValue(filled({3}, 1))}, {"x"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"aten::add"}));
   EXPECT_NE(g.toString().find("prim::Constant[value= 5  5  5"), std::string::npos) << g;
@@ -86,14 +85,13 @@ TEST(TracerTest, TensorsTheTraceHasNotSeenAreConstants) {
 }
 
 TEST(TracerTest, InPlaceOpsMoveTheValueMap) {
-  auto traced = trace(
-      "f",
-      [](const Stack& in) {
-        Tensor x = in[0].toTensor();
-        call("aten::add_", "Tensor", {x, filled({2}, 1), int64_t{1}});  // x += 1
-        return IValue(mulScalar(x, 3));
-      },
-      {IValue(filled({2}, 1))}, {"x"});
+  auto traced = trace("f",
+                      [](const Stack& in) {
+                        Tensor x = in[0].toTensor();
+                        call("aten::add_", "Tensor", {x, filled({2}, 1), int64_t{1}});  // x += 1
+                        return IValue(mulScalar(x, 3));
+                      },
+                      {IValue(filled({2}, 1))}, {"x"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"aten::add_", "aten::mul"}));
   const Node* add_node = nullptr;
@@ -112,14 +110,13 @@ TEST(TracerTest, InPlaceOpsMoveTheValueMap) {
 }
 
 TEST(TracerTest, TuplesAreFlattenedAtTheBoundaries) {
-  auto traced = trace(
-      "f",
-      [](const Stack& in) {
-        const auto& pair = in[0].toTupleRef().elements;
-        Tensor s = tracedAdd(pair[0].toTensor(), pair[1].toTensor());
-        return IValue::tuple({IValue(s), IValue::tuple({IValue(pair[0].toTensor()), IValue(s)})});
-      },
-      {IValue::tuple({IValue(filled({2}, 1)), IValue(filled({2}, 2))})}, {"xs"});
+  auto traced = trace("f",
+                      [](const Stack& in) {
+                        const auto& pair = in[0].toTupleRef().elements;
+                        Tensor s = tracedAdd(pair[0].toTensor(), pair[1].toTensor());
+                        return IValue::tuple({IValue(s), IValue::tuple({IValue(pair[0].toTensor()), IValue(s)})});
+                      },
+                      {IValue::tuple({IValue(filled({2}, 1)), IValue(filled({2}, 2))})}, {"xs"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::TupleUnpack", "aten::add", "prim::TupleConstruct",
                                                 "prim::TupleConstruct"}));
@@ -139,9 +136,9 @@ TEST(TracerTest, ScriptedCallsStayCallsWithTheirControlFlow) {
       "        return x * 2\n"
       "    return x - 1\n");
   GraphFunction& pick = cu->getFunction("pick");
-  auto traced = trace(
-      "f", [&](const Stack& in) { return IValue(tracedAdd(pick({in[0]}).toTensor(), in[0].toTensor())); },
-      {IValue(filled({2}, 1))}, {"x"});
+  auto traced =
+      trace("f", [&](const Stack& in) { return IValue(tracedAdd(pick({in[0]}).toTensor(), in[0].toTensor())); },
+            {IValue(filled({2}, 1))}, {"x"});
   const Graph& g = *traced.function->graph();
   EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::CallFunction", "aten::add"}));
   EXPECT_NE(g.toString().find("Function = prim::Constant[name=\"pick\"]()"), std::string::npos) << g;
@@ -152,34 +149,31 @@ TEST(TracerTest, ScriptedCallsStayCallsWithTheirControlFlow) {
 
 TEST(TracerTest, TracingIsPerThread) {
   std::string other_thread_saw;
-  auto traced = trace(
-      "f",
-      [&](const Stack& in) {
-        std::thread other([&] {
-          other_thread_saw = tracer::isTracing() ? "tracing" : "not tracing";
-          tracedAdd(filled({2}, 1), filled({2}, 1));  // not recorded
-        });
-        other.join();
-        return IValue(mulScalar(in[0].toTensor(), 2));
-      },
-      {IValue(filled({2}, 1))}, {"x"});
+  auto traced = trace("f",
+                      [&](const Stack& in) {
+                        std::thread other([&] {
+                          other_thread_saw = tracer::isTracing() ? "tracing" : "not tracing";
+                          tracedAdd(filled({2}, 1), filled({2}, 1));  // not recorded
+                        });
+                        other.join();
+                        return IValue(mulScalar(in[0].toTensor(), 2));
+                      },
+                      {IValue(filled({2}, 1))}, {"x"});
   EXPECT_EQ(other_thread_saw, "not tracing");
   EXPECT_EQ(kinds(*traced.function->graph()), (std::vector<std::string>{"aten::mul"}));
 }
 
 TEST(TracerTest, NestedTracesRestoreTheOuterOne) {
   std::shared_ptr<GraphFunction> inner;
-  auto outer = trace(
-      "outer",
-      [&](const Stack& in) {
-        Tensor a = mulScalar(in[0].toTensor(), 2);
-        inner = trace(
-                    "inner", [](const Stack& i) { return IValue(mulScalar(i[0].toTensor(), 5)); },
-                    {IValue(filled({2}, 1))}, {"y"})
-                    .function;
-        return IValue(tracedAdd(a, in[0].toTensor()));
-      },
-      {IValue(filled({2}, 1))}, {"x"});
+  auto outer = trace("outer",
+                     [&](const Stack& in) {
+                       Tensor a = mulScalar(in[0].toTensor(), 2);
+                       inner = trace("inner", [](const Stack& i) { return IValue(mulScalar(i[0].toTensor(), 5)); },
+                                     {IValue(filled({2}, 1))}, {"y"})
+                                   .function;
+                       return IValue(tracedAdd(a, in[0].toTensor()));
+                     },
+                     {IValue(filled({2}, 1))}, {"x"});
   EXPECT_EQ(kinds(*outer.function->graph()), (std::vector<std::string>{"aten::mul", "aten::add"}));
   EXPECT_EQ(kinds(*inner->graph()), (std::vector<std::string>{"aten::mul"}));
 }
@@ -201,26 +195,24 @@ TEST(TracerTest, ErrorsEndTheTrace) {
   }
   EXPECT_FALSE(tracer::isTracing());
   // The traced code raising: the error propagates and the trace ends.
-  EXPECT_THROW(trace(
-                   "f",
-                   [](const Stack& in) {
-                     call("aten::view", "", {in[0], IValue(std::vector<int64_t>{7})});
-                     return in[0];
-                   },
-                   {IValue(filled({2}, 1))}),
+  EXPECT_THROW(trace("f",
+                     [](const Stack& in) {
+                       call("aten::view", "", {in[0], IValue(std::vector<int64_t>{7})});
+                       return in[0];
+                     },
+                     {IValue(filled({2}, 1))}),
                Error);
   EXPECT_FALSE(tracer::isTracing());
   EXPECT_EQ(dispatchHook(), nullptr);
 }
 
 TEST(TracerTest, DeadCodeIsRemoved) {
-  auto traced = trace(
-      "f",
-      [](const Stack& in) {
-        mulScalar(in[0].toTensor(), 7);  // unused
-        return IValue(tracedAdd(in[0].toTensor(), in[0].toTensor()));
-      },
-      {IValue(filled({2}, 1))}, {"x"});
+  auto traced = trace("f",
+                      [](const Stack& in) {
+                        mulScalar(in[0].toTensor(), 7);  // unused
+                        return IValue(tracedAdd(in[0].toTensor(), in[0].toTensor()));
+                      },
+                      {IValue(filled({2}, 1))}, {"x"});
   EXPECT_EQ(kinds(*traced.function->graph()), (std::vector<std::string>{"aten::add"}));
 }
 
@@ -254,9 +246,11 @@ TEST(TracerTest, ContextNamesValuesAndGivesSourceRanges) {
 TEST(TracerTest, AnOutputTheTraceDoesNotComputeRaises) {
   Tensor outside = filled({2}, 1);
   try {
-    trace(
-        "f", [&](const Stack& in) { return IValue::tuple({IValue(mulScalar(in[0].toTensor(), 2)), IValue(outside)}); },
-        {IValue(filled({2}, 1))});
+    trace("f",
+          [&](const Stack& in) {
+            return IValue::tuple({IValue(mulScalar(in[0].toTensor(), 2)), IValue(outside)});
+          },
+          {IValue(filled({2}, 1))});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("output 1 ("), std::string::npos) << e.what();
@@ -275,19 +269,18 @@ namespace {
 
 TEST(TracerTest, SuspendedTracingRecordsNothing) {
   bool tracing_inside = true, tracing_after = false;
-  auto traced = trace(
-      "f",
-      [&](const Stack& in) {
-        Tensor y = mulScalar(in[0].toTensor(), 2);
-        {
-          tracer::TracingSuspended untraced;
-          tracing_inside = tracer::isTracing();
-          tracedAdd(y, y);  // not recorded
-        }
-        tracing_after = tracer::isTracing();
-        return IValue(mulScalar(y, 3));
-      },
-      {IValue(filled({2}, 1))}, {"x"});
+  auto traced = trace("f",
+                      [&](const Stack& in) {
+                        Tensor y = mulScalar(in[0].toTensor(), 2);
+                        {
+                          tracer::TracingSuspended untraced;
+                          tracing_inside = tracer::isTracing();
+                          tracedAdd(y, y);  // not recorded
+                        }
+                        tracing_after = tracer::isTracing();
+                        return IValue(mulScalar(y, 3));
+                      },
+                      {IValue(filled({2}, 1))}, {"x"});
   EXPECT_FALSE(tracing_inside);
   EXPECT_TRUE(tracing_after);
   EXPECT_EQ(kinds(*traced.function->graph()), (std::vector<std::string>{"aten::mul", "aten::mul"}));
@@ -316,9 +309,8 @@ struct Modules {
   }
   // The eager code of inner.forward, called as a submodule call.
   IValue callInner(const Tensor& x) {
-    return traceMethodCall(inner.toIValue(), "forward", [&] {
-      return IValue(tracedAdd(x, inner.attr("w").toTensor()));
-    });
+    return traceMethodCall(inner.toIValue(), "forward",
+                           [&] { return IValue(tracedAdd(x, inner.attr("w").toTensor())); });
   }
 };
 
@@ -326,15 +318,15 @@ struct Modules {
 
 TEST(TracerModuleTest, ParametersAreGetAttrChainsAndSubmoduleCallsAreMethods) {
   Modules m;
-  auto traced = traceMethod(
-      m.outer.toIValue(), "forward",
-      [&](const Stack& in) {
-        Tensor x = call("aten::mul", "Tensor", {in[0], m.outer.attr("scale")}).toTensor();
-        Tensor y = m.callInner(x).toTensor();
-        Tensor z = m.callInner(y).toTensor();  // called twice: a second method
-        return IValue(tracedAdd(z, m.inner.attr("w").toTensor()));  // inner.w read by outer: a chain of two
-      },
-      {IValue(filled({2}, 1))}, {"x"});
+  auto traced =
+      traceMethod(m.outer.toIValue(), "forward",
+                  [&](const Stack& in) {
+                    Tensor x = call("aten::mul", "Tensor", {in[0], m.outer.attr("scale")}).toTensor();
+                    Tensor y = m.callInner(x).toTensor();
+                    Tensor z = m.callInner(y).toTensor();                       // called twice: a second method
+                    return IValue(tracedAdd(z, m.inner.attr("w").toTensor()));  // inner.w read by outer: a chain of two
+                  },
+                  {IValue(filled({2}, 1))}, {"x"});
   const Graph& g = *traced.method->graph();
   std::ostringstream text;
   text << g;
@@ -364,22 +356,21 @@ TEST(TracerModuleTest, MethodCallsOutsideAModuleTraceJustRun) {
 
 TEST(TracerModuleTest, ErrorsInASubmoduleCallEndTheTrace) {
   Modules m;
-  EXPECT_THROW(traceMethod(
-                   m.outer.toIValue(), "forward",
-                   [&](const Stack& in) {
-                     return traceMethodCall(m.inner.toIValue(), "forward",
-                                            [&]() -> IValue { KILN_ERROR("boom"); });
-                   },
-                   {IValue(filled({2}, 1))}),
+  EXPECT_THROW(traceMethod(m.outer.toIValue(), "forward",
+                           [&](const Stack& in) {
+                             return traceMethodCall(m.inner.toIValue(), "forward",
+                                                    [&]() -> IValue { KILN_ERROR("boom"); });
+                           },
+                           {IValue(filled({2}, 1))}),
                Error);
   EXPECT_FALSE(tracer::isTracing());
   EXPECT_FALSE(m.inner.find_method("forward"));
   EXPECT_FALSE(m.outer.find_method("forward"));
   // A module's method name that is taken raises.
   m.outer.define("def forward(self, x: Tensor) -> Tensor:\n    return x\n");
-  EXPECT_THROW(traceMethod(m.outer.toIValue(), "forward", [](const Stack& in) { return in[0]; },
-                           {IValue(filled({2}, 1))}),
-               Error);
+  EXPECT_THROW(
+      traceMethod(m.outer.toIValue(), "forward", [](const Stack& in) { return in[0]; }, {IValue(filled({2}, 1))}),
+      Error);
 }
 
 TEST(TracerModuleTest, AValueOfAFinishedCallUsedLaterBecomesAnOutput) {
@@ -409,14 +400,13 @@ TEST(TracerModuleTest, AValueOfAFinishedCallUsedLaterBecomesAnOutput) {
 
 TEST(TracerModuleTest, ACallWhoseValuesAreNotUsedAfterItReturnsNone) {
   Modules m;
-  auto traced = traceMethod(
-      m.outer.toIValue(), "forward",
-      [&](const Stack& in) {
-        // Returns its input unchanged (nn.Identity): nothing of the call is used after it.
-        IValue same = traceMethodCall(m.inner.toIValue(), "forward", [&] { return in[0]; });
-        return IValue(tracedAdd(same.toTensor(), same.toTensor()));
-      },
-      {IValue(filled({2}, 1))});
+  auto traced = traceMethod(m.outer.toIValue(), "forward",
+                            [&](const Stack& in) {
+                              // Returns its input unchanged (nn.Identity): nothing of the call is used after it.
+                              IValue same = traceMethodCall(m.inner.toIValue(), "forward", [&] { return in[0]; });
+                              return IValue(tracedAdd(same.toTensor(), same.toTensor()));
+                            },
+                            {IValue(filled({2}, 1))});
   const Graph& g = *traced.method->graph();
   std::ostringstream text;
   text << g;

@@ -205,7 +205,8 @@ TEST(WalkTest, NodesInsertedBeforeOrJustAfterTheVisitedNodeAreNotVisited) {
       g->create(n->kind(), {n->input(0)})->insertAfter(n)->output()->setType(n->output()->type());
     });
     EXPECT_EQ(visits, 6u);
-    EXPECT_EQ(nodeOrder(*g, WalkOrder::PreOrder), "Constant If neg neg neg Loop relu relu relu sigmoid sigmoid sigmoid");
+    EXPECT_EQ(nodeOrder(*g, WalkOrder::PreOrder),
+              "Constant If neg neg neg Loop relu relu relu sigmoid sigmoid sigmoid");
     g->lint();
   }
 }

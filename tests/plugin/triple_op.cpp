@@ -5,8 +5,7 @@
 
 namespace {
 
-KILN_REGISTER_OPS(kiln::op("kiln_test::triple(Tensor self) -> Tensor", [](const kiln::Tensor& self) {
-  return kiln::add(kiln::add(self, self), self);
-}), );
+KILN_REGISTER_OPS(kiln::op("kiln_test::triple(Tensor self) -> Tensor",
+                           [](const kiln::Tensor& self) { return kiln::add(kiln::add(self, self), self); }), );
 
 }  // namespace

@@ -76,9 +76,8 @@ bool nonAliasing(const Value* v) {
 }
 
 bool anySideEffects(const Node* n) {
-  return walkNodes(n, WalkOrder::PreOrder, [](const Node* m) {
-           return hasSideEffects(m) ? WalkResult::interrupt() : WalkResult::advance();
-         })
+  return walkNodes(n, WalkOrder::PreOrder,
+                   [](const Node* m) { return hasSideEffects(m) ? WalkResult::interrupt() : WalkResult::advance(); })
       .wasInterrupted();
 }
 
@@ -114,13 +113,13 @@ Rule ruleFor(const Node* n) {
     add(Rule::Loop, {prim::Loop});
     add(Rule::Subgraph, {prim::FusionGroup, prim::DifferentiableGraph, prim::FallbackGraph,
                          Symbol::prim("FunctionalGraph"), Symbol::prim("CudaFusionGroup")});
-    add(Rule::Fork, {prim::fork, prim::awaitable, prim::rpc_async, Symbol::prim("rpc_sync"),
-                     Symbol::prim("rpc_remote")});
+    add(Rule::Fork,
+        {prim::fork, prim::awaitable, prim::rpc_async, Symbol::prim("rpc_sync"), Symbol::prim("rpc_remote")});
     add(Rule::Wait, {aten::wait});
-    add(Rule::Creator, {prim::Constant, prim::AutogradZero, prim::AutogradAdd, prim::Closure, prim::CreateObject,
-                        prim::Uninitialized, prim::MMTreeReduce, prim::MMBatchSide, prim::BroadcastSizes,
-                        prim::StaticSubgraph, prim::TensorExprGroup, Symbol::prim("tolist"),
-                        Symbol::prim("FusedConcat"), Symbol::prim("ChunkSizes")});
+    add(Rule::Creator,
+        {prim::Constant, prim::AutogradZero, prim::AutogradAdd, prim::Closure, prim::CreateObject, prim::Uninitialized,
+         prim::MMTreeReduce, prim::MMBatchSide, prim::BroadcastSizes, prim::StaticSubgraph, prim::TensorExprGroup,
+         Symbol::prim("tolist"), Symbol::prim("FusedConcat"), Symbol::prim("ChunkSizes")});
     add(Rule::Container, {prim::ListConstruct, prim::TupleConstruct, prim::DictConstruct});
     add(Rule::Extractor, {prim::TupleUnpack, prim::TupleIndex, prim::TupleSlice, prim::ListUnpack, prim::PythonOp,
                           prim::GetAttr, prim::unchecked_tuple_element});
@@ -371,9 +370,12 @@ struct AliasDbState {
   void analyzeContainerConstruct(Node* n) {
     const Value* container = n->output();
     if (!isMutable(container)) return;
-    static const std::unordered_set<Symbol> reads_list_only = {
-        aten::cat,           aten::stack, Symbol::aten("broadcast_tensors"), Symbol::aten("vstack"),
-        Symbol::aten("hstack"), Symbol::aten("dstack")};
+    static const std::unordered_set<Symbol> reads_list_only = {aten::cat,
+                                                               aten::stack,
+                                                               Symbol::aten("broadcast_tensors"),
+                                                               Symbol::aten("vstack"),
+                                                               Symbol::aten("hstack"),
+                                                               Symbol::aten("dstack")};
     if (n->kind() == prim::ListConstruct && container->uses().size() == 1 &&
         reads_list_only.count(container->uses()[0].user->kind())) {
       giveFreshAlias(container, /*hold_wildcards=*/false);
@@ -528,8 +530,8 @@ struct AliasDbState {
       if (it == write_index.end()) return;
       out << "  ";
       for (size_t i = 0; i < n->outputs().size(); ++i) out << (i ? ", %" : "%") << n->output(i)->debugName();
-      out << (n->outputs().empty() ? "" : " = ") << n->kind().toQualString() << " writes to "
-          << namesOf(it->second) << "\n";
+      out << (n->outputs().empty() ? "" : " = ") << n->kind().toQualString() << " writes to " << namesOf(it->second)
+          << "\n";
     });
   }
 
@@ -539,7 +541,8 @@ struct AliasDbState {
     for (size_t i = 0; i < dag.size(); ++i) {
       const Element* e = dag.fromIndex(static_cast<unsigned>(i));
       if (!e->points_to.empty()) out << elementName(e) << " points to: " << namesOf(e->points_to) << "\n";
-      if (!e->contained_elements.empty()) out << elementName(e) << " contains: " << namesOf(e->contained_elements) << "\n";
+      if (!e->contained_elements.empty())
+        out << elementName(e) << " contains: " << namesOf(e->contained_elements) << "\n";
     }
     out << "\n===3. WRITES===\n";
     printWrites(graph.block(), out);
@@ -668,7 +671,9 @@ bool AliasDbState::tryMove(Node* to_move, Node* move_point, MoveSide side, bool 
   if (working_set.dependsOn(move_point)) return false;
   if (dry_run) return true;
 
-  auto place = [](Node* n, Node* point, MoveSide s) { s == MoveSide::Before ? n->moveBefore(point) : n->moveAfter(point); };
+  auto place = [](Node* n, Node* point, MoveSide s) {
+    s == MoveSide::Before ? n->moveBefore(point) : n->moveAfter(point);
+  };
   if (split) {
     // `to_move` goes next to `move_point`; what depended on it goes to the other side.
     place(to_move, move_point, side);

@@ -63,10 +63,13 @@ bool isNondeterministic(const Node* n) {
   static const std::unordered_set<Symbol> random_kinds = [] {
     std::unordered_set<Symbol> s;
     for (const char* name :
-         {"dropout", "dropout_", "feature_dropout", "alpha_dropout", "feature_alpha_dropout", "_fused_dropout",
-          "native_dropout", "_standard_gamma", "bernoulli", "bernoulli_", "multinomial", "normal", "normal_", "poisson",
-          "binomial", "rrelu", "rrelu_", "rrelu_with_noise", "rand", "rand_like", "randn", "randn_like", "randint",
-          "randint_like", "randperm", "uniform_", "exponential_", "geometric_", "cauchy_", "log_normal_", "random_"}) {
+         {"dropout",        "dropout_",       "feature_dropout",  "alpha_dropout", "feature_alpha_dropout",
+          "_fused_dropout", "native_dropout", "_standard_gamma",  "bernoulli",     "bernoulli_",
+          "multinomial",    "normal",         "normal_",          "poisson",       "binomial",
+          "rrelu",          "rrelu_",         "rrelu_with_noise", "rand",          "rand_like",
+          "randn",          "randn_like",     "randint",          "randint_like",  "randperm",
+          "uniform_",       "exponential_",   "geometric_",       "cauchy_",       "log_normal_",
+          "random_"}) {
       s.insert(Symbol::aten(name));
     }
     return s;

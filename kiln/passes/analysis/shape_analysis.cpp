@@ -9,9 +9,9 @@
 #include "kiln/core/function.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
-#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/util/jit_log.h"
 
@@ -46,9 +46,8 @@ bool isIntList(const Type& t) {
 }
 
 bool returnsTensors(const FunctionSchema& schema) {
-  return std::any_of(schema.returns().begin(), schema.returns().end(), [](const Argument& r) {
-    return r.type->kind() == TypeKind::Tensor || isTensorList(*r.type);
-  });
+  return std::any_of(schema.returns().begin(), schema.returns().end(),
+                     [](const Argument& r) { return r.type->kind() == TypeKind::Tensor || isTensorList(*r.type); });
 }
 
 // Strides exactly those of a contiguous tensor of these sizes.
@@ -73,8 +72,8 @@ bool couldBeWrapped(const Type& type) {
 bool resizesInput(const Node* n, const FunctionSchema& schema) {
   static const std::unordered_set<Symbol> kinds = [] {
     std::unordered_set<Symbol> s;
-    for (const char* name : {"resize_", "resize_as_", "set_", "squeeze_", "unsqueeze_", "t_", "transpose_",
-                             "swapaxes_", "swapdims_", "as_strided_"}) {
+    for (const char* name : {"resize_", "resize_as_", "set_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_",
+                             "swapdims_", "as_strided_"}) {
       s.insert(Symbol::aten(name));
     }
     return s;
@@ -283,8 +282,8 @@ class ShapePropagator {
   // hazards forbid; otherwise to the unrefined type.
   void refine(Value* v, TypePtr t) {
     const TypePtr& old = v->type();
-    if (!t || !(old->kind() == TypeKind::Tensor ? t->kind() == TypeKind::Tensor
-                                                 : *unshapedType(old) == *unshapedType(t))) {
+    if (!t ||
+        !(old->kind() == TypeKind::Tensor ? t->kind() == TypeKind::Tensor : *unshapedType(old) == *unshapedType(t))) {
       t = unshapedType(old);
     }
     if (shape_unstable_.count(v)) t = withoutShape(t);
@@ -645,7 +644,7 @@ class ShapePropagator {
       // Chunks are narrowed views: the input's strides.
       VaryingShape strides = t->strides().size() == out_dims.size() ? t->strides() : VaryingShape(out_dims.size());
       refine(n->output(i), TensorType::create(t->scalarType(), t->device(), VaryingShape(out_dims), strides,
-                                               outputRequiresGrad(n, nullptr, t->scalarType())));
+                                              outputRequiresGrad(n, nullptr, t->scalarType())));
     }
   }
 
@@ -909,7 +908,8 @@ class ShapePropagator {
     }
     if (n->kind() == aten::__getitem__ && tensorType(n->output()) && isTensorList(*n->input(0)->type())) {
       auto index = facts_.known(n->input(1));
-      refine(n->output(), listElement(n->input(0), index && index->isInt() ? std::optional(index->toInt()) : std::nullopt));
+      refine(n->output(),
+             listElement(n->input(0), index && index->isInt() ? std::optional(index->toInt()) : std::nullopt));
       maybeWrapped(n->output());
       return;
     }

@@ -31,8 +31,11 @@ Tensor binaryOp(const char* name, const Tensor& self, const Tensor& other, const
                 const Kernel& kernel) {
   KILN_CHECK(self.defined() && other.defined(), name, ": expected defined tensors");
   TensorIter iter(name);
-  iter.addOutput(out).addInput(self).addInput(other).promoteIntegerToFloat(spec.int_to_float).checkOutputCast(
-      spec.cast_out);
+  iter.addOutput(out)
+      .addInput(self)
+      .addInput(other)
+      .promoteIntegerToFloat(spec.int_to_float)
+      .checkOutputCast(spec.cast_out);
   if (spec.bool_result) iter.outputDtype(ScalarType::Bool);
   iter.build();
   kernel(iter);
@@ -171,10 +174,12 @@ T powValue(T base, T exponent) {
 
 // The float forms of the ops above: the helpers of kernel_math.h, which
 // generated kernels compute with too.
-#define KILN_ELEMENT_MATH_OP(Op, expr)        \
-  struct Op {                                 \
-    template <typename T>                     \
-    static T apply(T a, T b) { return expr; } \
+#define KILN_ELEMENT_MATH_OP(Op, expr) \
+  struct Op {                          \
+    template <typename T>              \
+    static T apply(T a, T b) {         \
+      return expr;                     \
+    }                                  \
   };
 KILN_ELEMENT_MATH_OP(FloorDivide, k_floor_divide(a, b))
 KILN_ELEMENT_MATH_OP(TruncDivide, m_trunc(a / b))
@@ -193,7 +198,8 @@ void floatOrIntKernel(TensorIter& iter, const char* name, const IntFn& int_fn) {
   const ScalarType dtype = iter.computeDtype();
   if (isFloatingType(dtype)) {
     KILN_DISPATCH_FLOATING_TYPES(dtype, name, [&] {
-      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t a, scalar_t b) { return FloatOp::apply(a, b); });
+      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter,
+                                                       [](scalar_t a, scalar_t b) { return FloatOp::apply(a, b); });
     });
   } else {
     KILN_DISPATCH_INTEGRAL_TYPES(dtype, name, [&] {
@@ -378,24 +384,21 @@ Tensor& div_(Tensor& self, const Tensor& other, const std::optional<std::string>
   return self;
 }
 
-Tensor& divOut(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode,
-               Tensor& out) {
+Tensor& divOut(const Tensor& self, const Tensor& other, const std::optional<std::string>& rounding_mode, Tensor& out) {
   divOp("div", self, other, rounding_mode, out);
   return out;
 }
 
 // Defines fn, fn_ and fnOut over binaryOp.
-#define KILN_BINARY_FORMS(fn, name, spec, kernel)                              \
-  Tensor fn(const Tensor& self, const Tensor& other) {                         \
-    return binaryOp(name, self, other, Tensor(), spec, kernel);                \
-  }                                                                            \
-  Tensor& fn##_(Tensor& self, const Tensor& other) {                           \
-    binaryOp(name "_", self, other, self, spec, kernel);                       \
-    return self;                                                               \
-  }                                                                            \
-  Tensor& fn##Out(const Tensor& self, const Tensor& other, Tensor& out) {      \
-    binaryOp(name, self, other, out, spec, kernel);                            \
-    return out;                                                                \
+#define KILN_BINARY_FORMS(fn, name, spec, kernel)                                                                    \
+  Tensor fn(const Tensor& self, const Tensor& other) { return binaryOp(name, self, other, Tensor(), spec, kernel); } \
+  Tensor& fn##_(Tensor& self, const Tensor& other) {                                                                 \
+    binaryOp(name "_", self, other, self, spec, kernel);                                                             \
+    return self;                                                                                                     \
+  }                                                                                                                  \
+  Tensor& fn##Out(const Tensor& self, const Tensor& other, Tensor& out) {                                            \
+    binaryOp(name, self, other, out, spec, kernel);                                                                  \
+    return out;                                                                                                      \
   }
 
 #define KILN_PREDICATE_FORMS(fn, name, expr) \

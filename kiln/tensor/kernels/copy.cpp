@@ -26,12 +26,11 @@ To convert(From v) {
 }
 
 // Every dtype a tensor can be stored in, including the reduced floats.
-#define KILN_DISPATCH_STORAGE_TYPES(TYPE, NAME, ...)                                                \
-  KILN_DISPATCH_SWITCH(TYPE, NAME,                                                                 \
-                       KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__)           \
-                           KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__)                             \
-                               KILN_DISPATCH_CASE(Half, Half, __VA_ARGS__)                         \
-                                   KILN_DISPATCH_CASE(BFloat16, BFloat16, __VA_ARGS__))
+#define KILN_DISPATCH_STORAGE_TYPES(TYPE, NAME, ...)                                                               \
+  KILN_DISPATCH_SWITCH(TYPE, NAME,                                                                                 \
+                       KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__)                           \
+                           KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__) KILN_DISPATCH_CASE(Half, Half, __VA_ARGS__) \
+                               KILN_DISPATCH_CASE(BFloat16, BFloat16, __VA_ARGS__))
 
 }  // namespace
 

@@ -18,9 +18,8 @@ Tensor floatElementwise(const char* name, const Tensor& self, const Tensor& out,
   checkExactOutDtype(out, self.dtype(), name);
   TensorIter iter(name);
   iter.addOutput(out).addInput(self).build();
-  KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), name, [&] {
-    cpuKernel<scalar_t, scalar_t>(iter, [&f](scalar_t x) { return f(x); });
-  });
+  KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), name,
+                               [&] { cpuKernel<scalar_t, scalar_t>(iter, [&f](scalar_t x) { return f(x); }); });
   return iter.output();
 }
 

@@ -59,9 +59,8 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
     const scalar_t v = checkedScalarTo<scalar_t>(value);
     if (self.isContiguous()) {
       scalar_t* data = static_cast<scalar_t*>(self.rawData());
-      parallelFor(0, self.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
-        std::fill(data + begin, data + end, v);
-      });
+      parallelFor(0, self.numel(), kGrainSize,
+                  [&](int64_t begin, int64_t end) { std::fill(data + begin, data + end, v); });
       return;
     }
     // PyTorch's fill_ writes an expanded tensor without complaint.
@@ -120,8 +119,8 @@ Tensor& arangeOut(const Scalar& start, const Scalar& end, const Scalar& step, Te
   KILN_DISPATCH_ALL_TYPES(out.dtype(), "arange_cpu", [&] {
     // PyTorch's CPU accumulation type: the range is computed in double or int64.
     using acc_t = std::conditional_t<std::is_floating_point_v<scalar_t>, double, int64_t>;
-    KILN_CHECK(std::isfinite(start.toDouble()) && std::isfinite(end.toDouble()), "arange: unsupported range: ",
-               start, " -> ", end);
+    KILN_CHECK(std::isfinite(start.toDouble()) && std::isfinite(end.toDouble()), "arange: unsupported range: ", start,
+               " -> ", end);
     const acc_t xstart = checkedScalarTo<acc_t>(start);
     const acc_t xend = checkedScalarTo<acc_t>(end);
     const acc_t xstep = checkedScalarTo<acc_t>(step);

@@ -578,8 +578,7 @@ Tensor& indexFill_(Tensor& self, int64_t dim, const Tensor& index, const Scalar&
   DimVector sizes(s.sizes());
   sizes[dim] = idx.numel();
   TensorIter iter("index_fill_");
-  buildIter(iter, restride(s, sizes, dim), expand(fillValueOf(value, self), sizes),
-            alongDim(idx, s.dim(), dim));
+  buildIter(iter, restride(s, sizes, dim), expand(fillValueOf(value, self), sizes), alongDim(idx, s.dim(), dim));
   BadIndex bad;
   scatterLoop(iter, strideBytes(s, dim), IndexBounds::checked(s.sizes()[dim], true), ScatterReduce::None, 1, false,
               bad);

@@ -125,7 +125,8 @@ void tileGemm(int64_t n, int64_t m, int64_t k, T alpha, Mat<T> a, Mat<T> b, T be
   auto single = [&](int64_t i, int64_t j) {
     T sum = 0;
     for (int64_t p = 0; p < k; ++p) {
-      sum = static_cast<T>(sum + a.data[i * a.row_stride + p * a.col_stride] * b.data[p * b.row_stride + j * b.col_stride]);
+      sum = static_cast<T>(sum +
+                           a.data[i * a.row_stride + p * a.col_stride] * b.data[p * b.row_stride + j * b.col_stride]);
     }
     store(c + i * ldc + j, sum);
   };
@@ -244,9 +245,9 @@ Tensor expandTo(const Tensor& t, IntArrayRef sizes) {
     if (t.size(d) == sizes[target]) {
       strides[target] = t.stride(d);
     } else {
-      KILN_CHECK(t.size(d) == 1, "The expanded size of the tensor (", sizes[target],
-                 ") must match the existing size (", t.size(d), ") at non-singleton dimension ", target,
-                 ".  Target sizes: ", shapeString(sizes), ".  Tensor sizes: ", shapeString(t.sizes()));
+      KILN_CHECK(t.size(d) == 1, "The expanded size of the tensor (", sizes[target], ") must match the existing size (",
+                 t.size(d), ") at non-singleton dimension ", target, ".  Target sizes: ", shapeString(sizes),
+                 ".  Tensor sizes: ", shapeString(t.sizes()));
     }
   }
   return makeView(t, sizes, strides, t.storageOffset());
@@ -330,8 +331,8 @@ void checkMmShapes(const Tensor& mat1, const Tensor& mat2) {
 // baddbmm: checks an in-place call, broadcasts self to the result's `sizes`
 // (converting its dtype) and runs the product, seen as `product_sizes`
 // matrices, into out. An undefined self means no addend (bmm).
-Tensor& addProduct(const Tensor& self, const Tensor& a, const Tensor& b, IntArrayRef sizes,
-                   IntArrayRef product_sizes, const Scalar& beta, const Scalar& alpha, Tensor& out) {
+Tensor& addProduct(const Tensor& self, const Tensor& a, const Tensor& b, IntArrayRef sizes, IntArrayRef product_sizes,
+                   const Scalar& beta, const Scalar& alpha, Tensor& out) {
   const ScalarType dtype = a.dtype();
   const bool in_place = out.isSame(self);
   if (in_place) {
@@ -360,8 +361,8 @@ Tensor& addProduct(const Tensor& self, const Tensor& a, const Tensor& b, IntArra
   });
 }
 
-Tensor& addmmImpl(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
-                  const Scalar& alpha, Tensor& out) {
+Tensor& addmmImpl(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
+                  Tensor& out) {
   checkMatrix(mat1, "mat1");
   checkMatrix(mat2, "mat2");
   checkMmShapes(mat1, mat2);
@@ -376,8 +377,10 @@ Tensor& baddbmmImpl(const Tensor& self, const Tensor& batch1, const Tensor& batc
   KILN_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
   KILN_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
   const int64_t batches = batch1.size(0), k = batch1.size(2);
-  KILN_CHECK(batch2.size(0) == batches && batch2.size(1) == k, "Expected size for first two dimensions of batch2 "
-             "tensor to be: [", batches, ", ", k, "] but got: [", batch2.size(0), ", ", batch2.size(1), "].");
+  KILN_CHECK(batch2.size(0) == batches && batch2.size(1) == k,
+             "Expected size for first two dimensions of batch2 "
+             "tensor to be: [",
+             batches, ", ", k, "] but got: [", batch2.size(0), ", ", batch2.size(1), "].");
   checkSameDtype(batch1, batch2);
   const DimVector sizes{batches, batch1.size(1), batch2.size(2)};
   return addProduct(self, batch1, batch2, sizes, sizes, beta, alpha, out);
@@ -473,8 +476,8 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
   return addmmImpl(self, mat1, mat2, beta, alpha, out);
 }
 
-Tensor& addmmOut(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
-                 const Scalar& alpha, Tensor& out) {
+Tensor& addmmOut(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha,
+                 Tensor& out) {
   return addmmImpl(self, mat1, mat2, beta, alpha, out);
 }
 
@@ -518,9 +521,9 @@ Tensor& dotOut(const Tensor& self, const Tensor& other, Tensor& out) {
              "D tensors");
   KILN_CHECK(self.dtype() == other.dtype(), "dot : expected both vectors to have same dtype, but found ",
              scalarTypeShortName(self.dtype()), " and ", scalarTypeShortName(other.dtype()));
-  KILN_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(),
-             "] and src [", other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
-             other.numel(), " elements respectively");
+  KILN_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(), "] and src [",
+             other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ", other.numel(),
+             " elements respectively");
   KILN_CHECK(out.dtype() == self.dtype(), "result dtype ", scalarTypeShortName(out.dtype()),
              " does not match input dtype ", scalarTypeShortName(self.dtype()));
   const int64_t n = self.numel();
@@ -572,8 +575,8 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   if (dim1 == 1 && dim2 == 1) return dot(self, other);
   if (dim1 == 2 && dim2 == 1) return mv(self, other);
   if (dim1 == 1 && dim2 == 2) {
-    const Tensor row = makeView(self, {1, self.size(0)}, {self.size(0) * self.stride(0), self.stride(0)},
-                                self.storageOffset());
+    const Tensor row =
+        makeView(self, {1, self.size(0)}, {self.size(0) * self.stride(0), self.stride(0)}, self.storageOffset());
     return reshapeContiguous(mm(row, other), {other.size(1)});
   }
   if (dim1 == 2 && dim2 == 2) return mm(self, other);
@@ -589,10 +592,10 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   checkSameDtype(self, other);
   // A vector operand is a 1-row / 1-column matrix, as BLAS-ready as any
   // other (an expanded vector has stride 0 and is copied).
-  const Tensor a3 = blasReady(
-      dim1 == 1 ? makeView(self, {1, self.size(0)}, {0, self.stride(0)}, self.storageOffset()) : self);
-  const Tensor b3 = blasReady(
-      dim2 == 1 ? makeView(other, {other.size(0), 1}, {other.stride(0), 1}, other.storageOffset()) : other);
+  const Tensor a3 =
+      blasReady(dim1 == 1 ? makeView(self, {1, self.size(0)}, {0, self.stride(0)}, self.storageOffset()) : self);
+  const Tensor b3 =
+      blasReady(dim2 == 1 ? makeView(other, {other.size(0), 1}, {other.stride(0), 1}, other.storageOffset()) : other);
   const int64_t n = a3.size(-2), k1 = a3.size(-1), k2 = b3.size(-2), p = b3.size(-1);
   DimVector batch = broadcastShapes(batchShape(a3), batchShape(b3), "matmul");
   int64_t batches = 1;

@@ -68,8 +68,7 @@ void binaryLoop(char** data, const int64_t* strides, int64_t n, const F& f) {
 
 template <typename Out, typename A, typename B, typename C, typename F>
 void ternaryLoop(char** data, const int64_t* strides, int64_t n, const F& f) {
-  if (strides[0] == sizeof(Out) && strides[1] == sizeof(A) && strides[2] == sizeof(B) &&
-      strides[3] == sizeof(C)) {
+  if (strides[0] == sizeof(Out) && strides[1] == sizeof(A) && strides[2] == sizeof(B) && strides[3] == sizeof(C)) {
     Out* out = reinterpret_cast<Out*>(data[0]);
     const A* a = reinterpret_cast<const A*>(data[1]);
     const B* b = reinterpret_cast<const B*>(data[2]);
@@ -82,8 +81,8 @@ void ternaryLoop(char** data, const int64_t* strides, int64_t n, const F& f) {
   const char* pb = data[2];
   const char* pc = data[3];
   for (int64_t i = 0; i < n; ++i, o += strides[0], pa += strides[1], pb += strides[2], pc += strides[3]) {
-    *reinterpret_cast<Out*>(o) = f(*reinterpret_cast<const A*>(pa), *reinterpret_cast<const B*>(pb),
-                                   *reinterpret_cast<const C*>(pc));
+    *reinterpret_cast<Out*>(o) =
+        f(*reinterpret_cast<const A*>(pa), *reinterpret_cast<const B*>(pb), *reinterpret_cast<const C*>(pc));
   }
 }
 
@@ -103,13 +102,21 @@ void cpuKernel(TensorIter& iter, const F& f) {
 template <size_t Size>
 struct UnsignedOfSize;
 template <>
-struct UnsignedOfSize<1> { using type = uint8_t; };
+struct UnsignedOfSize<1> {
+  using type = uint8_t;
+};
 template <>
-struct UnsignedOfSize<2> { using type = uint16_t; };
+struct UnsignedOfSize<2> {
+  using type = uint16_t;
+};
 template <>
-struct UnsignedOfSize<4> { using type = uint32_t; };
+struct UnsignedOfSize<4> {
+  using type = uint32_t;
+};
 template <>
-struct UnsignedOfSize<8> { using type = uint64_t; };
+struct UnsignedOfSize<8> {
+  using type = uint64_t;
+};
 
 // c ? a : b by masking bits: the compiler vectorizes it, where the branch it
 // makes of `?:` mispredicts on every other element of a random mask.

@@ -108,8 +108,7 @@ Tensor& varOut(const Tensor& self, OptionalDims dims, std::optional<int64_t> cor
   return momentOut("var", var(self, dims, correction, keepdim), out);
 }
 
-Tensor& stdDevOut(const Tensor& self, OptionalDims dims, std::optional<int64_t> correction, bool keepdim,
-                  Tensor& out) {
+Tensor& stdDevOut(const Tensor& self, OptionalDims dims, std::optional<int64_t> correction, bool keepdim, Tensor& out) {
   return momentOut("std", stdDev(self, dims, correction, keepdim), out);
 }
 

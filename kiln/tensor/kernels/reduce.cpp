@@ -136,7 +136,7 @@ class DimCounter {
 // `index` is the element's position in the reduced space: along the reduced
 // dim for the reducers that report indices (they reduce one dim only).
 
-constexpr int64_t kSegment = 16384;    // elements of a run reduced before pairwise combining
+constexpr int64_t kSegment = 16384;     // elements of a run reduced before pairwise combining
 constexpr int64_t kVerticalWidth = 64;  // outputs a vertical block accumulates together
 constexpr int64_t kVerticalLeaf = 16;   // rows a vertical block accumulates before pairwise combining
 
@@ -185,8 +185,8 @@ void accumulateRun(const R& r, typename R::acc_t& acc, const typename R::in_t* p
 
 // Reduces rows [lo, hi) into `acc` in leaves of `leaf_rows`, combined pairwise.
 template <typename Acc, typename Leaf, typename Merge>
-void pairwise(Acc& acc, int64_t task, int64_t lo, int64_t hi, int64_t leaf_rows, const Acc& identity,
-              const Leaf& leaf, const Merge& merge) {
+void pairwise(Acc& acc, int64_t task, int64_t lo, int64_t hi, int64_t leaf_rows, const Acc& identity, const Leaf& leaf,
+              const Merge& merge) {
   if (hi - lo <= leaf_rows) {
     if (hi > lo) leaf(task, acc, lo, hi);
     return;
@@ -296,8 +296,8 @@ void reduceVertical(const Geometry& g, const typename R::in_t* data, const R& r)
     const int64_t out = offsetsOf(g.kept, outer_kept, task / chunks).second + c0 * col.out;
     for (int64_t j = 0; j < w; ++j) r.store(out + j * col.out, acc[j], g.reduce_size);
   };
-  drive(g.outputs / col.size * chunks, g.reduce_size, std::min(kVerticalWidth, col.size), kVerticalLeaf, identity,
-        leaf, merge, store);
+  drive(g.outputs / col.size * chunks, g.reduce_size, std::min(kVerticalWidth, col.size), kVerticalLeaf, identity, leaf,
+        merge, store);
 }
 
 // Reduces `in` over `mask` into `out`, a contiguous tensor of the keepdim shape.
@@ -343,9 +343,8 @@ struct SumOp {
   A* out;
   static A identity() { return A(0); }
   static void step(A& a, T x, int64_t) { merge(a, static_cast<A>(x)); }
-  static void accumulateContiguous(A& a, const T* p, int64_t n, int64_t)
-    requires(std::is_floating_point_v<T> && std::is_same_v<T, A>)
-  {
+  static void accumulateContiguous(A& a, const T* p, int64_t n,
+                                   int64_t) requires(std::is_floating_point_v<T>&& std::is_same_v<T, A>) {
     a += sumContiguous(p, n);
   }
   static void merge(A& a, const A& b) {
@@ -561,12 +560,8 @@ Tensor accumulate(const char* op, Accumulate kind, const Tensor& self, const Dim
       using A = decltype(acc_tag);
       A* data = out.data<A>();
       switch (kind) {
-        case Accumulate::Sum:
-          runReduction(in, mask, out, SumOp<T, A>{data});
-          break;
-        case Accumulate::Prod:
-          runReduction(in, mask, out, ProdOp<T, A>{data});
-          break;
+        case Accumulate::Sum: runReduction(in, mask, out, SumOp<T, A>{data}); break;
+        case Accumulate::Prod: runReduction(in, mask, out, ProdOp<T, A>{data}); break;
         case Accumulate::Mean:
           if constexpr (std::is_floating_point_v<A>) runReduction(in, mask, out, SumOp<T, A, true>{data});
           break;
@@ -612,9 +607,8 @@ Tensor extremum(const char* op, const Tensor& self, IntArrayRef dims, bool keepd
   DimMask mask = detail::reductionMask(dims, self.dim());
   detail::checkReducible(op, self, mask, !dims.empty());
   Tensor out = keepdimResult(self, mask, self.dtype());
-  KILN_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), op, [&] {
-    runReduction(self, mask, out, ExtremumOp<scalar_t, kMax>{out.data<scalar_t>()});
-  });
+  KILN_DISPATCH_ALL_TYPES_AND_BOOL(
+      self.dtype(), op, [&] { runReduction(self, mask, out, ExtremumOp<scalar_t, kMax>{out.data<scalar_t>()}); });
   return detail::dropReducedDims(out, mask, keepdim);
 }
 

@@ -49,8 +49,8 @@ void checkReducible(const char* op, const Tensor& self, const DimMask& mask, boo
   KILN_CHECK(dim_given, op, "(): Expected reduction dim to be specified for input.numel() == 0. ",
              "Specify the reduction dim with the 'dim' argument.");
   for (int64_t d = 0; d < self.dim(); ++d) {
-    KILN_CHECK_INDEX(!mask.test(static_cast<size_t>(d)) || self.sizes()[d] != 0, op,
-                     "(): Expected reduction dim ", d, " to have non-zero size.");
+    KILN_CHECK_INDEX(!mask.test(static_cast<size_t>(d)) || self.sizes()[d] != 0, op, "(): Expected reduction dim ", d,
+                     " to have non-zero size.");
   }
 }
 
@@ -66,7 +66,8 @@ ReducedBlock reducedBlock(const Tensor& self, const DimMask& mask) {
   for (int64_t d = first; d >= 0 && d <= last; ++d) adjacent = adjacent && mask.test(static_cast<size_t>(d));
   if (adjacent) {
     block.data = contiguous(self);
-    for (int64_t d = 0; d < self.dim(); ++d) (d < first ? block.outer : d > last ? block.inner : block.n) *= self.sizes()[d];
+    for (int64_t d = 0; d < self.dim(); ++d)
+      (d < first ? block.outer : d > last ? block.inner : block.n) *= self.sizes()[d];
     return block;
   }
   // Kept dims first, then reduced ones, each in their original order.

@@ -76,8 +76,7 @@ DimVector stridesFor(const Tensor& self, MemoryFormat format) {
     case MemoryFormat::ChannelsLast3d:
       KILN_CHECK(self.dim() == 5, "required rank 5 tensor to use channels_last_3d format");
       return channelsLastStrides(self.sizes());
-    default:
-      return contiguousStrides(self.sizes());
+    default: return contiguousStrides(self.sizes());
   }
 }
 

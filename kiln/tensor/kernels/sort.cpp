@@ -25,9 +25,9 @@ namespace {
 constexpr int64_t kRadixMinLength = 256;
 
 template <typename T>
-using KeyOf = std::conditional_t<sizeof(T) == 1, uint8_t,
-                                 std::conditional_t<sizeof(T) == 2, uint16_t,
-                                                    std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+using KeyOf = std::conditional_t<
+    sizeof(T) == 1, uint8_t,
+    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
 
 // The key of x: ascending keys are PyTorch's ascending order.
 template <typename T>
@@ -35,7 +35,7 @@ KeyOf<T> sortKey(T x) {
   using K = KeyOf<T>;
   constexpr K kSign = K(1) << (sizeof(K) * 8 - 1);
   if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(x)) return std::numeric_limits<K>::max();  // no number maps there: its bits are a NaN's
+    if (std::isnan(x)) return std::numeric_limits<K>::max();    // no number maps there: its bits are a NaN's
     const K bits = std::bit_cast<K>(static_cast<T>(x + T(0)));  // -0.0 + 0.0 is +0.0: zeros are equal
     return (bits & kSign) ? K(~bits) : K(bits | kSign);
   } else if constexpr (std::is_signed_v<T>) {

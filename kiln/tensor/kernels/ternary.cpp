@@ -157,8 +157,7 @@ Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min, const std::option
   return self;
 }
 
-Tensor& clampOut(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max,
-                 Tensor& out) {
+Tensor& clampOut(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max, Tensor& out) {
   clampScalarOp("clamp", self, min, max, out, true, min && max);
   return out;
 }
@@ -210,8 +209,8 @@ namespace {
 // out = f(self, tensor1, tensor2) in their common dtype. PyTorch fails on an
 // in-place or out= tensor of another dtype, so these must match it exactly.
 template <typename Kernel>
-Tensor ternaryOp(const char* name, const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
-                 const Tensor& out, const Kernel& kernel) {
+Tensor ternaryOp(const char* name, const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Tensor& out,
+                 const Kernel& kernel) {
   KILN_CHECK(self.defined() && tensor1.defined() && tensor2.defined(), name, ": expected defined tensors");
   const Tensor operands[] = {self, tensor1, tensor2};
   kernels::checkExactOutDtype(out, resultType(ArrayRef<Tensor>(operands, 3)), name);
@@ -261,8 +260,7 @@ Tensor& addcmul_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, con
   return self;
 }
 
-Tensor& addcmulOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value,
-                   Tensor& out) {
+Tensor& addcmulOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value, Tensor& out) {
   addcmulOp("addcmul", self, tensor1, tensor2, value, out);
   return out;
 }
@@ -276,8 +274,7 @@ Tensor& addcdiv_(Tensor& self, const Tensor& tensor1, const Tensor& tensor2, con
   return self;
 }
 
-Tensor& addcdivOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value,
-                   Tensor& out) {
+Tensor& addcdivOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value, Tensor& out) {
   addcdivOp("addcdiv", self, tensor1, tensor2, value, out);
   return out;
 }

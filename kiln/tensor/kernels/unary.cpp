@@ -18,10 +18,12 @@ namespace kiln {
 namespace {
 
 // An op computed by its kernel_math.h helper.
-#define KILN_ELEMENT_MATH_OP(Op, expr)  \
-  struct Op {                           \
-    template <typename T>               \
-    static T apply(T x) { return expr; } \
+#define KILN_ELEMENT_MATH_OP(Op, expr) \
+  struct Op {                          \
+    template <typename T>              \
+    static T apply(T x) {              \
+      return expr;                     \
+    }                                  \
   };
 
 KILN_ELEMENT_MATH_OP(Exp, m_exp(x))
@@ -82,9 +84,8 @@ void floatKernel(TensorIter& iter, const char* name) {
 template <typename Op>
 void roundingKernel(TensorIter& iter, const char* name) {
   if (isFloatingType(iter.computeDtype())) return floatKernel<Op>(iter, name);
-  KILN_DISPATCH_INTEGRAL_TYPES(iter.computeDtype(), name, [&] {
-    kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t x) { return x; });
-  });
+  KILN_DISPATCH_INTEGRAL_TYPES(iter.computeDtype(), name,
+                               [&] { kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t x) { return x; }); });
 }
 
 // Integers negate through the unsigned type: -INT_MIN wraps instead of being undefined.
@@ -230,27 +231,27 @@ constexpr const char* kNegBool =
 
 // Defines fn and fnOut; `prologue` runs first with `self` in scope.
 #define KILN_UNARY_FUNCTIONAL_AND_OUT(fn, name, kind, prologue, kernel) \
-  Tensor fn(const Tensor& self) {                                      \
-    prologue;                                                          \
-    return unaryOp(name, self, Tensor(), kind, kernel);                \
-  }                                                                    \
-  Tensor& fn##Out(const Tensor& self, Tensor& out) {                   \
-    prologue;                                                          \
-    unaryOp(name, self, out, kind, kernel);                            \
-    return out;                                                        \
+  Tensor fn(const Tensor& self) {                                       \
+    prologue;                                                           \
+    return unaryOp(name, self, Tensor(), kind, kernel);                 \
+  }                                                                     \
+  Tensor& fn##Out(const Tensor& self, Tensor& out) {                    \
+    prologue;                                                           \
+    unaryOp(name, self, out, kind, kernel);                             \
+    return out;                                                         \
   }
 // Defines fn, fn_ and fnOut.
-#define KILN_UNARY_FORMS(fn, name, kind, prologue, kernel)             \
-  KILN_UNARY_FUNCTIONAL_AND_OUT(fn, name, kind, prologue, kernel)      \
-  Tensor& fn##_(Tensor& self) {                                        \
-    prologue;                                                          \
-    unaryOp(name "_", self, self, kind, kernel);                       \
-    return self;                                                       \
+#define KILN_UNARY_FORMS(fn, name, kind, prologue, kernel)        \
+  KILN_UNARY_FUNCTIONAL_AND_OUT(fn, name, kind, prologue, kernel) \
+  Tensor& fn##_(Tensor& self) {                                   \
+    prologue;                                                     \
+    unaryOp(name "_", self, self, kind, kernel);                  \
+    return self;                                                  \
   }
 
 #define KILN_FLOAT_UNARY(fn, name, Op) \
   KILN_UNARY_FORMS(fn, name, UnaryKind::Float, (void)0, [](TensorIter& iter) { floatKernel<Op>(iter, name); })
-#define KILN_ROUNDING_UNARY(fn, name, mode)                              \
+#define KILN_ROUNDING_UNARY(fn, name, mode)                                                                  \
   KILN_UNARY_FORMS(fn, name, UnaryKind::Same, checkNotBool(self, "\"" name "\" not implemented for 'Bool'"), \
                    [](TensorIter& iter) { roundingKernel<RoundTo<mode>>(iter, name); })
 
@@ -295,9 +296,9 @@ KILN_UNARY_FORMS(bitwiseNot, "bitwise_not", UnaryKind::Same, (void)0, bitwiseNot
 KILN_UNARY_FORMS(logicalNot, "logical_not", UnaryKind::Bool, (void)0, logicalNotKernel)
 
 // The class tests. Comparisons with inf vectorize where std::isinf would not.
-#define KILN_CLASSIFY(name, kind, integral_value, expr)                                  \
-  KILN_UNARY_FUNCTIONAL_AND_OUT(name, #name, kind, (void)0, [](TensorIter& iter) {       \
-    classifyKernel(iter, #name, integral_value, []<typename T>(T x) { return expr; });   \
+#define KILN_CLASSIFY(name, kind, integral_value, expr)                                \
+  KILN_UNARY_FUNCTIONAL_AND_OUT(name, #name, kind, (void)0, [](TensorIter& iter) {     \
+    classifyKernel(iter, #name, integral_value, []<typename T>(T x) { return expr; }); \
   })
 KILN_CLASSIFY(isnan, UnaryKind::Bool, false, x != x)
 KILN_CLASSIFY(isinf, UnaryKind::Bool, false, std::abs(x) == kInf<T>)

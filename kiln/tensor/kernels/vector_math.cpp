@@ -47,11 +47,11 @@ V redoLanes(V result, V x, V y, int lanes, const F& f) {
 
 }  // namespace
 
-#define KILN_SLEEF_FUNCTION1(fn, f8, d4)                  \
-  __m256 fn(__m256 x) noexcept { return f8(x); }          \
+#define KILN_SLEEF_FUNCTION1(fn, f8, d4)         \
+  __m256 fn(__m256 x) noexcept { return f8(x); } \
   __m256d fn(__m256d x) noexcept { return d4(x); }
-#define KILN_SLEEF_FUNCTION2(fn, f8, d4)                                  \
-  __m256 fn(__m256 x, __m256 y) noexcept { return f8(x, y); }             \
+#define KILN_SLEEF_FUNCTION2(fn, f8, d4)                      \
+  __m256 fn(__m256 x, __m256 y) noexcept { return f8(x, y); } \
   __m256d fn(__m256d x, __m256d y) noexcept { return d4(x, y); }
 
 KILN_SLEEF_FUNCTION1(exp, Sleef_expf8_u10avx2, Sleef_expd4_u10avx2)
@@ -79,14 +79,14 @@ KILN_SLEEF_FUNCTION2(pow, Sleef_powf8_u10avx2, Sleef_powd4_u10avx2)
 // on subnormals; its sinh and cosh give inf from 88.5 (709 in double) though
 // the result overflows only past 89.4 (710.5). Those lanes are computed by
 // libm instead (with a margin), as a function of the value alone.
-#define KILN_SLEEF_FUNCTION_IN_RANGE(fn, f8, d4, float_low, float_high, double_low, double_high)    \
-  __m256 fn(__m256 x) noexcept {                                                                    \
-    const int lanes = lanesOutside(x, float_low, float_high);                                       \
-    return lanes ? redoLanes(f8(x), x, lanes, [](float v) { return std::fn(v); }) : f8(x);          \
-  }                                                                                                 \
-  __m256d fn(__m256d x) noexcept {                                                                  \
-    const int lanes = lanesOutside(x, double_low, double_high);                                     \
-    return lanes ? redoLanes(d4(x), x, lanes, [](double v) { return std::fn(v); }) : d4(x);         \
+#define KILN_SLEEF_FUNCTION_IN_RANGE(fn, f8, d4, float_low, float_high, double_low, double_high) \
+  __m256 fn(__m256 x) noexcept {                                                                 \
+    const int lanes = lanesOutside(x, float_low, float_high);                                    \
+    return lanes ? redoLanes(f8(x), x, lanes, [](float v) { return std::fn(v); }) : f8(x);       \
+  }                                                                                              \
+  __m256d fn(__m256d x) noexcept {                                                               \
+    const int lanes = lanesOutside(x, double_low, double_high);                                  \
+    return lanes ? redoLanes(d4(x), x, lanes, [](double v) { return std::fn(v); }) : d4(x);      \
   }
 
 constexpr float kFloatMin = std::numeric_limits<float>::min();
@@ -139,43 +139,43 @@ __attribute__((target("avx512f"))) inline __m512d join(__m256d low, __m256d high
 
 extern "C" {
 
-#define KILN_VECTOR_ABI1(fn)                                                                                     \
-  float kiln_vm_##fn##f(float x) noexcept { return _mm256_cvtss_f32(kiln::vm::fn(_mm256_set1_ps(x))); }          \
-  double kiln_vm_##fn(double x) noexcept { return _mm256_cvtsd_f64(kiln::vm::fn(_mm256_set1_pd(x))); }           \
-  __m128 _ZGVbN4v_kiln_vm_##fn##f(__m128 x) { return _mm256_castps256_ps128(kiln::vm::fn(widen(x))); }           \
-  __m128d _ZGVbN2v_kiln_vm_##fn(__m128d x) { return _mm256_castpd256_pd128(kiln::vm::fn(widen(x))); }            \
-  __m256 _ZGVcN8v_kiln_vm_##fn##f(__m256 x) { return kiln::vm::fn(x); }                                          \
-  __m256d _ZGVcN4v_kiln_vm_##fn(__m256d x) { return kiln::vm::fn(x); }                                           \
-  __m256 _ZGVdN8v_kiln_vm_##fn##f(__m256 x) { return kiln::vm::fn(x); }                                          \
-  __m256d _ZGVdN4v_kiln_vm_##fn(__m256d x) { return kiln::vm::fn(x); }                                           \
-  __attribute__((target("avx512f"))) __m512 _ZGVeN16v_kiln_vm_##fn##f(__m512 x) {                                \
-    return join(kiln::vm::fn(lowHalf(x)), kiln::vm::fn(highHalf(x)));                                            \
-  }                                                                                                              \
-  __attribute__((target("avx512f"))) __m512d _ZGVeN8v_kiln_vm_##fn(__m512d x) {                                  \
-    return join(kiln::vm::fn(lowHalf(x)), kiln::vm::fn(highHalf(x)));                                            \
+#define KILN_VECTOR_ABI1(fn)                                                                            \
+  float kiln_vm_##fn##f(float x) noexcept { return _mm256_cvtss_f32(kiln::vm::fn(_mm256_set1_ps(x))); } \
+  double kiln_vm_##fn(double x) noexcept { return _mm256_cvtsd_f64(kiln::vm::fn(_mm256_set1_pd(x))); }  \
+  __m128 _ZGVbN4v_kiln_vm_##fn##f(__m128 x) { return _mm256_castps256_ps128(kiln::vm::fn(widen(x))); }  \
+  __m128d _ZGVbN2v_kiln_vm_##fn(__m128d x) { return _mm256_castpd256_pd128(kiln::vm::fn(widen(x))); }   \
+  __m256 _ZGVcN8v_kiln_vm_##fn##f(__m256 x) { return kiln::vm::fn(x); }                                 \
+  __m256d _ZGVcN4v_kiln_vm_##fn(__m256d x) { return kiln::vm::fn(x); }                                  \
+  __m256 _ZGVdN8v_kiln_vm_##fn##f(__m256 x) { return kiln::vm::fn(x); }                                 \
+  __m256d _ZGVdN4v_kiln_vm_##fn(__m256d x) { return kiln::vm::fn(x); }                                  \
+  __attribute__((target("avx512f"))) __m512 _ZGVeN16v_kiln_vm_##fn##f(__m512 x) {                       \
+    return join(kiln::vm::fn(lowHalf(x)), kiln::vm::fn(highHalf(x)));                                   \
+  }                                                                                                     \
+  __attribute__((target("avx512f"))) __m512d _ZGVeN8v_kiln_vm_##fn(__m512d x) {                         \
+    return join(kiln::vm::fn(lowHalf(x)), kiln::vm::fn(highHalf(x)));                                   \
   }
-#define KILN_VECTOR_ABI2(fn)                                                                                     \
-  float kiln_vm_##fn##f(float x, float y) noexcept {                                                             \
-    return _mm256_cvtss_f32(kiln::vm::fn(_mm256_set1_ps(x), _mm256_set1_ps(y)));                                 \
-  }                                                                                                              \
-  double kiln_vm_##fn(double x, double y) noexcept {                                                             \
-    return _mm256_cvtsd_f64(kiln::vm::fn(_mm256_set1_pd(x), _mm256_set1_pd(y)));                                 \
-  }                                                                                                              \
-  __m128 _ZGVbN4vv_kiln_vm_##fn##f(__m128 x, __m128 y) {                                                         \
-    return _mm256_castps256_ps128(kiln::vm::fn(widen(x), widen(y)));                                             \
-  }                                                                                                              \
-  __m128d _ZGVbN2vv_kiln_vm_##fn(__m128d x, __m128d y) {                                                         \
-    return _mm256_castpd256_pd128(kiln::vm::fn(widen(x), widen(y)));                                             \
-  }                                                                                                              \
-  __m256 _ZGVcN8vv_kiln_vm_##fn##f(__m256 x, __m256 y) { return kiln::vm::fn(x, y); }                           \
-  __m256d _ZGVcN4vv_kiln_vm_##fn(__m256d x, __m256d y) { return kiln::vm::fn(x, y); }                            \
-  __m256 _ZGVdN8vv_kiln_vm_##fn##f(__m256 x, __m256 y) { return kiln::vm::fn(x, y); }                           \
-  __m256d _ZGVdN4vv_kiln_vm_##fn(__m256d x, __m256d y) { return kiln::vm::fn(x, y); }                            \
-  __attribute__((target("avx512f"))) __m512 _ZGVeN16vv_kiln_vm_##fn##f(__m512 x, __m512 y) {                     \
-    return join(kiln::vm::fn(lowHalf(x), lowHalf(y)), kiln::vm::fn(highHalf(x), highHalf(y)));                   \
-  }                                                                                                              \
-  __attribute__((target("avx512f"))) __m512d _ZGVeN8vv_kiln_vm_##fn(__m512d x, __m512d y) {                      \
-    return join(kiln::vm::fn(lowHalf(x), lowHalf(y)), kiln::vm::fn(highHalf(x), highHalf(y)));                   \
+#define KILN_VECTOR_ABI2(fn)                                                                   \
+  float kiln_vm_##fn##f(float x, float y) noexcept {                                           \
+    return _mm256_cvtss_f32(kiln::vm::fn(_mm256_set1_ps(x), _mm256_set1_ps(y)));               \
+  }                                                                                            \
+  double kiln_vm_##fn(double x, double y) noexcept {                                           \
+    return _mm256_cvtsd_f64(kiln::vm::fn(_mm256_set1_pd(x), _mm256_set1_pd(y)));               \
+  }                                                                                            \
+  __m128 _ZGVbN4vv_kiln_vm_##fn##f(__m128 x, __m128 y) {                                       \
+    return _mm256_castps256_ps128(kiln::vm::fn(widen(x), widen(y)));                           \
+  }                                                                                            \
+  __m128d _ZGVbN2vv_kiln_vm_##fn(__m128d x, __m128d y) {                                       \
+    return _mm256_castpd256_pd128(kiln::vm::fn(widen(x), widen(y)));                           \
+  }                                                                                            \
+  __m256 _ZGVcN8vv_kiln_vm_##fn##f(__m256 x, __m256 y) { return kiln::vm::fn(x, y); }          \
+  __m256d _ZGVcN4vv_kiln_vm_##fn(__m256d x, __m256d y) { return kiln::vm::fn(x, y); }          \
+  __m256 _ZGVdN8vv_kiln_vm_##fn##f(__m256 x, __m256 y) { return kiln::vm::fn(x, y); }          \
+  __m256d _ZGVdN4vv_kiln_vm_##fn(__m256d x, __m256d y) { return kiln::vm::fn(x, y); }          \
+  __attribute__((target("avx512f"))) __m512 _ZGVeN16vv_kiln_vm_##fn##f(__m512 x, __m512 y) {   \
+    return join(kiln::vm::fn(lowHalf(x), lowHalf(y)), kiln::vm::fn(highHalf(x), highHalf(y))); \
+  }                                                                                            \
+  __attribute__((target("avx512f"))) __m512d _ZGVeN8vv_kiln_vm_##fn(__m512d x, __m512d y) {    \
+    return join(kiln::vm::fn(lowHalf(x), lowHalf(y)), kiln::vm::fn(highHalf(x), highHalf(y))); \
   }
 
 KILN_VECTOR_MATH_UNARY(KILN_VECTOR_ABI1)
@@ -188,11 +188,11 @@ KILN_VECTOR_MATH_BINARY(KILN_VECTOR_ABI2)
 #else  // !KILN_HAVE_AVX2: a portable build computes with libm.
 
 extern "C" {
-#define KILN_LIBM1(fn)                                                    \
-  float kiln_vm_##fn##f(float x) noexcept { return std::fn(x); }          \
+#define KILN_LIBM1(fn)                                           \
+  float kiln_vm_##fn##f(float x) noexcept { return std::fn(x); } \
   double kiln_vm_##fn(double x) noexcept { return std::fn(x); }
-#define KILN_LIBM2(fn)                                                           \
-  float kiln_vm_##fn##f(float x, float y) noexcept { return std::fn(x, y); }     \
+#define KILN_LIBM2(fn)                                                       \
+  float kiln_vm_##fn##f(float x, float y) noexcept { return std::fn(x, y); } \
   double kiln_vm_##fn(double x, double y) noexcept { return std::fn(x, y); }
 KILN_VECTOR_MATH_UNARY(KILN_LIBM1)
 KILN_VECTOR_MATH_BINARY(KILN_LIBM2)

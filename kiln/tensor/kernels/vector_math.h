@@ -14,15 +14,19 @@
 
 // f(x) and f(x, y) of float and double, by SLEEF name stem: the functions of
 // libm that kernels use.
+// clang-format off
 #define KILN_VECTOR_MATH_UNARY(_) \
   _(exp) _(expm1) _(log) _(log1p) _(log10) _(sin) _(cos) _(tan) _(asin) _(acos) _(atan) _(sinh) _(cosh) \
   _(asinh) _(acosh) _(atanh) _(erf) _(erfc) _(lgamma)
 #define KILN_VECTOR_MATH_BINARY(_) _(atan2) _(pow) _(fmod)
+// clang-format on
 
 extern "C" {
-#define KILN_DECLARE_VECTOR_MATH1(fn) float kiln_vm_##fn##f(float x) noexcept; double kiln_vm_##fn(double x) noexcept;
-#define KILN_DECLARE_VECTOR_MATH2(fn)                       \
-  float kiln_vm_##fn##f(float x, float y) noexcept;         \
+#define KILN_DECLARE_VECTOR_MATH1(fn)      \
+  float kiln_vm_##fn##f(float x) noexcept; \
+  double kiln_vm_##fn(double x) noexcept;
+#define KILN_DECLARE_VECTOR_MATH2(fn)               \
+  float kiln_vm_##fn##f(float x, float y) noexcept; \
   double kiln_vm_##fn(double x, double y) noexcept;
 KILN_VECTOR_MATH_UNARY(KILN_DECLARE_VECTOR_MATH1)
 KILN_VECTOR_MATH_BINARY(KILN_DECLARE_VECTOR_MATH2)
@@ -36,8 +40,12 @@ KILN_VECTOR_MATH_BINARY(KILN_DECLARE_VECTOR_MATH2)
 namespace kiln::vm {
 
 // The vector forms, for eager kernels: vm::sin(x) of 8 floats or 4 doubles.
-#define KILN_DECLARE_VECTOR_MATH1(fn) __m256 fn(__m256 x) noexcept; __m256d fn(__m256d x) noexcept;
-#define KILN_DECLARE_VECTOR_MATH2(fn) __m256 fn(__m256 x, __m256 y) noexcept; __m256d fn(__m256d x, __m256d y) noexcept;
+#define KILN_DECLARE_VECTOR_MATH1(fn) \
+  __m256 fn(__m256 x) noexcept;       \
+  __m256d fn(__m256d x) noexcept;
+#define KILN_DECLARE_VECTOR_MATH2(fn)     \
+  __m256 fn(__m256 x, __m256 y) noexcept; \
+  __m256d fn(__m256d x, __m256d y) noexcept;
 KILN_VECTOR_MATH_UNARY(KILN_DECLARE_VECTOR_MATH1)
 KILN_VECTOR_MATH_BINARY(KILN_DECLARE_VECTOR_MATH2)
 #undef KILN_DECLARE_VECTOR_MATH2
