@@ -7,10 +7,10 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "kiln/core/argument_binder.h"
 #include "kiln/core/operator.h"
 #include "kiln/frontend/builtin_functions.h"
 #include "kiln/frontend/error_report.h"
-#include "kiln/ir/schema_match.h"
 
 namespace kiln {
 
@@ -97,9 +97,9 @@ Value* tryMatchArgument(const Argument& arg, Graph& graph, const SourceRange& lo
   if (!value->type()->isSubtypeOf(*concrete)) {
     if (failures) {
       std::ostream& out = err() << typeMismatch(arg, value->type());
-      if (auto list = value->type()->cast<ListType>(); list && list->elementType()->kind() == TypeKind::Tensor &&
-                                                       value->node()->kind() == prim::ListConstruct &&
-                                                       value->node()->inputs().empty()) {
+      if (auto list = value->type()->cast<ListType>();
+          list && list->elementType()->kind() == TypeKind::Tensor && value->node()->kind() == prim::ListConstruct &&
+          value->node()->inputs().empty()) {
         out << "Empty lists default to List[Tensor]. Add a variable annotation to the assignment to create an empty "
                "list of another type (torch.jit.annotate(List[T, []]) where T is the type of elements in the list "
                "for Python 2)\n";
@@ -175,8 +175,7 @@ Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& con
     if (target == TypeKind::Float) return insert(aten::Float);
     if (target == TypeKind::Int) return insert(aten::Int);
   }
-  if (actual.kind() == TypeKind::String && target == TypeKind::Device)
-    return insert(Symbol::fromQualString("aten::device"));
+  if (actual.kind() == TypeKind::String && target == TypeKind::Device) return insert(Symbol::fromQualString("aten::device"));
   return value;
 }
 
@@ -186,6 +185,73 @@ Value* packOutputs(Graph& graph, ArrayRef<Value*> values) {
   return graph.insertNode(graph.createTuple(values))->output();
 }
 
+namespace {
+
+// The script compiler's conversions for the argument binder: TorchScript's
+// implicit conversions (when allowed), `[]` typed by its parameter, tuples
+// for lists, a single int for `int[2]`, and varargs packed into a list.
+class ScriptPolicy : public ConversionPolicy {
+ public:
+  ScriptPolicy(Graph& graph, const SourceRange& loc, const std::vector<NamedValue>& args,
+               const std::vector<NamedValue>& kwargs, const std::optional<NamedValue>& self, bool want_messages,
+               bool allow_conversions)
+      : graph_(graph),
+        loc_(loc),
+        args_(args),
+        kwargs_(kwargs),
+        self_(self),
+        want_messages_(want_messages),
+        allow_conversions_(allow_conversions) {}
+
+  bool packsPositionals(const FunctionSchema& schema, size_t param_index, size_t first) override {
+    const Argument& arg = schema.arguments()[param_index];
+    if (!varargsCanBeUsedAsList(schema, param_index, arg)) return false;
+    const TypePtr& actual_type = args_[first].value->type();
+    return actual_type->kind() != TypeKind::List && !convertibleToList(actual_type, unwrapOptional(arg.type));
+  }
+
+  std::optional<std::string> convert(const Argument& arg, const ParamSource& source, TypeEnv& env) override {
+    std::ostringstream why;
+    std::ostream* failures = want_messages_ ? &why : nullptr;
+    std::function<std::ostream&()> err = [&]() -> std::ostream& { return why; };
+    Value* matched = nullptr;
+    switch (source.kind) {
+      case ParamSource::Kind::Self: matched = match(arg, *self_, failures, err, env); break;
+      case ParamSource::Kind::Positional: matched = match(arg, args_[source.index], failures, err, env); break;
+      case ParamSource::Kind::Keyword: matched = match(arg, kwargs_[source.index], failures, err, env); break;
+      case ParamSource::Kind::Default:
+        matched = match(arg, NamedValue(loc_, graph_.insertConstant(*arg.default_value, loc_)), failures, err, env);
+        break;
+      case ParamSource::Kind::Packed: {
+        const TypePtr& element = arg.type->cast<ListType>()->elementType();
+        matched = tryCreateList(element, graph_, loc_, args_, source.index, failures, err, allow_conversions_, env);
+        break;
+      }
+    }
+    if (!matched) return why.str();
+    inputs.push_back(matched);
+    return std::nullopt;
+  }
+
+  std::vector<Value*> inputs;
+
+ private:
+  Value* match(const Argument& arg, const NamedValue& named, std::ostream* failures,
+               const std::function<std::ostream&()>& err, TypeEnv& env) {
+    return tryMatchArgument(arg, graph_, loc_, named, failures, err, allow_conversions_, env);
+  }
+
+  Graph& graph_;
+  const SourceRange& loc_;
+  const std::vector<NamedValue>& args_;
+  const std::vector<NamedValue>& kwargs_;
+  const std::optional<NamedValue>& self_;
+  bool want_messages_;
+  bool allow_conversions_;
+};
+
+}  // namespace
+
 std::optional<MatchedSchema> tryMatchSchema(const FunctionSchema& schema, const SourceRange& loc, Graph& graph,
                                             const std::vector<NamedValue>& args, const std::vector<NamedValue>& kwargs,
                                             std::optional<NamedValue> self, std::ostream* failures,
@@ -194,78 +260,21 @@ std::optional<MatchedSchema> tryMatchSchema(const FunctionSchema& schema, const 
     *failures << "\n" << schema.str() << ":\n";
     return *failures;
   };
+  CallShape shape;
+  shape.num_positional = args.size();
+  for (const NamedValue& kw : kwargs) shape.keywords.push_back(kw.name.value_or(""));
+  shape.has_self = self.has_value();
+  ScriptPolicy policy(graph, loc, args, kwargs, self, failures != nullptr, allow_conversions);
   TypeEnv env;
-  std::vector<Value*> inputs;
-  std::vector<bool> used_kwarg(kwargs.size(), false);
-  size_t used_args = 0;
-  const auto& formals = schema.arguments();
-  for (size_t i = 0; i < formals.size(); ++i) {
-    const Argument& arg = formals[i];
-    std::optional<NamedValue> actual;
-    if (arg.name == "self" && self) {
-      actual = self;
-      self = std::nullopt;
-    } else if (!arg.kwarg_only && used_args < args.size()) {
-      if (varargsCanBeUsedAsList(schema, i, arg)) {
-        const TypePtr& actual_type = args[used_args].value->type();
-        if (actual_type->kind() != TypeKind::List && !convertibleToList(actual_type, unwrapOptional(arg.type))) {
-          const TypePtr& element = arg.type->cast<ListType>()->elementType();
-          Value* list = tryCreateList(element, graph, loc, args, used_args, failures, err, allow_conversions, env);
-          if (!list) return std::nullopt;
-          used_args = args.size();
-          inputs.push_back(list);
-          continue;
-        }
-      }
-      actual = args[used_args++];
-    } else if (auto index = [&]() -> std::optional<size_t> {
-                 for (size_t k = 0; k < kwargs.size(); ++k) {
-                   if (kwargs[k].name == arg.name) return k;
-                 }
-                 return std::nullopt;
-               }()) {
-      if (used_kwarg[*index]) {
-        if (failures) err() << "Argument " << arg.name << " specified twice in schema, submit a bug report!\n";
-        return std::nullopt;
-      }
-      used_kwarg[*index] = true;
-      actual = kwargs[*index];
-    } else if (arg.default_value) {
-      actual = NamedValue(loc, graph.insertConstant(*arg.default_value, loc));
-    } else {
-      if (failures) err() << "Argument " << arg.name << " not provided.\n";
-      return std::nullopt;
-    }
-    Value* matched = tryMatchArgument(arg, graph, loc, *actual, failures, err, allow_conversions, env);
-    if (!matched) return std::nullopt;
-    inputs.push_back(matched);
-  }
-  if (self) {
-    if (failures) err() << "Provided self argument not used in schema.\n";
-    return std::nullopt;
-  }
-  if (schema.isVararg()) {
-    for (; used_args < args.size(); ++used_args) inputs.push_back(args[used_args].value);
-  }
-  if (used_args < args.size()) {
-    if (failures) {
-      err() << "Expected at most " << used_args << " arguments but found " << args.size() << " positional arguments.\n";
-    }
-    return std::nullopt;
-  }
-  for (size_t k = 0; k < kwargs.size(); ++k) {
-    if (used_kwarg[k]) continue;
-    if (failures) {
-      if (!schema.argumentIndex(*kwargs[k].name)) {
-        err() << "Keyword argument " << *kwargs[k].name << " unknown.\n";
-      } else {
-        err() << "Keyword argument " << *kwargs[k].name << " specified twice.\n";
-      }
-    }
+  BindResult bound = bindArguments(schema, shape, policy, env);
+  if (!bound) {
+    if (failures) err() << bound.failure.message;
     return std::nullopt;
   }
   MatchedSchema result;
-  result.inputs = std::move(inputs);
+  result.inputs = std::move(policy.inputs);
+  // Arguments past the `*` of a vararg schema go on unconverted.
+  for (size_t position : bound.bound->varargs) result.inputs.push_back(args[position].value);
   for (const Argument& r : schema.returns()) {
     TypePtr t = evalTypeVariables(r.type, env);
     if (!t) {
@@ -365,8 +374,8 @@ Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const 
   const std::vector<OperatorPtr>& operators = *sorted;
   const std::vector<ScriptBuiltin>& builtins = scriptBuiltinsFor(name);
   if (operators.empty() && builtins.empty()) {
-    throwSourceError(loc, "Unknown builtin op: " + name.toQualString() + ".\nCould not find any similar ops to " +
-                              name.toQualString() +
+    throwSourceError(loc, "Unknown builtin op: " + name.toQualString() +
+                              ".\nCould not find any similar ops to " + name.toQualString() +
                               ". This op may not exist or may not be currently supported in TorchScript.\n");
   }
   std::vector<const FunctionSchema*> schemas;

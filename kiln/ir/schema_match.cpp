@@ -6,71 +6,6 @@
 
 namespace kiln {
 
-std::optional<std::string> matchTypeVariables(const TypePtr& formal, const TypePtr& actual, TypeEnv& env) {
-  if (!formal->hasFreeVariables()) return std::nullopt;
-  auto mismatch = [&] { return "cannot match " + irStr(*formal) + " to " + irStr(*actual); };
-  if (auto var = formal->cast<VarType>()) {
-    auto it = env.find(var->name());
-    if (it == env.end()) {
-      env[var->name()] = actual;
-      return std::nullopt;
-    }
-    if (auto unified = unifyTypes(it->second, actual)) {
-      it->second = *unified;
-      return std::nullopt;
-    }
-    return "Type variable '" + var->name() + "' previously matched to type " + it->second->annotationStr() +
-           " is matched to type " + actual->annotationStr();
-  }
-  if (auto list = formal->cast<ListType>()) {
-    if (auto actual_list = actual->cast<ListType>()) {
-      return matchTypeVariables(list->elementType(), actual_list->elementType(), env);
-    }
-    return mismatch();
-  }
-  if (auto tuple = formal->cast<TupleType>()) {
-    auto actual_tuple = actual->cast<TupleType>();
-    if (!actual_tuple || actual_tuple->elements().size() != tuple->elements().size()) return mismatch();
-    for (size_t i = 0; i < tuple->elements().size(); ++i) {
-      if (auto why = matchTypeVariables(tuple->elements()[i], actual_tuple->elements()[i], env)) return why;
-    }
-    return std::nullopt;
-  }
-  if (auto optional = formal->cast<OptionalType>()) {
-    if (auto actual_optional = actual->cast<OptionalType>()) {
-      return matchTypeVariables(optional->elementType(), actual_optional->elementType(), env);
-    }
-    // None fits Optional[T] without telling what T is.
-    if (actual->kind() == TypeKind::None) return std::nullopt;
-    return matchTypeVariables(optional->elementType(), actual, env);
-  }
-  if (auto dict = formal->cast<DictType>()) {
-    auto actual_dict = actual->cast<DictType>();
-    if (!actual_dict) return mismatch();
-    if (auto why = matchTypeVariables(dict->keyType(), actual_dict->keyType(), env)) return why;
-    return matchTypeVariables(dict->valueType(), actual_dict->valueType(), env);
-  }
-  if (formal->kind() == TypeKind::Future || formal->kind() == TypeKind::RRef) {
-    if (actual->kind() != formal->kind()) return mismatch();
-    return matchTypeVariables(formal->containedTypes()[0], actual->containedTypes()[0], env);
-  }
-  return mismatch();
-}
-
-TypePtr evalTypeVariables(const TypePtr& type, const TypeEnv& env) {
-  if (!type->hasFreeVariables()) return type;
-  if (auto var = type->cast<VarType>()) {
-    auto it = env.find(var->name());
-    return it == env.end() ? nullptr : it->second;
-  }
-  std::vector<TypePtr> contained = type->containedTypes();
-  for (TypePtr& t : contained) {
-    t = evalTypeVariables(t, env);
-    if (!t) return nullptr;
-  }
-  return type->withContained(std::move(contained));
-}
-
 // --- overload resolution for nodes -----------------------------------------------------
 
 bool Node::matches(const FunctionSchema& schema) const {
@@ -153,7 +88,7 @@ struct Actual {
 };
 
 // `int[2] stride=1`: a single int stands for a fixed-size int list.
-std::optional<Actual> convertForFormal(const Actual& a, const Argument& formal) {
+Actual convertForFormal(const Actual& a, const Argument& formal) {
   auto list = formal.type->cast<ListType>();
   if (!a.value && list && formal.fixed_size && a.constant.isInt() && list->elementType()->kind() == TypeKind::Int) {
     Actual converted;
@@ -163,6 +98,62 @@ std::optional<Actual> convertForFormal(const Actual& a, const Argument& formal) 
   return a;
 }
 
+Actual actualOf(const Graph::NamedValue& nv) {
+  Actual a;
+  a.value = nv.value;
+  a.constant = nv.constant;
+  return a;
+}
+
+// Graph::insert's conversions: none beyond a single int for `int[N]`; every
+// argument must be a subtype of its parameter's type.
+class InsertPolicy : public ConversionPolicy {
+ public:
+  InsertPolicy(const std::vector<Graph::NamedValue>& args, const std::vector<Graph::NamedValue>& kwargs)
+      : args_(args), kwargs_(kwargs) {}
+
+  std::optional<std::string> convert(const Argument& formal, const ParamSource& source, TypeEnv& env) override {
+    Actual a;
+    switch (source.kind) {
+      case ParamSource::Kind::Positional: a = actualOf(args_[source.index]); break;
+      case ParamSource::Kind::Keyword: a = actualOf(kwargs_[source.index]); break;
+      case ParamSource::Kind::Default: a.constant = *formal.default_value; break;
+      case ParamSource::Kind::Self:
+      case ParamSource::Kind::Packed: return "cannot bind '" + formal.name + "'";  // never asked for
+    }
+    a = convertForFormal(a, formal);
+    TypePtr actual_type = a.type();
+    if (auto err = matchTypeVariables(formal.type, actual_type, env)) return "argument '" + formal.name + "': " + *err;
+    TypePtr concrete = evalTypeVariables(formal.type, env);
+    if (!concrete) concrete = formal.type;
+    if (!actual_type->isSubtypeOf(*concrete)) {
+      return "argument '" + formal.name + "' expects " + irStr(*concrete) + " but got " + irStr(*actual_type);
+    }
+    inputs.push_back(std::move(a));
+    return std::nullopt;
+  }
+
+  std::vector<Actual> inputs;
+
+ private:
+  const std::vector<Graph::NamedValue>& args_;
+  const std::vector<Graph::NamedValue>& kwargs_;
+};
+
+// Graph::insert's own wording for a call that does not fit.
+std::string describeFailure(const BindFailure& f) {
+  switch (f.kind) {
+    case BindFailure::Kind::Conversion: return f.message;
+    case BindFailure::Kind::Missing: return "argument '" + f.name + "' is missing";
+    case BindFailure::Kind::TooManyPositional: return "too many positional arguments";
+    case BindFailure::Kind::UnknownKeyword: return "unknown keyword argument '" + f.name + "'";
+    case BindFailure::Kind::KeywordTwice:
+    case BindFailure::Kind::ParamNamedTwice: return "argument '" + f.name + "' given twice";
+    case BindFailure::Kind::SelfUnused: return f.message;
+  }
+  return f.message;
+}
+
 struct Match {
   std::vector<Actual> inputs;
   TypeEnv env;
@@ -170,62 +161,19 @@ struct Match {
 
 std::optional<Match> tryMatch(const FunctionSchema& schema, const std::vector<Graph::NamedValue>& args,
                               const std::vector<Graph::NamedValue>& kwargs, std::string& why) {
-  const auto& formals = schema.arguments();
-  auto actual = [](const Graph::NamedValue& nv) {
-    Actual a;
-    a.value = nv.value;
-    a.constant = nv.constant;
-    return a;
-  };
-  std::vector<std::optional<Actual>> slots(formals.size());
-  size_t positional = 0;
-  for (const auto& arg : args) {
-    if (positional >= formals.size() || formals[positional].kwarg_only) {
-      if (!schema.isVararg()) {
-        why = "too many positional arguments";
-        return std::nullopt;
-      }
-      break;
-    }
-    slots[positional++] = actual(arg);
-  }
-  for (const auto& kw : kwargs) {
-    auto index = kw.name ? schema.argumentIndex(*kw.name) : std::nullopt;
-    if (!index) {
-      why = "unknown keyword argument '" + kw.name.value_or("") + "'";
-      return std::nullopt;
-    }
-    if (slots[*index]) {
-      why = "argument '" + *kw.name + "' given twice";
-      return std::nullopt;
-    }
-    slots[*index] = actual(kw);
-  }
+  CallShape shape;
+  shape.num_positional = args.size();
+  for (const Graph::NamedValue& kw : kwargs) shape.keywords.push_back(kw.name.value_or(""));
+  InsertPolicy policy(args, kwargs);
   Match m;
-  for (size_t i = 0; i < formals.size(); ++i) {
-    if (!slots[i]) {
-      if (!formals[i].default_value) {
-        why = "argument '" + formals[i].name + "' is missing";
-        return std::nullopt;
-      }
-      Actual d;
-      d.constant = *formals[i].default_value;
-      slots[i] = d;
-    }
-    Actual a = *convertForFormal(*slots[i], formals[i]);
-    TypePtr actual_type = a.type();
-    if (auto err = matchTypeVariables(formals[i].type, actual_type, m.env)) {
-      why = "argument '" + formals[i].name + "': " + *err;
-      return std::nullopt;
-    }
-    TypePtr formal = evalTypeVariables(formals[i].type, m.env);
-    if (!formal) formal = formals[i].type;
-    if (!actual_type->isSubtypeOf(*formal)) {
-      why = "argument '" + formals[i].name + "' expects " + irStr(*formal) + " but got " + irStr(*actual_type);
-      return std::nullopt;
-    }
-    m.inputs.push_back(std::move(a));
+  BindResult bound = bindArguments(schema, shape, policy, m.env);
+  if (!bound) {
+    why = describeFailure(bound.failure);
+    return std::nullopt;
   }
+  m.inputs = std::move(policy.inputs);
+  // Arguments past the `*` of a vararg schema go on as they are.
+  for (size_t position : bound.bound->varargs) m.inputs.push_back(actualOf(args[position]));
   return m;
 }
 

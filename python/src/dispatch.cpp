@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "bindings.h"
+#include "kiln/core/argument_binder.h"
 #include "kiln/core/dispatch_hook.h"
 
 namespace kiln::python {
@@ -261,50 +262,77 @@ class OpDispatcher {
     }
   }
 
-  static bool bind(const FunctionSchema& schema, const py::args& args, const py::kwargs& kwargs, bool relaxed,
-                   Stack& stack, Mutated& mutated) {
-    const auto& params = schema.arguments();
-    size_t npositional = 0;
-    for (const Argument& a : params) npositional += a.kwarg_only ? 0 : 1;
-    size_t nargs = args.size();
-    size_t used_kwargs = 0;
-    for (size_t i = 0; i < params.size(); ++i) {
-      const Argument& param = params[i];
+  // The Python dispatcher's conversions for the argument binder: Python
+  // values to IValues of the parameters' types (Python numbers for Tensor
+  // in the relaxed pass), trailing ints packed into an int[] parameter.
+  class PythonPolicy : public ConversionPolicy {
+   public:
+    PythonPolicy(const std::vector<py::handle>& args, const std::vector<py::handle>& kwargs, bool relaxed,
+                 Stack& stack, Mutated& mutated)
+        : args_(args), kwargs_(kwargs), relaxed_(relaxed), stack_(stack), mutated_(mutated) {}
+
+    // `x.view(2, 3)`, `zeros(2, 3)`: trailing ints packed into the int[] parameter.
+    bool packsPositionals(const FunctionSchema& schema, size_t param_index, size_t first) override {
+      const Argument& param = schema.arguments()[param_index];
+      size_t npositional = 0;
+      for (const Argument& a : schema.arguments()) npositional += a.kwarg_only ? 0 : 1;
+      return param.type->kind() == TypeKind::List &&
+             param.type->cast<ListType>()->elementType()->kind() == TypeKind::Int &&
+             param_index + 1 == npositional && args_.size() > npositional && isPythonInt(args_[first]);
+    }
+
+    std::optional<std::string> convert(const Argument& param, const ParamSource& source, TypeEnv&) override {
       std::optional<IValue> value;
-      if (i < nargs && !param.kwarg_only) {
-        // `x.view(2, 3)`, `zeros(2, 3)`: trailing ints packed into the int[] parameter.
-        bool packs = param.type->kind() == TypeKind::List &&
-                     param.type->cast<ListType>()->elementType()->kind() == TypeKind::Int && i + 1 == npositional &&
-                     nargs > npositional && isPythonInt(args[i]);
-        if (packs) {
+      switch (source.kind) {
+        case ParamSource::Kind::Packed: {
           std::vector<int64_t> packed;
-          for (size_t j = i; j < nargs; ++j) {
-            if (!isPythonInt(args[j])) return false;
-            packed.push_back(args[j].cast<int64_t>());
+          for (size_t j = source.index; j < source.end; ++j) {
+            if (!isPythonInt(args_[j])) return "";
+            packed.push_back(args_[j].cast<int64_t>());
           }
           value = IValue(packed);
-          nargs = i + 1;  // every remaining positional argument is consumed
-        } else {
-          value = toIValueOfType(args[i], param.type, param.type_text, relaxed);
-          if (!value) return false;
-          noteMutated(param, args[i], *value, mutated);
+          break;
         }
-      } else if (kwargs && kwargs.contains(param.name.c_str())) {
-        py::object arg = kwargs[param.name.c_str()];
-        value = toIValueOfType(arg, param.type, param.type_text, relaxed);
-        if (!value) return false;
-        noteMutated(param, arg, *value, mutated);
-        ++used_kwargs;
-      } else if (param.default_value) {
-        value = *param.default_value;
-      } else {
-        return false;
+        case ParamSource::Kind::Positional:
+        case ParamSource::Kind::Keyword: {
+          py::handle arg = source.kind == ParamSource::Kind::Positional ? args_[source.index] : kwargs_[source.index];
+          value = toIValueOfType(arg, param.type, param.type_text, relaxed_);
+          if (!value) return "";
+          noteMutated(param, arg, *value, mutated_);
+          break;
+        }
+        case ParamSource::Kind::Default: value = *param.default_value; break;
+        case ParamSource::Kind::Self: return "";  // Python calls pass self positionally
       }
-      stack.push_back(std::move(*value));
+      stack_.push_back(std::move(*value));
+      return std::nullopt;
     }
-    if (nargs > npositional) return false;
-    if (kwargs && used_kwargs != kwargs.size()) return false;
-    return true;
+
+   private:
+    const std::vector<py::handle>& args_;
+    const std::vector<py::handle>& kwargs_;
+    bool relaxed_;
+    Stack& stack_;
+    Mutated& mutated_;
+  };
+
+  static bool bind(const FunctionSchema& schema, const py::args& args, const py::kwargs& kwargs, bool relaxed,
+                   Stack& stack, Mutated& mutated) {
+    CallShape shape;
+    shape.num_positional = args.size();
+    std::vector<py::handle> positional(args.begin(), args.end());
+    std::vector<py::handle> keyword_values;
+    if (kwargs) {
+      for (auto item : kwargs) {
+        shape.keywords.push_back(py::str(item.first));
+        keyword_values.push_back(item.second);
+      }
+    }
+    PythonPolicy policy(positional, keyword_values, relaxed, stack, mutated);
+    TypeEnv env;
+    BindResult bound = bindArguments(schema, shape, policy, env);
+    // A `*` schema's extra positionals have no Python binding.
+    return bound && bound.bound->varargs.empty();
   }
 
   static void noteMutated(const Argument& param, py::handle arg, const IValue& value, Mutated& mutated) {
