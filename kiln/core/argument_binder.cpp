@@ -79,8 +79,7 @@ BindFailure failure(BindFailure::Kind kind, std::string name, std::string messag
 
 }  // namespace
 
-BindResult bindArguments(const FunctionSchema& schema, const CallShape& shape, ConversionPolicy& policy,
-                         TypeEnv& env) {
+BindResult bindArguments(const FunctionSchema& schema, const CallShape& shape, ConversionPolicy& policy, TypeEnv& env) {
   BindResult result;
   BoundArguments bound;
   std::vector<bool> used_keyword(shape.keywords.size(), false);
@@ -150,7 +149,8 @@ BindResult bindArguments(const FunctionSchema& schema, const CallShape& shape, C
     if (!schema.argumentIndex(name)) {
       result.failure = failure(BindFailure::Kind::UnknownKeyword, name, "Keyword argument " + name + " unknown.\n");
     } else {
-      result.failure = failure(BindFailure::Kind::KeywordTwice, name, "Keyword argument " + name + " specified twice.\n");
+      result.failure =
+          failure(BindFailure::Kind::KeywordTwice, name, "Keyword argument " + name + " specified twice.\n");
     }
     return result;
   }

@@ -104,7 +104,6 @@ struct BindResult {
 // Binds the call `shape` to `schema`'s parameters in schema order, asking
 // `policy` to convert each parameter's value as soon as its source is known
 // (so the first failure in schema order is the one reported, as in torch).
-BindResult bindArguments(const FunctionSchema& schema, const CallShape& shape, ConversionPolicy& policy,
-                         TypeEnv& env);
+BindResult bindArguments(const FunctionSchema& schema, const CallShape& shape, ConversionPolicy& policy, TypeEnv& env);
 
 }  // namespace kiln

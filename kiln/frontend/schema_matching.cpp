@@ -97,9 +97,9 @@ Value* tryMatchArgument(const Argument& arg, Graph& graph, const SourceRange& lo
   if (!value->type()->isSubtypeOf(*concrete)) {
     if (failures) {
       std::ostream& out = err() << typeMismatch(arg, value->type());
-      if (auto list = value->type()->cast<ListType>();
-          list && list->elementType()->kind() == TypeKind::Tensor && value->node()->kind() == prim::ListConstruct &&
-          value->node()->inputs().empty()) {
+      if (auto list = value->type()->cast<ListType>(); list && list->elementType()->kind() == TypeKind::Tensor &&
+                                                       value->node()->kind() == prim::ListConstruct &&
+                                                       value->node()->inputs().empty()) {
         out << "Empty lists default to List[Tensor]. Add a variable annotation to the assignment to create an empty "
                "list of another type (torch.jit.annotate(List[T, []]) where T is the type of elements in the list "
                "for Python 2)\n";
@@ -175,7 +175,8 @@ Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& con
     if (target == TypeKind::Float) return insert(aten::Float);
     if (target == TypeKind::Int) return insert(aten::Int);
   }
-  if (actual.kind() == TypeKind::String && target == TypeKind::Device) return insert(Symbol::fromQualString("aten::device"));
+  if (actual.kind() == TypeKind::String && target == TypeKind::Device)
+    return insert(Symbol::fromQualString("aten::device"));
   return value;
 }
 
@@ -195,12 +196,7 @@ class ScriptPolicy : public ConversionPolicy {
   ScriptPolicy(Graph& graph, const SourceRange& loc, const std::vector<NamedValue>& args,
                const std::vector<NamedValue>& kwargs, const std::optional<NamedValue>& self, bool want_messages,
                bool allow_conversions)
-      : graph_(graph),
-        loc_(loc),
-        args_(args),
-        kwargs_(kwargs),
-        self_(self),
-        want_messages_(want_messages),
+      : graph_(graph), loc_(loc), args_(args), kwargs_(kwargs), self_(self), want_messages_(want_messages),
         allow_conversions_(allow_conversions) {}
 
   bool packsPositionals(const FunctionSchema& schema, size_t param_index, size_t first) override {
@@ -374,8 +370,8 @@ Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const 
   const std::vector<OperatorPtr>& operators = *sorted;
   const std::vector<ScriptBuiltin>& builtins = scriptBuiltinsFor(name);
   if (operators.empty() && builtins.empty()) {
-    throwSourceError(loc, "Unknown builtin op: " + name.toQualString() +
-                              ".\nCould not find any similar ops to " + name.toQualString() +
+    throwSourceError(loc, "Unknown builtin op: " + name.toQualString() + ".\nCould not find any similar ops to " +
+                              name.toQualString() +
                               ". This op may not exist or may not be currently supported in TorchScript.\n");
   }
   std::vector<const FunctionSchema*> schemas;

@@ -267,8 +267,8 @@ class OpDispatcher {
   // in the relaxed pass), trailing ints packed into an int[] parameter.
   class PythonPolicy : public ConversionPolicy {
    public:
-    PythonPolicy(const std::vector<py::handle>& args, const std::vector<py::handle>& kwargs, bool relaxed,
-                 Stack& stack, Mutated& mutated)
+    PythonPolicy(const std::vector<py::handle>& args, const std::vector<py::handle>& kwargs, bool relaxed, Stack& stack,
+                 Mutated& mutated)
         : args_(args), kwargs_(kwargs), relaxed_(relaxed), stack_(stack), mutated_(mutated) {}
 
     // `x.view(2, 3)`, `zeros(2, 3)`: trailing ints packed into the int[] parameter.
@@ -277,8 +277,8 @@ class OpDispatcher {
       size_t npositional = 0;
       for (const Argument& a : schema.arguments()) npositional += a.kwarg_only ? 0 : 1;
       return param.type->kind() == TypeKind::List &&
-             param.type->cast<ListType>()->elementType()->kind() == TypeKind::Int &&
-             param_index + 1 == npositional && args_.size() > npositional && isPythonInt(args_[first]);
+             param.type->cast<ListType>()->elementType()->kind() == TypeKind::Int && param_index + 1 == npositional &&
+             args_.size() > npositional && isPythonInt(args_[first]);
     }
 
     std::optional<std::string> convert(const Argument& param, const ParamSource& source, TypeEnv&) override {

@@ -130,7 +130,8 @@ TEST(ArgumentBinder, VarargSchemaPassesExtraPositionalsOn) {
 }
 
 TEST(ArgumentBinder, PackedPositionals) {
-  auto r = bind("test::f(Tensor x, int[] size) -> Tensor", {{TensorType::get(), intT(), intT(), intT()}, {}, false, true});
+  auto r =
+      bind("test::f(Tensor x, int[] size) -> Tensor", {{TensorType::get(), intT(), intT(), intT()}, {}, false, true});
   ASSERT_TRUE(r);
   EXPECT_EQ(r.bound->params[1].kind, ParamSource::Kind::Packed);
   EXPECT_EQ(r.bound->params[1].index, 1u);
