@@ -122,17 +122,40 @@ namespace {
 inline __m256 widen(__m128 x) { return _mm256_zextps128_ps256(x); }
 inline __m256d widen(__m128d x) { return _mm256_zextpd128_pd256(x); }
 
-__attribute__((target("avx512f"))) inline __m256 lowHalf(__m512 x) { return _mm512_castps512_ps256(x); }
+// The halves of a 512-bit vector through memory: the extract and insert
+// intrinsics start from an undefined vector, which g++ 12 reports as used
+// uninitialized.
+__attribute__((target("avx512f"))) inline __m256 lowHalf(__m512 x) {
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, x);
+  return _mm256_load_ps(lanes);
+}
 __attribute__((target("avx512f"))) inline __m256 highHalf(__m512 x) {
-  return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, x);
+  return _mm256_load_ps(lanes + 8);
 }
 __attribute__((target("avx512f"))) inline __m512 join(__m256 low, __m256 high) {
-  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(low)), _mm256_castps_pd(high), 1));
+  alignas(64) float lanes[16];
+  _mm256_store_ps(lanes, low);
+  _mm256_store_ps(lanes + 8, high);
+  return _mm512_load_ps(lanes);
 }
-__attribute__((target("avx512f"))) inline __m256d lowHalf(__m512d x) { return _mm512_castpd512_pd256(x); }
-__attribute__((target("avx512f"))) inline __m256d highHalf(__m512d x) { return _mm512_extractf64x4_pd(x, 1); }
+__attribute__((target("avx512f"))) inline __m256d lowHalf(__m512d x) {
+  alignas(64) double lanes[8];
+  _mm512_store_pd(lanes, x);
+  return _mm256_load_pd(lanes);
+}
+__attribute__((target("avx512f"))) inline __m256d highHalf(__m512d x) {
+  alignas(64) double lanes[8];
+  _mm512_store_pd(lanes, x);
+  return _mm256_load_pd(lanes + 4);
+}
 __attribute__((target("avx512f"))) inline __m512d join(__m256d low, __m256d high) {
-  return _mm512_insertf64x4(_mm512_castpd256_pd512(low), high, 1);
+  alignas(64) double lanes[8];
+  _mm256_store_pd(lanes, low);
+  _mm256_store_pd(lanes + 4, high);
+  return _mm512_load_pd(lanes);
 }
 
 }  // namespace
