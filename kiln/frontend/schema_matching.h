@@ -15,16 +15,6 @@
 
 namespace kiln {
 
-// An argument of a call: a value, optionally by keyword, with where it came from.
-struct NamedValue {
-  NamedValue(SourceRange loc, Value* value) : loc(std::move(loc)), value(value) {}
-  NamedValue(SourceRange loc, std::string name, Value* value)
-      : loc(std::move(loc)), name(std::move(name)), value(value) {}
-  SourceRange loc;
-  std::optional<std::string> name;
-  Value* value;
-};
-
 struct MatchedSchema {
   std::vector<Value*> inputs;
   std::vector<TypePtr> return_types;

@@ -26,6 +26,7 @@
 #include "kiln/core/operator.h"
 #include "kiln/core/symbol.h"
 #include "kiln/core/type.h"
+#include "kiln/ir/named_value.h"
 #include "kiln/ir/source_range.h"
 #include "kiln/util/array_ref.h"
 
@@ -463,22 +464,8 @@ class Graph : public std::enable_shared_from_this<Graph> {
   Value* insertConstant(const IValue& value, std::optional<SourceRange> range = std::nullopt,
                         std::optional<ScopePtr> scope = std::nullopt);
 
-  // An argument for insert(): a Value in this graph or a C++ value (inserted
-  // as a constant), optionally by keyword.
-  struct NamedValue {
-    NamedValue(Value* v) : value(v) {}
-    NamedValue(IValue v) : constant(std::move(v)) {}
-    NamedValue(int v) : constant(static_cast<int64_t>(v)) {}
-    NamedValue(int64_t v) : constant(v) {}
-    NamedValue(double v) : constant(v) {}
-    NamedValue(bool v) : constant(v) {}
-    NamedValue(const char* v) : constant(std::string(v)) {}
-    NamedValue(std::string n, Value* v) : name(std::move(n)), value(v) {}
-    NamedValue(std::string n, IValue v) : name(std::move(n)), constant(std::move(v)) {}
-    std::optional<std::string> name;
-    Value* value = nullptr;
-    IValue constant;
-  };
+  // An argument for insert() (see named_value.h).
+  using NamedValue = kiln::NamedValue;
   // Inserts a call of `kind`, choosing the overload whose schema the
   // arguments fit (defaults fill missing ones); returns its output (a tuple
   // of the outputs when the schema returns several). Raises kiln::Error

@@ -98,7 +98,7 @@ Actual convertForFormal(const Actual& a, const Argument& formal) {
   return a;
 }
 
-Actual actualOf(const Graph::NamedValue& nv) {
+Actual actualOf(const NamedValue& nv) {
   Actual a;
   a.value = nv.value;
   a.constant = nv.constant;
@@ -109,7 +109,7 @@ Actual actualOf(const Graph::NamedValue& nv) {
 // argument must be a subtype of its parameter's type.
 class InsertPolicy : public ConversionPolicy {
  public:
-  InsertPolicy(const std::vector<Graph::NamedValue>& args, const std::vector<Graph::NamedValue>& kwargs)
+  InsertPolicy(const std::vector<NamedValue>& args, const std::vector<NamedValue>& kwargs)
       : args_(args), kwargs_(kwargs) {}
 
   std::optional<std::string> convert(const Argument& formal, const ParamSource& source, TypeEnv& env) override {
@@ -136,8 +136,8 @@ class InsertPolicy : public ConversionPolicy {
   std::vector<Actual> inputs;
 
  private:
-  const std::vector<Graph::NamedValue>& args_;
-  const std::vector<Graph::NamedValue>& kwargs_;
+  const std::vector<NamedValue>& args_;
+  const std::vector<NamedValue>& kwargs_;
 };
 
 // Graph::insert's own wording for a call that does not fit.
@@ -159,11 +159,11 @@ struct Match {
   TypeEnv env;
 };
 
-std::optional<Match> tryMatch(const FunctionSchema& schema, const std::vector<Graph::NamedValue>& args,
-                              const std::vector<Graph::NamedValue>& kwargs, std::string& why) {
+std::optional<Match> tryMatch(const FunctionSchema& schema, const std::vector<NamedValue>& args,
+                              const std::vector<NamedValue>& kwargs, std::string& why) {
   CallShape shape;
   shape.num_positional = args.size();
-  for (const Graph::NamedValue& kw : kwargs) shape.keywords.push_back(kw.name.value_or(""));
+  for (const NamedValue& kw : kwargs) shape.keywords.push_back(kw.name.value_or(""));
   InsertPolicy policy(args, kwargs);
   Match m;
   BindResult bound = bindArguments(schema, shape, policy, m.env);
