@@ -54,9 +54,7 @@ V redoLanes(V result, V x, V y, int lanes, const F& f) {
   __m256 fn(__m256 x, __m256 y) noexcept { return f8(x, y); } \
   __m256d fn(__m256d x, __m256d y) noexcept { return d4(x, y); }
 
-KILN_SLEEF_FUNCTION1(exp, Sleef_expf8_u10avx2, Sleef_expd4_u10avx2)
 KILN_SLEEF_FUNCTION1(expm1, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2)
-KILN_SLEEF_FUNCTION1(log, Sleef_logf8_u10avx2, Sleef_logd4_u10avx2)
 KILN_SLEEF_FUNCTION1(log1p, Sleef_log1pf8_u10avx2, Sleef_log1pd4_u10avx2)
 KILN_SLEEF_FUNCTION1(log10, Sleef_log10f8_u10avx2, Sleef_log10d4_u10avx2)
 KILN_SLEEF_FUNCTION1(sin, Sleef_sinf8_u10avx2, Sleef_sind4_u10avx2)
