@@ -45,7 +45,8 @@ IValue::IValue(IntArrayRef v) : IValue(makeList(IntType::get(), v)) {}
 IValue::IValue(const std::vector<double>& v) : IValue(makeList(FloatType::get(), v)) {}
 IValue::IValue(const std::vector<std::string>& v) : IValue(makeList(StringType::get(), v)) {}
 IValue::IValue(const std::vector<Tensor>& v) : IValue(makeList(TensorType::get(), v)) {}
-IValue::IValue(const std::vector<bool>& v) {
+// Starts as None: the assignment below swaps the old value out and destroys it.
+IValue::IValue(const std::vector<bool>& v) : IValue() {
   std::vector<IValue> elems;
   for (bool b : v) elems.emplace_back(b);
   *this = IValue(makeIntrusive<ListObj>(BoolType::get(), std::move(elems)));

@@ -66,7 +66,8 @@ void addKernel(TensorIter& iter, const Scalar& alpha) {
       const scalar_t a = kernels::checkedScalarTo<scalar_t>(alpha, "add");
       // k_add's x + a * y, which is x + y for a == 1 (the product is exact).
       if (a == scalar_t(1)) {
-        kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x + y; });
+        kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(
+            iter, [](scalar_t x, scalar_t y) { return k_add(x, y, scalar_t(1)); });
       } else {
         kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [a](scalar_t x, scalar_t y) { return k_add(x, y, a); });
       }
@@ -89,7 +90,7 @@ void mulKernel(TensorIter& iter) {
     if constexpr (std::is_same_v<scalar_t, bool>) {
       kernels::cpuKernel<bool, bool, bool>(iter, [](bool x, bool y) { return x && y; });
     } else {
-      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x * y; });
+      kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return k_mul(x, y); });
     }
   });
 }

@@ -26,6 +26,8 @@ typedef __UINT8_TYPE__ uint8_t;
 typedef __INT16_TYPE__ int16_t;
 typedef __INT32_TYPE__ int32_t;
 typedef __INT64_TYPE__ int64_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
 typedef __UINT64_TYPE__ uint64_t;
 union KernelScalar { int64_t i; double f; };
 
@@ -136,13 +138,24 @@ template <> struct k_is_float<double> { static constexpr bool value = true; };
 // no compiler's choice to contract, or not, changes a result.
 static inline float k_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 static inline double k_fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+// Integer arithmetic wraps as two's complement. 32- and 64-bit integers
+// compute in the unsigned type of their size (eager kernels are built without
+// -fwrapv, and signed overflow is undefined); narrower ones promote to int,
+// where their sums and products cannot overflow.
+template <class T> struct k_wrapping { typedef T type; };
+template <> struct k_wrapping<int32_t> { typedef uint32_t type; };
+template <> struct k_wrapping<int64_t> { typedef uint64_t type; };
 // x + alpha * y: in floating point rounded once, as PyTorch's vectorized add
-// (fmadd) computes it; integers wrap (the kernel is built with -fwrapv); bool: or.
+// (fmadd) computes it; integers wrap; bool: or.
 template <class T> static inline T k_add(T a, T b, T alpha) {
-  if constexpr (K_FLOAT(T)) return k_fma(alpha, b, a); else return (T)(a + alpha * b);
+  typedef typename k_wrapping<T>::type W;
+  if constexpr (K_FLOAT(T)) return k_fma(alpha, b, a); else return (T)((W)a + (W)alpha * (W)b);
 }
 static inline bool k_add(bool a, bool b, bool alpha) { return a || (alpha && b); }
-template <class T> static inline T k_mul(T a, T b) { return (T)(a * b); }
+template <class T> static inline T k_mul(T a, T b) {
+  typedef typename k_wrapping<T>::type W;
+  return (T)((W)a * (W)b);
+}
 static inline bool k_mul(bool a, bool b) { return a && b; }
 template <class T> static inline T k_neg(T a) { return (T)-a; }
 template <class T> static inline T k_abs(T a) {
