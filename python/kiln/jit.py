@@ -27,20 +27,10 @@ __all__ = ["Final", "script", "trace", "trace_module", "TracerWarning", "Tracing
 
 
 def script(obj):
-    """Compiles a Python function as TorchScript from its source and returns
-    a ScriptFunction (callable; `.graph`, `.schema`, `.name`). Usable as a
-    decorator (`@kiln.script`). On a class, compiles it as a TorchScript
-    class and returns a kiln.ScriptClass (calling it makes script objects);
-    on a kiln.nn.Module instance, scripts the module (a ScriptModule).
-
-    Names the function does not define are looked up in its closure, then
-    its globals: ScriptFunctions are called; plain Python functions are
-    compiled too (once: the result is kept as `fn.__kiln_script__`); the
-    modules torch, math and kiln (and aliases such as `F` for
-    torch.nn.functional) give their builtins; None, bool, int, float, str and
-    tuples of these are constants. Python's builtins need no lookup. Errors
-    are RuntimeError with TorchScript's message, pointing at the file and
-    line of the function."""
+    """TorchScript from Python: a kiln.nn.Module instance is scripted as a
+    module (a ScriptModule, kiln.nn._script.script_module); a function or a
+    class as kiln._jit.script describes (a ScriptFunction or a ScriptClass).
+    Usable as a decorator (`@kiln.script`)."""
     if isinstance(obj, Module):
         return script_module(obj)
     if isinstance(obj, (_jit.ScriptFunction, _jit.ScriptClass, type, types.FunctionType)):

@@ -82,6 +82,20 @@ def assert_same(kiln_value, torch_value, rtol=1e-5, atol=1e-6, check_dtype=True)
         assert kiln_value == torch_value
 
 
+class Fusion:
+    """Fusion on or off for the plans compiled inside, restored afterwards."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.saved = kiln._C._jit_fusion_enabled()
+        kiln._C._jit_set_fusion_enabled(self.enabled)
+
+    def __exit__(self, *exc):
+        kiln._C._jit_set_fusion_enabled(self.saved)
+
+
 def run_both(fn, args, kwargs=None):
     """Runs fn(lib, *args) with lib = kiln, then torch, on converted copies of args.
     Returns [(result, error, args) for kiln, (result, error, args) for torch];

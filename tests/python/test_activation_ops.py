@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import kiln
-from conftest import assert_same, convert
+from conftest import Fusion, assert_same
 
 OPS = ["silu", "mish"]
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 20.0, -20.0, 88.0, -100.0, 0.5],
@@ -19,18 +19,6 @@ def _values(dtype, n=257, seed=0):
     x = rng.uniform(-8, 8, n)
     x[: len(SPECIALS)] = SPECIALS
     return x.astype(dtype)
-
-
-class _Fusion:
-    def __init__(self, enabled):
-        self.enabled = enabled
-
-    def __enter__(self):
-        self.saved = kiln._C._jit_fusion_enabled()
-        kiln._C._jit_set_fusion_enabled(self.enabled)
-
-    def __exit__(self, *exc):
-        kiln._C._jit_set_fusion_enabled(self.saved)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -80,7 +68,7 @@ def both(x):
 def test_script_shapes_and_fusion():
     x = _values(np.float32)
     theirs = torch.jit.CompilationUnit(SOURCE).both(torch.from_numpy(x.copy()))
-    with _Fusion(True):
+    with Fusion(True):
         unit = kiln.compile(SOURCE)
         kiln._C._reset_fusion_stats()
         fused = unit.both(kiln.from_numpy(x.copy()))
@@ -91,7 +79,7 @@ def test_script_shapes_and_fusion():
     assert "prim::FusionGroup" in graph, graph
     assert "aten::silu" in graph and "aten::mish" in graph, graph
     assert stats["kernel_runs"] >= 1, stats
-    with _Fusion(False):
+    with Fusion(False):
         unfused = kiln.compile(SOURCE).both(kiln.from_numpy(x.copy()))
     # The kernel computes each op as the eager kernel does; only the final
     # multiply-add may round differently when the compiler contracts it.
@@ -109,7 +97,7 @@ def test_fused_single_op_is_bit_identical(name):
     """A group of the op and a doubling (exact) computes the op's bits exactly."""
     x = _values(np.float32, n=1001, seed=3)
     src = f"def f(x):\n    return torch.nn.functional.{name}(x) * 2.0\n"
-    with _Fusion(True):
+    with Fusion(True):
         kiln._C._reset_fusion_stats()
         fused = kiln.compile(src).f(kiln.from_numpy(x.copy()))
         assert kiln._C._fusion_stats()["kernel_runs"] == 1

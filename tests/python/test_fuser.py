@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import kiln
-from conftest import convert, to_numpy
+from conftest import Fusion, convert, to_numpy
 
 sys.path.insert(0, os.path.dirname(__file__))
 from script_programs import PROGRAMS  # noqa: E402
@@ -24,25 +24,11 @@ UNSUPPORTED = {"with_no_grad"}
 PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python")
 
 
-class _Fusion:
-    """Fusion on or off for the plans compiled inside, restored afterwards."""
-
-    def __init__(self, enabled):
-        self.enabled = enabled
-
-    def __enter__(self):
-        self.saved = kiln._C._jit_fusion_enabled()
-        kiln._C._jit_set_fusion_enabled(self.enabled)
-
-    def __exit__(self, *exc):
-        kiln._C._jit_set_fusion_enabled(self.saved)
-
-
 def _run(src, fn_name, args, fused):
     """Runs a fresh compilation (so plans are made with fusion as asked)."""
     fn = getattr(kiln.compile(src), fn_name)
     kargs = convert(list(args), "kiln")
-    with _Fusion(fused):
+    with Fusion(fused):
         try:
             return fn(*kargs), None, kargs
         except Exception as e:  # noqa: BLE001 - compared by the caller
@@ -210,7 +196,7 @@ def test_lstm_cell_is_one_group_and_matches_torch():
     args = _lstm_args()
     fn = kiln.compile(LSTM_CELL).cell
     kargs = convert(args, "kiln")
-    with _Fusion(True):
+    with Fusion(True):
         graph = fn.graph_for(*kargs)
         kiln._C._reset_fusion_stats()
         result = fn(*kargs)
@@ -228,9 +214,9 @@ def test_lstm_cell_is_one_group_and_matches_torch():
 def test_fusion_off_by_switch():
     src = "def f(x):\n    return torch.tanh(x * 2 + 1) * torch.sigmoid(x) + x\n"
     x = kiln.from_numpy(np.ones((4, 4), dtype="float32"))
-    with _Fusion(False):
+    with Fusion(False):
         assert "FusionGroup" not in str(kiln.compile(src).f.graph_for(x))
-    with _Fusion(True):
+    with Fusion(True):
         assert "FusionGroup" in str(kiln.compile(src).f.graph_for(x))
 
 

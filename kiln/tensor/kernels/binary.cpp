@@ -123,18 +123,14 @@ T truncDivInt(T a, T b) {
   return static_cast<T>(a / b);
 }
 
+// Integer forms (floats go through the FloatOp structs below).
 // Python's %: the result takes the divisor's sign.
 template <typename T>
 T remainderValue(T a, T b) {
-  T r;
-  if constexpr (std::is_integral_v<T>) {
-    if (b == 0) throwZeroDivision("remainder");
-    // INT_MIN % -1 traps in hardware; every remainder by -1 is 0.
-    if (std::is_signed_v<T> && b == T(-1)) return T(0);
-    r = static_cast<T>(a % b);
-  } else {
-    r = m_fmod(a, b);
-  }
+  if (b == 0) throwZeroDivision("remainder");
+  // INT_MIN % -1 traps in hardware; every remainder by -1 is 0.
+  if (std::is_signed_v<T> && b == T(-1)) return T(0);
+  T r = static_cast<T>(a % b);
   if (r != 0 && (r < 0) != (b < 0)) r = static_cast<T>(r + b);
   return r;
 }
@@ -142,35 +138,27 @@ T remainderValue(T a, T b) {
 // C's fmod: the result takes the dividend's sign.
 template <typename T>
 T fmodValue(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    if (b == 0) throwZeroDivision("fmod");
-    if (std::is_signed_v<T> && b == T(-1)) return T(0);
-    return static_cast<T>(a % b);
-  } else {
-    return m_fmod(a, b);
-  }
+  if (b == 0) throwZeroDivision("fmod");
+  if (std::is_signed_v<T> && b == T(-1)) return T(0);
+  return static_cast<T>(a % b);
 }
 
 // Integers: power by squaring, wrapping on overflow; negative exponents give
 // 0 except for bases 1 and -1 (PyTorch's powi).
 template <typename T>
 T powValue(T base, T exponent) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return m_pow(base, exponent);
-  } else {
-    if (std::is_signed_v<T> && exponent < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exponent % 2) != 0 ? T(-1) : T(1);
-      return 0;
-    }
-    using U = std::make_unsigned_t<T>;
-    U result = 1, b = static_cast<U>(base);
-    for (auto e = exponent; e != 0; e = static_cast<T>(e / 2)) {
-      if (e & 1) result = static_cast<U>(result * b);
-      b = static_cast<U>(b * b);
-    }
-    return static_cast<T>(result);
+  if (std::is_signed_v<T> && exponent < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exponent % 2) != 0 ? T(-1) : T(1);
+    return 0;
   }
+  using U = std::make_unsigned_t<T>;
+  U result = 1, b = static_cast<U>(base);
+  for (auto e = exponent; e != 0; e = static_cast<T>(e / 2)) {
+    if (e & 1) result = static_cast<U>(result * b);
+    b = static_cast<U>(b * b);
+  }
+  return static_cast<T>(result);
 }
 
 // The float forms of the ops above: the helpers of kernel_math.h, which
