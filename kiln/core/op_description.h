@@ -2,8 +2,8 @@
 // What kiln knows of an operator besides its schema and kernel, declared
 // with the operator (op_registration.h) and read by every layer that needs
 // it: shape analysis reads `shape` and `traits`, the fuser reads
-// `pointwise`, NormalizeOps reads `alias_of` and `normalize`, and autodiff
-// will read `derivative`. No pass or fuser file keeps a table keyed by op name.
+// `pointwise`, NormalizeOps reads `alias_of` and `normalize`, the peephole
+// passes read `fold`, and autodiff will read `derivative`. No pass or fuser file keeps a table keyed by op name.
 //
 // The model is MLIR's ODS (an op definition carries its traits and
 // interfaces) and ATen's native_functions.yaml with derivatives.yaml. The
@@ -18,6 +18,7 @@
 namespace kiln {
 
 class Node;
+class Value;
 namespace shapes {
 class Args;
 struct OutputFacts;
@@ -32,6 +33,26 @@ using ShapeRule = std::vector<shapes::OutputFacts> (*)(const shapes::Args& args)
 // Rewrites a node of this operator into its canonical form in place of it
 // (NormalizeOps); returns whether it did.
 using NormalizeRule = bool (*)(Node* node);
+
+// What a node simplifies to without running it (MLIR's fold).
+struct FoldResult {
+  // What the node's output equals: one of its inputs, a constant the rule
+  // inserted before the node, or the node's own output when the rule
+  // rewrote the node in place (merging the constants of a chain). Null: no
+  // simplification.
+  Value* value = nullptr;
+  // The operator itself returns this very tensor (type_as of a tensor that
+  // already has the type), so using it changes no aliasing. Otherwise a
+  // tensor result is a new tensor equal to `value`, and a pass uses `value`
+  // only where alias analysis says nobody can tell the two apart.
+  bool same_tensor = false;
+};
+
+// The fold of a node of this operator (kiln/ops/fold_rules.h). A rule checks
+// the types itself: the value it gives has the output's type, for tensors
+// its dtype and sizes as the values' refined types say, so passes apply
+// the folds of tensor ops only where shape analysis refined the types.
+using FoldRule = FoldResult (*)(Node* node);
 
 // Properties that passes ask about an operator, beyond its schema.
 enum class OpTrait : uint32_t {
@@ -66,6 +87,8 @@ struct OpDescription {
   Symbol alias_of;
   // A rewrite into a canonical form beyond renaming (rsub into sub).
   NormalizeRule normalize = nullptr;
+  // An algebraic simplification (`x * 1` is x), for the peephole passes.
+  FoldRule fold = nullptr;
   OpTrait traits = OpTrait::None;
   // Reserved for autodiff: the derivative formula of each differentiable input.
   std::shared_ptr<const DerivativeSpec> derivative;

@@ -189,6 +189,9 @@ struct OpDeclaration {
   OpDeclaration normalize(NormalizeRule rule) && {
     return std::move(describe([&](OpDescription& d) { d.normalize = rule; }));
   }
+  OpDeclaration fold(FoldRule rule) && {
+    return std::move(describe([&](OpDescription& d) { d.fold = rule; }));
+  }
   OpDeclaration traits(OpTrait traits) && {
     return std::move(describe([&](OpDescription& d) { d.traits = d.traits | traits; }));
   }

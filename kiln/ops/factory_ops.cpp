@@ -4,6 +4,7 @@
 // other layouts and devices are errors. memory_format is accepted and
 // results are always contiguous.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/fold_rules.h"
 #include "kiln/ops/pointwise_spec.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
@@ -786,6 +787,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& other) { return to(self, other.dtype()); })
         .shape(shapes::typeAs)
         .pointwise(elementwise(TypeRule::Cast, DtypeSet::All, nullptr, nullptr, emitCast))
+        .fold(folds::typeAsSameType)
         .traits(OpTrait::OnlySelfRequiresGrad), );
 
 }  // namespace

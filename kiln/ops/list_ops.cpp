@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/fold_rules.h"
 #include "kiln/ops/sequence_util.h"
 #include "kiln/ops/shape_rules.h"
 
@@ -265,7 +266,7 @@ KILN_REGISTER_SCRIPT_OPS(
 
     // Element access and update.
     op("aten::__getitem__.t(t[](a) list, int idx) -> t(*)", getItem),
-    op("aten::select.t(t[](a) list, int idx) -> t(*)", getItem).shape(shapes::select),
+    op("aten::select.t(t[](a) list, int idx) -> t(*)", getItem),
     op("aten::_set_item.t(t[](a!) l, int idx, t(b -> *) el) -> t[](a!)",
        [](const IValue& l, int64_t idx, const IValue& el) {
          Elements& elements = elementsOf(l);
@@ -282,8 +283,7 @@ KILN_REGISTER_SCRIPT_OPS(
            out.push_back(elements[static_cast<size_t>(j)]);
          }
          return listLike(l, std::move(out));
-       })
-        .shape(shapes::slice),
+       }),
 
     // Growing and shrinking in place.
     op("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)",
@@ -350,18 +350,16 @@ KILN_REGISTER_SCRIPT_OPS(
        }),
 
     // Sorting.
-    op("aten::sort.int(int[](a!) self, bool reverse=False) -> ()", sortKernel<intLess>()).shape(shapes::sortOp),
-    op("aten::sort.float(float[](a!) self, bool reverse=False) -> ()", sortKernel<floatLess>()).shape(shapes::sortOp),
-    op("aten::sort.Tensor(Tensor[](a!) self, bool reverse=False) -> ()", sortKernel<tensorLess>())
-        .shape(shapes::sortOp),
-    op("aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()", sortKernel<boolLess>()).shape(shapes::sortOp),
-    op("aten::sort.str(str[](a!) self, bool reverse=False) -> ()", sortKernel<strLess>()).shape(shapes::sortOp),
+    op("aten::sort.int(int[](a!) self, bool reverse=False) -> ()", sortKernel<intLess>()),
+    op("aten::sort.float(float[](a!) self, bool reverse=False) -> ()", sortKernel<floatLess>()),
+    op("aten::sort.Tensor(Tensor[](a!) self, bool reverse=False) -> ()", sortKernel<tensorLess>()),
+    op("aten::sort.bool(bool[](a!) self, bool reverse=False) -> ()", sortKernel<boolLess>()),
+    op("aten::sort.str(str[](a!) self, bool reverse=False) -> ()", sortKernel<strLess>()),
     op("aten::sort.any(t[](a!) self, bool reverse=False) -> ()",
        [](const IValue& self, bool reverse) {
          checkSortableAny(elementsOf(self));
          sortElements(elementsOf(self), reverse, lessThan);
-       })
-        .shape(shapes::sortOp),
+       }),
     op("aten::sorted.int(int[](a) input) -> int[]", sortedKernel<intLess>()),
     op("aten::sorted.float(float[](a) input) -> float[]", sortedKernel<floatLess>()),
     op("aten::sorted.Tensor(Tensor[](a) input) -> Tensor[]", sortedKernel<tensorLess>()),
@@ -376,11 +374,11 @@ KILN_REGISTER_SCRIPT_OPS(
        }),
 
     // Searching.
-    op("aten::index.list_int(int[] self, int el) -> int", indexOf).shape(shapes::index),
-    op("aten::index.list_float(float[] self, float el) -> int", indexOf).shape(shapes::index),
-    op("aten::index.list_bool(bool[] self, bool el) -> int", indexOf).shape(shapes::index),
-    op("aten::index.list_Tensor(Tensor[] self, Tensor el) -> int", indexOf).shape(shapes::index),
-    op("aten::index.list_str(str[] self, str el) -> int", indexOf).shape(shapes::index),
+    op("aten::index.list_int(int[] self, int el) -> int", indexOf),
+    op("aten::index.list_float(float[] self, float el) -> int", indexOf),
+    op("aten::index.list_bool(bool[] self, bool el) -> int", indexOf),
+    op("aten::index.list_Tensor(Tensor[] self, Tensor el) -> int", indexOf),
+    op("aten::index.list_str(str[] self, str el) -> int", indexOf),
     op("aten::count.int(int[] self, int el) -> int", countOf),
     op("aten::count.float(float[] self, float el) -> int", countOf),
     op("aten::count.bool(bool[] self, bool el) -> int", countOf),
@@ -396,15 +394,15 @@ KILN_REGISTER_SCRIPT_OPS(
     op("aten::__contains__.str_list(str[] l, str item) -> bool", contains),
 
     // Comparison.
-    op("aten::eq.int_list(int[] a, int[] b) -> bool", listsEqual<false>),
+    op("aten::eq.int_list(int[] a, int[] b) -> bool", listsEqual<false>).fold(folds::equalToItself),
     op("aten::eq.float_list(float[] a, float[] b) -> bool", listsEqual<false>),
     op("aten::eq.Tensor_list(Tensor[] a, Tensor[] b) -> bool", listsEqual<true>),
-    op("aten::eq.bool_list(bool[] a, bool[] b) -> bool", listsEqual<false>),
+    op("aten::eq.bool_list(bool[] a, bool[] b) -> bool", listsEqual<false>).fold(folds::equalToItself),
     op("aten::eq.str_list(str[] a, str[] b) -> bool", listsEqual<false>),
-    op("aten::ne.int_list(int[] a, int[] b) -> bool", listsDiffer<false>),
+    op("aten::ne.int_list(int[] a, int[] b) -> bool", listsDiffer<false>).fold(folds::equalToItself),
     op("aten::ne.float_list(float[] a, float[] b) -> bool", listsDiffer<false>),
     op("aten::ne.Tensor_list(Tensor[] a, Tensor[] b) -> bool", listsDiffer<true>),
-    op("aten::ne.bool_list(bool[] a, bool[] b) -> bool", listsDiffer<false>),
+    op("aten::ne.bool_list(bool[] a, bool[] b) -> bool", listsDiffer<false>).fold(folds::equalToItself),
     op("aten::ne.str_list(str[] a, str[] b) -> bool", listsDiffer<false>),
     op("prim::min.int_list(int[] l, int[] r) -> int[]", pickList<true>),
     op("prim::min.float_list(float[] l, float[] r) -> float[]", pickList<true>),
@@ -426,28 +424,25 @@ KILN_REGISTER_SCRIPT_OPS(
          int32_t sum = 0;
          for (const IValue& e : elementsOf(self)) sum = static_cast<int32_t>(sum + e.toInt());
          return static_cast<int64_t>(sum);
-       })
-        .shape(shapes::reduceUpcast),
+       }),
     op("aten::sum.float(float[] self) -> float",
        [](const IValue& self) {
          double sum = 0;
          for (const IValue& e : elementsOf(self)) sum += e.toDouble();
          return sum;
-       })
-        .shape(shapes::reduceUpcast),
+       }),
     op("aten::sum.bool(bool[] self) -> int",
        [](const IValue& self) {
          const Elements& elements = elementsOf(self);
          return static_cast<int64_t>(
              std::count_if(elements.begin(), elements.end(), [](const IValue& e) { return e.toBool(); }));
-       })
-        .shape(shapes::reduceUpcast),
-    op("aten::any.str(str[] self) -> bool", truthOf<false, strTruth>).shape(shapes::reduceBool),
-    op("aten::any.int(int[] self) -> bool", truthOf<false, intTruth>).shape(shapes::reduceBool),
-    op("aten::any.float(float[] self) -> bool", truthOf<false, floatTruth>).shape(shapes::reduceBool),
-    op("aten::any.bool(bool[] self) -> bool", truthOf<false, boolTruth>).shape(shapes::reduceBool),
-    op("aten::all.int(int[] self) -> bool", truthOf<true, intTruth>).shape(shapes::reduceBool),
-    op("aten::all.float(float[] self) -> bool", truthOf<true, floatTruth>).shape(shapes::reduceBool),
-    op("aten::all.bool(bool[] self) -> bool", truthOf<true, boolTruth>).shape(shapes::reduceBool), );
+       }),
+    op("aten::any.str(str[] self) -> bool", truthOf<false, strTruth>),
+    op("aten::any.int(int[] self) -> bool", truthOf<false, intTruth>),
+    op("aten::any.float(float[] self) -> bool", truthOf<false, floatTruth>),
+    op("aten::any.bool(bool[] self) -> bool", truthOf<false, boolTruth>),
+    op("aten::all.int(int[] self) -> bool", truthOf<true, intTruth>),
+    op("aten::all.float(float[] self) -> bool", truthOf<true, floatTruth>),
+    op("aten::all.bool(bool[] self) -> bool", truthOf<true, boolTruth>), );
 
 }  // namespace kiln

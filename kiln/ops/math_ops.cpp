@@ -11,6 +11,7 @@
 #include <numbers>
 #include <tuple>
 
+#include "kiln/ops/fold_rules.h"
 #include "kiln/ops/number_ops.h"
 
 namespace kiln {
@@ -86,34 +87,33 @@ std::tuple<double, double> modf(double a) {
 // overloads round to float32.
 #define KILN_MATH_FUNCTION(name, fn) KILN_NUMBER_UNARY_OPS("aten::" name, "float", "float", float, float, fn)
 
-KILN_REGISTER_OPS(KILN_MATH_FUNCTION("sqrt", std::sqrt), KILN_MATH_FUNCTION("exp", std::exp),
-                  KILN_MATH_FUNCTION("expm1", std::expm1), KILN_MATH_FUNCTION("log", std::log),
-                  KILN_MATH_FUNCTION("log10", std::log10), KILN_MATH_FUNCTION("log1p", std::log1p),
-                  KILN_MATH_FUNCTION("sin", std::sin), KILN_MATH_FUNCTION("cos", std::cos),
-                  KILN_MATH_FUNCTION("tan", std::tan), KILN_MATH_FUNCTION("asin", std::asin),
-                  KILN_MATH_FUNCTION("acos", std::acos), KILN_MATH_FUNCTION("atan", std::atan),
-                  KILN_MATH_FUNCTION("sinh", std::sinh), KILN_MATH_FUNCTION("cosh", std::cosh),
-                  KILN_MATH_FUNCTION("tanh", std::tanh), KILN_MATH_FUNCTION("asinh", std::asinh),
-                  KILN_MATH_FUNCTION("acosh", std::acosh), KILN_MATH_FUNCTION("atanh", std::atanh),
-                  KILN_MATH_FUNCTION("erf", std::erf), KILN_MATH_FUNCTION("erfc", std::erfc),
-                  KILN_MATH_FUNCTION("gamma", std::tgamma), KILN_MATH_FUNCTION("lgamma", std::lgamma),
-                  KILN_MATH_FUNCTION("fabs", std::fabs), KILN_MATH_FUNCTION("degrees", math::degrees),
-                  KILN_MATH_FUNCTION("radians", math::radians), KILN_MATH_FUNCTION("round", math::round),
-                  KILN_MATH_FUNCTION("angle", math::angle),
-                  // math.floor and math.ceil are ints; their Scalar forms narrow to C++ int.
-                  KILN_NUMBER_UNARY_OPS("aten::floor", "int", "int", int, int, math::floor),
-                  KILN_NUMBER_UNARY_OPS("aten::ceil", "int", "int", int, int, math::ceil),
+KILN_REGISTER_OPS(
+    KILN_MATH_FUNCTION("sqrt", std::sqrt), KILN_MATH_FUNCTION("exp", std::exp), KILN_MATH_FUNCTION("expm1", std::expm1),
+    KILN_MATH_FUNCTION("log", std::log), KILN_MATH_FUNCTION("log10", std::log10),
+    KILN_MATH_FUNCTION("log1p", std::log1p), KILN_MATH_FUNCTION("sin", std::sin), KILN_MATH_FUNCTION("cos", std::cos),
+    KILN_MATH_FUNCTION("tan", std::tan), KILN_MATH_FUNCTION("asin", std::asin), KILN_MATH_FUNCTION("acos", std::acos),
+    KILN_MATH_FUNCTION("atan", std::atan), KILN_MATH_FUNCTION("sinh", std::sinh), KILN_MATH_FUNCTION("cosh", std::cosh),
+    KILN_MATH_FUNCTION("tanh", std::tanh), KILN_MATH_FUNCTION("asinh", std::asinh),
+    KILN_MATH_FUNCTION("acosh", std::acosh), KILN_MATH_FUNCTION("atanh", std::atanh),
+    KILN_MATH_FUNCTION("erf", std::erf), KILN_MATH_FUNCTION("erfc", std::erfc),
+    KILN_MATH_FUNCTION("gamma", std::tgamma), KILN_MATH_FUNCTION("lgamma", std::lgamma),
+    KILN_MATH_FUNCTION("fabs", std::fabs), KILN_MATH_FUNCTION("degrees", math::degrees),
+    KILN_MATH_FUNCTION("radians", math::radians), KILN_MATH_FUNCTION("round", math::round),
+    KILN_MATH_FUNCTION("angle", math::angle),
+    // math.floor and math.ceil are ints; their Scalar forms narrow to C++ int.
+    KILN_NUMBER_UNARY_OPS("aten::floor", "int", "int", int, int, math::floor),
+    KILN_NUMBER_UNARY_OPS("aten::ceil", "int", "int", int, int, math::ceil, .fold(folds::conversionToOwnType)),
 
-                  op("aten::isnan.float(float a) -> bool", [](double a) { return std::isnan(a); }),
-                  op("aten::isinf.float(float a) -> bool", [](double a) { return std::isinf(a); }),
-                  op("aten::isfinite.float(float a) -> bool", [](double a) { return std::isfinite(a); }),
-                  op("aten::factorial.int(int a) -> int", [](int64_t a) { return math::factorial(a); }),
-                  op("aten::gcd.int(int a, int b) -> int", [](int64_t a, int64_t b) { return math::gcd(a, b); }),
-                  op("aten::frexp(float a) -> (float, int)", [](double a) { return math::frexp(a); }),
-                  // PyTorch passes the exponent to std::ldexp as a C++ int: narrowed to 32 bits.
-                  op("aten::ldexp(float x, int i) -> float",
-                     [](double x, int64_t i) { return std::ldexp(x, static_cast<int32_t>(i)); }),
-                  op("aten::modf(float a) -> (float, float)", [](double a) { return math::modf(a); }), );
+    op("aten::isnan.float(float a) -> bool", [](double a) { return std::isnan(a); }),
+    op("aten::isinf.float(float a) -> bool", [](double a) { return std::isinf(a); }),
+    op("aten::isfinite.float(float a) -> bool", [](double a) { return std::isfinite(a); }),
+    op("aten::factorial.int(int a) -> int", [](int64_t a) { return math::factorial(a); }),
+    op("aten::gcd.int(int a, int b) -> int", [](int64_t a, int64_t b) { return math::gcd(a, b); }),
+    op("aten::frexp(float a) -> (float, int)", [](double a) { return math::frexp(a); }),
+    // PyTorch passes the exponent to std::ldexp as a C++ int: narrowed to 32 bits.
+    op("aten::ldexp(float x, int i) -> float",
+       [](double x, int64_t i) { return std::ldexp(x, static_cast<int32_t>(i)); }),
+    op("aten::modf(float a) -> (float, float)", [](double a) { return math::modf(a); }), );
 
 #undef KILN_MATH_FUNCTION
 

@@ -77,16 +77,20 @@ Scalar onNumber(const Scalar& a, Fn fn) {
 // overloads of a binary operator. `int_fn` and `float_fn` name its two
 // computations (functions or overload sets); mixed operands use `float_fn`,
 // as C++ converts the int to double. `scalar_overload` is "" or
-// ".Scalar_Scalar", as PyTorch names the Scalar form of this operator.
-#define KILN_NUMBER_BINARY_OPS(name, scalar_overload, int_result, float_result, scalar_result, int_fn, float_fn) \
-  KILN_NUMBER_INT_FLOAT_OPS(name, ".int", ".float", int_result, float_result, int_fn, float_fn),                 \
-      KILN_NUMBER_MIXED_OPS(name, float_result, float_fn),                                                       \
+// ".Scalar_Scalar", as PyTorch names the Scalar form of this operator. Any
+// further arguments complete the `.int` overload's declaration
+// (`.fold(folds::mulByOne)`).
+#define KILN_NUMBER_BINARY_OPS(name, scalar_overload, int_result, float_result, scalar_result, int_fn, float_fn, ...) \
+  KILN_NUMBER_INT_FLOAT_OPS(name, ".int", ".float", int_result, float_result, int_fn, float_fn, __VA_ARGS__),         \
+      KILN_NUMBER_MIXED_OPS(name, float_result, float_fn),                                                            \
       KILN_NUMBER_SCALAR_OP(name scalar_overload, scalar_result, int_fn, float_fn)
 
-// `name<int_overload>(int a, int b)` and `name<float_overload>(float a, float b)`.
-#define KILN_NUMBER_INT_FLOAT_OPS(name, int_overload, float_overload, int_result, float_result, int_fn, float_fn)   \
-  ::kiln::op(name int_overload "(int a, int b) -> " int_result, [](int64_t a, int64_t b) { return int_fn(a, b); }), \
-      ::kiln::op(name float_overload "(float a, float b) -> " float_result,                                         \
+// `name<int_overload>(int a, int b)` and `name<float_overload>(float a, float b)`;
+// further arguments complete the int overload's declaration.
+#define KILN_NUMBER_INT_FLOAT_OPS(name, int_overload, float_overload, int_result, float_result, int_fn, float_fn, ...) \
+  ::kiln::op(name int_overload "(int a, int b) -> " int_result, [](int64_t a, int64_t b) { return int_fn(a, b); })     \
+      __VA_ARGS__,                                                                                                     \
+      ::kiln::op(name float_overload "(float a, float b) -> " float_result,                                            \
                  [](double a, double b) { return float_fn(a, b); })
 
 // `name.int_float(int a, float b)` and `name.float_int(float a, int b)`.
@@ -106,8 +110,9 @@ Scalar onNumber(const Scalar& a, Fn fn) {
 // `name.int(int a)`, `name.float(float a)` and `name.Scalar(Scalar a) -> Scalar`
 // of a unary function `fn` (an overload set taking int64_t and double); the
 // Scalar form casts the result to `int_cast` or `float_cast`, as PyTorch does.
-#define KILN_NUMBER_UNARY_OPS(name, int_result, float_result, int_cast, float_cast, fn)         \
-  ::kiln::op(name ".int(int a) -> " int_result, [](int64_t a) { return fn(a); }),               \
+// Further arguments complete the `.int` overload's declaration.
+#define KILN_NUMBER_UNARY_OPS(name, int_result, float_result, int_cast, float_cast, fn, ...)    \
+  ::kiln::op(name ".int(int a) -> " int_result, [](int64_t a) { return fn(a); }) __VA_ARGS__,   \
       ::kiln::op(name ".float(float a) -> " float_result, [](double a) { return fn(a); }),      \
       ::kiln::op(name ".Scalar(Scalar a) -> Scalar", [](const Scalar& a) {                      \
         return ::kiln::number::onNumber<int_cast, float_cast>(a, [](auto x) { return fn(x); }); \

@@ -15,6 +15,7 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/rewrite.h"
+#include "kiln/ops/fold_rules.h"
 #include "kiln/ops/pointwise_spec.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/pointwise.h"
@@ -350,7 +351,8 @@ KILN_REGISTER_OPS(
          })                                                                                                          \
           .shape(arithmetic) Desc(true)
 // sub: the functional forms are fusible; subtract: every form is sub's alias.
-#define KILN_SUB_DESCRIPTION(inplace) .pointwise(inplace ? nullptr : subtraction)
+#define KILN_SUB_DESCRIPTION(inplace) \
+  .pointwise(inplace ? nullptr : subtraction).fold(inplace ? nullptr : folds::addOrSubZero)
 #define KILN_SUBTRACT_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::sub_" : "aten::sub")
 
 // x - alpha * y, which is add with alpha negated.
@@ -370,7 +372,8 @@ KILN_REGISTER_OPS(
          return add(self, scalarToTensor(other), alpha);
        })
         .shape(arithmetic)
-        .pointwise(addition),
+        .pointwise(addition)
+        .fold(folds::addOrSubZero),
     op("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
        [](Tensor self, const Tensor& other, const Scalar& alpha) { return add_(self, other, alpha); }),
     op("aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
@@ -436,7 +439,8 @@ KILN_REGISTER_OPS(
                                                                                               Tensor out) {        \
         return mulOut(self, other, out);                                                                           \
       }).shape(arithmetic) Desc(true)
-#define KILN_MUL_DESCRIPTION(inplace) .pointwise(inplace ? nullptr : multiplication)
+#define KILN_MUL_DESCRIPTION(inplace) \
+  .pointwise(inplace ? nullptr : multiplication).fold(inplace ? nullptr : folds::mulByOne)
 #define KILN_MULTIPLY_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
 
 // div and its alias divide (true_divide is the same without rounding
@@ -478,7 +482,11 @@ KILN_REGISTER_OPS(
          [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                              \
            return div_(self, scalarToTensor(other), mode);                                                           \
          }) Desc(true, true)
-#define KILN_DIV_DESCRIPTION(inplace, mode) .pointwise(inplace ? nullptr : mode ? divisionWithMode : trueDivision)
+#define KILN_DIV_DESCRIPTION(inplace, mode) \
+  .pointwise(inplace ? nullptr              \
+             : mode  ? divisionWithMode     \
+                     : trueDivision)         \
+      .fold(inplace || mode ? nullptr : folds::divByOne)
 #define KILN_DIVIDE_DESCRIPTION(inplace, mode) .aliasOf(inplace ? "aten::div_" : "aten::div")
 
 const auto multiplication = elementwise(TypeRule::Promote, DtypeSet::All, "k_mul($self, $other)");

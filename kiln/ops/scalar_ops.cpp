@@ -16,6 +16,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/rewrite.h"
+#include "kiln/ops/fold_rules.h"
 #include "kiln/ops/number_ops.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/iterator.h"
@@ -213,12 +214,13 @@ int64_t rangeLength(int64_t lo, int64_t hi, int64_t step) {
 }
 
 KILN_REGISTER_OPS(
-    KILN_NUMBER_BINARY_OPS("aten::add", "", "int", "float", "Scalar", py::add, py::add),
-    KILN_NUMBER_BINARY_OPS("aten::sub", "", "int", "float", "Scalar", py::sub, py::sub),
-    KILN_NUMBER_BINARY_OPS("aten::mul", "", "int", "float", "Scalar", py::mul, py::mul),
+    KILN_NUMBER_BINARY_OPS("aten::add", "", "int", "float", "Scalar", py::add, py::add, .fold(folds::addOrSubZero)),
+    KILN_NUMBER_BINARY_OPS("aten::sub", "", "int", "float", "Scalar", py::sub, py::sub, .fold(folds::addOrSubZero)),
+    KILN_NUMBER_BINARY_OPS("aten::mul", "", "int", "float", "Scalar", py::mul, py::mul, .fold(folds::mulByOne)),
     KILN_NUMBER_INT_FLOAT_OPS("aten::div", ".int", ".float", "float", "float", py::div, py::div),
     KILN_NUMBER_SCALAR_OP("aten::div", "float", py::div, py::div),
-    KILN_NUMBER_BINARY_OPS("aten::floordiv", "", "int", "float", "Scalar", py::floordiv, py::floordiv),
+    KILN_NUMBER_BINARY_OPS("aten::floordiv", "", "int", "float", "Scalar", py::floordiv, py::floordiv,
+                           .fold(folds::floorDivByOne)),
     KILN_NUMBER_BINARY_OPS("aten::remainder", "", "int", "float", "Scalar", py::remainder, py::remainder),
     KILN_NUMBER_INT_FLOAT_OPS("aten::pow", ".int", ".float", "float", "float", py::powInts, py::pow),
     KILN_NUMBER_MIXED_OPS("aten::pow", "float", py::pow),
@@ -248,28 +250,27 @@ double abs(double a) { return std::fabs(a); }
 KILN_REGISTER_OPS(KILN_NUMBER_UNARY_OPS("aten::neg", "int", "float", int, float, py::neg),
                   KILN_NUMBER_UNARY_OPS("prim::abs", "int", "float", int, float, py::abs), );
 
-KILN_REGISTER_OPS(KILN_NUMBER_BINARY_OPS("aten::eq", "", "bool", "bool", "bool", py::eq, py::eq),
-                  KILN_NUMBER_BINARY_OPS("aten::ne", "", "bool", "bool", "bool", py::ne, py::ne),
-                  KILN_NUMBER_BINARY_OPS("aten::lt", "", "bool", "bool", "bool", py::lt, py::lt),
-                  KILN_NUMBER_BINARY_OPS("aten::le", "", "bool", "bool", "bool", py::le, py::le),
-                  KILN_NUMBER_BINARY_OPS("aten::gt", "", "bool", "bool", "bool", py::gt, py::gt),
-                  KILN_NUMBER_BINARY_OPS("aten::ge", "", "bool", "bool", "bool", py::ge, py::ge),
-                  op("aten::eq.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a == b; }),
-                  op("aten::ne.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }),
-                  KILN_NUMBER_BINARY_OPS("prim::min", "", "int", "float", "Scalar", py::min, py::min),
-                  KILN_NUMBER_BINARY_OPS("prim::max", "", "int", "float", "Scalar", py::max, py::max),
+KILN_REGISTER_OPS(
+    KILN_NUMBER_BINARY_OPS("aten::eq", "", "bool", "bool", "bool", py::eq, py::eq, .fold(folds::equalToItself)),
+    KILN_NUMBER_BINARY_OPS("aten::ne", "", "bool", "bool", "bool", py::ne, py::ne, .fold(folds::equalToItself)),
+    KILN_NUMBER_BINARY_OPS("aten::lt", "", "bool", "bool", "bool", py::lt, py::lt),
+    KILN_NUMBER_BINARY_OPS("aten::le", "", "bool", "bool", "bool", py::le, py::le),
+    KILN_NUMBER_BINARY_OPS("aten::gt", "", "bool", "bool", "bool", py::gt, py::gt),
+    KILN_NUMBER_BINARY_OPS("aten::ge", "", "bool", "bool", "bool", py::ge, py::ge),
+    op("aten::eq.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a == b; }).fold(folds::equalToItself),
+    op("aten::ne.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }).fold(folds::equalToItself),
+    KILN_NUMBER_BINARY_OPS("prim::min", "", "int", "float", "Scalar", py::min, py::min),
+    KILN_NUMBER_BINARY_OPS("prim::max", "", "int", "float", "Scalar", py::max, py::max),
 
-                  op("aten::__and__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a && b; }),
-                  op("aten::__or__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a || b; }),
-                  op("aten::__xor__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }),
-                  op("aten::__and__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a & b; }),
-                  op("aten::__or__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a | b; }),
-                  op("aten::__xor__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a ^ b; }),
-                  op("aten::__lshift__.int(int a, int b) -> int",
-                     [](int64_t a, int64_t b) { return py::lshift(a, b); }),
-                  op("aten::__rshift__.int(int a, int b) -> int",
-                     [](int64_t a, int64_t b) { return py::rshift(a, b); }),
-                  op("aten::__not__(bool self) -> bool", [](bool a) { return !a; }), );
+    op("aten::__and__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a && b; }),
+    op("aten::__or__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a || b; }),
+    op("aten::__xor__.bool(bool a, bool b) -> bool", [](bool a, bool b) { return a != b; }),
+    op("aten::__and__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a & b; }),
+    op("aten::__or__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a | b; }),
+    op("aten::__xor__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return a ^ b; }),
+    op("aten::__lshift__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return py::lshift(a, b); }),
+    op("aten::__rshift__.int(int a, int b) -> int", [](int64_t a, int64_t b) { return py::rshift(a, b); }),
+    op("aten::__not__(bool self) -> bool", [](bool a) { return !a; }), );
 
 // Conversions: bool(x), int(x), float(x) and the implicit tensor -> number
 // conversions TorchScript inserts.
@@ -286,12 +287,14 @@ KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tens
                               if (!a.isFloatingPoint()) return a.toLong();
                               return checkedToInt(a.toDouble(), std::numeric_limits<int32_t>::min(),
                                                   std::numeric_limits<int32_t>::max(), "int");
-                            }),
+                            })
+                             .fold(folds::conversionToOwnType),
                          op("aten::Int.str(str a) -> int", [](const std::string& a) { return parseInt(a); }),
 
                          op("aten::Float.Tensor(Tensor a) -> float",
                             [](const Tensor& a) { return a.item().toDouble(); }),
-                         op("aten::Float.Scalar(Scalar a) -> float", [](const Scalar& a) { return a.toDouble(); }),
+                         op("aten::Float.Scalar(Scalar a) -> float", [](const Scalar& a) { return a.toDouble(); })
+                             .fold(folds::conversionToOwnType),
                          // PyTorch converts through a C++ float here: float32 precision.
                          op("aten::Float.int(int a) -> float",
                             [](int64_t a) { return static_cast<double>(static_cast<float>(a)); }),

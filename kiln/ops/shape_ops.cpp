@@ -230,13 +230,11 @@ KILN_REGISTER_OPS(
     op("aten::unsafe_split.Tensor_out(Tensor self, int split_size, int dim=0, *, Tensor(a!)[] out) -> ()",
        [](const Tensor& self, int64_t split_size, int64_t dim, std::vector<Tensor> out) {
          writeOuts(out, split(self, split_size, dim), "unsafe_split");
-       })
-        .shape(shapes::split),
+       }),
     op("aten::unsafe_split_with_sizes.out(Tensor self, int[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()",
        [](const Tensor& self, IntArrayRef sizes, int64_t dim, std::vector<Tensor> out) {
          writeOuts(out, splitWithSizes(self, sizes, dim), "unsafe_split_with_sizes");
-       })
-        .shape(shapes::splitWithSizes),
+       }),
     op("aten::tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, int64_t sections, int64_t dim) { return tensorSplit(self, sections, dim); })
         .shape(shapes::tensorSplit),
@@ -292,7 +290,8 @@ KILN_REGISTER_OPS(
     op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
        [](Tensor self, const Tensor& src, bool) { return checkedCopy_(self, src); }),
     op("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
-       [](const Tensor& self, const Tensor& src, bool) { return copied(self, src); }),
+       [](const Tensor& self, const Tensor& src, bool) { return copied(self, src); })
+        .shape(shapes::likeSelf),
     op("aten::copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& src, bool, Tensor out) {
          return writeOut(out, copied(self, src), "copy", OutDtype::Any);

@@ -450,8 +450,7 @@ KILN_REGISTER_SCRIPT_OPS(
          out.reserve(static_cast<size_t>(range.count));
          for (int64_t i = 0, j = range.start; i < range.count; ++i, j += step) out += s[static_cast<size_t>(j)];
          return out;
-       })
-        .shape(shapes::slice),
+       }),
     op("aten::list(str t) -> str[]",
        [](const std::string& t) {
          std::vector<std::string> chars;
@@ -460,7 +459,7 @@ KILN_REGISTER_SCRIPT_OPS(
        }),
 
     // Splitting and joining.
-    op("aten::split.str(str self, str? separator=None, int max=-1) -> str[]", split).shape(shapes::split),
+    op("aten::split.str(str self, str? separator=None, int max=-1) -> str[]", split),
     op("aten::rsplit(str self, str separator=\" \", int max=-1) -> str[]", rsplit),
     op("aten::splitlines(str self, bool keepends=False) -> str[]", splitLines),
     op("aten::join(str self, str[] values) -> str", join),
@@ -481,8 +480,7 @@ KILN_REGISTER_SCRIPT_OPS(
     op("aten::index.str(str self, str substr, int start=0, int end=-1) -> int",
        [](const std::string& self, const std::string& substr, int64_t start, int64_t end) {
          return indexImpl(self, substr, start, end, false, "aten::index");
-       })
-        .shape(shapes::index),
+       }),
     op("aten::rindex(str self, str substr, int start=0, int end=-1) -> int",
        [](const std::string& self, const std::string& substr, int64_t start, int64_t end) {
          return indexImpl(self, substr, start, end, true, "aten::rindex");

@@ -1,5 +1,7 @@
 #include "kiln/passes/peephole.h"
 
+#include "kiln/core/op_description.h"
+#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
@@ -114,7 +116,6 @@ class PeepholeOptimizer {
       case aten::_grad_sum_to_size: return optimizeGradSumToSize(n);
       case aten::expand: return optimizeExpand(n);
       case aten::t: return optimizeDoubleTranspose(n);
-      case aten::type_as: return optimizeTypeAs(n);
       case aten::Float:
       case aten::Int:
       case aten::FloatImplicit:
@@ -129,7 +130,7 @@ class PeepholeOptimizer {
       case prim::is_cuda: return optimizeTensorProperty(n);
       default:
         if (n->kind() == isFloatingPointSymbol() || n->kind() == isComplexSymbol()) return optimizeTensorProperty(n);
-        return false;
+        return foldToSameTensor(n);
     }
   }
 
@@ -191,14 +192,16 @@ class PeepholeOptimizer {
   }
 
   // `x.type_as(y)` is x when both have the same dtype and device.
-  bool optimizeTypeAs(Node* n) {
-    if (!isTensorOp(n, 2)) return false;
-    const TensorType* self = refined(n->input(0));
-    const TensorType* other = refined(n->input(1));
-    if (!self || !other || !tensorType(n->input(1))) return false;
-    if (!self->scalarType() || self->scalarType() != other->scalarType()) return false;
-    if (!self->device() || self->device() != other->device()) return false;
-    return replace(n, n->input(0), "already of that type");
+  // A tensor op that returns one of its inputs itself (`x.type_as(y)` of
+  // an x already of y's type; OpDescription::fold). Folds read refined
+  // dtypes: only with shape peepholes.
+  bool foldToSameTensor(Node* n) {
+    auto op = n->maybeOperator();
+    if (!shape_peepholes_ || !op || !op->description().fold || n->outputs().size() != 1) return false;
+    if (n->output()->type()->kind() != TypeKind::Tensor) return false;
+    FoldResult folded = op->description().fold(n);
+    if (!folded.value || !folded.same_tensor) return false;
+    return replace(n, folded.value, "the very tensor it returns");
   }
 
   // `int(NumToTensor(i))` is i, when i already has the result's type

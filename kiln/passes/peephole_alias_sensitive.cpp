@@ -1,12 +1,13 @@
 // The peephole stage that makes one tensor stand for another (PyTorch
 // 1.13's PeepholeOptimizeAliasSensitive). `x + 0` is a new tensor; replacing
-// it by x is only right when nobody can tell the two apart: neither is
-// written, they do not both reach outside the graph, and their result type
-// is x's. 1.13 also drops `x + 0` on bool tensors and tensors of unknown
-// dtype (whose result is int64) and `dim(conv2d(x))` for unbatched x; kiln
-// does not.
+// it by x (the operator's fold, kiln/ops/fold_rules.h, which also checks that
+// the result type is x's) is only right when nobody can tell the two apart:
+// neither is written and they do not both reach outside the graph. 1.13 also drops `x + 0` on bool tensors and tensors
+// of unknown dtype (whose result is int64) and `dim(conv2d(x))` for unbatched x; kiln does not.
 #include <vector>
 
+#include "kiln/core/op_description.h"
+#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
 #include "kiln/passes/analysis/alias_analysis.h"
@@ -34,36 +35,11 @@ std::optional<size_t> batchedConvRank(Symbol kind) {
   return std::nullopt;
 }
 
-bool isTensor(const Value* v) { return v->type()->kind() == TypeKind::Tensor; }
-bool isConstantNumber(const Value* v) {
-  auto value = toIValue(v);
-  return value && (value->isInt() || value->isDouble());
+// Whether `n`'s operator declares a fold and `n` gives one tensor.
+bool hasTensorFold(const Node* n) {
+  auto op = n->maybeOperator();
+  return op && op->description().fold && n->outputs().size() == 1 && n->output()->type()->kind() == TypeKind::Tensor;
 }
-
-// `x + c`, `x - c` (with alpha) and `x * c`, `x / c` on a tensor and constant
-// ints or floats.
-bool isScalarArithmetic(const Node* n) {
-  switch (n->kind()) {
-    case aten::add:
-    case aten::sub:
-      return n->inputs().size() == 3 && isTensor(n->input(0)) && isConstantNumber(n->input(1)) &&
-             isConstantNumber(n->input(2));
-    case aten::mul:
-    case aten::div: return n->inputs().size() == 2 && isTensor(n->input(0)) && isConstantNumber(n->input(1));
-    default: return false;
-  }
-}
-
-double numberOf(const Value* v) { return toIValue(v)->toDouble(); }
-
-// `x + 0`, `x - 0`, `x * 1`, `x / 1`.
-bool isIdentity(const Node* n) {
-  if (!isScalarArithmetic(n)) return false;
-  if (n->kind() == aten::add || n->kind() == aten::sub) return numberOf(n->input(1)) == 0 && numberOf(n->input(2)) == 1;
-  return numberOf(n->input(1)) == 1;
-}
-
-bool isCandidate(const Node* n) { return batchedConvRank(n->kind()) || isIdentity(n); }
 
 class AliasSensitivePeepholes {
  public:
@@ -75,8 +51,8 @@ class AliasSensitivePeepholes {
     walkNodes(block, WalkOrder::PostOrder, [&](Node* n) {
       if (batchedConvRank(n->kind())) {
         changed |= foldConvDims(n);
-      } else if (isIdentity(n) && keepsTensorType(n)) {
-        changed |= replaceOutputWithInput(n);
+      } else if (Value* value = foldedToInput(n)) {
+        changed |= replaceOutputWith(n, value);
       }
     });
     return changed;
@@ -100,26 +76,20 @@ class AliasSensitivePeepholes {
     return changed;
   }
 
-  // Whether the result has the input's dtype: a floating tensor with int or
-  // float scalars, an integral (not bool) tensor with int scalars and no
-  // true division.
-  bool keepsTensorType(const Node* n) const {
-    if (!shape_peepholes_) return false;
-    auto dtype = n->input(0)->type()->cast<TensorType>()->scalarType();
-    if (!dtype) return false;
-    if (isFloatingType(*dtype)) return true;
-    if (*dtype == ScalarType::Bool || n->kind() == aten::div) return false;
-    for (size_t i = 1; i < n->inputs().size(); ++i) {
-      if (n->input(i)->type()->kind() != TypeKind::Int) return false;
-    }
-    return true;
+  // The input that a tensor op's fold (`x + 0`, `x * 1`; OpDescription::fold)
+  // says its new output equals. Folds read refined dtypes: only with shape
+  // peepholes.
+  Value* foldedToInput(Node* n) const {
+    if (!shape_peepholes_ || !hasTensorFold(n)) return nullptr;
+    FoldResult folded = n->maybeOperator()->description().fold(n);
+    if (!folded.value || folded.same_tensor || folded.value->node() == n) return nullptr;
+    return folded.value;
   }
 
   // Once a value replaces another, the database no longer knows what the
   // two alias: values that may alias either are left alone from then on
   // (1.13 does the same rather than rebuild the database each time).
-  bool replaceOutputWithInput(Node* n) {
-    Value* input = n->input(0);
+  bool replaceOutputWith(Node* n, Value* input) {
     Value* output = n->output();
     if (!db_.safeToChangeAliasingRelationship(input, output)) return false;
     std::vector<const Value*> stale(stale_.begin(), stale_.end());
@@ -140,7 +110,8 @@ class AliasSensitivePeepholes {
 }  // namespace
 
 bool peepholeOptimizeAliasSensitive(const std::shared_ptr<Graph>& graph, bool shape_peepholes) {
-  if (!anyNodeIn(graph->block(), isCandidate)) return false;
+  auto candidate = [&](const Node* n) { return batchedConvRank(n->kind()) || (shape_peepholes && hasTensorFold(n)); };
+  if (!anyNodeIn(graph->block(), candidate)) return false;
   return AliasSensitivePeepholes(graph, shape_peepholes).optimize(graph->block());
 }
 

@@ -1,6 +1,10 @@
 // The peephole stage on ints, bools, None and optionals (PyTorch 1.13's
-// PeepholeOptimizeNonTensor), without 1.13's rewrites that change a result:
-// `i / 1` (a float, not the int i) and `f == f` on floats (false for NaN).
+// PeepholeOptimizeNonTensor). The arithmetic and conversions (`i * 1`,
+// `int(i)`) are the operators' own folds (kiln/ops/fold_rules.h), which
+// leave out 1.13's rewrites that change a result: `i / 1` (a float, not the
+// int i) and `f == f` on floats (false for NaN).
+#include "kiln/core/op_description.h"
+#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
 #include "kiln/passes/peephole_detail.h"
@@ -10,82 +14,9 @@ namespace kiln::detail {
 
 namespace {
 
-bool isInt(const Value* v) { return v->type()->kind() == TypeKind::Int; }
-
-// The constant operand of a binary int op, moved to the second input when
-// the op commutes; nullopt unless both operands are ints and one is constant.
-std::optional<int64_t> constantOperand(Node* n) {
-  if (n->inputs().size() != 2 || !isInt(n->input(0)) || !isInt(n->input(1))) return std::nullopt;
-  if (n->kind() == aten::mul || n->kind() == aten::add) {
-    if (auto c = constantInt(n->input(0))) {
-      n->permuteInputs({1, 0});
-      return c;
-    }
-  }
-  return constantInt(n->input(1));
-}
-
-// `i * 1`, `1 * i`, `i // 1` -> i.
-bool simplifyMulOrFloorDiv(Node* n) {
-  auto c = constantOperand(n);
-  if (!c || *c != 1) return false;
-  GRAPH_UPDATE("replacing ", *n, "with %", n->input(0)->debugName());
-  n->output()->replaceAllUsesWith(n->input(0));
-  return true;
-}
-
 Symbol unwrapOptionalSymbol() {
   static const Symbol s = Symbol::aten("_unwrap_optional");
   return s;
-}
-Symbol ceilSymbol() {
-  static const Symbol s = Symbol::aten("ceil");
-  return s;
-}
-
-// `i + 0`, `i - 0` -> i; `(i + a) - b` -> `i + (a - b)` and the like.
-bool simplifyAddOrSub(Node* n) {
-  auto c = constantOperand(n);
-  if (!c) return false;
-  if (*c == 0) {
-    GRAPH_UPDATE("replacing ", *n, "with %", n->input(0)->debugName());
-    n->output()->replaceAllUsesWith(n->input(0));
-    return true;
-  }
-  Node* dep = n->input(0)->node();
-  if (dep->kind() != aten::add && dep->kind() != aten::sub) return false;
-  auto d = constantOperand(dep);
-  if (!d) return false;
-  // Ints wrap when they overflow at run time; so does the folded constant.
-  auto uc = static_cast<uint64_t>(*c);
-  auto ud = static_cast<uint64_t>(*d);
-  auto merged = static_cast<int64_t>(dep->kind() == n->kind() ? uc + ud : uc - ud);
-  GRAPH_UPDATE("merging the constants of ", *dep, "into ", *n);
-  if (merged == 0) {
-    n->output()->replaceAllUsesWith(dep->input(0));
-  } else {
-    WithInsertPoint guard(n);
-    n->replaceInput(0, dep->input(0));
-    n->replaceInput(1, n->owningGraph()->insertConstant(merged));
-  }
-  return true;
-}
-
-// Types whose `==` never raises and is true for a value and itself.
-bool reflexiveEquality(const Type& t) {
-  switch (t.kind()) {
-    case TypeKind::Bool:
-    case TypeKind::Int:
-    case TypeKind::None: return true;
-    default: return false;
-  }
-}
-
-bool alwaysEqualToItself(const TypePtr& t) {
-  if (auto list = t->cast<ListType>()) return reflexiveEquality(*list->elementType());
-  if (auto dict = t->cast<DictType>())
-    return reflexiveEquality(*dict->keyType()) && reflexiveEquality(*dict->valueType());
-  return reflexiveEquality(*t);
 }
 
 class NonTensorPeepholes {
@@ -184,39 +115,29 @@ class NonTensorPeepholes {
         if (!unshapedType(n->input()->type())->isSubtypeOf(*unshapedType(n->output()->type()))) return false;
         replaceWithInput(n);
         return true;
-      case aten::Int:
-      case aten::Float:
-      case aten::Bool: return removeConversion(n);
-      case aten::eq:
-      case aten::ne:
-        if (n->inputs().size() != 2 || n->input(0) != n->input(1) || !alwaysEqualToItself(n->input(0)->type())) {
-          return false;
-        }
-        replaceWithConstant(n, IValue(n->kind() == aten::eq));
-        return true;
-      case aten::mul:
-      case aten::floordiv: return simplifyMulOrFloorDiv(n);
-      case aten::add:
-      case aten::sub: return simplifyAddOrSub(n);
       default:
         if (n->kind() == unwrapOptionalSymbol()) return unwrap(n);
-        if (n->kind() == ceilSymbol()) return removeConversion(n);
-        return false;
+        return fold(n);
     }
+  }
+
+  // The operator's own simplification (`i * 1`, `int(i)`, `a == a` on ints;
+  // OpDescription::fold) of a node with one non-tensor output.
+  bool fold(Node* n) {
+    auto op = n->maybeOperator();
+    if (!op || !op->description().fold || n->outputs().size() != 1) return false;
+    if (n->output()->type()->kind() == TypeKind::Tensor) return false;
+    Value* value = op->description().fold(n).value;
+    if (!value) return false;
+    if (value != n->output()) {
+      GRAPH_UPDATE("replacing ", *n, "with %", value->debugName());
+      n->output()->replaceAllUsesWith(value);
+    }
+    return true;
   }
 
   bool unwrap(Node* n) {
     if (n->inputs().size() != 1 || !mustNotBeNone(n->input())) return false;
-    replaceWithInput(n);
-    return true;
-  }
-
-  // `int(i)`, `ceil(i)`, `float(f)`, `bool(b)`: already the result.
-  bool removeConversion(Node* n) {
-    TypeKind result = n->kind() == aten::Float  ? TypeKind::Float
-                      : n->kind() == aten::Bool ? TypeKind::Bool
-                                                : TypeKind::Int;
-    if (n->inputs().size() != 1 || n->input()->type()->kind() != result) return false;
     replaceWithInput(n);
     return true;
   }

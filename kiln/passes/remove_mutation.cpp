@@ -1,9 +1,10 @@
 #include "kiln/passes/remove_mutation.h"
 
-#include <unordered_set>
-
+#include "kiln/core/op_description.h"
+#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/analysis/node_effects.h"
 #include "kiln/util/jit_log.h"
@@ -12,85 +13,16 @@ namespace kiln {
 
 namespace {
 
-Symbol sym(const char* qualified) { return Symbol::fromQualString(qualified); }
-
-// In-place ops that only change which part of x's memory x views: the pure
-// op gives exactly what x becomes, whatever the types.
-bool changesViewOnly(Symbol pure) {
-  static const std::unordered_set<Symbol> ops = {
-      aten::t,      aten::transpose,       aten::squeeze,         aten::unsqueeze,
-      aten::detach, sym("aten::swapaxes"), sym("aten::swapdims"), sym("aten::as_strided"),
-  };
-  return ops.count(pure) > 0;
-}
-
-// Ops whose pure form gives bool whatever x is.
-bool givesBool(Symbol pure) {
-  static const std::unordered_set<Symbol> ops = {
-      aten::eq,
-      aten::ne,
-      aten::lt,
-      aten::le,
-      aten::gt,
-      aten::ge,
-      sym("aten::greater"),
-      sym("aten::greater_equal"),
-      sym("aten::less"),
-      sym("aten::less_equal"),
-      sym("aten::not_equal"),
-      sym("aten::logical_and"),
-      sym("aten::logical_or"),
-      sym("aten::logical_xor"),
-      sym("aten::logical_not"),
-  };
-  return ops.count(pure) > 0;
-}
-
-// Ops whose pure form keeps an integral (or bool) dtype; the others give
-// floats for integral inputs.
-bool keepsIntegralTypes(Symbol pure) {
-  static const std::unordered_set<Symbol> ops = {
-      aten::add,
-      aten::sub,
-      aten::mul,
-      aten::neg,
-      aten::abs,
-      aten::relu,
-      aten::clamp,
-      aten::remainder,
-      aten::fmod,
-      sym("aten::subtract"),
-      sym("aten::multiply"),
-      sym("aten::negative"),
-      sym("aten::absolute"),
-      sym("aten::clamp_min"),
-      sym("aten::clamp_max"),
-      sym("aten::clip"),
-      sym("aten::bitwise_and"),
-      sym("aten::bitwise_or"),
-      sym("aten::bitwise_xor"),
-      sym("aten::bitwise_not"),
-      sym("aten::bitwise_left_shift"),
-      sym("aten::bitwise_right_shift"),
-      sym("aten::floor_divide"),
-      sym("aten::masked_fill"),
-      sym("aten::index_fill"),
-      sym("aten::index_add"),
-      sym("aten::index_put"),
-      sym("aten::scatter"),
-      sym("aten::scatter_add"),
-      sym("aten::gcd"),
-      sym("aten::sign"),
-      sym("aten::floor"),
-      sym("aten::ceil"),
-      sym("aten::round"),
-      sym("aten::trunc"),
-      sym("aten::fix"),
-      aten::pow,
-      sym("aten::tril"),
-      sym("aten::triu"),
-  };
-  return ops.count(pure) > 0;
+// Whether the op returns a view of its first argument (`t(Tensor(a) self)
+// -> Tensor(a)`): its in-place form only changes which part of x's memory x
+// views, so the pure op gives exactly what x becomes, whatever the types.
+bool returnsViewOfSelf(const Operator& op) {
+  const FunctionSchema& schema = op.schema();
+  if (schema.arguments().empty() || schema.returns().size() != 1) return false;
+  const auto& self = schema.arguments()[0].alias_info;
+  const auto& result = schema.returns()[0].alias_info;
+  return self && result && !self->is_write && !result->is_write && !self->before_sets.empty() &&
+         result->before_sets == self->before_sets;
 }
 
 // Type promotion's kinds: bool < integral < floating < anything else.
@@ -246,8 +178,8 @@ class MutationRemover {
   }
 
   static bool isSpecialMappedOp(const Node* n) {
-    static const Symbol zero_ = sym("aten::zero_");
-    static const Symbol fill_ = sym("aten::fill_");
+    static const Symbol zero_ = Symbol::aten("zero_");
+    static const Symbol fill_ = Symbol::aten("fill_");
     if (n->kind() == zero_) return n->inputs().size() == 1;
     return n->kind() == fill_ && n->inputs().size() == 2 && promotionKind(n->input(1)->type()->kind()) < 3;
   }
@@ -266,30 +198,42 @@ class MutationRemover {
     return pure;
   }
 
-  // Whether the pure op gives what the in-place op leaves in x (see the header).
-  static bool sameResult(const Node* n, Symbol pure) {
+  // The overload of the pure op that takes `n`'s inputs, and the dtype its
+  // shape rule gives for them (when it has one and says).
+  struct PureForm {
+    std::shared_ptr<const Operator> op;
+    std::optional<ScalarType> dtype;
+  };
+  PureForm pureForm(Node* n, Symbol pure) {
+    Node* probe = graph_->create(pure, n->inputs());
+    PureForm form{probe->maybeOperator(), std::nullopt};
+    if (form.op && form.op->description().shape) {
+      shapes::ValueFacts facts;  // the inputs' types and constants say all
+      auto results = form.op->description().shape(shapes::Args(probe, form.op->schema(), facts));
+      if (results.size() == 1 && results[0].kind == shapes::OutputFacts::Kind::Tensor) {
+        form.dtype = results[0].tensor.dtype;
+      }
+    }
+    probe->destroy();
+    return form;
+  }
+
+  // Whether the pure op gives what the in-place op leaves in x (see the
+  // header): a view of x, or a result of x's dtype (as the op's shape rule
+  // says) and of x's sizes.
+  static bool sameResult(const Node* n, const PureForm& pure) {
     auto x = n->input(0)->type()->cast<TensorType>();
-    if (!x || isSpecialMappedOp(n) || changesViewOnly(pure)) return true;
+    if (!x || isSpecialMappedOp(n) || returnsViewOfSelf(*pure.op)) return true;
     auto dtype = x->scalarType();
-    if (!dtype || givesBool(pure)) return false;
-    if (promotionKind(*dtype) < 2 && !keepsIntegralTypes(pure)) return false;
+    if (!dtype || pure.dtype != dtype) return false;
     for (size_t i = 1; i < n->inputs().size(); ++i) {
       if (!keepsTypeOf(*x, *dtype, n->input(i))) return false;
     }
     return true;
   }
 
-  // Whether an overload of the pure op takes `n`'s inputs.
-  bool pureOpExists(Node* n, Symbol pure) {
-    if (isSpecialMappedOp(n)) return true;
-    Node* probe = graph_->create(pure, n->inputs());
-    bool exists = probe->maybeOperator() != nullptr;
-    probe->destroy();
-    return exists;
-  }
-
   // The pure node standing for `n`, inserted before it.
-  Node* createPureNode(Node* n, Symbol pure) {
+  Node* createPureNode(Node* n, Symbol pure, const PureForm& form) {
     WithInsertPoint guard(n);
     Node* pure_node;
     if (isSpecialMappedOp(n) && n->inputs().size() == 1) {
@@ -302,27 +246,30 @@ class MutationRemover {
       pure_node = graph_->insertNode(graph_->create(pure, n->inputs()));
     }
     pure_node->copyMetadata(n);
-    pure_node->output()->setType(resultType(n, pure));
+    pure_node->output()->setType(resultType(n, form));
     return pure_node;
   }
 
   // The in-place op's declared type; or, when that says nothing, x's dtype
   // and sizes, which sameResult proved the pure op keeps (not x's strides).
-  static TypePtr resultType(const Node* n, Symbol pure) {
+  static TypePtr resultType(const Node* n, const PureForm& pure) {
     const TypePtr& declared = n->output()->type();
     auto x = n->input(0)->type()->cast<TensorType>();
     auto out = declared->cast<TensorType>();
-    if (!x || !out || out->isRefined() || changesViewOnly(pure)) return declared;
+    if (!x || !out || out->isRefined() || (pure.op && returnsViewOfSelf(*pure.op))) return declared;
     return x->withSizes(x->sizes());
   }
 
   bool removeTensorMutation(Node* n) {
     auto pure = pureVariant(n);
-    if (!pure || !sameResult(n, *pure) || !pureOpExists(n, *pure)) return false;
+    if (!pure) return false;
+    PureForm form = pureForm(n, *pure);
+    if (!form.op && !isSpecialMappedOp(n)) return false;
+    if (!sameResult(n, form)) return false;
     Value* mutated = n->input(0);
     if (!isFreshUntil(mutated, n) && !isFreshIfOutputUntil(mutated, n)) return false;
     moveNextTo(mutated->node(), n);
-    Node* pure_node = createPureNode(n, *pure);
+    Node* pure_node = createPureNode(n, *pure, form);
     GRAPH_UPDATE("replacing ", *n, "with ", *pure_node);
     mutated->replaceAllUsesAfterNodeWith(n, pure_node->output());
     n->output()->replaceAllUsesWith(pure_node->output());

@@ -16,11 +16,12 @@
 // next to the mutation where it can).
 // Beyond 1.13, a tensor op is only replaced when the pure op provably gives
 // a tensor of x's dtype and shape (the in-place op casts into x, the pure op
-// promotes and broadcasts): x's dtype must be known, other tensors' dtypes
-// and shapes known to fit, scalars of no higher kind than x, and on integral
-// or bool tensors only ops that keep integral types; comparisons and logical
-// ops are never replaced. Ops that only change x's view (`t_`, `squeeze_`,
-// ...) and fill_/zero_ need no types.
+// promotes and broadcasts): x's dtype must be known and equal to the dtype
+// the pure op's shape rule gives (so `eq_` on a float x, whose pure form
+// gives bool, stays), other tensors' dtypes and shapes known to fit, and
+// scalars of no higher kind than x. Ops whose pure form returns a view of x
+// (`t_`, `squeeze_`: its schema says `Tensor(a) self -> Tensor(a)`) and
+// fill_/zero_ need no types.
 // Assumes an SSA graph; keeps its results. Returns whether it changed anything.
 #include <memory>
 
