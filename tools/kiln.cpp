@@ -17,12 +17,24 @@
 #include "kiln/api/literal.h"
 #include "kiln/api/npy.h"
 #include "kiln/core/operator.h"
+#include "kiln/frontend/convert_to_ssa.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
 #include "kiln/passes/pass_registry.h"
 #include "kiln/passes/pipeline.h"
 
 namespace {
+
+// The frontend's SSA conversion (with the exit transform) as `kiln opt -p
+// convert_to_ssa`, for lit tests of what it makes of the IR emitter's loads,
+// stores and exit statements. The pass registry (kiln/passes/) names no
+// frontend passes.
+void convertToSSAPass(const std::shared_ptr<kiln::Graph>& graph) {
+  std::shared_ptr<kiln::Graph> g = graph;  // convertToSSA changes the graph in place
+  kiln::convertToSSA(g);
+}
+
+const bool convert_to_ssa_registered = (kiln::registerPass("convert_to_ssa", convertToSSAPass), true);
 
 int usage(std::ostream& out, int code) {
   out << "usage: kiln <command> [args]\n"

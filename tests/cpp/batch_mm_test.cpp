@@ -16,15 +16,11 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
-using kiln::testing::afterPass;
-using kiln::testing::canonicalIR;
 using kiln::testing::sameResults;
 
 namespace {
 
 constexpr double kTolerance = 1e-5;
-
-void batchMMPass(const std::shared_ptr<Graph>& g) { batchMM(g); }
 
 Tensor randomMatrix(int64_t rows, int64_t cols, ScalarType dtype = ScalarType::Float) {
   return randn({rows, cols}, dtype);
@@ -90,12 +86,6 @@ graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor, %e : Tensor, %f : Tens
   auto after = parseIR(ir);
   batchMM(after);
   EXPECT_TRUE(sameResults(parseIR(ir), after, inputs, kTolerance));
-}
-
-TEST(BatchMM, GraphsWithWritesAreLeftAlone) {
-  std::string ir = kFourProducts;
-  ir.replace(ir.find("  return (%s)"), std::string::npos, "  %w : Tensor = aten::add_(%a, %1, %1)\n  return (%s)");
-  EXPECT_EQ(afterPass(batchMMPass, ir), canonicalIR(ir));
 }
 
 TEST(BatchMM, TreeReduceKernel) {

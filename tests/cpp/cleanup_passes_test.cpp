@@ -168,20 +168,6 @@ graph():
   EXPECT_NE(sum(first).item().toDouble(), sum(second).item().toDouble());
 }
 
-TEST(ConstantPropagation, NeverFoldsSideEffects) {
-  const char* ir = R"IR(
-graph():
-  %1 : str = prim::Constant[value="careful"]()
-  %2 : int = prim::Constant[value=2]()
-   = aten::warn(%1, %2)
-  %u : int = prim::Uninitialized()
-  return (%u))IR";
-  auto g = parseIR(ir);
-  constantPropagation(g);
-  EXPECT_EQ(kinds(g),
-            (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::warn", "prim::Uninitialized"}));
-}
-
 TEST(ConstantPropagation, RemovesIfOutputsBothBranchesAgreeOn) {
   // The graph after the pass: tests/lit/passes/constant_propagation_immutable_cases.ir.
   const char* ir = R"IR(
@@ -219,32 +205,6 @@ graph(%x : int, %n : int):
 
 // --- dead code elimination -------------------------------------------------------
 
-TEST(DeadCodeElimination, KeepsSideEffects) {
-  auto g = parseIR(R"IR(
-graph(%x : int, %n : int):
-  %t : bool = prim::Constant[value=1]()
-  %msg : str = prim::Constant[value="boom"]()
-  %cls : str = prim::Constant[value="builtins.ValueError"]()
-  %2 : int = prim::Constant[value=2]()
-  %unused : int = aten::mul(%x, %2)
-   = prim::Loop(%n, %t)
-    block0(%i : int):
-       = prim::Print(%i)
-      -> (%t)
-  %c : bool = aten::gt(%x, %2)
-   = prim::If(%c)
-    block0():
-       = prim::RaiseException(%msg, %cls)
-      -> ()
-    block1():
-      -> ()
-   = aten::warn(%msg, %2)
-  return (%x))IR");
-  eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::Constant", "prim::Constant",
-                                                "prim::Loop", "aten::gt", "prim::If", "aten::warn"}));
-}
-
 TEST(DeadCodeElimination, KeepsMutationOfListReadLater) {
   // The graph after the pass: tests/lit/passes/dce_cases.ir.
   const char* ir = R"IR(
@@ -271,37 +231,6 @@ graph(%x : int, %n : int):
   %r : int = aten::add(%y, %s)
   return (%r))IR";
   expectSameResults(eliminateDeadCode, ir, {{IValue(int64_t{1}), IValue(int64_t{4})}});
-}
-
-TEST(DeadCodeElimination, KeepsWritesToInputsAndTheirViews) {
-  const char* ir = R"IR(
-graph(%x : Tensor):
-  %0 : int = prim::Constant[value=0]()
-  %1 : int = prim::Constant[value=1]()
-  %y : Tensor = aten::add_(%x, %1, %1)
-  %v : Tensor = aten::select(%x, %0, %0)
-  %w : Tensor = aten::mul_(%v, %1)
-  %z : Tensor = aten::add(%x, %1, %1)
-  return (%1))IR";
-  auto g = parseIR(ir);
-  eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g),
-            (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::add_", "aten::select", "aten::mul_"}));
-}
-
-TEST(DeadCodeElimination, KeepsWritesThroughListElements) {
-  // `l = [x, x]; l[0].add_(1); return x`: the element is the input.
-  auto g = parseIR(R"IR(
-graph(%x : Tensor):
-  %0 : int = prim::Constant[value=0]()
-  %1 : int = prim::Constant[value=1]()
-  %l : Tensor[] = prim::ListConstruct(%x, %x)
-  %y : Tensor = aten::__getitem__(%l, %0)
-  %z : Tensor = aten::add_(%y, %1, %1)
-  return (%x))IR");
-  eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::ListConstruct",
-                                                "aten::__getitem__", "aten::add_"}));
 }
 
 TEST(DeadCodeElimination, RemovesUnusedIfOutputs) {
@@ -390,19 +319,6 @@ graph(%x : int, %y : int):
   expectSameResults(lowerSimpleTuples, ir, {{IValue(int64_t{7}), IValue(int64_t{2})}});
 }
 
-TEST(LowerTuples, SlicesIntoSmallerConstruct) {
-  auto g = parseIR(R"IR(
-graph(%x : int, %y : int, %z : int):
-  %t : (int, int, int) = prim::TupleConstruct(%x, %y, %z)
-  %s : (int, int) = prim::TupleSlice[beg=1, end=3](%t)
-  return (%s))IR");
-  lowerSimpleTuples(g);
-  ASSERT_EQ(kinds(g), (std::vector<std::string>{"prim::TupleConstruct"}));
-  const Node* slice = g->nodes().front();
-  EXPECT_EQ(slice->input(0), g->inputs()[1]);
-  EXPECT_EQ(slice->input(1), g->inputs()[2]);
-}
-
 // --- op normalization ------------------------------------------------------------
 
 TEST(NormalizeOps, RewritesTensorRsubAsSwappedSub) {
@@ -419,20 +335,6 @@ graph(%x : Tensor, %y : Tensor):
   EXPECT_EQ(sub->input(1), g->inputs()[0]);
   expectSameResults(normalizeOps, ir,
                     {{IValue(full({2}, 5.0, ScalarType::Float)), IValue(full({2}, 2.0, ScalarType::Float))}});
-}
-
-TEST(NormalizeOps, RewritesIsBetweenBoolsAsEq) {
-  auto g = parseIR(R"IR(
-graph(%a : bool, %b : bool, %x : int?):
-  %none : NoneType = prim::Constant()
-  %p : bool = aten::__is__(%a, %b)
-  %q : bool = aten::__isnot__(%a, %b)
-  %n : bool = aten::__is__(%x, %none)
-  %t : (bool, bool, bool) = prim::TupleConstruct(%p, %q, %n)
-  return (%t))IR");
-  normalizeOps(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "aten::eq", "aten::ne", "aten::__is__",
-                                                "prim::TupleConstruct"}));
 }
 
 // --- the whole cleanup -----------------------------------------------------------
@@ -461,31 +363,6 @@ graph(%x.1 : int):
       -> (%x.1)
   return (%x))IR";
   expectSameResults(runCleanupPasses, ir, {{IValue(int64_t{41})}});
-}
-
-TEST(CleanupPasses, NumbersWarningsInOrder) {
-  auto g = parseIR(R"IR(
-graph(%c : bool):
-  %msg : str = prim::Constant[value="careful"]()
-  %2 : int = prim::Constant[value=2]()
-   = aten::warn(%msg, %2)
-   = prim::If(%c)
-    block0():
-       = aten::warn(%msg, %2)
-      -> ()
-    block1():
-      -> ()
-  return (%c))IR");
-  runCleanupPasses(g);
-  Symbol warn_id = Symbol::attr("warn_id");
-  const Node* outer = nullptr;
-  const Node* inner = nullptr;
-  for (const Node* n : g->nodes()) {
-    if (n->kind() == aten::warn) outer = n;
-    if (n->kind() == prim::If) inner = n->blocks()[0]->nodes().front();
-  }
-  ASSERT_TRUE(outer && inner && outer->hasAttribute(warn_id) && inner->hasAttribute(warn_id));
-  EXPECT_EQ(inner->i(warn_id), outer->i(warn_id) + 1);
 }
 
 // --- output canonicalization -----------------------------------------------------

@@ -4,7 +4,9 @@
 // and checks that convertToSSA gives a graph that lints, has the node kinds
 // 1.13's `fn.graph` has for that function (prim::Constant aside, and the
 // prim::Uninitialized values that 1.13's dead code elimination drops), and
-// computes what Python computes.
+// computes what Python computes. Cases that only check the converted graph
+// are in tests/lit/passes/convert_to_ssa_cases.ir (`kiln opt -p
+// convert_to_ssa`).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -1147,100 +1149,6 @@ TEST(ConvertToSSA, LoopCarriedOptionalIsRefinedAfter) {
   EXPECT_EQ(loop->blocks()[0]->inputs()[1]->type()->str(), "int?");
   EXPECT_EQ(loop->output(0)->type()->str(), "int?");
   expectResults(*g, {99, 100, 101, 102, 2, 4, 6});
-}
-
-// def f(c: Ctx, x: int) -> int:
-//     if x > 3:
-//         with c as m:
-//             y = x + m
-//             return y
-//     return x * 2
-// A return inside a with-statement still runs its prim::Exit.
-TEST(ExitTransform, ReturnInsideWithKeepsTheExit) {
-  auto g = toSSA(R"IR(graph(%c.1 : __torch__.Ctx, %x.1 : int):
-  prim::Store[name="c"](%c.1)
-  prim::Store[name="x"](%x.1)
-  %x.2 : int = prim::Load[name="x"]()
-  %c3 : int = prim::Constant[value=3]()
-  %cond : bool = aten::gt(%x.2, %c3)
-  prim::If(%cond)
-    block0():
-      %c.2 : __torch__.Ctx = prim::Load[name="c"]()
-      %m.1 : int = prim::Enter(%c.2)
-      prim::Store[name="m"](%m.1)
-      %x.3 : int = prim::Load[name="x"]()
-      %m.2 : int = prim::Load[name="m"]()
-      %y.1 : int = aten::add(%x.3, %m.2)
-      prim::Store[name="y"](%y.1)
-      %y.2 : int = prim::Load[name="y"]()
-      prim::ReturnStmt(%y.2)
-      %e : Tensor = prim::Exit(%c.2)
-      -> ()
-    block1():
-      -> ()
-  %x.4 : int = prim::Load[name="x"]()
-  %c2 : int = prim::Constant[value=2]()
-  %r : int = aten::mul(%x.4, %c2)
-  prim::ReturnStmt(%r)
-  %ret : int = prim::Uninitialized()
-  return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [prim::Enter aten::add prim::Exit] [aten::mul]");
-  expectNoFrontendNodes(*g);
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->blocks()[0]->outputs()[g->outputs()[0]->offset()]->node()->kind(), aten::add);
-}
-
-// def f(c: Ctx, x: int) -> int:
-//     with c as m:
-//         if x > m:
-//             return x
-//         x = x + m
-//     return x * 2
-// The guard after the early return moves `x + m` into an if, yet it is read
-// after the with-statement: it leaves the guard as an output. (1.13 fails
-// on this function with an internal assert.)
-TEST(ExitTransform, ValueOfAGuardedWithBodyIsReadAfterIt) {
-  auto g = toSSA(R"IR(graph(%c.1 : __torch__.Ctx, %x.1 : int):
-  prim::Store[name="c"](%c.1)
-  prim::Store[name="x"](%x.1)
-  %c.2 : __torch__.Ctx = prim::Load[name="c"]()
-  %m.1 : int = prim::Enter(%c.2)
-  prim::Store[name="m"](%m.1)
-  %x.2 : int = prim::Load[name="x"]()
-  %m.2 : int = prim::Load[name="m"]()
-  %cond : bool = aten::gt(%x.2, %m.2)
-  prim::If(%cond)
-    block0():
-      %x.3 : int = prim::Load[name="x"]()
-      prim::ReturnStmt(%x.3)
-      -> ()
-    block1():
-      -> ()
-  %x.4 : int = prim::Load[name="x"]()
-  %m.3 : int = prim::Load[name="m"]()
-  %x.5 : int = aten::add(%x.4, %m.3)
-  prim::Store[name="x"](%x.5)
-  %e : Tensor = prim::Exit(%c.2)
-  %x.6 : int = prim::Load[name="x"]()
-  %c2 : int = prim::Constant[value=2]()
-  %r : int = aten::mul(%x.6, %c2)
-  prim::ReturnStmt(%r)
-  %ret : int = prim::Uninitialized()
-  return (%ret))IR");
-  expectNoFrontendNodes(*g);
-  // x is uninitialized on the returning path.
-  EXPECT_EQ(kinds(*g),
-            "prim::Uninitialized prim::Enter aten::gt prim::If [] [aten::add] prim::Exit prim::If [] [aten::mul]");
-  // The exit runs on both paths, before the returned value is chosen.
-  Node* select = g->outputs()[0]->node();
-  ASSERT_EQ(select->kind(), prim::If);
-  EXPECT_EQ(select->prev()->kind(), prim::Exit);
-  Node* mul = select->blocks()[1]->outputs()[g->outputs()[0]->offset()]->node();
-  ASSERT_EQ(mul->kind(), aten::mul);
-  Node* guarded = mul->input(0)->node();
-  EXPECT_EQ(guarded->kind(), prim::If);
-  EXPECT_EQ(guarded->blocks()[1]->outputs()[mul->input(0)->offset()]->node()->kind(), aten::add);
 }
 
 // def f(x: int) -> int:
