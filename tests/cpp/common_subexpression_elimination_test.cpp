@@ -1,9 +1,10 @@
 // Common subexpression elimination beyond the lit tests (tests/lit/passes/cse*.ir,
-// some checked against torch 1.13's _jit_pass_cse; side effects and
-// attributes in cse_cases.ir): what the pass returns, tensor constants, and
-// results before and after the pass, including merges 1.13 makes that change
-// the result (across a write to a list's element, or to a loop's output that
-// is its input when the loop runs zero times).
+// some checked against torch 1.13's _jit_pass_cse; side effects, attributes
+// and the graph of ReportsWhetherItChangedTheGraph in cse_cases.ir): what
+// the pass returns, tensor constants, and results before and after the
+// pass, including merges 1.13 makes that change the result (across a write
+// to a list's element, or to a loop's output that is its input when the
+// loop runs zero times).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -18,12 +19,6 @@
 using namespace kiln;
 
 namespace {
-
-std::vector<std::string> kinds(const Graph& g) {
-  std::vector<std::string> out;
-  for (const Node* n : g.nodes()) out.push_back(n->kind().toQualString());
-  return out;
-}
 
 std::string run(const std::shared_ptr<Graph>& g, Stack inputs) {
   GraphFunction fn("f", g->copy());
@@ -44,6 +39,7 @@ void expectSameResults(const char* ir, const Stack& inputs, bool expect_change) 
 }  // namespace
 
 TEST(CommonSubexpressionElimination, ReportsWhetherItChangedTheGraph) {
+  // The graph after the pass: tests/lit/passes/cse_cases.ir.
   auto g = parseIR(R"IR(
 graph(%x : int):
   %1 : int = prim::Constant[value=1]()
@@ -52,7 +48,6 @@ graph(%x : int):
   %c : int = aten::mul(%a, %b)
   return (%c))IR");
   EXPECT_TRUE(eliminateCommonSubexpression(g));
-  EXPECT_EQ(kinds(*g), (std::vector<std::string>{"prim::Constant", "aten::add", "aten::mul"}));
   EXPECT_FALSE(eliminateCommonSubexpression(g));
 }
 
