@@ -17,12 +17,35 @@
 #include "kiln/api/literal.h"
 #include "kiln/api/npy.h"
 #include "kiln/core/operator.h"
+#include "kiln/frontend/convert_to_ssa.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/ir_parser.h"
 #include "kiln/passes/pass_registry.h"
+#include "kiln/passes/peephole.h"
 #include "kiln/passes/pipeline.h"
 
 namespace {
+
+// The frontend's SSA conversion (with the exit transform) as `kiln opt -p
+// convert_to_ssa`, for lit tests of what it makes of the IR emitter's loads,
+// stores and exit statements. The pass registry (kiln/passes/) names no
+// frontend passes.
+void convertToSSAPass(const std::shared_ptr<kiln::Graph>& graph) {
+  std::shared_ptr<kiln::Graph> g = graph;  // convertToSSA changes the graph in place
+  kiln::convertToSSA(g);
+}
+
+const bool convert_to_ssa_registered = (kiln::registerPass("convert_to_ssa", convertToSSAPass), true);
+
+// The peephole pass with its shape peepholes off (what 1.13's
+// torch._C._jit_pass_peephole(g, True) does), as `kiln opt -p
+// peephole_without_shapes`, for lit tests of what they leave alone.
+void peepholeWithoutShapesPass(const std::shared_ptr<kiln::Graph>& graph) {
+  kiln::peepholeOptimize(graph, /*disable_shape_peepholes=*/true);
+}
+
+const bool peephole_without_shapes_registered =
+    (kiln::registerPass("peephole_without_shapes", peepholeWithoutShapesPass), true);
 
 int usage(std::ostream& out, int code) {
   out << "usage: kiln <command> [args]\n"
@@ -177,9 +200,11 @@ std::vector<const kiln::GraphPass*> findPasses(const std::string& pass_list) {
   return passes;
 }
 
-// The passes in order, the graph checked after each.
+// The passes in order, the graph checked after each, and before the first
+// unless that is convert_to_ssa: IR as the emitter writes it is not a valid
+// graph until converted (a loop's condition is in a block of its own).
 void runPasses(const std::shared_ptr<kiln::Graph>& graph, const std::vector<const kiln::GraphPass*>& passes) {
-  graph->lint();
+  if (passes.empty() || passes.front() != kiln::findPass("convert_to_ssa")) graph->lint();
   for (const kiln::GraphPass* pass : passes) {
     (*pass)(graph);
     graph->lint();

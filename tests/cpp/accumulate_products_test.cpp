@@ -1,6 +1,8 @@
 // Sums of matrix products accumulated in place (accumulate_products.h):
-// which sums are rewritten, and that the rewritten graph computes what the
-// sum did (within summation-order tolerance), raising where it raised.
+// which sums are rewritten (what the pass returns), and that the rewritten
+// graph computes what the sum did (within summation-order tolerance),
+// raising where it raised. The rewritten graphs are checked in
+// tests/lit/passes/accumulate_products_cases.ir.
 #include <gtest/gtest.h>
 
 #include "kiln/ir/ir_parser.h"
@@ -12,7 +14,6 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
-using kiln::testing::countNodes;
 using kiln::testing::runGraph;
 using kiln::testing::sameResults;
 using kiln::testing::specializedGraph;
@@ -48,13 +49,11 @@ Stack gateInputs(ScalarType dtype, int64_t batch = 5, int64_t input = 7, int64_t
 }  // namespace
 
 TEST(AccumulateProducts, SumsOfProductsChain) {
+  // The graphs after the pass: tests/lit/passes/accumulate_products_cases.ir.
   for (ScalarType dtype : {ScalarType::Float, ScalarType::Double}) {
     Stack inputs = gateInputs(dtype);
     auto before = specializedGraph(kGates, inputs);
     auto after = accumulated(before);
-    EXPECT_EQ(countNodes(after->block(), "aten::addmm_"), 2u);
-    EXPECT_EQ(countNodes(after->block(), "aten::mm"), 1u);
-    EXPECT_EQ(countNodes(after->block(), "aten::add"), 1u);  // the bias
     UnoptimizedRuns unoptimized;
     EXPECT_TRUE(sameResults(before, after, inputs, dtype == ScalarType::Float ? 1e-5 : 1e-12));
   }

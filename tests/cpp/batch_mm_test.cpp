@@ -1,11 +1,11 @@
-// Batching matrix multiplies: IR in, pass, IR out (in
-// tests/lit/passes/batch_mm_cases.ir and here; the expected graphs are
-// what PyTorch 1.13 prints after torch._C._jit_pass_batch_mm on the same IR,
-// up to renaming and the result types kiln keeps), the kernels of
-// prim::MMTreeReduce and prim::MMBatchSide against the products and sums
-// they replace (fast and fallback paths, broadcasting, errors), and
-// programs with and without the pass. BatchMMAliasDb needs the memory-DAG
-// AliasDb.
+// Batching matrix multiplies: the kernels of prim::MMTreeReduce and
+// prim::MMBatchSide against the products and sums they replace (fast and
+// fallback paths, broadcasting, errors), and graphs and programs that give
+// the same results with and without the pass. The graphs after the pass
+// (what PyTorch 1.13 prints after torch._C._jit_pass_batch_mm on the same
+// IR, up to renaming and the result types kiln keeps) are checked in
+// tests/lit/passes/batch_mm_cases.ir and batch_mm_cases.py. BatchMMAliasDb
+// needs the memory-DAG AliasDb.
 #include <gtest/gtest.h>
 
 #include "kiln/api/kiln.h"
@@ -16,15 +16,11 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
-using kiln::testing::afterPass;
-using kiln::testing::canonicalIR;
 using kiln::testing::sameResults;
 
 namespace {
 
 constexpr double kTolerance = 1e-5;
-
-void batchMMPass(const std::shared_ptr<Graph>& g) { batchMM(g); }
 
 Tensor randomMatrix(int64_t rows, int64_t cols, ScalarType dtype = ScalarType::Float) {
   return randn({rows, cols}, dtype);
@@ -90,12 +86,6 @@ graph(%a : Tensor, %b : Tensor, %c : Tensor, %d : Tensor, %e : Tensor, %f : Tens
   auto after = parseIR(ir);
   batchMM(after);
   EXPECT_TRUE(sameResults(parseIR(ir), after, inputs, kTolerance));
-}
-
-TEST(BatchMM, GraphsWithWritesAreLeftAlone) {
-  std::string ir = kFourProducts;
-  ir.replace(ir.find("  return (%s)"), std::string::npos, "  %w : Tensor = aten::add_(%a, %1, %1)\n  return (%s)");
-  EXPECT_EQ(afterPass(batchMMPass, ir), canonicalIR(ir));
 }
 
 TEST(BatchMM, TreeReduceKernel) {
@@ -187,6 +177,7 @@ graph(%w : Tensor, %a : Tensor, %b : Tensor):
 }
 
 TEST(BatchMM, UnrolledLoopProgram) {
+  // The graph after the pass: tests/lit/passes/batch_mm_cases.py.
   // What unrolling `for i in range(4): acc = acc + x[i].mm(w)` leaves.
   auto unit = compile(R"(
 def f(x, w, h):
@@ -195,7 +186,6 @@ def f(x, w, h):
   auto before = unit->getFunction("f").graph()->copy();
   auto after = before->copy();
   batchMM(after);
-  EXPECT_NE(after->toString(false).find("prim::MMTreeReduce"), std::string::npos) << *after;
   manualSeed(1);
   Stack inputs{IValue(randn({4, 2, 3}, ScalarType::Float)), IValue(randomMatrix(3, 5)), IValue(randomMatrix(2, 5))};
   EXPECT_TRUE(sameResults(before, after, inputs, kTolerance));
@@ -204,6 +194,7 @@ def f(x, w, h):
 // --- needing the memory-DAG AliasDb ---------------------------------------------------
 
 TEST(BatchMMAliasDb, EightProductsSharingAnOperand) {
+  // The graph after the pass: tests/lit/passes/batch_mm_cases.ir.
   std::string ir = "graph(%w : Tensor";
   std::string body;
   std::string outputs;
@@ -217,9 +208,6 @@ TEST(BatchMMAliasDb, EightProductsSharingAnOperand) {
         ")\n  return (%r)";
   auto after = parseIR(ir);
   batchMM(after);
-  EXPECT_NE(after->toString(false).find("prim::MMBatchSide[side=0](%w, %x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7)"),
-            std::string::npos)
-      << *after;
   manualSeed(2);
   Stack inputs{IValue(randomMatrix(3, 4))};
   for (int i = 0; i < 8; ++i) inputs.emplace_back(randomMatrix(4, 2));

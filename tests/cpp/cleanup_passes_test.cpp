@@ -1,9 +1,9 @@
-// The cleanup passes TorchScript runs on every compiled function: IR in,
-// pass, IR out. Expected graphs are what PyTorch 1.13 prints for the same
-// IR text after its own pass (torch._C.parse_ir + torch._C._jit_pass_*), or,
-// where 1.13 has no binding for the exact variant, after compiling the
-// equivalent function; values are compared up to renaming. Semantic checks
-// run the graph before and after. The graph-in/graph-out cases are lit
+// The cleanup passes TorchScript runs on every compiled function: graphs
+// that give the same results (or raise alike) before and after each pass,
+// and what only the C++ API can set up. The graphs after the passes (what
+// PyTorch 1.13 prints for the same IR text after its own pass,
+// torch._C.parse_ir + torch._C._jit_pass_*, or, where 1.13 has no binding
+// for the exact variant, after compiling the equivalent function) are lit
 // files: tests/lit/passes/<pass>_cases.ir.
 #include <gtest/gtest.h>
 
@@ -25,21 +25,12 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
-using kiln::testing::canonicalIR;
 using kiln::testing::runCopy;
 using kiln::testing::shown;
 
 namespace {
 
 using Pass = void (*)(const std::shared_ptr<Graph>&);
-
-std::string printed(const std::shared_ptr<Graph>& g) { return canonicalIR(g->toString(false)); }
-
-std::vector<std::string> kinds(const std::shared_ptr<Graph>& g) {
-  std::vector<std::string> out;
-  for (const Node* n : g->nodes()) out.push_back(n->kind().toQualString());
-  return out;
-}
 
 // Runs a copy of the graph on `inputs` and returns its output.
 // The pass leaves the graph computing the same outputs on each input set.
@@ -107,6 +98,7 @@ graph(%x : int, %n : int):
 }
 
 TEST(ConstantPropagation, LeavesOpsThatRaise) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_immutable_cases.ir.
   const char* ir = R"IR(
 graph(%x : int):
   %1 : int = prim::Constant[value=1]()
@@ -116,23 +108,17 @@ graph(%x : int):
   return (%4))IR";
   auto g = parseIR(ir);
   constantPropagationImmutableTypes(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::floordiv", "aten::add"}));
   EXPECT_THROW(runCopy(g, {IValue(int64_t{1})}), Error);
 }
 
 TEST(ConstantPropagation, FullVariantFoldsTensors) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_cases.ir.
   const char* ir = R"IR(
 graph(%x : Tensor):
   %1 : int = prim::Constant[value=3]()
   %2 : Tensor = prim::NumToTensor(%1)
   %3 : Tensor = aten::mul(%x, %2)
   return (%3))IR";
-  auto g = parseIR(ir);
-  constantPropagation(g);
-  ASSERT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "aten::mul"}));
-  auto folded = toIValue(g->nodes().front()->output());
-  ASSERT_TRUE(folded && folded->isTensor());
-  EXPECT_EQ(folded->toTensor().dtype(), ScalarType::Long);
   expectSameResults(constantPropagation, ir, {{IValue(ones({2}))}});
 }
 
@@ -150,6 +136,7 @@ graph(%x : int):
 }
 
 TEST(ConstantPropagation, NeverFoldsRandomOps) {
+  // The graph after the pass: tests/lit/passes/constant_propagation_cases.ir.
   auto g = parseIR(R"IR(
 graph():
   %1 : int = prim::Constant[value=3]()
@@ -160,26 +147,10 @@ graph():
   %s : Tensor = aten::add(%r, %z, %1)
   return (%s))IR");
   constantPropagation(g);
-  // As 1.13: the list and the zeros fold, rand and what uses it stay.
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::Constant", "aten::rand",
-                                                "prim::Constant", "aten::add"}));
+  // rand stays: two runs differ.
   Tensor first = runCopy(g, {}).toTensor();
   Tensor second = runCopy(g, {}).toTensor();
   EXPECT_NE(sum(first).item().toDouble(), sum(second).item().toDouble());
-}
-
-TEST(ConstantPropagation, NeverFoldsSideEffects) {
-  const char* ir = R"IR(
-graph():
-  %1 : str = prim::Constant[value="careful"]()
-  %2 : int = prim::Constant[value=2]()
-   = aten::warn(%1, %2)
-  %u : int = prim::Uninitialized()
-  return (%u))IR";
-  auto g = parseIR(ir);
-  constantPropagation(g);
-  EXPECT_EQ(kinds(g),
-            (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::warn", "prim::Uninitialized"}));
 }
 
 TEST(ConstantPropagation, RemovesIfOutputsBothBranchesAgreeOn) {
@@ -219,32 +190,6 @@ graph(%x : int, %n : int):
 
 // --- dead code elimination -------------------------------------------------------
 
-TEST(DeadCodeElimination, KeepsSideEffects) {
-  auto g = parseIR(R"IR(
-graph(%x : int, %n : int):
-  %t : bool = prim::Constant[value=1]()
-  %msg : str = prim::Constant[value="boom"]()
-  %cls : str = prim::Constant[value="builtins.ValueError"]()
-  %2 : int = prim::Constant[value=2]()
-  %unused : int = aten::mul(%x, %2)
-   = prim::Loop(%n, %t)
-    block0(%i : int):
-       = prim::Print(%i)
-      -> (%t)
-  %c : bool = aten::gt(%x, %2)
-   = prim::If(%c)
-    block0():
-       = prim::RaiseException(%msg, %cls)
-      -> ()
-    block1():
-      -> ()
-   = aten::warn(%msg, %2)
-  return (%x))IR");
-  eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::Constant", "prim::Constant",
-                                                "prim::Loop", "aten::gt", "prim::If", "aten::warn"}));
-}
-
 TEST(DeadCodeElimination, KeepsMutationOfListReadLater) {
   // The graph after the pass: tests/lit/passes/dce_cases.ir.
   const char* ir = R"IR(
@@ -271,37 +216,6 @@ graph(%x : int, %n : int):
   %r : int = aten::add(%y, %s)
   return (%r))IR";
   expectSameResults(eliminateDeadCode, ir, {{IValue(int64_t{1}), IValue(int64_t{4})}});
-}
-
-TEST(DeadCodeElimination, KeepsWritesToInputsAndTheirViews) {
-  const char* ir = R"IR(
-graph(%x : Tensor):
-  %0 : int = prim::Constant[value=0]()
-  %1 : int = prim::Constant[value=1]()
-  %y : Tensor = aten::add_(%x, %1, %1)
-  %v : Tensor = aten::select(%x, %0, %0)
-  %w : Tensor = aten::mul_(%v, %1)
-  %z : Tensor = aten::add(%x, %1, %1)
-  return (%1))IR";
-  auto g = parseIR(ir);
-  eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g),
-            (std::vector<std::string>{"prim::Constant", "prim::Constant", "aten::add_", "aten::select", "aten::mul_"}));
-}
-
-TEST(DeadCodeElimination, KeepsWritesThroughListElements) {
-  // `l = [x, x]; l[0].add_(1); return x`: the element is the input.
-  auto g = parseIR(R"IR(
-graph(%x : Tensor):
-  %0 : int = prim::Constant[value=0]()
-  %1 : int = prim::Constant[value=1]()
-  %l : Tensor[] = prim::ListConstruct(%x, %x)
-  %y : Tensor = aten::__getitem__(%l, %0)
-  %z : Tensor = aten::add_(%y, %1, %1)
-  return (%x))IR");
-  eliminateDeadCode(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "prim::Constant", "prim::ListConstruct",
-                                                "aten::__getitem__", "aten::add_"}));
 }
 
 TEST(DeadCodeElimination, RemovesUnusedIfOutputs) {
@@ -358,6 +272,7 @@ graph(%c : bool, %x : int):
 }
 
 TEST(ConstantPooling, KeepsSignedZerosApart) {
+  // The graph after the pass: tests/lit/passes/constant_pooling_cases.ir.
   // 1.13 merges -0. into 0. (they compare equal), changing 1 / -0.; kiln does not.
   const char* ir = R"IR(
 graph():
@@ -368,9 +283,6 @@ graph():
   %y : float = aten::div(%one, %b)
   %t : (float, float) = prim::TupleConstruct(%x, %y)
   return (%t))IR";
-  auto g = parseIR(ir);
-  constantPooling(g);
-  EXPECT_EQ(kinds(g).size(), 6u);
   expectSameResults(constantPooling, ir, {{}});
 }
 
@@ -390,49 +302,17 @@ graph(%x : int, %y : int):
   expectSameResults(lowerSimpleTuples, ir, {{IValue(int64_t{7}), IValue(int64_t{2})}});
 }
 
-TEST(LowerTuples, SlicesIntoSmallerConstruct) {
-  auto g = parseIR(R"IR(
-graph(%x : int, %y : int, %z : int):
-  %t : (int, int, int) = prim::TupleConstruct(%x, %y, %z)
-  %s : (int, int) = prim::TupleSlice[beg=1, end=3](%t)
-  return (%s))IR");
-  lowerSimpleTuples(g);
-  ASSERT_EQ(kinds(g), (std::vector<std::string>{"prim::TupleConstruct"}));
-  const Node* slice = g->nodes().front();
-  EXPECT_EQ(slice->input(0), g->inputs()[1]);
-  EXPECT_EQ(slice->input(1), g->inputs()[2]);
-}
-
 // --- op normalization ------------------------------------------------------------
 
 TEST(NormalizeOps, RewritesTensorRsubAsSwappedSub) {
+  // The graph after the pass: tests/lit/passes/normalize_ops_cases.ir.
   const char* ir = R"IR(
 graph(%x : Tensor, %y : Tensor):
   %1 : int = prim::Constant[value=1]()
   %r : Tensor = aten::rsub(%x, %y, %1)
   return (%r))IR";
-  auto g = parseIR(ir);
-  normalizeOps(g);
-  ASSERT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "aten::sub"}));
-  const Node* sub = g->outputs()[0]->node();
-  EXPECT_EQ(sub->input(0), g->inputs()[1]);
-  EXPECT_EQ(sub->input(1), g->inputs()[0]);
   expectSameResults(normalizeOps, ir,
                     {{IValue(full({2}, 5.0, ScalarType::Float)), IValue(full({2}, 2.0, ScalarType::Float))}});
-}
-
-TEST(NormalizeOps, RewritesIsBetweenBoolsAsEq) {
-  auto g = parseIR(R"IR(
-graph(%a : bool, %b : bool, %x : int?):
-  %none : NoneType = prim::Constant()
-  %p : bool = aten::__is__(%a, %b)
-  %q : bool = aten::__isnot__(%a, %b)
-  %n : bool = aten::__is__(%x, %none)
-  %t : (bool, bool, bool) = prim::TupleConstruct(%p, %q, %n)
-  return (%t))IR");
-  normalizeOps(g);
-  EXPECT_EQ(kinds(g), (std::vector<std::string>{"prim::Constant", "aten::eq", "aten::ne", "aten::__is__",
-                                                "prim::TupleConstruct"}));
 }
 
 // --- the whole cleanup -----------------------------------------------------------
@@ -463,31 +343,6 @@ graph(%x.1 : int):
   expectSameResults(runCleanupPasses, ir, {{IValue(int64_t{41})}});
 }
 
-TEST(CleanupPasses, NumbersWarningsInOrder) {
-  auto g = parseIR(R"IR(
-graph(%c : bool):
-  %msg : str = prim::Constant[value="careful"]()
-  %2 : int = prim::Constant[value=2]()
-   = aten::warn(%msg, %2)
-   = prim::If(%c)
-    block0():
-       = aten::warn(%msg, %2)
-      -> ()
-    block1():
-      -> ()
-  return (%c))IR");
-  runCleanupPasses(g);
-  Symbol warn_id = Symbol::attr("warn_id");
-  const Node* outer = nullptr;
-  const Node* inner = nullptr;
-  for (const Node* n : g->nodes()) {
-    if (n->kind() == aten::warn) outer = n;
-    if (n->kind() == prim::If) inner = n->blocks()[0]->nodes().front();
-  }
-  ASSERT_TRUE(outer && inner && outer->hasAttribute(warn_id) && inner->hasAttribute(warn_id));
-  EXPECT_EQ(inner->i(warn_id), outer->i(warn_id) + 1);
-}
-
 // --- output canonicalization -----------------------------------------------------
 
 TEST(CanonicalizeOutputs, OrdersIfOutputsByFirstUse) {
@@ -507,6 +362,7 @@ graph(%c : bool, %x : int):
 }
 
 TEST(CanonicalizeOutputs, OrdersLoopCarriedValuesByFirstUse) {
+  // The graph after the pass: tests/lit/passes/canonicalize_outputs_cases.ir.
   const char* ir = R"IR(
 graph(%x : int, %n : int):
   %t : bool = prim::Constant[value=1]()
@@ -517,19 +373,6 @@ graph(%x : int, %n : int):
       -> (%t, %a2, %b2)
   %r : int = aten::sub(%z, %y)
   return (%r))IR";
-  auto g = parseIR(ir);
-  canonicalizeOutputs(g);
-  g->lint();
-  EXPECT_EQ(printed(g), canonicalIR(R"IR(
-graph(%x : int, %n : int):
-  %t : bool = prim::Constant[value=1]()
-  %z : int, %y : int = prim::Loop(%n, %t, %n, %x)
-    block0(%i : int, %b : int, %a : int):
-      %a2 : int = aten::add(%a, %i)
-      %b2 : int = aten::mul(%b, %i)
-      -> (%t, %b2, %a2)
-  %r : int = aten::sub(%z, %y)
-  return (%r))IR"));
   expectSameResults(canonicalizeOutputs, ir, {{IValue(int64_t{2}), IValue(int64_t{3})}});
 }
 

@@ -1,8 +1,10 @@
-// Common subexpression elimination beyond the lit tests (which are checked
-// against torch 1.13's _jit_pass_cse): side effects, attributes, tensor
-// constants, and results before and after the pass, including merges 1.13
-// makes that change the result (across a write to a list's element, or to
-// a loop's output that is its input when the loop runs zero times).
+// Common subexpression elimination beyond the lit tests (tests/lit/passes/cse*.ir,
+// some checked against torch 1.13's _jit_pass_cse; side effects, attributes
+// and the graph of ReportsWhetherItChangedTheGraph in cse_cases.ir): what
+// the pass returns, tensor constants, and results before and after the
+// pass, including merges 1.13 makes that change the result (across a write
+// to a list's element, or to a loop's output that is its input when the
+// loop runs zero times).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -17,12 +19,6 @@
 using namespace kiln;
 
 namespace {
-
-std::vector<std::string> kinds(const Graph& g) {
-  std::vector<std::string> out;
-  for (const Node* n : g.nodes()) out.push_back(n->kind().toQualString());
-  return out;
-}
 
 std::string run(const std::shared_ptr<Graph>& g, Stack inputs) {
   GraphFunction fn("f", g->copy());
@@ -43,6 +39,7 @@ void expectSameResults(const char* ir, const Stack& inputs, bool expect_change) 
 }  // namespace
 
 TEST(CommonSubexpressionElimination, ReportsWhetherItChangedTheGraph) {
+  // The graph after the pass: tests/lit/passes/cse_cases.ir.
   auto g = parseIR(R"IR(
 graph(%x : int):
   %1 : int = prim::Constant[value=1]()
@@ -51,38 +48,7 @@ graph(%x : int):
   %c : int = aten::mul(%a, %b)
   return (%c))IR");
   EXPECT_TRUE(eliminateCommonSubexpression(g));
-  EXPECT_EQ(kinds(*g), (std::vector<std::string>{"prim::Constant", "aten::add", "aten::mul"}));
   EXPECT_FALSE(eliminateCommonSubexpression(g));
-}
-
-TEST(CommonSubexpressionElimination, LeavesSideEffectsAlone) {
-  auto g = parseIR(R"IR(
-graph(%x : int):
-   = prim::Print(%x)
-   = prim::Print(%x)
-  %s : str = prim::Constant[value="w"]()
-  %s2 : str = prim::Constant[value="w"]()
-   = aten::warn(%s, %x)
-   = aten::warn(%s2, %x)
-  return (%x))IR");
-  eliminateCommonSubexpression(g);
-  EXPECT_EQ(kinds(*g),
-            (std::vector<std::string>{"prim::Print", "prim::Print", "prim::Constant", "aten::warn", "aten::warn"}));
-}
-
-TEST(CommonSubexpressionElimination, ComparesAttributes) {
-  auto g = parseIR(R"IR(
-graph(%x : Tensor):
-  %1 : int = prim::Constant[value=1]()
-  %a : Tensor, %b : Tensor = prim::ConstantChunk[chunks=2, dim=0](%x)
-  %c : Tensor, %d : Tensor = prim::ConstantChunk[chunks=2, dim=0](%x)
-  %e : Tensor, %f : Tensor = prim::ConstantChunk[chunks=2, dim=1](%x)
-  %s : Tensor = aten::add(%a, %c, %1)
-  %t : Tensor = aten::add(%s, %e, %1)
-  return (%t))IR");
-  eliminateCommonSubexpression(g);
-  EXPECT_EQ(kinds(*g), (std::vector<std::string>{"prim::Constant", "prim::ConstantChunk", "prim::ConstantChunk",
-                                                 "aten::add", "aten::add"}));
 }
 
 TEST(CommonSubexpressionElimination, MergesEqualTensorConstantsOnly) {

@@ -1,13 +1,12 @@
 // Conversion to SSA and the exit transform. Each test starts from the graph
 // TorchScript 1.13's IR emitter writes for a Python function (shown above
 // it: loads, stores, exit statements, the loop condition in its own block)
-// and checks that convertToSSA gives a graph that lints, has the node kinds
-// 1.13's `fn.graph` has for that function (prim::Constant aside, and the
-// prim::Uninitialized values that 1.13's dead code elimination drops), and
-// computes what Python computes.
+// and checks that the converted graph computes what Python computes. The
+// converted graphs (with the node kinds 1.13's `fn.graph` has for each
+// function) are checked in tests/lit/passes/convert_to_ssa_cases.ir
+// (`kiln opt -p convert_to_ssa`).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,63 +25,6 @@ std::shared_ptr<Graph> toSSA(const std::string& ir) {
   convertToSSA(graph);
   graph->lint();
   return graph;
-}
-
-// Whether 1.13's dead code elimination keeps `v`: it drops if outputs and
-// loop-carried values nobody reads, and with them the uses they made.
-bool isLive(const Value* v, std::vector<const Value*>& visiting) {
-  if (std::find(visiting.begin(), visiting.end(), v) != visiting.end()) return false;
-  visiting.push_back(v);
-  bool live = false;
-  for (const Use& use : v->uses()) {
-    const Node* user = use.user;
-    const Node* owner = user->owningBlock()->owningNode();
-    if (user->kind() != prim::Return || !owner) {
-      live = true;
-    } else if (owner->kind() == prim::If) {
-      live = isLive(owner->output(use.offset), visiting);
-    } else if (owner->kind() == prim::Loop) {
-      live = use.offset == 0 || isLive(owner->output(use.offset - 1), visiting) ||
-             isLive(user->owningBlock()->inputs()[use.offset], visiting);
-    } else {
-      live = true;
-    }
-    if (live) break;
-  }
-  visiting.pop_back();
-  return live;
-}
-
-void appendKinds(const Block* block, std::string& out) {
-  for (const Node* n : block->nodes()) {
-    if (n->kind() == prim::Constant) continue;
-    std::vector<const Value*> visiting;
-    if (n->kind() == prim::Uninitialized && !isLive(n->output(), visiting)) continue;
-    if (!out.empty() && out.back() != '[') out += ' ';
-    out += n->kind().toQualString();
-    for (const Block* b : n->blocks()) {
-      out += " [";
-      appendKinds(b, out);
-      out += "]";
-    }
-  }
-}
-
-// The node kinds in program order, each block's in brackets.
-std::string kinds(const Graph& graph) {
-  std::string out;
-  appendKinds(graph.block(), out);
-  return out;
-}
-
-bool hasKind(const Block* block, Symbol kind) {
-  for (const Node* n : block->nodes()) {
-    if (n->kind() == kind) return true;
-    for (const Block* b : n->blocks()) {
-      if (hasKind(b, kind)) return true;
-    }
-  }
-  return false;
 }
 
 constexpr int64_t kRaises = INT64_MIN;
@@ -107,13 +49,6 @@ void expectResults(const Graph& graph, const std::vector<int64_t>& expected) {
   }
 }
 
-void expectNoFrontendNodes(const Graph& graph) {
-  for (Symbol kind : {prim::Store, prim::Load, prim::BreakStmt, prim::ContinueStmt, prim::ReturnStmt,
-                      prim::LoopContinuation, prim::With}) {
-    EXPECT_FALSE(hasKind(graph.block(), kind)) << kind << " left in\n" << graph;
-  }
-}
-
 // def f(x: int) -> int:
 //     if x > 2:
 //         y = x + 1
@@ -121,6 +56,7 @@ void expectNoFrontendNodes(const Graph& graph) {
 //         y = x * 2
 //     return y
 TEST(ConvertToSSA, IfAssigningInBothBranches) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -145,14 +81,6 @@ TEST(ConvertToSSA, IfAssigningInBothBranches) {
   prim::ReturnStmt(%y.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::add] [aten::mul]");
-  expectNoFrontendNodes(*g);
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->outputs().size(), 1u);
-  EXPECT_EQ(n->output()->debugName(), "y");
-  EXPECT_EQ(n->blocks()[0]->outputs()[0]->node()->kind(), aten::add);
-  EXPECT_EQ(n->blocks()[1]->outputs()[0]->node()->kind(), aten::mul);
   expectResults(*g, {-2, 0, 2, 4, 4, 6, 8});
 }
 
@@ -162,6 +90,7 @@ TEST(ConvertToSSA, IfAssigningInBothBranches) {
 //         y = x + 1
 //     return y
 TEST(ConvertToSSA, IfAssigningInOneBranchKeepsTheOuterValue) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -184,10 +113,6 @@ TEST(ConvertToSSA, IfAssigningInOneBranchKeepsTheOuterValue) {
   prim::ReturnStmt(%y.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::add] []");
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->blocks()[1]->outputs()[0], g->inputs()[0]);
   expectResults(*g, {-1, 0, 1, 2, 4, 6, 8});
 }
 
@@ -200,6 +125,7 @@ TEST(ConvertToSSA, IfAssigningInOneBranchKeepsTheOuterValue) {
 //         y = x * 3
 //     return y
 TEST(ConvertToSSA, ElifChainNestsIfs) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -236,10 +162,6 @@ TEST(ConvertToSSA, ElifChainNestsIfs) {
   prim::ReturnStmt(%y.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::lt prim::If [aten::sub] [aten::eq prim::If [] [aten::mul]]");
-  Node* outer = g->outputs()[0]->node();
-  ASSERT_EQ(outer->kind(), prim::If);
-  EXPECT_EQ(outer->blocks()[1]->outputs()[0]->node()->kind(), prim::If);
   expectResults(*g, {1, 7, 3, 6, 9, 15, 21});
 }
 
@@ -249,6 +171,7 @@ TEST(ConvertToSSA, ElifChainNestsIfs) {
 //         x = z + 1
 //     return x
 TEST(ConvertToSSA, VariableOfOneBranchStaysLocal) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -273,10 +196,6 @@ TEST(ConvertToSSA, VariableOfOneBranchStaysLocal) {
   prim::ReturnStmt(%x.5)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::mul aten::add] []");
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->outputs().size(), 1u);  // x only, not z
   expectResults(*g, {-1, 0, 1, 2, 16, 26, 36});
 }
 
@@ -289,6 +208,7 @@ TEST(ConvertToSSA, VariableOfOneBranchStaysLocal) {
 //     return z
 // 1.13 unifies if outputs to a Union when nothing narrower fits.
 TEST(ConvertToSSA, IfOutputTypesUnifyToUnion) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%c.1 : bool):
   prim::Store[name="c"](%c.1)
   %one : int = prim::Constant[value=1]()
@@ -307,9 +227,6 @@ TEST(ConvertToSSA, IfOutputTypesUnifyToUnion) {
   prim::ReturnStmt(%z.1)
   %ret : Union(int, str) = prim::Uninitialized()
   return (%ret))IR");
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->output()->type()->str(), "Union(int, str)");
   GraphFunction f("f", g->copy());
   EXPECT_EQ(f({IValue(true)}).toInt(), 2);
   EXPECT_EQ(f({IValue(false)}).toStringRef(), "a");
@@ -323,6 +240,7 @@ TEST(ConvertToSSA, IfOutputTypesUnifyToUnion) {
 //         i = i + 1
 //     return s
 TEST(ConvertToSSA, WhileLoopCarriesItsVariables) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -350,19 +268,6 @@ TEST(ConvertToSSA, WhileLoopCarriesItsVariables) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::lt prim::Loop [aten::add aten::add aten::lt]");
-  expectNoFrontendNodes(*g);
-  Node* loop = g->outputs()[0]->node();
-  ASSERT_EQ(loop->kind(), prim::Loop);
-  // (max, cond, i, s): carried in name order, as 1.13 does.
-  ASSERT_EQ(loop->inputs().size(), 4u);
-  EXPECT_EQ(loop->input(1)->node()->kind(), aten::lt);
-  EXPECT_EQ(loop->outputs().size(), 2u);
-  EXPECT_EQ(loop->output(0)->debugName(), "i");
-  EXPECT_EQ(g->outputs()[0], loop->output(1));
-  Block* body = loop->blocks()[0];
-  EXPECT_EQ(body->inputs().size(), 3u);
-  EXPECT_EQ(body->outputs()[0]->node()->kind(), aten::lt);
   expectResults(*g, {0, 0, 0, 1, 3, 10, 21});
 }
 
@@ -372,6 +277,7 @@ TEST(ConvertToSSA, WhileLoopCarriesItsVariables) {
 //         s = s * 2 + i
 //     return s
 TEST(ConvertToSSA, ForRangeLoop) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c1 : int = prim::Constant[value=1]()
@@ -394,13 +300,6 @@ TEST(ConvertToSSA, ForRangeLoop) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "prim::Loop [aten::mul aten::add]");
-  Node* loop = g->outputs()[0]->node();
-  ASSERT_EQ(loop->kind(), prim::Loop);
-  // A plain `for` keeps its trip count and the constant condition.
-  EXPECT_EQ(loop->input(0), g->inputs()[0]);
-  EXPECT_EQ(loop->input(1), loop->blocks()[0]->outputs()[0]);
-  EXPECT_EQ(loop->outputs().size(), 1u);  // s; i is local to the body
   expectResults(*g, {1, 1, 2, 5, 12, 58, 248});
 }
 
@@ -439,20 +338,8 @@ const char* kForBreak = R"IR(graph(%x.1 : int):
 //         x += i
 //     return x
 TEST(ConvertToSSA, ForBreakIsCanonicalized) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(kForBreak);
-  EXPECT_EQ(kinds(*g), "aten::gt prim::Loop [aten::eq prim::If [] [aten::add] aten::add aten::lt aten::__and__]");
-  expectNoFrontendNodes(*g);
-  Node* loop = g->outputs()[0]->node();
-  ASSERT_EQ(loop->kind(), prim::Loop);
-  EXPECT_EQ(toIValue(loop->input(0))->toInt(), INT64_MAX);
-  // (max, cond, x, counter): the counter is carried last, starting at 0.
-  ASSERT_EQ(loop->inputs().size(), 4u);
-  EXPECT_EQ(toIValue(loop->input(3))->toInt(), 0);
-  Block* body = loop->blocks()[0];
-  EXPECT_EQ(body->outputs()[0]->node()->kind(), aten::__and__);
-  EXPECT_EQ(body->outputs()[2]->node()->kind(), aten::add);
-  // The old counter is unused; the body reads the carried one.
-  EXPECT_FALSE(body->inputs()[0]->hasUses());
   expectResults(*g, {-1, 0, 1, 3, 4, 6, 8});
 }
 
@@ -464,6 +351,7 @@ TEST(ConvertToSSA, ForBreakIsCanonicalized) {
 //         s += i
 //     return s
 TEST(ConvertToSSA, ForContinue) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -495,9 +383,6 @@ TEST(ConvertToSSA, ForContinue) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "aten::gt prim::Loop [aten::remainder aten::eq prim::If [] [aten::add] aten::add aten::lt aten::__and__]");
-  expectNoFrontendNodes(*g);
   expectResults(*g, {0, 0, 0, 1, 1, 4, 9});
 }
 
@@ -511,6 +396,7 @@ TEST(ConvertToSSA, ForContinue) {
 //         s = s + i
 //     return s
 TEST(ConvertToSSA, WhileContinueInlinesTheCondition) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -547,9 +433,6 @@ TEST(ConvertToSSA, WhileContinueInlinesTheCondition) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  // The guard after the continue merges into the if that continues.
-  EXPECT_EQ(kinds(*g), "aten::lt prim::Loop [aten::add aten::eq prim::If [aten::lt] [aten::add aten::lt]]");
-  expectNoFrontendNodes(*g);
   expectResults(*g, {0, 0, 1, 3, 3, 12, 25});
 }
 
@@ -562,6 +445,7 @@ TEST(ConvertToSSA, WhileContinueInlinesTheCondition) {
 //             s = s + j
 //     return s
 TEST(ConvertToSSA, BreakLeavesOnlyTheInnerLoop) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -599,13 +483,6 @@ TEST(ConvertToSSA, BreakLeavesOnlyTheInnerLoop) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "prim::Loop [aten::gt prim::Loop [aten::gt prim::If [] [aten::add] aten::add aten::lt aten::__and__]]");
-  Node* outer = g->outputs()[0]->node();
-  ASSERT_EQ(outer->kind(), prim::Loop);
-  // Only the inner loop has a changing condition; the outer stays a `for`.
-  EXPECT_EQ(outer->input(0), g->inputs()[0]);
-  EXPECT_EQ(outer->outputs().size(), 1u);
   expectResults(*g, {0, 0, 0, 1, 4, 20, 56});
 }
 
@@ -618,6 +495,7 @@ TEST(ConvertToSSA, BreakLeavesOnlyTheInnerLoop) {
 //             s = s + j
 //     return s
 TEST(ConvertToSSA, ContinueAroundAnInnerLoop) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -655,8 +533,6 @@ TEST(ConvertToSSA, ContinueAroundAnInnerLoop) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "aten::gt prim::Loop [aten::eq prim::If [] [prim::Loop [aten::add]] aten::add aten::lt aten::__and__]");
   expectResults(*g, {0, 0, 0, 0, 1, 10, 35});
 }
 
@@ -672,6 +548,7 @@ TEST(ConvertToSSA, ContinueAroundAnInnerLoop) {
 //         s = s + i
 //     return s
 TEST(ConvertToSSA, BreakAndContinueInOneLoop) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -717,10 +594,6 @@ TEST(ConvertToSSA, BreakAndContinueInOneLoop) {
   prim::ReturnStmt(%s.3)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "prim::Uninitialized prim::Uninitialized aten::lt prim::Loop [aten::add aten::eq prim::If [aten::lt] "
-            "[aten::eq prim::If [] [aten::add aten::lt]] prim::If [] []]");
-  expectNoFrontendNodes(*g);
   expectResults(*g, {0, 0, 1, 1, 4, 8, 8});
 }
 
@@ -729,6 +602,7 @@ TEST(ConvertToSSA, BreakAndContinueInOneLoop) {
 //         return x * 10
 //     return x - 1
 TEST(ExitTransform, ReturnInsideIfGuardsTheRest) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -749,12 +623,6 @@ TEST(ExitTransform, ReturnInsideIfGuardsTheRest) {
   prim::ReturnStmt(%d)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  // The guard `if not returned` merges into the first if.
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [aten::mul] [aten::sub]");
-  expectNoFrontendNodes(*g);
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->blocks()[0]->outputs().back()->node()->kind(), aten::mul);
   expectResults(*g, {-2, -1, 0, 1, 30, 50, 70});
 }
 
@@ -764,6 +632,7 @@ TEST(ExitTransform, ReturnInsideIfGuardsTheRest) {
 //     else:
 //         return x
 TEST(ExitTransform, ReturnInBothBranches) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -780,12 +649,6 @@ TEST(ExitTransform, ReturnInBothBranches) {
       -> ()
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [] []");
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  // Both branches return: no did-return flag is needed.
-  EXPECT_EQ(n->outputs().size(), 1u);
-  EXPECT_EQ(n->blocks()[1]->outputs()[0], g->inputs()[0]);
   expectResults(*g, {-1, 0, 1, 2, 1, 1, 1});
 }
 
@@ -797,6 +660,7 @@ TEST(ExitTransform, ReturnInBothBranches) {
 //     z = y * x
 //     return z
 TEST(ExitTransform, EarlyReturnFollowedByCode) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -825,7 +689,6 @@ TEST(ExitTransform, EarlyReturnFollowedByCode) {
   prim::ReturnStmt(%z.2)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::mul aten::gt prim::If [] [aten::add aten::mul]");
   expectResults(*g, {-1, 0, 5, 14, 27, 65, 14});
 }
 
@@ -837,6 +700,7 @@ TEST(ExitTransform, EarlyReturnFollowedByCode) {
 //     return y + 1
 // The emitter stores an uninitialized y in the returning branch.
 TEST(ExitTransform, VariableDefinedWhereTheOtherBranchReturns) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -862,7 +726,6 @@ TEST(ExitTransform, VariableDefinedWhereTheOtherBranchReturns) {
   prim::ReturnStmt(%r)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [] [aten::mul aten::add]");
   expectResults(*g, {-2, 1, 4, 7, 10, 16, 0});
 }
 
@@ -872,6 +735,7 @@ TEST(ExitTransform, VariableDefinedWhereTheOtherBranchReturns) {
 //             return i
 //     return x + 100
 TEST(ExitTransform, ReturnInsideLoop) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -900,15 +764,6 @@ TEST(ExitTransform, ReturnInsideLoop) {
   prim::ReturnStmt(%r)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "prim::Uninitialized aten::gt prim::Loop [aten::mul aten::gt prim::If [] [] aten::add aten::lt "
-            "aten::__and__] prim::If [] [aten::add]");
-  expectNoFrontendNodes(*g);
-  Node* loop = g->outputs()[0]->node()->prev();
-  ASSERT_EQ(loop->kind(), prim::Loop);
-  // (max, cond, did_return, return value, counter)
-  EXPECT_EQ(loop->inputs().size(), 5u);
-  EXPECT_EQ(loop->input(3)->node()->kind(), prim::Uninitialized);
   expectResults(*g, {99, 100, 101, 102, 2, 3, 3});
 }
 
@@ -920,6 +775,7 @@ TEST(ExitTransform, ReturnInsideLoop) {
 //         i = i + 1
 //     return x + 100
 TEST(ExitTransform, ReturnInsideWhileLoop) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -955,9 +811,6 @@ TEST(ExitTransform, ReturnInsideWhileLoop) {
   prim::ReturnStmt(%r)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "prim::Uninitialized aten::lt prim::Loop [aten::mul aten::ge prim::If [] [aten::add aten::lt]] "
-            "prim::If [] [aten::add]");
   expectResults(*g, {99, 100, 101, 102, 103, 4, 4});
 }
 
@@ -968,6 +821,7 @@ TEST(ExitTransform, ReturnInsideWhileLoop) {
 //                 return i + j
 //     return 0
 TEST(ExitTransform, ReturnFromNestedLoops) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -1004,9 +858,6 @@ TEST(ExitTransform, ReturnFromNestedLoops) {
   prim::ReturnStmt(%c0)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g),
-            "prim::Uninitialized aten::gt prim::Loop [aten::gt prim::Loop [aten::mul aten::eq prim::If [aten::add] [] "
-            "aten::add aten::lt aten::__and__] prim::If [] [] aten::add aten::lt aten::__and__] prim::If [] []");
   expectResults(*g, {0, 0, 0, 0, 0, 5, 7});
 }
 
@@ -1017,6 +868,7 @@ TEST(ExitTransform, ReturnFromNestedLoops) {
 //         y = x + 1
 //     return y * 2
 TEST(ExitTransform, RaisingBranchNeedsNoGuard) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -1043,13 +895,6 @@ TEST(ExitTransform, RaisingBranchNeedsNoGuard) {
   prim::ReturnStmt(%r)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "prim::Uninitialized aten::lt prim::If [prim::RaiseException] [aten::add] aten::mul");
-  // No did-exit flag: the if has only y.
-  Node* mul = g->outputs()[0]->node();
-  ASSERT_EQ(mul->kind(), aten::mul);
-  Node* n = mul->input(0)->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->outputs().size(), 1u);
   expectResults(*g, {kRaises, 2, 4, 6, 8, 12, 16});
 }
 
@@ -1060,6 +905,7 @@ TEST(ExitTransform, RaisingBranchNeedsNoGuard) {
 //         return x + 1
 // One branch raises, the other returns: the if counts as returning.
 TEST(ExitTransform, RaiseOrReturn) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -1079,11 +925,6 @@ TEST(ExitTransform, RaiseOrReturn) {
       -> ()
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "prim::Uninitialized aten::lt prim::If [prim::RaiseException] [aten::add]");
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->outputs().size(), 1u);
-  EXPECT_EQ(n->blocks()[0]->outputs()[0]->node()->kind(), prim::Uninitialized);
   expectResults(*g, {kRaises, 1, 2, 3, 4, 6, 8});
 }
 
@@ -1096,6 +937,7 @@ TEST(ExitTransform, RaiseOrReturn) {
 //         return x + 100
 //     return r
 TEST(ConvertToSSA, LoopCarriedOptionalIsRefinedAfter) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %none : NoneType = prim::Constant()
@@ -1139,114 +981,14 @@ TEST(ConvertToSSA, LoopCarriedOptionalIsRefinedAfter) {
   prim::ReturnStmt(%r.4)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "prim::Loop [aten::gt prim::If [] []] aten::__is__ prim::If [aten::add] [prim::unchecked_cast]");
-  Node* loop = g->block()->nodes().front();
-  while (loop->kind() != prim::Loop) loop = loop->next();
-  // r enters as None and leaves the body as Optional[int].
-  EXPECT_EQ(loop->input(2)->type()->str(), "NoneType");
-  EXPECT_EQ(loop->blocks()[0]->inputs()[1]->type()->str(), "int?");
-  EXPECT_EQ(loop->output(0)->type()->str(), "int?");
   expectResults(*g, {99, 100, 101, 102, 2, 4, 6});
-}
-
-// def f(c: Ctx, x: int) -> int:
-//     if x > 3:
-//         with c as m:
-//             y = x + m
-//             return y
-//     return x * 2
-// A return inside a with-statement still runs its prim::Exit.
-TEST(ExitTransform, ReturnInsideWithKeepsTheExit) {
-  auto g = toSSA(R"IR(graph(%c.1 : __torch__.Ctx, %x.1 : int):
-  prim::Store[name="c"](%c.1)
-  prim::Store[name="x"](%x.1)
-  %x.2 : int = prim::Load[name="x"]()
-  %c3 : int = prim::Constant[value=3]()
-  %cond : bool = aten::gt(%x.2, %c3)
-  prim::If(%cond)
-    block0():
-      %c.2 : __torch__.Ctx = prim::Load[name="c"]()
-      %m.1 : int = prim::Enter(%c.2)
-      prim::Store[name="m"](%m.1)
-      %x.3 : int = prim::Load[name="x"]()
-      %m.2 : int = prim::Load[name="m"]()
-      %y.1 : int = aten::add(%x.3, %m.2)
-      prim::Store[name="y"](%y.1)
-      %y.2 : int = prim::Load[name="y"]()
-      prim::ReturnStmt(%y.2)
-      %e : Tensor = prim::Exit(%c.2)
-      -> ()
-    block1():
-      -> ()
-  %x.4 : int = prim::Load[name="x"]()
-  %c2 : int = prim::Constant[value=2]()
-  %r : int = aten::mul(%x.4, %c2)
-  prim::ReturnStmt(%r)
-  %ret : int = prim::Uninitialized()
-  return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "aten::gt prim::If [prim::Enter aten::add prim::Exit] [aten::mul]");
-  expectNoFrontendNodes(*g);
-  Node* n = g->outputs()[0]->node();
-  ASSERT_EQ(n->kind(), prim::If);
-  EXPECT_EQ(n->blocks()[0]->outputs()[g->outputs()[0]->offset()]->node()->kind(), aten::add);
-}
-
-// def f(c: Ctx, x: int) -> int:
-//     with c as m:
-//         if x > m:
-//             return x
-//         x = x + m
-//     return x * 2
-// The guard after the early return moves `x + m` into an if, yet it is read
-// after the with-statement: it leaves the guard as an output. (1.13 fails
-// on this function with an internal assert.)
-TEST(ExitTransform, ValueOfAGuardedWithBodyIsReadAfterIt) {
-  auto g = toSSA(R"IR(graph(%c.1 : __torch__.Ctx, %x.1 : int):
-  prim::Store[name="c"](%c.1)
-  prim::Store[name="x"](%x.1)
-  %c.2 : __torch__.Ctx = prim::Load[name="c"]()
-  %m.1 : int = prim::Enter(%c.2)
-  prim::Store[name="m"](%m.1)
-  %x.2 : int = prim::Load[name="x"]()
-  %m.2 : int = prim::Load[name="m"]()
-  %cond : bool = aten::gt(%x.2, %m.2)
-  prim::If(%cond)
-    block0():
-      %x.3 : int = prim::Load[name="x"]()
-      prim::ReturnStmt(%x.3)
-      -> ()
-    block1():
-      -> ()
-  %x.4 : int = prim::Load[name="x"]()
-  %m.3 : int = prim::Load[name="m"]()
-  %x.5 : int = aten::add(%x.4, %m.3)
-  prim::Store[name="x"](%x.5)
-  %e : Tensor = prim::Exit(%c.2)
-  %x.6 : int = prim::Load[name="x"]()
-  %c2 : int = prim::Constant[value=2]()
-  %r : int = aten::mul(%x.6, %c2)
-  prim::ReturnStmt(%r)
-  %ret : int = prim::Uninitialized()
-  return (%ret))IR");
-  expectNoFrontendNodes(*g);
-  // x is uninitialized on the returning path.
-  EXPECT_EQ(kinds(*g),
-            "prim::Uninitialized prim::Enter aten::gt prim::If [] [aten::add] prim::Exit prim::If [] [aten::mul]");
-  // The exit runs on both paths, before the returned value is chosen.
-  Node* select = g->outputs()[0]->node();
-  ASSERT_EQ(select->kind(), prim::If);
-  EXPECT_EQ(select->prev()->kind(), prim::Exit);
-  Node* mul = select->blocks()[1]->outputs()[g->outputs()[0]->offset()]->node();
-  ASSERT_EQ(mul->kind(), aten::mul);
-  Node* guarded = mul->input(0)->node();
-  EXPECT_EQ(guarded->kind(), prim::If);
-  EXPECT_EQ(guarded->blocks()[1]->outputs()[mul->input(0)->offset()]->node()->kind(), aten::add);
 }
 
 // def f(x: int) -> int:
 //     return x
 //     x = x + 1  (unreachable)
 TEST(ExitTransform, CodeAfterReturnIsRemoved) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %x.2 : int = prim::Load[name="x"]()
@@ -1257,8 +999,6 @@ TEST(ExitTransform, CodeAfterReturnIsRemoved) {
   prim::Store[name="x"](%x.4)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "");
-  EXPECT_EQ(g->outputs()[0], g->inputs()[0]);
   expectResults(*g, {-1, 0, 1, 2, 3, 5, 7});
 }
 
@@ -1271,6 +1011,7 @@ TEST(ExitTransform, CodeAfterReturnIsRemoved) {
 //     return i
 // A while loop whose counter is unused stays as it is.
 TEST(ConvertToSSA, WhileTrueWithBreakIsNotCanonicalized) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c0 : int = prim::Constant[value=0]()
@@ -1299,12 +1040,6 @@ TEST(ConvertToSSA, WhileTrueWithBreakIsNotCanonicalized) {
   prim::ReturnStmt(%i.4)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "prim::Loop [aten::add aten::gt prim::If [] []]");
-  Node* loop = g->outputs()[0]->node();
-  ASSERT_EQ(loop->kind(), prim::Loop);
-  EXPECT_EQ(toIValue(loop->input(0))->toInt(), INT64_MAX);
-  EXPECT_EQ(loop->inputs().size(), 3u);  // no counter added
-  EXPECT_EQ(loop->blocks()[0]->outputs()[0]->node()->kind(), prim::If);
   expectResults(*g, {1, 1, 2, 3, 4, 6, 8});
 }
 
@@ -1314,6 +1049,7 @@ TEST(ConvertToSSA, WhileTrueWithBreakIsNotCanonicalized) {
 //     return len(l) * 100 + i
 // The comprehension's `i` does not leak out of its prim::ComprehensionScope.
 TEST(ConvertToSSA, ComprehensionScopeKeepsItsVariables) {
+  // The converted graph: tests/lit/passes/convert_to_ssa_cases.ir.
   auto g = toSSA(R"IR(graph(%x.1 : int):
   prim::Store[name="x"](%x.1)
   %c5 : int = prim::Constant[value=5]()
@@ -1344,12 +1080,6 @@ TEST(ConvertToSSA, ComprehensionScopeKeepsItsVariables) {
   prim::ReturnStmt(%r)
   %ret : int = prim::Uninitialized()
   return (%ret))IR");
-  EXPECT_EQ(kinds(*g), "prim::ListConstruct prim::Loop [aten::mul aten::append] aten::len aten::mul aten::add");
-  EXPECT_FALSE(hasKind(g->block(), prim::ComprehensionScope));
-  // The `i` added after the scope is the constant 5, not the loop's.
-  Node* add = g->outputs()[0]->node();
-  ASSERT_EQ(add->kind(), aten::add);
-  EXPECT_EQ(toIValue(add->input(1))->toInt(), 5);
   expectResults(*g, {5, 5, 105, 205, 305, 505, 705});
 }
 

@@ -1,11 +1,12 @@
 // The subgraph utilities (merge, unmerge, round trips keep results, types
-// and names) and the fusion pass (which groups form, what never fuses).
-// Fused graphs run as they are (the fused-group operator) and with their
-// groups unmerged again, and give the original program's results.
+// and names) and the fusion pass (which groups form in an LSTM cell; the
+// graphs the pass makes of IR text, and what never fuses, are in
+// tests/lit/fuser/fuse_cases.ir). Fused graphs run as they are (the
+// fused-group operator) and with their groups unmerged again, and give the
+// original program's results.
 #include <gtest/gtest.h>
 
 #include "kiln/api/kiln.h"
-#include "kiln/fuser/fuser.h"
 #include "kiln/fuser/graph_fuser.h"
 #include "kiln/ir/subgraph_utils.h"
 #include "kiln/passes/constant_pooling.h"
@@ -166,18 +167,15 @@ std::shared_ptr<Graph> fused(const char* ir) {
 }
 
 TEST(GraphFuser, ChainBecomesOneGroup) {
+  // The graph after the pass: tests/lit/fuser/fuse_cases.ir.
   auto g = fused(kChain);
-  ASSERT_EQ(groupCount(g), 1u);
-  Node* group = findNode(g->block(), "prim::FusionGroup");
-  EXPECT_EQ(countNodes(getSubgraph(group).block(), "prim::Constant"), 1u);
-  EXPECT_EQ(g->block()->nodes().front(), group);
-  EXPECT_EQ(names(group->inputs()), (std::vector<std::string>{"x", "y", "s"}));
   EXPECT_TRUE(sameResults(parseIR(kChain), g, chainInputs(), 1e-6));
   unmergedText(g);
   EXPECT_TRUE(sameResults(parseIR(kChain), g, chainInputs()));
 }
 
 TEST(GraphFuser, ConcatAndChunkGroupsKeepResults) {
+  // The graph after the pass: tests/lit/fuser/fuse_cases.ir.
   const char* ir = R"IR(
 graph(%x : Float(3, 8, device=cpu), %y : Float(3, 8, device=cpu), %b : Float(8, device=cpu)):
   %one : int = prim::Constant[value=1]()
@@ -192,43 +190,13 @@ graph(%x : Float(3, 8, device=cpu), %y : Float(3, 8, device=cpu), %b : Float(8, 
   %r : Float(6, 4, device=cpu) = aten::cat(%l, %zero)
   return (%r))IR";
   auto g = fused(ir);
-  ASSERT_EQ(groupCount(g), 1u) << *g;
-  Graph& sub = getSubgraph(findNode(g->block(), "prim::FusionGroup"));
-  EXPECT_EQ(countNodes(sub.block(), "prim::FusedConcat"), 1u) << *g;
-  EXPECT_EQ(countNodes(sub.block(), "prim::ConstantChunk"), 2u) << *g;
-  EXPECT_EQ(countNodes(g->block(), "aten::broadcast_tensors"), 1u) << *g;
   manualSeed(5);
   Stack inputs{IValue(randomFloats({3, 8})), IValue(randomFloats({3, 8})), IValue(randomFloats({8}))};
   EXPECT_TRUE(sameResults(parseIR(ir), g, inputs, 1e-6));
 }
 
-TEST(GraphFuser, NothingWhenFusionIsOffOrAnInputRequiresGrad) {
-  fuser::setFusionEnabled(false);
-  EXPECT_EQ(groupCount(fused(kChain)), 0u);
-  fuser::setFusionEnabled(true);
-  EXPECT_EQ(groupCount(fused(R"IR(
-graph(%x : Float(2, 3, requires_grad=1, device=cpu), %y : Float(2, 3, device=cpu)):
-  %one : int = prim::Constant[value=1]()
-  %a : Tensor = aten::add(%x, %y, %one)
-  %b : Tensor = aten::mul(%a, %y)
-  return (%b))IR")),
-            0u);
-}
-
-TEST(GraphFuser, SingleOpStaysOutside) {
-  auto g = fused(R"IR(
-graph(%x : Tensor, %y : Tensor):
-  %one : int = prim::Constant[value=1]()
-  %a : Tensor = aten::add(%x, %y, %one)
-  %b : Tensor = aten::mm(%a, %y)
-  %c : Tensor = aten::relu(%b)
-  return (%c))IR");
-  EXPECT_EQ(groupCount(g), 0u);
-}
-
 TEST(GraphFuser, InPlaceWriteBetweenOpsIsNotCrossed) {
-  // %a is read by the mul after add_ wrote %x: the add cannot move past the
-  // write, and add_ itself never joins.
+  // The graph after the pass: tests/lit/fuser/fuse_cases.ir.
   const char* ir = R"IR(
 graph(%x : Float(2, 3, device=cpu), %y : Float(2, 3, device=cpu)):
   %one : int = prim::Constant[value=1]()
@@ -239,8 +207,6 @@ graph(%x : Float(2, 3, device=cpu), %y : Float(2, 3, device=cpu)):
   %c : Tensor = aten::tanh(%b)
   return (%c))IR";
   auto g = fused(ir);
-  EXPECT_EQ(countNodes(g->block(), "aten::add_"), 1u);
-  ASSERT_EQ(groupCount(g), 2u);
   manualSeed(2);
   Stack inputs{IValue(randomFloats({2, 3})), IValue(randomFloats({2, 3}))};
   EXPECT_TRUE(sameResults(parseIR(ir), g, inputs, 1e-6));

@@ -1,10 +1,10 @@
-// Inlining: functions compiled from source, their graphs inlined and
-// (in tests/lit/passes/inline_cases.py)
+// Inlining: functions compiled from source and their graphs inlined (the
+// graphs after the pass are in tests/lit/passes/inline_cases.py, some
 // compared with what PyTorch 1.13 prints for the same program after
-// torch._C._jit_pass_inline (then constant pooling and dead code
+// torch._C._jit_pass_inline, then constant pooling and dead code
 // elimination, which put the constants 1.13's preoptimized callees pool in
-// one place); method calls through a class type; calls that must stay; and
-// the same results before and after.
+// one place); source ranges of the inlined nodes; method calls through a
+// class type; calls that must stay; and the same results before and after.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -39,8 +39,7 @@ std::shared_ptr<Graph> inlined(const CompilationUnit& unit, const char* fn) {
 }  // namespace
 
 TEST(Inliner, InlinesCallsOfCalleesAndInNestedBlocksWithDefaultsAndTuples) {
-  // The names are 1.13's: each callee is inlined into a copy of its own
-  // graph first, then that copy into the caller.
+  // The graph after the pass: tests/lit/passes/inline_cases.py.
   const char* source = R"PY(
 def g(x: int, y: int = 2):
     z = x + y
@@ -61,14 +60,6 @@ def f(x: int):
 )PY";
   auto unit = compile(source);
   auto g = inlined(*unit, "f");
-  EXPECT_EQ(countNodes(g->block(), "prim::CallFunction"), 0u);
-  std::string text = g->toString(false);
-  for (const char* line : {"%z.2 : int = aten::add(%x.1, ", "%z.4 : int = prim::If(", "%b.2 : int, %c.2 : int = ",
-                           "%y.1 : int = aten::add(%b.2, %c.2)", "%z.10 : int = aten::add(%i.1, ",
-                           "%z.12 : int = prim::If(", "%z.14 : int = aten::mul(%z.10, ", "%z.1 : int = aten::add(%y, ",
-                           "%b.1 : int, %c.1 : int = ", "prim::TupleConstruct(%z, %y)"}) {
-    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
-  }
   // Source ranges come with the copied nodes.
   for (const Node* n : g->nodes()) {
     if (n->kind() == aten::gt) {
@@ -81,6 +72,7 @@ def f(x: int):
 }
 
 TEST(Inliner, KeywordArgumentsAndNoneResults) {
+  // The graph after the pass: tests/lit/passes/inline_cases.py.
   const char* source = R"PY(
 def g(x: int, y: int = 4, z: float = 1.5):
     return x * y, z
@@ -96,8 +88,6 @@ def f(a: int):
 )PY";
   auto unit = compile(source);
   auto g = inlined(*unit, "f");
-  EXPECT_EQ(countNodes(g->block(), "prim::CallFunction"), 0u);
-  EXPECT_EQ(countNodes(g->block(), "prim::RaiseException"), 1u);
   for (int64_t a : {0, 3}) {
     EXPECT_EQ(shown(runCopy(g, {IValue(a)})), shown(unit->getFunction("f")({IValue(a)})));
   }

@@ -1,8 +1,8 @@
-// Loop unrolling: IR in, IR out (tests/lit/passes/unroll_loops_cases.ir),
-// compared with what PyTorch 1.13 prints
-// after torch._C._jit_pass_loop_unrolling on the same IR text (numbered
-// values renamed in order, debug names kept); and the same results with and
-// without the pass for trip counts around the unroll factor.
+// Loop unrolling: what the pass returns, and the same results with and
+// without the pass for trip counts around the unroll factor. The graphs
+// after the pass are checked in tests/lit/passes/unroll_loops_cases.ir
+// (those of the graph-in/graph-out cases compared with what PyTorch 1.13
+// prints after torch._C._jit_pass_loop_unrolling on the same IR text).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -16,7 +16,6 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
-using kiln::testing::countNodes;
 using kiln::testing::runCopy;
 using kiln::testing::shown;
 
@@ -63,7 +62,8 @@ std::string withTripCount(const std::string& trip) {
 }  // namespace
 
 TEST(LoopUnrolling, SixtyFourOrMoreConstantIterationsUnrollByEight) {
-  for (auto [trip, loops] : {std::pair{63, 0}, std::pair{64, 2}}) {
+  // The graphs after the pass: tests/lit/passes/unroll_loops_cases.ir.
+  for (int trip : {63, 64}) {
     auto g = parseIR(R"IR(
 graph(%n : int):
   %t : bool = prim::Constant[value=1]()
@@ -74,9 +74,7 @@ graph(%n : int):
       %b : int = aten::mul(%k.1, %k.1)
       -> (%t, %b)
   return (%k))IR");
-    EXPECT_TRUE(unrollLoops(g));
-    EXPECT_EQ(countNodes(g->block(), "prim::Loop"), static_cast<size_t>(loops)) << trip;
-    EXPECT_EQ(countNodes(g->block(), "aten::mul"), trip < 64 ? static_cast<size_t>(trip) : 8 + 1 + 1) << trip;
+    EXPECT_TRUE(unrollLoops(g)) << trip;
   }
 }
 
@@ -98,8 +96,7 @@ TEST(LoopUnrolling, BodiesOfThirtyTwoNodesThatRunAreTooLarge) {
 }
 
 TEST(LoopUnrolling, UnrollsInnerLoopsFirst) {
-  // The inner loop (3 iterations) becomes straight-line code; the outer one
-  // then still fits and is unrolled by eight with an epilogue.
+  // The graph after the pass: tests/lit/passes/unroll_loops_cases.ir.
   auto g = parseIR(R"IR(
 graph(%n : int):
   %t : bool = prim::Constant[value=1]()
@@ -115,9 +112,6 @@ graph(%n : int):
       -> (%t, %m)
   return (%k))IR");
   EXPECT_TRUE(unrollLoops(g));
-  g->lint();
-  EXPECT_EQ(countNodes(g->block(), "prim::Loop"), 2u);
-  EXPECT_EQ(countNodes(g->block(), "aten::mul"), 3u * 8 + 3 + 1);  // unrolled body, epilogue, trip count
 }
 
 TEST(LoopUnrolling, ReturnsFalseWithoutForLoops) {
@@ -126,12 +120,12 @@ TEST(LoopUnrolling, ReturnsFalseWithoutForLoops) {
 }
 
 TEST(LoopUnrolling, SameResultsForTripCountsAroundTheFactor) {
+  // The graphs after the pass: tests/lit/passes/unroll_loops_cases.ir.
   for (int64_t n : {0, 1, 7, 8, 9, 17, -3}) {
     Stack inputs = {IValue(n), IValue(ones({3}))};
     // A trip count known only at run time: unrolled by eight.
     auto by_eight = parseIR(withTripCount("%n"));
     EXPECT_TRUE(unrollLoops(by_eight));
-    EXPECT_EQ(countNodes(by_eight->block(), "prim::Loop"), 2u);
     EXPECT_EQ(shown(runCopy(by_eight, inputs)), expectedCounterLoop(n)) << n;
     EXPECT_EQ(shown(runCopy(parseIR(withTripCount("%n")), inputs)), expectedCounterLoop(n)) << n;
     // The same count as a constant: unrolled fully.
@@ -140,12 +134,12 @@ TEST(LoopUnrolling, SameResultsForTripCountsAroundTheFactor) {
                        "  %c : int = prim::Constant[value=" + std::to_string(n) + "]()\n");
     auto full = parseIR(constant_ir);
     EXPECT_TRUE(unrollLoops(full));
-    EXPECT_EQ(countNodes(full->block(), "prim::Loop"), 0u);
     EXPECT_EQ(shown(runCopy(full, inputs)), expectedCounterLoop(n)) << n;
   }
 }
 
 TEST(LoopUnrolling, SameResultsForNestedLoopsReadingBothCounters) {
+  // The graph after the pass: tests/lit/passes/unroll_loops_cases.ir.
   const char* ir = R"IR(
 graph(%n : int, %p : int):
   %t : bool = prim::Constant[value=1]()
@@ -163,8 +157,6 @@ graph(%n : int, %p : int):
   return (%k))IR";
   auto after = parseIR(ir);
   EXPECT_TRUE(unrollLoops(after));
-  // The inner loop is unrolled by eight; the outer one is then too large.
-  EXPECT_EQ(countNodes(after->block(), "prim::Loop"), 3u);
   for (int64_t n : {0, 3, 9, 17}) {
     for (int64_t p : {1, 5, 8, 11}) {
       int64_t k = 1;

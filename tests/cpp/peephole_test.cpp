@@ -1,14 +1,14 @@
-// The peephole pass: IR in, pass, IR out, with the expected graphs what
-// PyTorch 1.13 prints after torch._C._jit_pass_peephole(g, False) on the same
-// IR (values compared up to renaming), except where kiln deliberately
-// differs (said in the test); and programs that give the same results with
-// and without the pass. The graph-in/graph-out cases are in
-// tests/lit/passes/peephole_cases.ir. Tests in PeepholeAliasDb need the memory-DAG AliasDb
-// (the placeholder on main answers "may alias" and "cannot move").
+// The peephole pass: what it returns, and graphs and programs that give the
+// same results with and without it. The graphs after the pass (what PyTorch
+// 1.13 prints after torch._C._jit_pass_peephole(g, False) on the same IR,
+// except where kiln deliberately differs) are checked in
+// tests/lit/passes/peephole_cases.ir, peephole_without_shapes_cases.ir and
+// peephole_list_idioms_cases.ir. Tests in PeepholeAliasDb need the
+// memory-DAG AliasDb (the placeholder on main answers "may alias" and
+// "cannot move").
 #include <gtest/gtest.h>
 
 #include "kiln/api/kiln.h"
-#include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/peephole.h"
 #include "kiln/passes/peephole_list_idioms.h"
 #include "kiln/tensor/factory.h"
@@ -16,8 +16,6 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
-using kiln::testing::canonicalIR;
-using kiln::testing::printedIR;
 using kiln::testing::sameResults;
 
 namespace {
@@ -39,7 +37,8 @@ void expectPreserved(const std::string& ir, const std::vector<Stack>& input_sets
 }  // namespace
 
 TEST(Peephole, DisabledShapePeepholesTrustNoRefinement) {
-  const char* ir = R"IR(
+  // The graphs without and with the shape peepholes: tests/lit/passes/peephole_without_shapes_cases.ir.
+  auto g = parseIR(R"IR(
 graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %y : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
   %false : bool = prim::Constant[value=0]()
   %d : int = aten::dim(%x)
@@ -47,28 +46,20 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %y : Float(
   %e : Tensor = aten::expand(%x, %s, %false)
   %t : Tensor = aten::type_as(%e, %y)
   %r : (int, Tensor) = prim::TupleConstruct(%d, %t)
-  return (%r))IR";
-  auto g = parseIR(ir);
+  return (%r))IR");
   EXPECT_FALSE(peepholeOptimize(g, /*disable_shape_peepholes=*/true));
-  EXPECT_EQ(printedIR(g), canonicalIR(ir));
   EXPECT_TRUE(peepholeOptimize(g));
-  EXPECT_EQ(printedIR(g), canonicalIR(R"IR(
-graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %y : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
-  %d : int = prim::Constant[value=2]()
-  %r : (int, Tensor) = prim::TupleConstruct(%d, %x)
-  return (%r))IR"));
 }
 
 TEST(Peephole, ReportsNoChange) {
+  // The graph after the pass: tests/lit/passes/peephole_cases.ir.
   auto g = parseIR(R"IR(
 graph(%x : Tensor, %n : int):
   %y : Tensor = aten::relu(%x)
   %m : int = aten::mul(%n, %n)
   %r : (Tensor, int) = prim::TupleConstruct(%y, %m)
   return (%r))IR");
-  std::string before = printedIR(g);
   EXPECT_FALSE(peepholeOptimize(g));
-  EXPECT_EQ(printedIR(g), before);
 }
 
 TEST(Peephole, DoubleTransposeOnlyOfAtMostTwoDimensions) {
@@ -174,6 +165,7 @@ graph(%x : Float(2, strides=[1], requires_grad=0, device=cpu), %i : Long(2, stri
 }
 
 TEST(Peephole, ListIdiomsKeepResults) {
+  // The graph after the pass (and dead code elimination): tests/lit/passes/peephole_list_idioms_cases.ir.
   const char* ir = R"IR(
 graph(%a : int, %b : int):
   %m1 : int = prim::Constant[value=-1]()
@@ -191,9 +183,6 @@ graph(%a : int, %b : int):
   return (%r))IR";
   auto g = parseIR(ir);
   EXPECT_TRUE(peepholeOptimizeListIdioms(g));
-  eliminateDeadCode(g);
-  EXPECT_EQ(g->toString(false).find("aten::slice"), std::string::npos) << *g;
-  EXPECT_EQ(g->toString(false).find("aten::len"), std::string::npos) << *g;
   // Index 3 of a one-element list raises, with or without the pass.
   expectPreserved(ir, {{IValue(int64_t{4}), IValue(int64_t{5})}});
 }

@@ -1,9 +1,10 @@
-// Mutation removal: IR in, pass, IR out, with the expected graphs what
-// PyTorch 1.13 prints after torch._C._jit_pass_remove_mutation on the same
-// IR (up to renaming and kiln's refined result types), except where kiln
-// keeps a write 1.13 wrongly removes (said in the test); and graphs that
-// give the same results, or raise alike, with and without the pass. Tests in
-// RemoveMutationAliasDb need the memory-DAG AliasDb.
+// Mutation removal: what the pass returns, and graphs that give the same
+// results, or raise alike, with and without the pass. The graphs after the
+// pass (what PyTorch 1.13 prints after torch._C._jit_pass_remove_mutation on
+// the same IR, except where kiln keeps a write 1.13 wrongly removes) are
+// checked in tests/lit/passes/remove_mutation_cases.ir, those of the list
+// programs in remove_mutation_cases.py. Tests in RemoveMutationAliasDb need
+// the memory-DAG AliasDb.
 #include <gtest/gtest.h>
 
 #include "kiln/api/kiln.h"
@@ -13,30 +14,26 @@
 #include "pass_test_util.h"
 
 using namespace kiln;
-using kiln::testing::afterPass;
-using kiln::testing::canonicalIR;
 using kiln::testing::sameResults;
 
 namespace {
-
-bool removeMutationPass(const std::shared_ptr<Graph>& g) { return removeMutation(g); }
 
 Tensor floats(std::vector<int64_t> sizes) {
   manualSeed(11);
   return randn(sizes, ScalarType::Float);
 }
 
-// `ir` is left as it is, and runs alike.
+// The pass reports no change to `ir`, which runs alike (the lit file checks
+// that the graph is left as it is).
 void expectUnchanged(const std::string& ir, const Stack& inputs) {
   auto g = parseIR(ir);
   EXPECT_FALSE(removeMutation(g)) << *g;
-  EXPECT_EQ(kiln::testing::printedIR(g), canonicalIR(ir));
   EXPECT_TRUE(sameResults(parseIR(ir), g, inputs));
 }
 
-// `ir` changes to `expected` and gives the same results on `inputs`.
-void expectRewritten(const std::string& ir, const std::string& expected, const Stack& inputs) {
-  EXPECT_EQ(afterPass(removeMutationPass, ir), canonicalIR(expected));
+// `ir` gives the same results on `inputs` after the pass (the lit file
+// checks the rewritten graph).
+void expectRewritten(const std::string& ir, const Stack& inputs) {
   auto after = parseIR(ir);
   removeMutation(after);
   EXPECT_TRUE(sameResults(parseIR(ir), after, inputs)) << *after;
@@ -45,6 +42,7 @@ void expectRewritten(const std::string& ir, const std::string& expected, const S
 }  // namespace
 
 TEST(RemoveMutation, ListAppendAndInsertGrowTheConstruct) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   expectRewritten(R"IR(
 graph(%a : int, %b : int):
   %m5 : int = prim::Constant[value=-5]()
@@ -55,18 +53,11 @@ graph(%a : int, %b : int):
   %n : int = aten::len(%l)
   %r : (int[], int) = prim::TupleConstruct(%l, %n)
   return (%r))IR",
-                  R"IR(
-graph(%a : int, %b : int):
-  %m5 : int = prim::Constant[value=-5]()
-  %9 : int = prim::Constant[value=9]()
-  %l : int[] = prim::ListConstruct(%9, %a, %b)
-  %n : int = aten::len(%l)
-  %r : (int[], int) = prim::TupleConstruct(%l, %n)
-  return (%r))IR",
                   {IValue(int64_t{1}), IValue(int64_t{2})});
 }
 
 TEST(RemoveMutation, ListReadBeforeTheAppendKeepsIt) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   // len(l) must see one element; 1.13 keeps the append too.
   expectUnchanged(R"IR(
 graph(%a : int, %b : int):
@@ -79,6 +70,7 @@ graph(%a : int, %b : int):
 }
 
 TEST(RemoveMutation, TensorWritesBecomePure) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   const char* ir = R"IR(
 graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %v : Float(3, strides=[1], requires_grad=0, device=cpu)):
   %1 : int = prim::Constant[value=1]()
@@ -92,44 +84,22 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %v : Float(
   %rz : Tensor = aten::sub(%z, %x, %1)
   %r : (Tensor, Tensor) = prim::TupleConstruct(%ry, %rz)
   return (%r))IR";
-  expectRewritten(ir, R"IR(
-graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %v : Float(3, strides=[1], requires_grad=0, device=cpu)):
-  %1 : int = prim::Constant[value=1]()
-  %half : float = prim::Constant[value=0.5]()
-  %y : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = aten::mul(%x, %x)
-  %y1 : Float(2, 3, requires_grad=0, device=cpu) = aten::relu(%y)
-  %y2 : Float(2, 3, requires_grad=0, device=cpu) = aten::add(%y1, %v, %half)
-  %ry : Tensor = aten::mul(%y2, %x)
-  %z : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = aten::neg(%x)
-  %dt : int = prim::dtype(%z)
-  %n1 : NoneType = prim::Constant()
-  %n2 : NoneType = prim::Constant()
-  %n3 : NoneType = prim::Constant()
-  %n4 : NoneType = prim::Constant()
-  %z1 : Float(2, 3, requires_grad=0, device=cpu) = aten::full_like(%z, %half, %dt, %n1, %n2, %n3, %n4)
-  %rz : Tensor = aten::sub(%z1, %x, %1)
-  %r : (Tensor, Tensor) = prim::TupleConstruct(%ry, %rz)
-  return (%r))IR",
-                  {IValue(floats({2, 3})), IValue(floats({3}))});
+  expectRewritten(ir, {IValue(floats({2, 3})), IValue(floats({3}))});
 }
 
 TEST(RemoveMutation, ViewChangesNeedNoTypes) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   expectRewritten(R"IR(
 graph(%x : Tensor):
   %y : Tensor = aten::neg(%x)
   %y1 : Tensor = aten::t_(%y)
   %r : Tensor = aten::mul(%y, %y)
   return (%r))IR",
-                  R"IR(
-graph(%x : Tensor):
-  %y : Tensor = aten::neg(%x)
-  %y1 : Tensor = aten::t(%y)
-  %r : Tensor = aten::mul(%y1, %y1)
-  return (%r))IR",
                   {IValue(floats({2, 3}))});
 }
 
 TEST(RemoveMutation, WritesThePureOpWouldNotReproduceStay) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   // 1.13 removes all of these: the pure ops would broadcast w to (4, 2, 3)
   // (add_ raises), give bools (lt_), give floats from an int tensor (add_
   // of 0.5 raises), or promote i to int64 (add_ keeps int32); u's dtype is
@@ -153,10 +123,10 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %big : Floa
   return (%r))IR";
   auto g = parseIR(ir);
   EXPECT_FALSE(removeMutation(g)) << *g;
-  EXPECT_EQ(kiln::testing::printedIR(g), canonicalIR(ir));
 }
 
 TEST(RemoveMutation, IntegralWritesThatKeepTheirTypeBecomePure) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   expectRewritten(R"IR(
 graph(%i : Int(3, strides=[1], requires_grad=0, device=cpu), %s : Short(1, strides=[1], requires_grad=0, device=cpu)):
   %2 : int = prim::Constant[value=2]()
@@ -165,19 +135,12 @@ graph(%i : Int(3, strides=[1], requires_grad=0, device=cpu), %s : Short(1, strid
   %j2 : Tensor = aten::add_(%j, %s, %2)
   %r : Tensor = aten::mul(%j, %i)
   return (%r))IR",
-                  R"IR(
-graph(%i : Int(3, strides=[1], requires_grad=0, device=cpu), %s : Short(1, strides=[1], requires_grad=0, device=cpu)):
-  %2 : int = prim::Constant[value=2]()
-  %j : Int(3, strides=[1], requires_grad=0, device=cpu) = aten::neg(%i)
-  %j1 : Int(3, requires_grad=0, device=cpu) = aten::mul(%j, %2)
-  %j2 : Int(3, requires_grad=0, device=cpu) = aten::add(%j1, %s, %2)
-  %r : Tensor = aten::mul(%j2, %i)
-  return (%r))IR",
                   {IValue(arange(Scalar(int64_t{-1}), Scalar(int64_t{2}), Scalar(int64_t{1}), ScalarType::Int)),
                    IValue(full({1}, Scalar(int64_t{3}), ScalarType::Short))});
 }
 
 TEST(RemoveMutation, ValuesOthersCanSeeKeepTheirWrites) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   // A graph input, a value read before the write, a view of the value.
   expectUnchanged(R"IR(
 graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
@@ -198,19 +161,20 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
 namespace {
 
 // Compiles `source` and checks that removing mutation from function `f`
-// removes every append and keeps its results.
+// changes it and keeps its results (tests/lit/passes/remove_mutation_cases.py
+// checks that every append is gone).
 void expectListProgramPreserved(const std::string& source) {
   auto unit = compile(source);
   auto before = unit->getFunction("f").graph()->copy();
   auto after = before->copy();
   EXPECT_TRUE(removeMutation(after)) << *after;
-  EXPECT_EQ(after->toString(false).find("aten::append"), std::string::npos) << *after;
   EXPECT_TRUE(sameResults(before, after, {IValue(int64_t{3}), IValue(int64_t{4})}));
 }
 
 }  // namespace
 
 TEST(RemoveMutation, WritesInBranchesAndLoopsStay) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   // The write happens maybe, or many times: it is no part of making the value.
   expectUnchanged(R"IR(
 graph(%x : Float(3, strides=[1], requires_grad=0, device=cpu), %c : bool, %n : int, %a : int):
@@ -236,6 +200,7 @@ graph(%x : Float(3, strides=[1], requires_grad=0, device=cpu), %c : bool, %n : i
 }
 
 TEST(RemoveMutation, ListProgram) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.py.
   expectListProgramPreserved(R"(
 def f(a: int, b: int):
     c = a + b
@@ -275,6 +240,7 @@ def f(x):
 // --- needing the memory-DAG AliasDb ---------------------------------------------------
 
 TEST(RemoveMutationAliasDb, ReturnedFreshValue) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   // As torch._C._jit_pass_remove_mutation: a fresh value may lose its write
   // even when the graph returns it.
   expectRewritten(R"IR(
@@ -282,15 +248,11 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
   %y : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = aten::mul(%x, %x)
   %y1 : Tensor = aten::relu_(%y)
   return (%y))IR",
-                  R"IR(
-graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
-  %y : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = aten::mul(%x, %x)
-  %y1 : Float(2, 3, requires_grad=0, device=cpu) = aten::relu(%y)
-  return (%y1))IR",
                   {IValue(floats({2, 3}))});
 }
 
 TEST(RemoveMutationAliasDb, IfOutputFreshInBothBranches) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.ir.
   // The if's output is made fresh by either branch; the input %x keeps its write.
   expectRewritten(R"IR(
 graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %c : bool):
@@ -305,23 +267,11 @@ graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %c : bool):
   %t1 : Tensor = aten::mul_(%t, %1)
   %x1 : Tensor = aten::tanh_(%x)
   return (%t))IR",
-                  R"IR(
-graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu), %c : bool):
-  %1 : int = prim::Constant[value=1]()
-  %t : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = prim::If(%c)
-    block0():
-      %p : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = aten::neg(%x)
-      -> (%p)
-    block1():
-      %q : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = aten::exp(%x)
-      -> (%q)
-  %t1 : Float(2, 3, requires_grad=0, device=cpu) = aten::mul(%t, %1)
-  %x1 : Tensor = aten::tanh_(%x)
-  return (%t1))IR",
                   {IValue(floats({2, 3})), IValue(true)});
 }
 
 TEST(RemoveMutationAliasDb, ListProgramMovesTheConstruct) {
+  // The graph after the pass: tests/lit/passes/remove_mutation_cases.py.
   // a + b is computed after the list is made: the construct must move after it.
   expectListProgramPreserved(R"(
 def f(a: int, b: int):
