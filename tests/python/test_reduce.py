@@ -1,5 +1,8 @@
 """Reductions, softmax and scans, differential against torch 1.13."""
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -529,6 +532,33 @@ def test_softmax(rng, name, dtype):
     check_both(lambda lib, a: getattr(a, name)(0), special.T.copy())
     check_view(lambda lib, a: getattr(a, name)(1), x, np.s_[:, ::2, 1::3])
     check_view(lambda lib, a: getattr(a, name)(0), x, np.s_[:, ::2, 1::3])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_line_lengths_around_vector_widths(rng, dtype):
+    """Lines that fill whole vectors, end in a partial one, or are only a partial one, at either width
+    (8 or 16 floats, 4 or 8 doubles); along the last dim and along an inner one."""
+    for n in (1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 129):
+        x = make(rng, dtype, (3, n)) * 10
+        check_both(lambda lib, a: (a.softmax(1), a.log_softmax(1), lib.logsumexp(a, 1), a.sum(1), a.mean(1)), x)
+        check_both(lambda lib, a: (a.softmax(0), a.log_softmax(0), lib.logsumexp(a, 0)), x)
+
+
+def test_vector_width_env_var():
+    """The eager kernels run at AVX-512 width where the CPU has it, unless KILN_DISABLE_AVX512=1."""
+    def isa(**extra):
+        env = {k: v for k, v in os.environ.items() if k != "KILN_DISABLE_AVX512"}
+        env.update(extra)
+        code = "import kiln; print(kiln._C._vec_isa())"
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    with open("/proc/cpuinfo") as f:
+        flags = set(f.read().split())
+    has_avx512 = {"avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512cd"} <= flags
+    assert isa() == ("avx512" if has_avx512 else "avx2")
+    assert isa(KILN_DISABLE_AVX512="1") == "avx2"
+    assert isa(KILN_DISABLE_AVX512="0") == isa()
 
 
 def test_softmax_dtypes_and_out(rng):

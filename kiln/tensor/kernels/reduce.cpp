@@ -27,7 +27,7 @@
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/kernels/reduce_utils.h"
-#include "kiln/tensor/kernels/simd.h"
+#include "kiln/tensor/kernels/vec_kernels.h"
 #include "kiln/tensor/parallel.h"
 #include "kiln/tensor/reduce.h"
 
@@ -316,26 +316,6 @@ void runReduction(const Tensor& in, const DimMask& mask, const Tensor& out, cons
 // ---------------------------------------------------------------------------
 // Reducers
 
-// The sum of a contiguous float run, in kChains vector accumulators.
-template <typename T>
-T sumContiguous(const T* p, int64_t n) {
-  using V = kernels::Simd<T>;
-  constexpr int64_t K = kChains;
-  V acc[K];
-  for (V& a : acc) a = V::broadcast(0);
-  int64_t i = 0;
-  for (; i + K * V::kSize <= n; i += K * V::kSize) {
-    for (int64_t k = 0; k < K; ++k) acc[k] = acc[k] + V::load(p + i + k * V::kSize);
-  }
-  for (; i + V::kSize <= n; i += V::kSize) acc[0] = acc[0] + V::load(p + i);
-  for (int64_t width = K / 2; width > 0; width /= 2) {
-    for (int64_t k = 0; k < width; ++k) acc[k] = acc[k] + acc[k + width];
-  }
-  T s = acc[0].sum();
-  for (; i < n; ++i) s += p[i];
-  return s;
-}
-
 template <typename T, typename A, bool kMean = false>
 struct SumOp {
   using in_t = T;
@@ -345,7 +325,7 @@ struct SumOp {
   static void step(A& a, T x, int64_t) { merge(a, static_cast<A>(x)); }
   static void accumulateContiguous(A& a, const T* p, int64_t n,
                                    int64_t) requires(std::is_floating_point_v<T>&& std::is_same_v<T, A>) {
-    a += sumContiguous(p, n);
+    a += kernels::vecKernels<T>().sum(p, n);
   }
   static void merge(A& a, const A& b) {
     if constexpr (std::is_same_v<A, bool>) {
