@@ -53,11 +53,13 @@ const std::vector<std::string>& linkArguments() {
 // -fwrapv: integer arithmetic wraps as kiln's kernels (and PyTorch's) do.
 // -fno-math-errno -fno-trapping-math (no errno, no floating-point traps)
 // let sqrt, floor, ... become single instructions and selects vectorize;
-// results do not change. No -ffast-math, which would break NaN and
-// signed-zero semantics.
-constexpr const char* kFlags[] = {"-std=c++17", "-O3",           "-march=native",   "-fPIC",
-                                  "-shared",    "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
-                                  "-fwrapv"};
+// results do not change. -ffp-contract=off: a multiply-add rounds once
+// only where kernel_math.h says k_fma, as in the library (see
+// CMakeLists.txt). No -ffast-math, which would break NaN and signed-zero
+// semantics.
+constexpr const char* kFlags[] = {"-std=c++17",        "-O3",           "-march=native",   "-fPIC",
+                                  "-shared",           "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
+                                  "-ffp-contract=off", "-fwrapv"};
 // GCC only (clang rejects them): they keep GCC from moving a libm call into
 // one arm of a select (as in sinh's `|x| > 88 ? e^|x|/2 : sinh(x)`), which
 // leaves control flow the vectorizer gives up on.

@@ -902,7 +902,7 @@ const auto selection = elementwise(TypeRule::Promote, DtypeSet::All, "$condition
 
 KILN_REGISTER_OPS(
     KILN_ADDC_OPS("addcmul", addcmul,
-                  elementwise(TypeRule::Promote, DtypeSet::NoBool, "$self + ($T)$value * $tensor1 * $tensor2",
+                  elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_addcmul($self, ($T)$value, $tensor1, $tensor2)",
                               checkAddcmul)),
     KILN_ADDC_OPS("addcdiv", addcdiv,
                   elementwise(TypeRule::Promote, DtypeSet::Floating, "$self + ($T)$value * $tensor1 / $tensor2",

@@ -190,6 +190,11 @@ graph(%n : int):
   EXPECT_EQ(countNodes(after->block(), "prim::CallFunction"), 1u) << *after;
   EXPECT_EQ(countNodes(after->block(), "prim::If"), 2u);
   for (int64_t n : {0, 1, 4}) EXPECT_EQ(runCopy(after, {IValue(n)}).toInt(), n);
+  // count's graph holds count itself (through the Function type of %f), a
+  // cycle of shared pointers that TorchScript's ban on recursion keeps out of
+  // real programs; break it so that the leak checker sees none.
+  g->nodes().front()->output()->setType(FunctionType::create("count"));
+  after.reset();
 }
 
 TEST(Inliner, LeavesCallsWhoseArgumentsDoNotFitTheCallee) {

@@ -79,6 +79,15 @@ K_MATH1(sqrt, sqrtf, sqrt) K_MATH1(fabs, fabsf, fabs) K_MATH1(floor, floorf, flo
 K_MATH1(trunc, truncf, trunc) K_MATH1(nearbyint, nearbyintf, nearbyint)
 K_MATH2(copysign, copysignf, copysign)
 
+// a * b + c rounded once (an FMA instruction where the CPU has one). Every
+// multiply-add below that should round once says so with k_fma: the library
+// and the generated kernels are compiled with -ffp-contract=off, so that no
+// compiler's choice to contract, or not (GCC contracts at -O2 and above, not
+// at -O1), changes a result, and eager and fused results agree at any
+// optimization level.
+static inline float k_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+static inline double k_fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+
 // Float exp, tanh and sigmoid share one reduction: x = n ln2 + r with
 // |r| <= ln2/2 (ln2 in two parts, so r is exact), a polynomial in r, and 2^n
 // put together from its exponent bits. n is rounded by adding 1.5 * 2^23,
@@ -86,20 +95,20 @@ K_MATH2(copysign, copysignf, copysign)
 // conversion. What the reduction returns in `n_bits` is those bits; their
 // low 22 bits are n, and k_pow2 needs no more than those.
 static inline float k_reduce_ln2(float x, int32_t& n_bits) {
-  const float shifted = x * 1.44269504088896341f + 12582912.0f;
+  const float shifted = k_fma(x, 1.44269504088896341f, 12582912.0f);
   n_bits = __builtin_bit_cast(int32_t, shifted);
   const float n = shifted - 12582912.0f;
-  return (x - n * 0.693145751953125f) - n * 1.428606765330187045e-06f;
+  return k_fma(-n, 1.428606765330187045e-06f, k_fma(-n, 0.693145751953125f, x));
 }
 // e^r - 1 for |r| <= ln2/2: Cephes' minimax coefficients for expf.
 static inline float k_expm1_reduced(float r) {
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  return r + (r * r) * p;
+  p = k_fma(p, r, 1.3981999507e-3f);
+  p = k_fma(p, r, 8.3334519073e-3f);
+  p = k_fma(p, r, 4.1665795894e-2f);
+  p = k_fma(p, r, 1.6666665459e-1f);
+  p = k_fma(p, r, 5.0000001201e-1f);
+  return k_fma(r * r, p, r);
 }
 // 2^n for n in [-127, 128] (-127 gives 0, 128 infinity), from n or the bits
 // k_reduce_ln2 gives for it: the shift drops all but the low 9 bits.
@@ -117,13 +126,13 @@ static inline float k_expf(float x) {
   // e^r by its Taylor series to r^7 (below float's half ulp): 1 + (e^r - 1)
   // would round once more, to 1.013 ulp.
   float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  p = k_fma(p, r, 1.0f / 720);
+  p = k_fma(p, r, 1.0f / 120);
+  p = k_fma(p, r, 1.0f / 24);
+  p = k_fma(p, r, 1.0f / 6);
+  p = k_fma(p, r, 0.5f);
+  p = k_fma(p, r, 1.0f);
+  p = k_fma(p, r, 1.0f);
   const int32_t n = (n_bits << 10) >> 10, half = n >> 1;  // n, sign-extended from 22 bits
   return p * k_pow2(half) * k_pow2(n - half);
 }
@@ -134,10 +143,6 @@ template <> struct k_is_float<double> { static constexpr bool value = true; };
 #define K_FLOAT(T) k_is_float<T>::value
 #define K_NAN(T) ((T)__builtin_nan(""))
 
-// a * b + c rounded once (an FMA instruction where the CPU has one), so that
-// no compiler's choice to contract, or not, changes a result.
-static inline float k_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
-static inline double k_fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 // Integer arithmetic wraps as two's complement. 32- and 64-bit integers
 // compute in the unsigned type of their size (eager kernels are built without
 // -fwrapv, and signed overflow is undefined); narrower ones promote to int,
@@ -186,7 +191,7 @@ static inline float k_sigmoid(float x) {
   z = z < -87.0f ? -87.0f : z;
   int32_t n_bits;
   const float er = k_expm1_reduced(k_reduce_ln2(z, n_bits)) + 1.0f;
-  return 1.0f / (1.0f + (er + er) * k_pow2(n_bits - 1));
+  return 1.0f / k_fma(er + er, k_pow2(n_bits - 1), 1.0f);
 }
 // SLEEF's vector sinh and cosh overflow early (from 88.5 in float, 709 in
 // double); past 88 (708) they are e^|x| / 2, computed as (e^(|x|/2) / 2) * e^(|x|/2).
@@ -209,7 +214,7 @@ static const double k_tanh_taylor[14] = {
 static inline double k_tanh(double x) {
   const double a = m_fabs(x), z = x * x;
   double p = k_tanh_taylor[13];
-  for (int k = 12; k >= 0; --k) p = p * z + k_tanh_taylor[k];
+  for (int k = 12; k >= 0; --k) p = k_fma(p, z, k_tanh_taylor[k]);
   const double series = x * p, outer = m_copysign(1.0 - 2.0 / (m_exp(2.0 * a) + 1.0), x);
   return a < 0.4 ? series : outer;
 }
@@ -222,7 +227,7 @@ static inline float k_tanh(float x) {
   const float a = m_fabs(x);
   int32_t n_bits;
   const float q = k_expm1_reduced(k_reduce_ln2(-2.0f * (a > 10.0f ? 10.0f : a), n_bits)), s = k_pow2(n_bits);
-  return m_copysign(((1.0f - s) - s * q) / ((1.0f + s) + s * q), x);
+  return m_copysign(k_fma(-s, q, 1.0f - s) / k_fma(s, q, 1.0f + s), x);
 }
 template <class T> static inline T k_gelu_erf(T x) {
   return (T)0.5 * x * ((T)1 + m_erf(x * (T)0.70710678118654757));  // sqrt(1/2)
@@ -233,16 +238,16 @@ template <class T> static inline T k_gelu_erf(T x) {
 // comparison lets NaN through.
 static inline float k_gelu_erf(float x) {
   const float z = x * 0.70710678118654757f, a0 = m_fabs(z), a = 6.0f < a0 ? 6.0f : a0;
-  const float t = 1.0f / (0.3275911f * a + 1.0f);
-  float p = 1.061405429f * t + -1.453152027f;
-  p = p * t + 1.421413741f;
-  p = p * t + -0.284496736f;
-  p = p * t + 0.254829592f;
-  const float erf_z = m_copysign(1.0f - (p * t) * k_expf(-(a * a)), z);
+  const float t = 1.0f / k_fma(0.3275911f, a, 1.0f);
+  float p = k_fma(1.061405429f, t, -1.453152027f);
+  p = k_fma(p, t, 1.421413741f);
+  p = k_fma(p, t, -0.284496736f);
+  p = k_fma(p, t, 0.254829592f);
+  const float erf_z = m_copysign(k_fma(-(p * t), k_expf(-(a * a)), 1.0f), z);
   return (x * 0.5f) * (1.0f + erf_z);
 }
 template <class T> static inline T k_gelu_tanh(T x) {
-  const T inner = (T)0.79788456080286541 * (x + (T)0.044715 * (x * x * x));  // sqrt(2/pi)
+  const T inner = (T)0.79788456080286541 * k_fma((T)0.044715, x * x * x, x);  // sqrt(2/pi)
   return (T)0.5 * x * ((T)1 + k_tanh(inner));
 }
 
@@ -321,9 +326,16 @@ template <class T> static inline T k_pow_scalar(T x, double e) {
   return r;
 }
 
+// self + value * tensor1 * tensor2, the product added with one rounding;
+// integers wrap.
+template <class T> static inline T k_addcmul(T a, T v, T b, T c) {
+  typedef typename k_wrapping<T>::type W;
+  if constexpr (K_FLOAT(T)) return k_fma(v * b, c, a); else return (T)((W)a + (W)v * (W)b * (W)c);
+}
+
 // lerp as torch 1.13 computes it on CPU.
 template <class T> static inline T k_lerp(T a, T b, T w) {
-  const T diff = b - a, from_a = a + w * diff, from_b = b - diff * ((T)1 - w);
+  const T diff = b - a, from_a = k_fma(w, diff, a), from_b = k_fma(-diff, (T)1 - w, b);
   return w < (T)0.5 ? from_a : from_b;  // torch 1.13 tests w, not fabs(w)
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kiln/tensor/copy.h"
+#include "kiln/tensor/kernels/kernel_math.h"
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/tensor/scalar_convert.h"
@@ -226,7 +227,7 @@ Tensor addcmulOp(const char* name, const Tensor& self, const Tensor& tensor1, co
     KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "addcmul", [&] {
       using T = scalar_t;
       const T v = kernels::checkedScalarTo<T>(value, "addcmul");
-      kernels::cpuKernel<T, T, T, T>(iter, [v](T a, T b, T c) { return static_cast<T>(a + v * b * c); });
+      kernels::cpuKernel<T, T, T, T>(iter, [v](T a, T b, T c) { return k_addcmul(a, v, b, c); });
     });
   });
 }
@@ -281,16 +282,6 @@ Tensor& addcdivOut(const Tensor& self, const Tensor& tensor1, const Tensor& tens
 
 namespace {
 
-// PyTorch 1.13's CPU formula: from self below weight 0.5, else from end.
-// (It tests weight < 0.5, not |weight| < 0.5: with an infinite end and
-// weight -1, self + weight * diff is -inf where the other form is NaN.)
-// Both are computed so the choice is a vectorizable select, not a branch.
-template <typename T>
-T lerpValue(T self, T end, T weight) {
-  const T diff = end - self;
-  return kernels::select(weight < T(0.5), self + weight * diff, end - diff * (T(1) - weight));
-}
-
 void checkLerpOperand(const Tensor& self, const Tensor& t, const char* what) {
   KILN_CHECK(self.defined() && t.defined(), "lerp: expected defined tensors");
   KILN_CHECK(t.dtype() == self.dtype(), "lerp: expected dtype ", scalarTypeName(self.dtype()), " for `", what,
@@ -305,12 +296,12 @@ Tensor lerpScalarOp(const char* name, const Tensor& self, const Tensor& end, con
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "lerp", [&] {
     using T = scalar_t;
     const T w = kernels::checkedScalarTo<T>(weight, "lerp");
-    // lerpValue with its branch taken once, outside the loop.
+    // k_lerp (PyTorch 1.13's CPU formula) with its branch taken once, outside the loop.
     if (w < T(0.5)) {
-      kernels::cpuKernel<T, T, T>(iter, [w](T a, T b) { return a + w * (b - a); });
+      kernels::cpuKernel<T, T, T>(iter, [w](T a, T b) { return k_fma(w, b - a, a); });
     } else {
       const T w1 = T(1) - w;
-      kernels::cpuKernel<T, T, T>(iter, [w1](T a, T b) { return b - (b - a) * w1; });
+      kernels::cpuKernel<T, T, T>(iter, [w1](T a, T b) { return k_fma(-(b - a), w1, b); });
     }
   });
   return iter.output();
@@ -323,7 +314,7 @@ Tensor lerpTensorOp(const char* name, const Tensor& self, const Tensor& end, con
   return ternaryOp(name, self, end, weight, out, [](TensorIter& iter) {
     KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "lerp", [&] {
       kernels::cpuKernel<scalar_t, scalar_t, scalar_t, scalar_t>(
-          iter, [](scalar_t a, scalar_t b, scalar_t w) { return lerpValue(a, b, w); });
+          iter, [](scalar_t a, scalar_t b, scalar_t w) { return k_lerp(a, b, w); });
     });
   });
 }
