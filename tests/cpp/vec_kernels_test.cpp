@@ -300,3 +300,42 @@ TEST(VecKernels, SoftmaxSpecialValuesAgreeAcrossWidths) {
   const Tensor empty_lines = logsumexp(randomTensor<float>({4, 0}, 1), DimVector{1});
   for (int i = 0; i < 4; ++i) EXPECT_EQ(empty_lines.data<float>()[i], -inf);
 }
+
+// sin, cos and tan of an element do not depend on the other lanes of its
+// vector: SLEEF reduces a whole vector differently when one lane is large or
+// NaN, so kiln's vector math computes such lanes alone.
+template <typename T, typename V, typename F>
+void expectTrigLaneIndependent(const F& f) {
+  constexpr int kLanes = sizeof(V) / sizeof(T);
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<T> small(T(-200), T(200));
+  const T neighbours[] = {T(3e7), T(-1e20), std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()};
+  for (int trial = 0; trial < 2000; ++trial) {
+    alignas(32) T alone[kLanes], mixed[kLanes], r_alone[kLanes], r_mixed[kLanes];
+    for (int i = 0; i < kLanes; ++i) alone[i] = mixed[i] = small(gen);
+    mixed[trial % kLanes] = neighbours[trial % 4];
+    V a, m;
+    std::memcpy(&a, alone, sizeof(V));
+    std::memcpy(&m, mixed, sizeof(V));
+    const V ra = f(a), rm = f(m);
+    std::memcpy(r_alone, &ra, sizeof(V));
+    std::memcpy(r_mixed, &rm, sizeof(V));
+    for (int i = 0; i < kLanes; ++i) {
+      if (i == trial % kLanes) continue;
+      ASSERT_EQ(std::memcmp(&r_alone[i], &r_mixed[i], sizeof(T)), 0) << "x = " << alone[i];
+    }
+  }
+}
+
+#if KILN_HAVE_AVX2
+TEST(VectorMath, TrigOfALaneIgnoresItsNeighboursFloat) {
+  expectTrigLaneIndependent<float, __m256>([](__m256 x) { return kiln::vm::sin(x); });
+  expectTrigLaneIndependent<float, __m256>([](__m256 x) { return kiln::vm::cos(x); });
+  expectTrigLaneIndependent<float, __m256>([](__m256 x) { return kiln::vm::tan(x); });
+}
+TEST(VectorMath, TrigOfALaneIgnoresItsNeighboursDouble) {
+  expectTrigLaneIndependent<double, __m256d>([](__m256d x) { return kiln::vm::sin(x); });
+  expectTrigLaneIndependent<double, __m256d>([](__m256d x) { return kiln::vm::cos(x); });
+  expectTrigLaneIndependent<double, __m256d>([](__m256d x) { return kiln::vm::tan(x); });
+}
+#endif

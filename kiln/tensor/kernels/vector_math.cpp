@@ -57,9 +57,6 @@ V redoLanes(V result, V x, V y, int lanes, const F& f) {
 KILN_SLEEF_FUNCTION1(expm1, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2)
 KILN_SLEEF_FUNCTION1(log1p, Sleef_log1pf8_u10avx2, Sleef_log1pd4_u10avx2)
 KILN_SLEEF_FUNCTION1(log10, Sleef_log10f8_u10avx2, Sleef_log10d4_u10avx2)
-KILN_SLEEF_FUNCTION1(sin, Sleef_sinf8_u10avx2, Sleef_sind4_u10avx2)
-KILN_SLEEF_FUNCTION1(cos, Sleef_cosf8_u10avx2, Sleef_cosd4_u10avx2)
-KILN_SLEEF_FUNCTION1(tan, Sleef_tanf8_u10avx2, Sleef_tand4_u10avx2)
 KILN_SLEEF_FUNCTION1(asin, Sleef_asinf8_u10avx2, Sleef_asind4_u10avx2)
 KILN_SLEEF_FUNCTION1(acos, Sleef_acosf8_u10avx2, Sleef_acosd4_u10avx2)
 KILN_SLEEF_FUNCTION1(atan, Sleef_atanf8_u10avx2, Sleef_atand4_u10avx2)
@@ -72,6 +69,50 @@ KILN_SLEEF_FUNCTION2(pow, Sleef_powf8_u10avx2, Sleef_powd4_u10avx2)
 
 #undef KILN_SLEEF_FUNCTION2
 #undef KILN_SLEEF_FUNCTION1
+
+// SLEEF's sin, cos and tan reduce the whole vector the slower way when any
+// lane is large (|x| >= 125 in float, 15 in double) or NaN, and that way may
+// round the other lanes differently: a lane's result would depend on its
+// neighbours (and so on where a loop's vectors start). The large and NaN
+// lanes are computed alone instead, each on a broadcast, and the others
+// together with those lanes zeroed.
+int largeLanes(__m256 x, float limit) {
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(limit), _CMP_NLT_UQ));
+}
+int largeLanes(__m256d x, double limit) {
+  const __m256d a = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
+  return _mm256_movemask_pd(_mm256_cmp_pd(a, _mm256_set1_pd(limit), _CMP_NLT_UQ));
+}
+__m256 withLanesZeroed(__m256 x, float limit) {
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  return _mm256_blendv_ps(x, _mm256_setzero_ps(), _mm256_cmp_ps(a, _mm256_set1_ps(limit), _CMP_NLT_UQ));
+}
+__m256d withLanesZeroed(__m256d x, double limit) {
+  const __m256d a = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
+  return _mm256_blendv_pd(x, _mm256_setzero_pd(), _mm256_cmp_pd(a, _mm256_set1_pd(limit), _CMP_NLT_UQ));
+}
+constexpr float kTrigFastLimitFloat = 125.0f;
+constexpr double kTrigFastLimitDouble = 15.0;
+
+#define KILN_SLEEF_TRIG(fn, f8, d4)                                                     \
+  __m256 fn(__m256 x) noexcept {                                                        \
+    const int lanes = largeLanes(x, kTrigFastLimitFloat);                               \
+    if (!lanes) return f8(x);                                                           \
+    return redoLanes(f8(withLanesZeroed(x, kTrigFastLimitFloat)), x, lanes,             \
+                     [](float v) { return _mm256_cvtss_f32(f8(_mm256_set1_ps(v))); });  \
+  }                                                                                     \
+  __m256d fn(__m256d x) noexcept {                                                      \
+    const int lanes = largeLanes(x, kTrigFastLimitDouble);                              \
+    if (!lanes) return d4(x);                                                           \
+    return redoLanes(d4(withLanesZeroed(x, kTrigFastLimitDouble)), x, lanes,            \
+                     [](double v) { return _mm256_cvtsd_f64(d4(_mm256_set1_pd(v))); }); \
+  }
+
+KILN_SLEEF_TRIG(sin, Sleef_sinf8_u10avx2, Sleef_sind4_u10avx2)
+KILN_SLEEF_TRIG(cos, Sleef_cosf8_u10avx2, Sleef_cosd4_u10avx2)
+KILN_SLEEF_TRIG(tan, Sleef_tanf8_u10avx2, Sleef_tand4_u10avx2)
+#undef KILN_SLEEF_TRIG
 
 // SLEEF's asinh and acosh overflow to inf above sqrt(max) and lose digits
 // on subnormals; its sinh and cosh give inf from 88.5 (709 in double) though
