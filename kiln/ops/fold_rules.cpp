@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln::folds {
@@ -68,6 +69,17 @@ FoldResult tensorAddOrSubZero(Node* n) {
 }
 
 }  // namespace
+
+bool hasFold(const Node* n, bool tensor_result) {
+  auto op = n->maybeOperator();
+  return op && op->description().fold && n->outputs().size() == 1 &&
+         (n->output()->type()->kind() == TypeKind::Tensor) == tensor_result;
+}
+
+FoldResult foldNode(Node* n) {
+  if (!hasFold(n, true) && !hasFold(n, false)) return {};
+  return n->maybeOperator()->description().fold(n);
+}
 
 FoldResult addOrSubZero(Node* n) {
   if (n->inputs().size() == 3) return tensorAddOrSubZero(n);

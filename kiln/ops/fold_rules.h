@@ -8,6 +8,14 @@
 
 namespace kiln::folds {
 
+// Whether `n`'s operator declares a fold and `n` gives one value, a tensor
+// or not as `tensor_result` says: the peephole stages take one kind each.
+bool hasFold(const Node* n, bool tensor_result);
+// What `n` folds to (empty where hasFold is false for both kinds).
+FoldResult foldNode(Node* n);
+
+// The rules.
+
 // `i + 0`, `0 + i`, `i - 0` on ints, and `(i + a) - b` into `i + (a - b)`;
 // `x + 0`, `x - 0` (alpha 1) on a tensor whose dtype a number keeps.
 FoldResult addOrSubZero(Node* n);

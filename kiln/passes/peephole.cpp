@@ -1,9 +1,8 @@
 #include "kiln/passes/peephole.h"
 
-#include "kiln/core/op_description.h"
-#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
+#include "kiln/ops/fold_rules.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/lower_tuples.h"
@@ -196,10 +195,8 @@ class PeepholeOptimizer {
   // an x already of y's type; OpDescription::fold). Folds read refined
   // dtypes: only with shape peepholes.
   bool foldToSameTensor(Node* n) {
-    auto op = n->maybeOperator();
-    if (!shape_peepholes_ || !op || !op->description().fold || n->outputs().size() != 1) return false;
-    if (n->output()->type()->kind() != TypeKind::Tensor) return false;
-    FoldResult folded = op->description().fold(n);
+    if (!shape_peepholes_ || !folds::hasFold(n, /*tensor_result=*/true)) return false;
+    FoldResult folded = folds::foldNode(n);
     if (!folded.value || !folded.same_tensor) return false;
     return replace(n, folded.value, "the very tensor it returns");
   }

@@ -6,10 +6,9 @@
 // of unknown dtype (whose result is int64) and `dim(conv2d(x))` for unbatched x; kiln does not.
 #include <vector>
 
-#include "kiln/core/op_description.h"
-#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
+#include "kiln/ops/fold_rules.h"
 #include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/peephole_detail.h"
 #include "kiln/util/jit_log.h"
@@ -35,11 +34,7 @@ std::optional<size_t> batchedConvRank(Symbol kind) {
   return std::nullopt;
 }
 
-// Whether `n`'s operator declares a fold and `n` gives one tensor.
-bool hasTensorFold(const Node* n) {
-  auto op = n->maybeOperator();
-  return op && op->description().fold && n->outputs().size() == 1 && n->output()->type()->kind() == TypeKind::Tensor;
-}
+bool hasTensorFold(const Node* n) { return folds::hasFold(n, /*tensor_result=*/true); }
 
 class AliasSensitivePeepholes {
  public:
@@ -81,7 +76,7 @@ class AliasSensitivePeepholes {
   // peepholes.
   Value* foldedToInput(Node* n) const {
     if (!shape_peepholes_ || !hasTensorFold(n)) return nullptr;
-    FoldResult folded = n->maybeOperator()->description().fold(n);
+    FoldResult folded = folds::foldNode(n);
     if (!folded.value || folded.same_tensor || folded.value->node() == n) return nullptr;
     return folded.value;
   }

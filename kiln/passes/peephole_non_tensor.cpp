@@ -3,10 +3,9 @@
 // `int(i)`) are the operators' own folds (kiln/ops/fold_rules.h), which
 // leave out 1.13's rewrites that change a result: `i / 1` (a float, not the
 // int i) and `f == f` on floats (false for NaN).
-#include "kiln/core/op_description.h"
-#include "kiln/core/operator.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
+#include "kiln/ops/fold_rules.h"
 #include "kiln/passes/peephole_detail.h"
 #include "kiln/util/jit_log.h"
 
@@ -124,10 +123,8 @@ class NonTensorPeepholes {
   // The operator's own simplification (`i * 1`, `int(i)`, `a == a` on ints;
   // OpDescription::fold) of a node with one non-tensor output.
   bool fold(Node* n) {
-    auto op = n->maybeOperator();
-    if (!op || !op->description().fold || n->outputs().size() != 1) return false;
-    if (n->output()->type()->kind() == TypeKind::Tensor) return false;
-    Value* value = op->description().fold(n).value;
+    if (!folds::hasFold(n, /*tensor_result=*/false)) return false;
+    Value* value = folds::foldNode(n).value;
     if (!value) return false;
     if (value != n->output()) {
       GRAPH_UPDATE("replacing ", *n, "with %", value->debugName());

@@ -32,15 +32,6 @@ std::vector<const VecKernelSet*> availableSets() {
   return sets;
 }
 
-template <typename T>
-const VecKernels<T>& kernelsOf(const VecKernelSet& set) {
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return set.f32;
-  } else {
-    return set.f64;
-  }
-}
-
 // Sets the kernels' instruction set for one scope.
 class IsaScope {
  public:
@@ -100,7 +91,7 @@ void expectMathBitIdentical() {
   const int64_t n = static_cast<int64_t>(x.size());
   for (const VecKernelSet* set : availableSets()) {
     SCOPED_TRACE(kernels::vecIsaName(set->isa));
-    const VecKernels<T>& k = kernelsOf<T>(*set);
+    const VecKernels<T>& k = set->template of<T>();
     // From each start offset an element sits in another lane, or in a partial vector.
     for (int64_t offset = 0; offset < 17; ++offset) {
       std::vector<T> e(x.size()), l(x.size());
@@ -184,7 +175,7 @@ void expectSumsAgree() {
     }
     for (const VecKernelSet* set : availableSets()) {
       SCOPED_TRACE(kernels::vecIsaName(set->isa));
-      const T s = kernelsOf<T>(*set).sum(p, n);
+      const T s = set->template of<T>().sum(p, n);
       EXPECT_NEAR(static_cast<double>(s), static_cast<double>(exact),
                   sumTolerance<T>(n, static_cast<double>(magnitude) / std::max<int64_t>(1, n) * 4));
     }

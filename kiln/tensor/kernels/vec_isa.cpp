@@ -29,15 +29,6 @@ bool avx512Disabled() {
 }
 
 #if KILN_HAVE_AVX2
-template <typename T>
-const VecKernels<T>& kernelsOf(const VecKernelSet& set) {
-  if constexpr (sizeof(T) == sizeof(float)) {
-    return set.f32;
-  } else {
-    return set.f64;
-  }
-}
-
 // Lines shorter than four 512-bit vectors run the AVX2 row kernels: at 512
 // bits they are mostly a partial vector, and the AVX-512 unit running them
 // at AVX2 width measured 1.03-1.17x slower than the AVX2 unit on lines of
@@ -47,12 +38,12 @@ constexpr int64_t kAvx512MinLine = 4 * 64 / static_cast<int64_t>(sizeof(T));
 
 template <typename T>
 void softmaxRowsAvx512(const T* x, T* y, int64_t lines, int64_t n, bool log) {
-  kernelsOf<T>(n < kAvx512MinLine<T> ? kDefaultVecKernels : kAvx512VecKernels).softmaxRows(x, y, lines, n, log);
+  (n < kAvx512MinLine<T> ? kDefaultVecKernels : kAvx512VecKernels).template of<T>().softmaxRows(x, y, lines, n, log);
 }
 
 template <typename T>
 void logsumexpRowsAvx512(const T* x, T* y, int64_t lines, int64_t n) {
-  kernelsOf<T>(n < kAvx512MinLine<T> ? kDefaultVecKernels : kAvx512VecKernels).logsumexpRows(x, y, lines, n);
+  (n < kAvx512MinLine<T> ? kDefaultVecKernels : kAvx512VecKernels).template of<T>().logsumexpRows(x, y, lines, n);
 }
 
 // The AVX-512 set leaves null the kernels that are no faster at that width;

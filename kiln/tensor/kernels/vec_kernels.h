@@ -42,6 +42,16 @@ struct VecKernelSet {
   VecIsa isa;
   VecKernels<float> f32;
   VecKernels<double> f64;
+
+  // The kernels of T (float or double).
+  template <typename T>
+  const VecKernels<T>& of() const {
+    if constexpr (sizeof(T) == sizeof(float)) {
+      return f32;
+    } else {
+      return f64;
+    }
+  }
 };
 
 // The kernels for `isa`, or null where this build or this CPU has none.
