@@ -48,6 +48,7 @@ void bindFrontend(py::module_& m);
 void bindTrace(py::module_& m);
 void bindObjects(py::module_& m);
 void bindNn(py::module_& m);
+void bindSerialization(py::module_& m);
 
 // Names resolved through a Python callable (see frontend.cpp).
 ResolverPtr makePythonResolver(py::object lookup, std::string caller);

@@ -36,6 +36,7 @@ PYBIND11_MODULE(_C, m) {
   bindTrace(m);
   bindObjects(m);
   bindNn(m);
+  bindSerialization(m);
 }
 
 }  // namespace kiln::python

@@ -1,0 +1,95 @@
+// The pickle layer (kiln/serialization/pickle.h) for Python, private for now:
+// kiln._C._unpickle and kiln._C._pickle are the seam the later
+// kiln.load_pickle / kiln.save_pickle (and their tests) build on, with the
+// zip container between them and the file.
+#include <cstring>
+
+#include "bindings.h"
+#include "kiln/serialization/pickle.h"
+
+namespace kiln::python {
+
+namespace {
+
+// Python values as IValues for the pickler: None, bool, int, float, str,
+// kiln tensors, and tuples, lists and dicts of them.
+IValue pickleableToIValue(py::handle obj, size_t depth) {
+  KILN_CHECK(depth < 1000, "_pickle: the value is nested deeper than 1000");
+  if (obj.is_none()) return IValue();
+  if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
+  if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    KILN_CHECK(!overflow, "_pickle: int ", std::string(py::str(obj)), " does not fit in 64 bits");
+    return IValue(static_cast<int64_t>(v));
+  }
+  if (PyFloat_Check(obj.ptr())) return IValue(obj.cast<double>());
+  if (PyUnicode_Check(obj.ptr())) return IValue(obj.cast<std::string>());
+  if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());
+  if (PyTuple_Check(obj.ptr())) {
+    std::vector<IValue> elements;
+    for (py::handle e : obj) elements.push_back(pickleableToIValue(e, depth + 1));
+    return IValue::tuple(std::move(elements));
+  }
+  if (PyList_Check(obj.ptr())) {
+    std::vector<IValue> elements;
+    for (py::handle e : obj) elements.push_back(pickleableToIValue(e, depth + 1));
+    TypePtr element_type = commonElementType(elements);
+    return IValue::list(std::move(element_type), std::move(elements));
+  }
+  if (PyDict_Check(obj.ptr())) {
+    std::vector<IValue> keys, values;
+    for (auto item : py::reinterpret_borrow<py::dict>(obj)) {
+      keys.push_back(pickleableToIValue(item.first, depth + 1));
+      values.push_back(pickleableToIValue(item.second, depth + 1));
+    }
+    auto dict = makeIntrusive<DictObj>(commonElementType(keys), commonElementType(values));
+    for (size_t i = 0; i < keys.size(); ++i) dict->insertOrAssign(std::move(keys[i]), std::move(values[i]));
+    return IValue(std::move(dict));
+  }
+  KILN_ERROR("_pickle: cannot pickle a ", std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+}
+
+}  // namespace
+
+void bindSerialization(py::module_& m) {
+  // _unpickle(data, storages): the value of a pickle (a torch.save data.pkl),
+  // its persistent ids' storages read from `storages` (key -> bytes, the
+  // archive's data/<key> records).
+  m.def(
+      "_unpickle",
+      [](py::bytes data, py::dict storages) {
+        std::string bytes = data;
+        UnpickleOptions options;
+        options.load_storage = [&](const std::string& key, ScalarType, int64_t, const std::string&) {
+          py::str py_key(key);
+          KILN_CHECK(storages.contains(py_key), "no storage '", key, "' was given");
+          std::string record = py::bytes(storages[py_key]);
+          auto storage = makeIntrusive<Storage>(record.size());
+          if (!record.empty()) std::memcpy(storage->data(), record.data(), record.size());
+          return storage;
+        };
+        return toPython(unpickle(bytes, options));
+      },
+      py::arg("data"), py::arg("storages") = py::dict());
+  // _pickle(value, type_tags=False) -> (data, {key: bytes}): the pickle of a
+  // value as torch.save writes it (an OrderedDict at the root stays one), and
+  // the bytes of each storage it refers to.
+  m.def(
+      "_pickle",
+      [](py::handle value, bool type_tags) {
+        PickleOptions options;
+        options.type_tags = type_tags;
+        options.root_ordered_dict = py::isinstance(value, py::module_::import("collections").attr("OrderedDict"));
+        PickleResult result = pickle(pickleableToIValue(value, 0), options);
+        py::dict storages;
+        for (const PickledStorage& s : result.storages) {
+          size_t nbytes = static_cast<size_t>(s.numel) * elementSize(s.dtype);
+          storages[py::str(s.key)] = py::bytes(static_cast<const char*>(s.storage->data()), nbytes);
+        }
+        return py::make_tuple(py::bytes(result.data), storages);
+      },
+      py::arg("value"), py::arg("type_tags") = false);
+}
+
+}  // namespace kiln::python
