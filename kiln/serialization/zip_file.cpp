@@ -99,15 +99,31 @@ void releaseArchiveBytes(void* context) { delete static_cast<std::shared_ptr<Arc
 // claims more is lying, and believing it would allocate without bound.
 bool plausibleInflatedSize(uint64_t size, uint64_t compressed) { return size <= compressed * 1032 + 1024; }
 
-}  // namespace
-
 // --- ZipReader ----------------------------------------------------------------------------------
+
+// Whether the last end-of-central-directory record is whole: minizip
+// accepts one cut short and reads what follows it as zeros.
+bool hasWholeEndRecord(const char* data, size_t size) {
+  constexpr size_t kEndRecordSize = 22;
+  if (size < kEndRecordSize) return false;
+  size_t lowest = size > kEndRecordSize + 0xffff ? size - kEndRecordSize - 0xffff : 0;
+  for (size_t at = size - 4 + 1; at-- > lowest;) {
+    if (std::memcmp(data + at, "PK\x05\x06", 4) == 0) {
+      if (size - at < kEndRecordSize) return false;
+      size_t comment = static_cast<unsigned char>(data[at + 20]) | static_cast<unsigned char>(data[at + 21]) << 8;
+      return size - at >= kEndRecordSize + comment;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 ZipReader::ZipReader(std::shared_ptr<ArchiveBytes> bytes, std::string name)
     : bytes_(std::move(bytes)), name_(std::move(name)) {
   zlib_filefunc64_def io{memoryOpen, memoryRead, memoryWrite, memoryTell, memorySeek, memoryClose, memoryError,
                          bytes_.get()};
-  unz_ = unzOpen2_64(name_.c_str(), &io);
+  unz_ = hasWholeEndRecord(bytes_->data(), bytes_->size()) ? unzOpen2_64(name_.c_str(), &io) : nullptr;
   if (unz_ == nullptr) {
     const char* data = bytes_->data();
     if (bytes_->size() >= 2 && static_cast<unsigned char>(data[0]) == 0x80 && data[1] <= 5) {
