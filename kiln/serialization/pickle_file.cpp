@@ -36,19 +36,26 @@ void writePickleRecords(ZipWriter& out, const PickleResult& pickled, const std::
   out.writeRecord(name + ".pkl", pickled.data);
 }
 
-IValue loadPickle(const ZipReader& archive, UnpickleOptions options) {
-  options.load_storage = [&archive](const std::string& key, ScalarType dtype, int64_t numel,
-                                    const std::string& /*location*/) {
+IValue readPickleRecord(const ZipReader& archive, const std::string& name, UnpickleOptions options) {
+  std::string folder = name + "/";
+  options.load_storage = [&archive, &folder](const std::string& key, ScalarType dtype, int64_t numel,
+                                             const std::string& /*location*/) {
     KILN_CHECK(numel >= 0, "archive '", archive.name(), "': storage '", key, "' has ", numel, " elements");
-    return archive.recordStorage("data/" + key, static_cast<size_t>(numel) * elementSize(dtype));
+    return archive.recordStorage(folder + key, static_cast<size_t>(numel) * elementSize(dtype));
   };
-  std::string data = archive.readRecord("data.pkl");
+  std::string record = name + ".pkl";
+  std::string data = archive.readRecord(record);
   try {
     return unpickle(data, options);
   } catch (const Error& e) {
-    KILN_ERROR("archive '", archive.name(), "': record 'data.pkl': ", e.what());
+    std::string message = e.what();
+    // Errors from the archive's other records (a storage, the code) already name it.
+    if (message.rfind("archive '", 0) == 0) throw;
+    KILN_ERROR("archive '", archive.name(), "': record '", record, "': ", message);
   }
 }
+
+IValue loadPickle(const ZipReader& archive) { return readPickleRecord(archive, "data"); }
 
 IValue loadPickle(const std::string& path) {
   ZipReader archive = ZipReader::openFile(path);

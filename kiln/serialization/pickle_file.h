@@ -19,9 +19,14 @@
 
 namespace kiln {
 
-// The value in `archive` (its data.pkl and data/ records). `options` may
-// add a load_object and resolve_type; load_storage is the archive's.
-IValue loadPickle(const ZipReader& archive, UnpickleOptions options = {});
+// The value of the pickle record `<name>.pkl` in `archive`, its storages
+// read from the records `<name>/<key>` (torch.save's data.pkl and data/,
+// torch.jit.save's constants.pkl and constants/). `options` may add a
+// load_object and resolve_type; load_storage is the archive's. Errors name
+// the archive and the record.
+IValue readPickleRecord(const ZipReader& archive, const std::string& name, UnpickleOptions options = {});
+// What torch.save wrote: readPickleRecord(archive, "data").
+IValue loadPickle(const ZipReader& archive);
 IValue loadPickle(const std::string& path);
 IValue loadPickle(std::istream& in);
 

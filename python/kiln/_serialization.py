@@ -59,3 +59,19 @@ def _check_map_location(map_location):
     text = str(map_location) if not isinstance(map_location, str) else map_location
     if text != "cpu":
         raise ValueError(f"kiln loads tensors to the CPU only; map_location={map_location!r} is not supported")
+
+
+def load(f, map_location=None, _extra_files=None):
+    """The module torch.jit.save (or kiln.save) wrote to `f`, as a kiln
+    ScriptModule whose methods run on kiln's executor: parameters, buffers,
+    attributes and submodules as saved, tensors on the CPU. `_extra_files`
+    (a dict) gets, for each name in it, the bytes of the file saved under
+    that name (b"" when there is none), as torch.jit.load does."""
+    from .nn._script import wrap_script_object
+    _check_map_location(map_location)
+    path, data = _read_source(f)
+    names = list(_extra_files.keys()) if _extra_files is not None else []
+    obj, files = _C._load(path, data, path if path is not None else _name_of(f), names)
+    if _extra_files is not None:
+        _extra_files.update(files)
+    return wrap_script_object(obj)

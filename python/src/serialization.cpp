@@ -6,7 +6,9 @@
 
 #include "bindings.h"
 #include "kiln/serialization/pickle.h"
+#include "kiln/serialization/import.h"
 #include "kiln/serialization/pickle_file.h"
+#include "kiln/serialization/zip_file.h"
 
 namespace kiln::python {
 
@@ -100,6 +102,20 @@ void bindSerialization(py::module_& m) {
         return toPython(loadPickle(archive));
       },
       py::arg("data"), py::arg("name") = "<buffer>");
+  // _load(path, data, name, extra_names) -> (module object, {name: bytes}):
+  // a torch.jit.save archive from a path or, when path is None, from bytes.
+  m.def(
+      "_load",
+      [](py::object path, py::object data, const std::string& name, py::list extra_names) {
+        ExtraFilesMap extra;
+        for (py::handle n : extra_names) extra[n.cast<std::string>()] = "";
+        Module module = path.is_none() ? loadFromBuffer(std::string(data.cast<py::bytes>()), &extra, name)
+                                       : load(path.cast<std::string>(), &extra);
+        py::dict files;
+        for (const auto& [n, contents] : extra) files[py::str(n)] = py::bytes(contents);
+        return py::make_tuple(toPython(module.toIValue()), files);
+      },
+      py::arg("path"), py::arg("data"), py::arg("name"), py::arg("extra_names"));
   // _save_pickle(value, path=None): writes the file torch.save would, or
   // returns its bytes when no path is given.
   m.def(
