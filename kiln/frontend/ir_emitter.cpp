@@ -252,6 +252,10 @@ class FunctionEmitter {
   SugaredValuePtr emitHasattrForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitGetattrForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitTupleForm(const Apply& apply, const TypePtr& type_hint);
+  // The forms printed code uses (imported archives): unchecked_cast(T, v)
+  // and uninitialized(T).
+  SugaredValuePtr emitUncheckedCastForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitUninitializedForm(const Apply& apply, const TypePtr& type_hint);
   std::pair<SugaredValuePtr, ClassTypePtr> emitAttributeQuery(const Apply& apply, const std::string& form,
                                                               std::string& field);
   std::vector<NamedValue> getNamedValues(const List<Expr>& exprs);
@@ -471,13 +475,14 @@ class DefinitionCompiler {
     return builtinGlobal(name);
   }
 
-  // A class named in a type annotation, or null.
-  ClassTypePtr resolveClass(const std::string& name, Graph& graph, const SourceRange& loc,
-                            const ResolverPtr& resolver) {
+  // A class (or an imported NamedTuple) named in a type annotation, or null.
+  TypePtr resolveClass(const std::string& name, Graph& graph, const SourceRange& loc, const ResolverPtr& resolver) {
     if (auto it = classes_.find(name); it != classes_.end()) return it->second;
     if (pending_.count(name)) return nullptr;
-    if (resolver) return classOfValue(resolver->resolveValue(name, graph, loc));
-    return nullptr;
+    if (!resolver) return nullptr;
+    SugaredValuePtr value = resolver->resolveValue(name, graph, loc);
+    if (auto named_tuple = std::dynamic_pointer_cast<NamedTupleConstructor>(value)) return named_tuple->type();
+    return classOfValue(value);
   }
 
   const ResolverPtr& resolver() const { return resolver_; }
@@ -1472,7 +1477,8 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       {"range", &FunctionEmitter::emitRangeForm},           {"zip", &FunctionEmitter::emitZipForm},
       {"enumerate", &FunctionEmitter::emitEnumerateForm},   {"list", &FunctionEmitter::emitListForm},
       {"hasattr", &FunctionEmitter::emitHasattrForm},       {"getattr", &FunctionEmitter::emitGetattrForm},
-      {"TupleConstruct", &FunctionEmitter::emitTupleForm},
+      {"TupleConstruct", &FunctionEmitter::emitTupleForm},   {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
+      {"Uninitialized", &FunctionEmitter::emitUninitializedForm},
   };
   auto it = emitters.find(std::string(form.name()));
   if (it == emitters.end()) throwSourceError(apply.range(), "unsupported special form " + std::string(form.name()));
@@ -1507,6 +1513,28 @@ SugaredValuePtr FunctionEmitter::emitAnnotateForm(const Apply& apply, const Type
     v = none->output();
   }
   return std::make_shared<SimpleValue>(v);
+}
+
+SugaredValuePtr FunctionEmitter::emitUncheckedCastForm(const Apply& apply, const TypePtr&) {
+  checkSpecialFormInputs(apply, "unchecked_cast", 2);
+  TypePtr type = parseType(apply.inputs()[0]);
+  Value* v = emitExpr(apply.inputs()[1]);
+  // The printer writes the casts refinement inserted; one is enough.
+  if (v->node()->kind() != prim::unchecked_cast || *v->type() != *type) {
+    Node* cast = g_.insertNode(g_.create(prim::unchecked_cast, {v}));
+    cast->setSourceRange(apply.range());
+    cast->output()->setType(type);
+    v = cast->output();
+  }
+  return std::make_shared<SimpleValue>(v);
+}
+
+SugaredValuePtr FunctionEmitter::emitUninitializedForm(const Apply& apply, const TypePtr&) {
+  checkSpecialFormInputs(apply, "uninitialized", 1);
+  TypePtr type = parseType(apply.inputs()[0]);
+  Node* n = g_.insertNode(g_.createUninitialized(type));
+  n->setSourceRange(apply.range());
+  return std::make_shared<SimpleValue>(n->output());
 }
 
 SugaredValuePtr FunctionEmitter::emitRangeForm(const Apply& apply, const TypePtr&) {

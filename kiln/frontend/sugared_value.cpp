@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <unordered_map>
 
 #include "kiln/core/operator.h"
@@ -131,6 +132,24 @@ SugaredValuePtr ClassValue::call(const SourceRange& loc, Graph& graph, const std
   create->output()->setType(type_);
   MethodValue(create->output(), "__init__").call(loc, graph, args, kwargs, n_binders);
   return std::make_shared<SimpleValue>(create->output());
+}
+
+SugaredValuePtr NamedTupleConstructor::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                                            const std::vector<NamedValue>& kwargs, size_t) {
+  std::vector<Argument> fields;
+  for (size_t i = 0; i < type_->elements().size(); ++i) {
+    Argument field;
+    field.name = i < type_->fieldNames().size() ? type_->fieldNames()[i] : "_" + std::to_string(i);
+    field.type = type_->elements()[i];
+    fields.push_back(std::move(field));
+  }
+  FunctionSchema schema(type_->name().value_or("NamedTuple"), "", std::move(fields), {});
+  std::ostringstream why;
+  auto matched = tryMatchSchema(schema, loc, graph, args, kwargs, std::nullopt, &why, true);
+  if (!matched) throwSourceError(loc, "cannot construct " + type_->annotationStr() + ":\n" + why.str());
+  Node* tuple = graph.insertNode(graph.createTuple(matched->inputs, type_));
+  tuple->setSourceRange(loc);
+  return std::make_shared<SimpleValue>(tuple->output());
 }
 
 SugaredValuePtr ModuleDictMethod::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,

@@ -272,6 +272,21 @@ class ClassValue : public SugaredValue {
   ClassTypePtr type_;
 };
 
+// A NamedTuple type used by name (an imported `class X(NamedTuple)`):
+// calling it builds the tuple (prim::TupleConstruct typed with the named
+// tuple, fields by position or keyword); as an annotation it is the type.
+class NamedTupleConstructor : public SugaredValue {
+ public:
+  explicit NamedTupleConstructor(std::shared_ptr<const TupleType> type) : type_(std::move(type)) {}
+  std::string kind() const override { return "NamedTuple"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t n_binders) override;
+  const std::shared_ptr<const TupleType>& type() const { return type_; }
+
+ private:
+  std::shared_ptr<const TupleType> type_;
+};
+
 // A class TorchScript defines itself (`torch.no_grad`): the emitter compiles
 // it into the unit being compiled when it is first used, then it is a
 // ClassValue.

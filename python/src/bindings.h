@@ -49,6 +49,7 @@ void bindTrace(py::module_& m);
 void bindObjects(py::module_& m);
 void bindNn(py::module_& m);
 void bindSerialization(py::module_& m);
+void bindImportSource(py::module_& m);
 
 // Names resolved through a Python callable (see frontend.cpp).
 ResolverPtr makePythonResolver(py::object lookup, std::string caller);

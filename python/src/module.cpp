@@ -37,6 +37,7 @@ PYBIND11_MODULE(_C, m) {
   bindObjects(m);
   bindNn(m);
   bindSerialization(m);
+  bindImportSource(m);
 }
 
 }  // namespace kiln::python
