@@ -798,6 +798,9 @@ class Unpickler {
     Item& target = stack_.back();
     if (target.kind == Kind::Object && !objects_[target.index].built) {
       PendingObject& object = objects_[target.index];
+      // The caller may keep the state (to run __setstate__ after the whole
+      // pickle is read): it is settled and kept like the result.
+      if (isContainer(state)) kept_states_.push_back(state);
       IValue value = options_.load_object(class_names_[object.class_index], std::move(state));
       if (isContainer(value)) created_.push_back(value);
       object.built = true;
@@ -982,6 +985,7 @@ class Unpickler {
     KILN_CHECK(stack_.size() == 1, "the pickle leaves ", stack_.size(), " values on the stack (expected 1)");
     IValue result = popValue();
     std::unordered_set<const void*> reachable;
+    for (const IValue& state : kept_states_) settle(state, reachable);
     settle(result, reachable);
     teardown(&reachable);
     return result;
@@ -1074,6 +1078,7 @@ class Unpickler {
       }
     }
     stack_.clear();
+    kept_states_.clear();
     memo_.clear();
     for (PendingObject& o : objects_) o.value = IValue();
     created_.clear();
@@ -1095,6 +1100,7 @@ class Unpickler {
   uint8_t op_ = 0;
 
   std::vector<Item> stack_;
+  std::vector<IValue> kept_states_;  // what BUILD handed to load_object
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Item> memo_;
   std::vector<CallableGlobal> callables_;

@@ -34,7 +34,8 @@ struct UnpickleOptions {
   // pickled state: the argument of BUILD, a dict of attributes or what the
   // class's __getstate__ returned. Lists and dicts inside the state may still
   // have element type Any: element types are settled when the whole pickle
-  // has been read. Without it, a class raises.
+  // has been read, and the state stays whole after unpickle returns (the
+  // caller may keep it, to run __setstate__ then). Without it, a class raises.
   std::function<IValue(const std::string& qualified_name, IValue state)> load_object;
   // Resolves the type text of torch.jit._pickle.restore_type_tag
   // (`Dict[str, Tensor]`, `List[__torch__.Foo]`). Without it,
