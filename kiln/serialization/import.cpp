@@ -60,9 +60,9 @@ class ArchiveImporter {
  private:
   ClassTypePtr classNamed(const std::string& name) {
     TypePtr type = importer_->loadType(name);
-    KILN_CHECK(type, "archive '", archive_.name(), "': the pickle names the class '", name,
-               "', which the archive's code does not define");
-    KILN_CHECK(type->isa<ClassType>(), "archive '", archive_.name(), "': the pickle builds an object of '", name, "', which is a ",
+    // (Errors raised here are wrapped with the archive's and the record's name.)
+    KILN_CHECK(type, "the pickle names the class '", name, "', which the archive's code does not define");
+    KILN_CHECK(type->isa<ClassType>(), "the pickle builds an object of '", name, "', which is a ",
                type->annotationStr(), ", not a class");
     // Types are shared as const; objects hold their class as the importer made it.
     return std::const_pointer_cast<ClassType>(std::static_pointer_cast<const ClassType>(type));
@@ -80,13 +80,13 @@ class ArchiveImporter {
       pending_setstate_.push_back({object, setstate, std::move(state)});
       return IValue(object);
     }
-    KILN_CHECK(state.isDict(), "archive '", archive_.name(), "': object of class '", name,
+    KILN_CHECK(state.isDict(), "object of class '", name,
                "' has a state of type ", state.tagName(), "; expected a dict of its attributes");
     const DictObj& attributes = state.toDictRef();
     for (size_t slot = 0; slot < cls->numAttributes(); ++slot) {
       const std::string& attribute = cls->attributeName(slot);
       const IValue* value = attributes.find(IValue(attribute));
-      KILN_CHECK(value != nullptr, "archive '", archive_.name(), "': object of class '", name,
+      KILN_CHECK(value != nullptr, "object of class '", name,
                  "' has no value for its attribute '", attribute, "'");
       object->slots[slot] = *value;
     }

@@ -49,8 +49,8 @@ IValue readPickleRecord(const ZipReader& archive, const std::string& name, Unpic
     return unpickle(data, options);
   } catch (const Error& e) {
     std::string message = e.what();
-    // Errors from the archive's other records (a storage, the code) already name it.
-    if (message.rfind("archive '", 0) == 0) throw;
+    // Errors about the archive's other records (a storage) already name it.
+    if (message.find("archive '" + archive.name() + "'") != std::string::npos) throw;
     KILN_ERROR("archive '", archive.name(), "': record '", record, "': ", message);
   }
 }
