@@ -131,6 +131,25 @@ class OpsValue : public SugaredValue {
 
 // `CONSTANTS.c<N>`: the N-th value of the archive's constants.pkl.
 class ConstantTableValue : public SugaredValue {
+  // A constant typed `Tensor`, not by the tensor it holds: a specialized
+  // type would change how the code type-checks (TorchScript's importer does the same).
+  class TableEntry : public SugaredValue {
+   public:
+    explicit TableEntry(IValue value) : value_(std::move(value)) {}
+    std::string kind() const override { return "constant"; }
+    Value* asValue(const SourceRange& loc, Graph& graph) override {
+      Value* v = graph.insertConstant(value_, loc);
+      v->setType(unshapedType(v->type()));
+      return v;
+    }
+    SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override {
+      return SimpleValue(asValue(loc, graph)).attr(loc, graph, field);
+    }
+
+   private:
+    IValue value_;
+  };
+
  public:
   explicit ConstantTableValue(const std::vector<IValue>* constants) : constants_(constants) {}
   std::string kind() const override { return "CONSTANTS"; }
@@ -150,7 +169,7 @@ class ConstantTableValue : public SugaredValue {
       throwSourceError(loc, "constant " + field + " is out of range: the archive has " +
                                 std::to_string(constants_->size()) + " constants");
     }
-    return makeConstantValue((*constants_)[*index]);
+    return std::make_shared<TableEntry>((*constants_)[*index]);
   }
 
  private:
