@@ -51,6 +51,13 @@ void bindImportSource(py::module_& m) {
              }
              return out;
            })
+      // The qualified name of the function `name` once imported, or None.
+      .def("load_function",
+           [](PyImporter& self, const std::string& name) -> py::object {
+             std::shared_ptr<Function> f = self.importer->loadFunction(name);
+             if (!f) return py::none();
+             return py::str(f->name());
+           })
       // {qualified name: graph text} of every function and method imported so
       // far (`__torch__.a.f`, `__torch__.a.C.forward`).
       .def("graphs",
