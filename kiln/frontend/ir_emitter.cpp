@@ -256,6 +256,8 @@ class FunctionEmitter {
   // and uninitialized(T).
   SugaredValuePtr emitUncheckedCastForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitUninitializedForm(const Apply& apply, const TypePtr& type_hint);
+  // C.__new__(C): an object of class C whose __init__ is not run yet.
+  SugaredValuePtr emitCreateObjectForm(const Apply& apply, const TypePtr& type_hint);
   std::pair<SugaredValuePtr, ClassTypePtr> emitAttributeQuery(const Apply& apply, const std::string& form,
                                                               std::string& field);
   std::vector<NamedValue> getNamedValues(const List<Expr>& exprs);
@@ -1478,7 +1480,7 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       {"enumerate", &FunctionEmitter::emitEnumerateForm},   {"list", &FunctionEmitter::emitListForm},
       {"hasattr", &FunctionEmitter::emitHasattrForm},       {"getattr", &FunctionEmitter::emitGetattrForm},
       {"TupleConstruct", &FunctionEmitter::emitTupleForm},   {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
-      {"Uninitialized", &FunctionEmitter::emitUninitializedForm},
+      {"Uninitialized", &FunctionEmitter::emitUninitializedForm}, {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
   };
   auto it = emitters.find(std::string(form.name()));
   if (it == emitters.end()) throwSourceError(apply.range(), "unsupported special form " + std::string(form.name()));
@@ -1535,6 +1537,18 @@ SugaredValuePtr FunctionEmitter::emitUninitializedForm(const Apply& apply, const
   Node* n = g_.insertNode(g_.createUninitialized(type));
   n->setSourceRange(apply.range());
   return std::make_shared<SimpleValue>(n->output());
+}
+
+SugaredValuePtr FunctionEmitter::emitCreateObjectForm(const Apply& apply, const TypePtr&) {
+  checkSpecialFormInputs(apply, "__new__", 1);
+  TypePtr type = parseType(apply.inputs()[0]);
+  auto cls = std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(type));
+  if (!cls) throwSourceError(apply.inputs()[0].range(), "__new__ expected a class but found " + type->annotationStr());
+  if (cls->isModule()) throwSourceError(apply.range(), "cannot construct module '" + cls->name() + "' in TorchScript");
+  Node* create = g_.insertNode(g_.create(prim::CreateObject));
+  create->setSourceRange(apply.range());
+  create->output()->setType(cls);
+  return std::make_shared<SimpleValue>(create->output());
 }
 
 SugaredValuePtr FunctionEmitter::emitRangeForm(const Apply& apply, const TypePtr&) {

@@ -123,6 +123,11 @@ SugaredValuePtr MethodValue::call(const SourceRange& loc, Graph& graph, const st
   return std::make_shared<SimpleValue>(call->output());
 }
 
+SugaredValuePtr ClassValue::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
+  if (field == "__new__") return std::make_shared<SpecialFormValue>(prim::CreateObject);
+  return SugaredValue::attr(loc, graph, field);
+}
+
 SugaredValuePtr ClassValue::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                                  const std::vector<NamedValue>& kwargs, size_t n_binders) {
   if (type_->isModule()) throwSourceError(loc, "cannot construct module '" + type_->name() + "' in TorchScript");
@@ -458,7 +463,9 @@ SugaredValuePtr FunctionValue::call(const SourceRange& loc, Graph& graph, const 
   auto [index, matched] = matchSchemas({&schema}, loc, graph, args, kwargs);
   (void)index;
   Node* constant = graph.insertNode(graph.create(prim::Constant));
-  constant->s_(attr::name, function_->name());
+  // Named as TorchScript names functions: `relu` for `__torch__.torch.nn.functional.relu`.
+  const std::string& qualified = function_->name();
+  constant->s_(attr::name, qualified.substr(qualified.rfind('.') + 1));
   constant->output()->setType(FunctionType::create(function_->name(), function_));
   std::vector<Value*> inputs = {constant->output()};
   inputs.insert(inputs.end(), matched.inputs.begin(), matched.inputs.end());

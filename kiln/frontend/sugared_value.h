@@ -264,6 +264,9 @@ class ClassValue : public SugaredValue {
  public:
   explicit ClassValue(ClassTypePtr type) : type_(std::move(type)) {}
   std::string kind() const override { return "class"; }
+  // `C.__new__(C)`: the printer's object construction, an uninitialized
+  // object (prim::CreateObject) whose `__init__` the code calls next.
+  SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override;
   SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, size_t n_binders) override;
   const ClassTypePtr& type() const { return type_; }

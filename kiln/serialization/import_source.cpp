@@ -92,6 +92,21 @@ namespace {
 
 using Impl = SourceImporter::Impl;
 
+// The definition `name`, imported now if it was not yet; an error in its
+// file also says where the code that needed it uses it.
+SugaredValuePtr definitionUsedAt(Impl& importer, const std::string& name, const SourceRange& loc) {
+  try {
+    return importer.definitionValue(name);
+  } catch (const Error& e) {
+    std::string message = std::string(e.what()) + "\n'" + name + "' is being imported since it was used here";
+    if (auto where = loc.fileLineCol()) {
+      message += "\n  File \"" + std::get<0>(*where) + "\", line " + std::to_string(std::get<1>(*where)) + "\n" +
+                 loc.underlinedLine();
+    }
+    throw Error(message);
+  }
+}
+
 // `__torch__`, `__torch__.a`, ...: a prefix of qualified names; an attribute
 // is the definition of that name or a longer prefix.
 class QualifierValue : public SugaredValue {
@@ -103,7 +118,7 @@ class QualifierValue : public SugaredValue {
     auto importer = importer_.lock();
     if (!importer) throwSourceError(loc, "the importer of " + qualifier_ + " is gone");
     std::string name = qualifier_ + "." + field;
-    if (auto v = importer->definitionValue(name)) return v;
+    if (auto v = definitionUsedAt(*importer, name, loc)) return v;
     return std::make_shared<QualifierValue>(importer_, name);
   }
 
@@ -131,6 +146,25 @@ class OpsValue : public SugaredValue {
 
 // `CONSTANTS.c<N>`: the N-th value of the archive's constants.pkl.
 class ConstantTableValue : public SugaredValue {
+  // A constant typed `Tensor`, not by the tensor it holds: a specialized
+  // type would change how the code type-checks (TorchScript's importer does the same).
+  class TableEntry : public SugaredValue {
+   public:
+    explicit TableEntry(IValue value) : value_(std::move(value)) {}
+    std::string kind() const override { return "constant"; }
+    Value* asValue(const SourceRange& loc, Graph& graph) override {
+      Value* v = graph.insertConstant(value_, loc);
+      v->setType(unshapedType(v->type()));
+      return v;
+    }
+    SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override {
+      return SimpleValue(asValue(loc, graph)).attr(loc, graph, field);
+    }
+
+   private:
+    IValue value_;
+  };
+
  public:
   explicit ConstantTableValue(const std::vector<IValue>* constants) : constants_(constants) {}
   std::string kind() const override { return "CONSTANTS"; }
@@ -150,7 +184,7 @@ class ConstantTableValue : public SugaredValue {
       throwSourceError(loc, "constant " + field + " is out of range: the archive has " +
                                 std::to_string(constants_->size()) + " constants");
     }
-    return makeConstantValue((*constants_)[*index]);
+    return std::make_shared<TableEntry>((*constants_)[*index]);
   }
 
  private:
@@ -167,19 +201,7 @@ class ImportResolver : public Resolver {
     auto importer = importer_.lock();
     if (!importer) return nullptr;
     if (name == kRootQualifier) return std::make_shared<QualifierValue>(importer_, name);
-    if (isQualifiedName(name)) {
-      try {
-        return importer->definitionValue(name);
-      } catch (const Error& e) {
-        // An error in another file says where it was needed from.
-        std::string message = std::string(e.what()) + "\n'" + name + "' is being imported since it was used here";
-        if (auto where = loc.fileLineCol()) {
-          message += "\n  File \"" + std::get<0>(*where) + "\", line " + std::to_string(std::get<1>(*where)) + "\n" +
-                     loc.underlinedLine();
-        }
-        throw Error(message);
-      }
-    }
+    if (isQualifiedName(name)) return definitionUsedAt(*importer, name, loc);
     if (name == "ops") return std::make_shared<OpsValue>();
     if (name == "CONSTANTS") return std::make_shared<ConstantTableValue>(&importer->constants);
     if (name == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));

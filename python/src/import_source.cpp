@@ -51,6 +51,28 @@ void bindImportSource(py::module_& m) {
              }
              return out;
            })
+      // The qualified name of the function `name` once imported, or None.
+      .def("load_function",
+           [](PyImporter& self, const std::string& name) -> py::object {
+             std::shared_ptr<Function> f = self.importer->loadFunction(name);
+             if (!f) return py::none();
+             return py::str(f->name());
+           })
+      // {qualified name: graph text} of every function and method imported so
+      // far (`__torch__.a.f`, `__torch__.a.C.forward`).
+      .def("graphs",
+           [](PyImporter& self) {
+             py::dict out;
+             for (GraphFunction* f : self.unit->functions()) out[py::str(f->name())] = graphText(f->graph());
+             for (const ClassTypePtr& cls : self.unit->classes()) {
+               for (Function* m : cls->methods()) {
+                 std::string name = m->name();
+                 if (name.rfind(cls->name() + ".", 0) != 0) name = cls->name() + "." + name;
+                 if (auto g = m->inlinableGraph()) out[py::str(name)] = graphText(g);
+               }
+             }
+             return out;
+           })
       // The graph text of the free function `name` (imported first).
       .def("function_graph", [](PyImporter& self, const std::string& name) {
         std::shared_ptr<Function> f = self.importer->loadFunction(name);
