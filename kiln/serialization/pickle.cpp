@@ -1440,16 +1440,22 @@ class Pickler {
     size_t dot = name.rfind('.');
     KILN_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < name.size(), "pickle: class '", name,
                "' has no qualified name");
+    if (options_.on_class && classes_.insert(o.type.get()).second) options_.on_class(o.type);
     writeGlobal(name.substr(0, dot), name.substr(dot + 1));
     opcode(op::EMPTY_TUPLE);
     opcode(op::NEWOBJ);
-    opcode(op::EMPTY_DICT);
-    opcode(op::MARK);
-    for (size_t i = 0; i < o.type->numAttributes(); ++i) {
-      writeString(o.type->attributeName(i));
-      write(i < o.slots.size() ? o.slots[i] : IValue());
+    std::optional<IValue> state = options_.get_state ? options_.get_state(v) : std::nullopt;
+    if (state) {
+      write(*state);
+    } else {
+      opcode(op::EMPTY_DICT);
+      opcode(op::MARK);
+      for (size_t i = 0; i < o.type->numAttributes(); ++i) {
+        writeString(o.type->attributeName(i));
+        write(i < o.slots.size() ? o.slots[i] : IValue());
+      }
+      opcode(op::SETITEMS);
     }
-    opcode(op::SETITEMS);
     opcode(op::BUILD);
     memo_[&o] = put();
   }
@@ -1472,6 +1478,7 @@ class Pickler {
   uint32_t next_memo_ = 0;
   size_t depth_ = 0;
   std::unordered_map<const void*, uint32_t> memo_;
+  std::unordered_set<const ClassType*> classes_;  // reported to on_class
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<std::string, uint32_t> globals_;
   std::unordered_map<std::string, uint32_t> devices_;

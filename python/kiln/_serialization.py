@@ -75,3 +75,27 @@ def load(f, map_location=None, _extra_files=None):
     if _extra_files is not None:
         _extra_files.update(files)
     return wrap_script_object(obj)
+
+
+def save(m, f, _extra_files=None):
+    """Writes the scripted or traced module `m` (or a ScriptFunction, saved
+    as torch saves one: the forward of a PlaceholderModule) to `f` as the
+    archive torch.jit.save writes: torch.jit.load reads it and runs it with
+    the same results, and so does kiln.load. `_extra_files` maps names to
+    str or bytes stored beside the model."""
+    from ._jit import ScriptFunction
+    from .nn._script import ScriptModule
+    if isinstance(m, ScriptModule):
+        what = m._c
+    elif isinstance(m, ScriptFunction):
+        what = m
+    else:
+        raise TypeError(f"kiln.save expects a ScriptModule or ScriptFunction (script or trace it first), "
+                        f"got {type(m).__name__}")
+    extra = dict(_extra_files or {})
+    if isinstance(f, (str, os.PathLike)):
+        _C._save(what, os.fspath(f), extra)
+    elif hasattr(f, "write"):
+        f.write(_C._save(what, None, extra))
+    else:
+        raise TypeError(f"kiln.save: expected a path or a binary file object, got {type(f).__name__}")

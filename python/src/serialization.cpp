@@ -6,6 +6,8 @@
 
 #include "bindings.h"
 #include "kiln/serialization/pickle.h"
+#include "kiln/runtime/function.h"
+#include "kiln/serialization/export.h"
 #include "kiln/serialization/import.h"
 #include "kiln/serialization/pickle_file.h"
 #include "kiln/serialization/zip_file.h"
@@ -116,6 +118,31 @@ void bindSerialization(py::module_& m) {
         return py::make_tuple(toPython(module.toIValue()), files);
       },
       py::arg("path"), py::arg("data"), py::arg("name"), py::arg("extra_names"));
+  // _save(module object or ScriptFunction, path, extra_files) writes a
+  // torch.jit.save archive to path, or returns its bytes when path is None.
+  m.def(
+      "_save",
+      [](py::handle what, py::object path, py::dict extra) -> py::object {
+        Module module;
+        if (auto object = objectToIValue(what, nullptr)) {
+          module = Module(object->toObject());
+        } else if (py::isinstance<GraphFunction>(what)) {
+          module = moduleForFunction(what.cast<GraphFunction&>());
+        } else {
+          KILN_ERROR("save: expected a script module or function, got ",
+                     std::string(py::str(py::type::handle_of(what).attr("__name__"))));
+        }
+        ExtraFilesMap files;
+        for (auto item : extra) {
+          py::handle contents = item.second;
+          files[item.first.cast<std::string>()] =
+              PyBytes_Check(contents.ptr()) ? std::string(contents.cast<py::bytes>()) : contents.cast<std::string>();
+        }
+        if (path.is_none()) return py::bytes(saveToBuffer(module, files));
+        save(module, path.cast<std::string>(), files);
+        return py::none();
+      },
+      py::arg("what"), py::arg("path"), py::arg("extra_files"));
   // _save_pickle(value, path=None): writes the file torch.save would, or
   // returns its bytes when no path is given.
   m.def(
