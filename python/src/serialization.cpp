@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "kiln/serialization/pickle.h"
+#include "kiln/serialization/python_print.h"
 
 namespace kiln::python {
 
@@ -51,6 +52,22 @@ IValue pickleableToIValue(py::handle obj, size_t depth) {
 }
 
 }  // namespace
+
+std::string functionCode(const Function& function, bool as_method) {
+  return as_method ? printMethodCode(function) : printFunctionCode(function);
+}
+
+py::tuple functionCodeWithConstants(const Function& function, bool as_method) {
+  CodeWithConstants printed =
+      as_method ? printMethodCodeWithConstants(function) : printFunctionCodeWithConstants(function);
+  py::dict constants;
+  for (size_t i = 0; i < printed.constants.size(); ++i) {
+    std::string key = "c";
+    key += std::to_string(i);
+    constants[py::str(key)] = toPython(printed.constants[i]);
+  }
+  return py::make_tuple(printed.code, constants);
+}
 
 void bindSerialization(py::module_& m) {
   // _unpickle(data, storages): the value of a pickle (a torch.save data.pkl),
