@@ -469,7 +469,8 @@ int runCommand(const std::vector<std::string>& args, bool split) {
   if (command == "graph" && args.size() > 1 && args[1] == "--code") {
     if (args.size() < 3 || args.size() > 4) return usage(std::cerr, 2);
     std::string text = readText(args[2]);
-    KILN_CHECK(!isIRText(args[2], text), "kiln graph --code: ", args[2], " is IR text; --code prints TorchScript source");
+    KILN_CHECK(!isIRText(args[2], text), "kiln graph --code: ", args[2],
+               " is IR text; --code prints TorchScript source");
     return forEachPart(text, split, [&](const std::string& part) {
       return printScriptCode(args[2], part, args.size() == 4 ? args[3].c_str() : nullptr);
     });

@@ -1,12 +1,14 @@
 #include "kiln/serialization/python_print.h"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "kiln/ir/graph.h"
 #include "kiln/runtime/function.h"
+#include "kiln/tensor/copy.h"
 #include "kiln/util/error.h"
 
 namespace kiln {
@@ -28,14 +30,14 @@ bool isValidIdentifier(const std::string& name) {
 // Names the printed code cannot give a value: the parser's own names and the
 // Python keywords (PyTorch 1.13's list).
 const std::unordered_set<std::string>& reservedNames() {
+  // clang-format off
   static const std::unordered_set<std::string> names = {
-      "_",      "as",       "aten",     "attribute", "CONSTANTS", "fork",          "getattr",        "inf",
-      "nan",    "infj",     "nanj",     "ops",       "__torch__", "and",           "assert",         "async",
-      "await",  "break",    "class",    "continue",  "def",       "del",           "elif",           "else",
-      "except", "False",    "finally",  "for",       "from",      "global",        "if",             "import",
-      "in",     "is",       "lambda",   "None",      "nonlocal",  "not",           "or",             "pass",
-      "raise",  "return",   "True",     "try",       "with",      "while",         "yield",          "uninitialized",
-      "unchecked_cast"};
+      "_", "as", "aten", "attribute", "CONSTANTS", "fork", "getattr", "inf", "nan", "infj", "nanj", "ops",
+      "__torch__", "and", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+      "else", "except", "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
+      "None", "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "with", "while", "yield",
+      "uninitialized", "unchecked_cast"};
+  // clang-format on
   return names;
 }
 
@@ -78,6 +80,16 @@ bool containsNonAsciiString(const IValue& v) {
     }
   }
   return false;
+}
+
+// Whether two tensor constants can share one CONSTANTS entry: same dtype,
+// shape and values (compared as bytes: -0. and 0. stay apart, which only
+// costs an entry).
+bool sameTensorValues(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || !(a.sizes() == b.sizes())) return false;
+  if (a.numel() == 0) return true;
+  Tensor ca = contiguous(a), cb = contiguous(b);
+  return std::memcmp(ca.rawData(), cb.rawData(), ca.nbytes()) == 0;
 }
 
 bool isNamedType(const Type& t) {
@@ -324,7 +336,7 @@ class PythonPrinterImpl {
       for (size_t i = 0; i < constant_table_.size(); ++i) {
         if (!constant_table_[i].isTensor()) continue;
         const Tensor& other = constant_table_[i].toTensor();
-        if (t.dtype() == other.dtype() && t.sizes() == other.sizes() && value == constant_table_[i]) return i;
+        if (sameTensorValues(t, other)) return i;
       }
     }
     constant_table_.push_back(value);
@@ -452,9 +464,7 @@ class PythonPrinterImpl {
   // not narrow it to the assigned value's type.
   std::unordered_set<const Value*> annotated_unions_;
 
-  static bool isUnionLike(const TypePtr& t) {
-    return t->kind() == TypeKind::Union || t->kind() == TypeKind::Optional;
-  }
+  static bool isUnionLike(const TypePtr& t) { return t->kind() == TypeKind::Union || t->kind() == TypeKind::Optional; }
 
   void printAssignment(ArrayRef<const Value*> lhs, ArrayRef<const Value*> rhs) {
     if (lhs.empty()) return;
@@ -510,8 +520,8 @@ class PythonPrinterImpl {
     auto trip_count = toIValue(node->input(0));
     auto cond_input = toIValue(node->input(1));
     auto cond_next = toIValue(body->outputs()[0]);
-    bool always_true = cond_input && cond_input->isBool() && cond_input->toBool() && cond_next &&
-                       cond_next->isBool() && cond_next->toBool();
+    bool always_true = cond_input && cond_input->isBool() && cond_input->toBool() && cond_next && cond_next->isBool() &&
+                       cond_next->toBool();
     bool trip_count_specified = !trip_count || !trip_count->isInt() ||
                                 trip_count->toInt() != std::numeric_limits<int64_t>::max() ||
                                 body->inputs()[0]->hasUses();
@@ -599,7 +609,8 @@ class PythonPrinterImpl {
     Symbol kind = node->kind();
     if (kind == prim::Return) {
       if (enforce_importable_ && node->inputs().size() != 1) {
-        KILN_ERROR("Exportable methods must have a single return value. Normal use of ScriptMethods should enforce this");
+        KILN_ERROR(
+            "Exportable methods must have a single return value. Normal use of ScriptMethods should enforce this");
       }
       if (!node->inputs().empty()) indent() << "return " << valueList(node->inputs()) << "\n";
     } else if (kind == prim::Loop) {
@@ -860,8 +871,7 @@ class PythonPrinterImpl {
   }
 };
 
-PythonPrinter::PythonPrinter(std::vector<IValue>& constants, PrintDeps& deps, TypeNamer namer,
-                             bool enforce_importable)
+PythonPrinter::PythonPrinter(std::vector<IValue>& constants, PrintDeps& deps, TypeNamer namer, bool enforce_importable)
     : impl_(std::make_unique<PythonPrinterImpl>(constants, deps, std::move(namer), enforce_importable)) {}
 PythonPrinter::~PythonPrinter() = default;
 PythonPrinter::PythonPrinter(PythonPrinter&&) noexcept = default;

@@ -9,7 +9,7 @@
 namespace kiln {
 class GraphFunction;
 class Function;
-}
+}  // namespace kiln
 
 namespace kiln::python {
 
