@@ -23,6 +23,7 @@
 #include "kiln/passes/pass_registry.h"
 #include "kiln/passes/peephole.h"
 #include "kiln/passes/pipeline.h"
+#include "kiln/serialization/python_print.h"
 
 namespace {
 
@@ -55,6 +56,9 @@ int usage(std::ostream& out, int code) {
          "  graph FILE.py [FN]      compile a TorchScript source file and print the graphs of its functions\n"
          "                          (or of FN) as compiled, before optimization; other files are taken as\n"
          "                          IR text when they begin with `graph(`, else as TorchScript\n"
+         "  graph --code FILE.py [FN]\n"
+         "                          the functions (or FN) printed back as Python, as torch's `.code` prints them,\n"
+         "                          then the source's classes as torch.jit.save writes them\n"
          "  graph --optimized FILE.ir\n"
          "                          the graph after the executor's pipeline, for the input types it declares\n"
          "  graph --optimized FILE.py [FN [ARG...]]\n"
@@ -239,6 +243,30 @@ int printScriptGraphs(const std::string& path, const std::string& text, const ch
       std::cout << (first ? "" : "\n") << "# " << f->name() << "\n" << *graph_of(*f);
       first = false;
     }
+  }
+  return 0;
+}
+
+// `kiln graph --code FILE.py [FN]`: each function's `.code` (blank lines
+// between), then each class of the source as an archive's code/ file has it.
+int printScriptCode(const std::string& path, const std::string& text, const char* name) {
+  auto unit = kiln::compile(text, nullptr, path);
+  if (name) {
+    std::cout << kiln::printFunctionCode(findFunction(*unit, name, path));
+    return 0;
+  }
+  bool first = true;
+  for (kiln::GraphFunction* f : unit->functions()) {
+    std::cout << (first ? "" : "\n") << kiln::printFunctionCode(*f);
+    first = false;
+  }
+  std::vector<kiln::IValue> constants;
+  kiln::PrintDeps deps;
+  for (const kiln::ClassTypePtr& cls : unit->classes()) {
+    kiln::PythonPrinter printer(constants, deps);
+    printer.printNamedType(cls);
+    std::cout << (first ? "" : "\n") << printer.str();
+    first = false;
   }
   return 0;
 }
@@ -437,6 +465,15 @@ int runCommand(const std::vector<std::string>& args, bool split) {
   if (command == "ops") {
     if (args.size() > 2) return usage(std::cerr, 2);
     return listOps(args.size() == 2 ? args[1].c_str() : nullptr);
+  }
+  if (command == "graph" && args.size() > 1 && args[1] == "--code") {
+    if (args.size() < 3 || args.size() > 4) return usage(std::cerr, 2);
+    std::string text = readText(args[2]);
+    KILN_CHECK(!isIRText(args[2], text), "kiln graph --code: ", args[2],
+               " is IR text; --code prints TorchScript source");
+    return forEachPart(text, split, [&](const std::string& part) {
+      return printScriptCode(args[2], part, args.size() == 4 ? args[3].c_str() : nullptr);
+    });
   }
   if (command == "graph") {
     bool optimized = args.size() > 1 && args[1] == "--optimized";

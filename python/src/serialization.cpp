@@ -10,6 +10,7 @@
 #include "kiln/serialization/export.h"
 #include "kiln/serialization/import.h"
 #include "kiln/serialization/pickle_file.h"
+#include "kiln/serialization/python_print.h"
 #include "kiln/serialization/zip_file.h"
 
 namespace kiln::python {
@@ -56,6 +57,22 @@ IValue pickleableToIValue(py::handle obj, size_t depth) {
 }
 
 }  // namespace
+
+std::string functionCode(const Function& function, bool as_method) {
+  return as_method ? printMethodCode(function) : printFunctionCode(function);
+}
+
+py::tuple functionCodeWithConstants(const Function& function, bool as_method) {
+  CodeWithConstants printed =
+      as_method ? printMethodCodeWithConstants(function) : printFunctionCodeWithConstants(function);
+  py::dict constants;
+  for (size_t i = 0; i < printed.constants.size(); ++i) {
+    std::string key = "c";
+    key += std::to_string(i);
+    constants[py::str(key)] = toPython(printed.constants[i]);
+  }
+  return py::make_tuple(printed.code, constants);
+}
 
 void bindSerialization(py::module_& m) {
   // _unpickle(data, storages): the value of a pickle (a torch.save data.pkl),
