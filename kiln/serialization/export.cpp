@@ -41,7 +41,14 @@ std::optional<IValue> stateOf(const IValue& object) {
 void writeArchive(const Module& module, ZipWriter& out, const ExtraFilesMap& extra_files) {
   for (const auto& [name, contents] : extra_files) out.writeRecord("extra/" + name, contents);
 
-  ArchiveCodeWriter code;
+  // Functions compiled from a string have bare names (`g`); an archive
+  // needs every definition under a qualifier, so they go to `__torch__`.
+  ArchiveCodeWriter code([](const Type& type) -> std::optional<std::string> {
+    if (const auto* fn = type.cast<FunctionType>()) {
+      if (fn->name().find('.') == std::string::npos) return "__torch__." + fn->name();
+    }
+    return std::nullopt;
+  });
   PickleOptions data_options;
   data_options.type_tags = true;
   data_options.get_state = stateOf;
@@ -91,9 +98,13 @@ Module moduleForFunction(const Function& function) {
   KILN_CHECK(graph_function != nullptr, "save: '", function.name(), "' is not a TorchScript function");
   Module module("PlaceholderModule");
   std::shared_ptr<Graph> forward = graph_function->graph()->copy();
-  Value* self = forward->insertInput(0, "self");
-  self->setType(module.type());
-  module.create_method("forward", forward);
+  forward->insertInput(0, "self")->setType(module.type());
+  // The function's own schema, defaults included (torch drops them).
+  const FunctionSchema& schema = function.getSchema();
+  std::vector<Argument> arguments{Argument{"self", module.type()}};
+  arguments.insert(arguments.end(), schema.arguments().begin(), schema.arguments().end());
+  module.compilationUnit()->createMethod(module.type(), "forward", std::move(forward),
+                                         FunctionSchema("forward", "", std::move(arguments), schema.returns()));
   return module;
 }
 
