@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <unzip.h>
 #include <zip.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -94,6 +95,12 @@ std::string errnoText() { return std::strerror(errno); }
 
 // The storage's release callback drops its share of the archive's bytes.
 void releaseArchiveBytes(void* context) { delete static_cast<std::shared_ptr<ArchiveBytes>*>(context); }
+
+// The CRC-32 of a stored record, checked over the mapped bytes: libdeflate's
+// (carry-less multiply) is several times faster than zlib's, which matters
+// when a model's tensors are tens of megabytes and loading is meant to cost
+// little more than mapping them.
+uint32_t crcOf(const char* data, uint64_t size) { return libdeflate_crc32(0, data, size); }
 
 // Deflate cannot expand more than about 1032 to 1: a directory entry that
 // claims more is lying, and believing it would allocate without bound.
@@ -196,6 +203,14 @@ ZipReader ZipReader::openFile(const std::string& path) {
   ::close(fd);
   errno = mmap_errno;
   KILN_CHECK(mapping != MAP_FAILED, "cannot map archive '", path, "': ", errnoText());
+  // The records are read whole (their CRCs): map the pages in one call
+  // rather than a fault each (MADV_POPULATE_READ, Linux 5.14; MAP_POPULATE
+  // would copy every page of a private writable mapping). Only a hint.
+#ifdef MADV_POPULATE_READ
+  madvise(mapping, size, MADV_POPULATE_READ);
+#else
+  madvise(mapping, size, MADV_WILLNEED);
+#endif
   return ZipReader(std::make_shared<ArchiveBytes>(mapping, size), path);
 }
 
@@ -270,7 +285,7 @@ std::string ZipReader::readRecord(const std::string& record) const {
   if (e.method == 0) {
     unzCloseCurrentFile(unz_);
     const char* data = bytes_->data() + offset;
-    if (crc32_z(0, reinterpret_cast<const Bytef*>(data), e.size) != e.crc) fail(record, "CRC mismatch");
+    if (crcOf(data, e.size) != e.crc) fail(record, "CRC mismatch");
     return std::string(data, e.size);
   }
   if (!plausibleInflatedSize(e.size, e.compressed_size)) {
@@ -315,7 +330,7 @@ StoragePtr ZipReader::recordStorage(const std::string& record, size_t min_bytes)
     uint64_t offset = openRecord(record, e);
     unzCloseCurrentFile(unz_);
     char* data = bytes_->data() + offset;
-    if (crc32_z(0, reinterpret_cast<const Bytef*>(data), e.size) != e.crc) fail(record, "CRC mismatch");
+    if (crcOf(data, e.size) != e.crc) fail(record, "CRC mismatch");
     if (reinterpret_cast<uintptr_t>(data) % kRecordAlignment == 0) {
       return makeIntrusive<Storage>(data, e.size, releaseArchiveBytes, new std::shared_ptr<ArchiveBytes>(bytes_));
     }
