@@ -187,6 +187,20 @@ def test_code_of_a_tiny_function():
     assert code == "def f(x: Tensor,\n    n: int=2) -> Tensor:\n  return torch.add(torch.mul(x, n), 1.5)\n"
 
 
+def _scaled(x: torch.Tensor, factors: List[float], bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    for f in factors:
+        x = x * f
+    if bias is not None:
+        x = x + bias
+    return x.clamp(min=0.0)
+
+
+def test_code_of_a_scripted_python_function():
+    code = kiln.script(_scaled).code
+    assert code == torch.jit.script(_scaled).code
+    assert "  for _0 in range(torch.len(factors)):\n" in code
+
+
 def test_code_with_constants_names_tensor_constants():
     src = ("def f(x: Tensor) -> Tensor:\n"
            "    return x + torch.tensor([1.0, 2.0])\n")
