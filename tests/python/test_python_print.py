@@ -209,6 +209,24 @@ def test_code_with_constants_names_tensor_constants():
     assert constants == {}
 
 
+def _captures(lib, w):
+    def f(x):
+        return lib.mul(x, w) + w
+    return f
+
+
+def test_traced_tensor_constants_print_as_constants_table():
+    import numpy as np
+    w = np.arange(3, dtype=np.float32)
+    x = np.ones(3, np.float32)
+    traced_t = torch.jit.trace(_captures(torch, torch.from_numpy(w.copy())), (torch.from_numpy(x),))
+    traced_k = kiln.trace(_captures(kiln, kiln.from_numpy(w.copy())), (kiln.from_numpy(x),))
+    code, constants = traced_k.code_with_constants
+    assert code == traced_t.code
+    assert "CONSTANTS.c0" in code and list(constants) == ["c0"]
+    assert constants["c0"].numpy().tolist() == w.tolist()
+
+
 def _plain(text, lib):
     """Class names of the loaded program module made alike on both sides."""
     text = re.sub(r"nn_program_(kiln|torch)_\d+", "PROGRAM", text)
