@@ -148,6 +148,13 @@ def lists(xs: List[Tensor]) -> List[Tensor]:
     del out[1]
     return out[::2] + out[1:]
 
+def withs(x: Tensor) -> Tensor:
+    with torch.no_grad():
+        z = x + 1
+    with torch.no_grad():
+        pass
+    return z
+
 def dicts(d: Dict[str, Tensor]) -> Dict[str, List[int]]:
     r: Dict[str, List[int]] = {}
     for k in d.keys():
