@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "kiln/serialization/pickle.h"
+#include "kiln/serialization/pickle_file.h"
 #include "kiln/serialization/python_print.h"
 
 namespace kiln::python {
@@ -107,6 +108,28 @@ void bindSerialization(py::module_& m) {
         return py::make_tuple(py::bytes(result.data), storages);
       },
       py::arg("value"), py::arg("type_tags") = false);
+  // _load_pickle(path) / _load_pickle_bytes(data): what torch.save wrote.
+  m.def("_load_pickle", [](const std::string& path) { return toPython(loadPickle(path)); }, py::arg("path"));
+  m.def(
+      "_load_pickle_bytes",
+      [](py::bytes data, const std::string& name) {
+        ZipReader archive = ZipReader::fromBuffer(std::string(data), name);
+        return toPython(loadPickle(archive));
+      },
+      py::arg("data"), py::arg("name") = "<buffer>");
+  // _save_pickle(value, path=None): writes the file torch.save would, or
+  // returns its bytes when no path is given.
+  m.def(
+      "_save_pickle",
+      [](py::handle value, py::object path) -> py::object {
+        IValue v = pickleableToIValue(value, 0);
+        if (!path.is_none()) {
+          savePickle(v, path.cast<std::string>());
+          return py::none();
+        }
+        return py::bytes(savePickleToBuffer(v));
+      },
+      py::arg("value"), py::arg("path") = py::none());
 }
 
 }  // namespace kiln::python
