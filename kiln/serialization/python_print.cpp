@@ -911,7 +911,19 @@ std::string qualifierToArchivePath(const std::string& qualifier, const std::stri
   return code_dir + path + ".py";
 }
 
-ArchiveCodeWriter::ArchiveCodeWriter(TypeNamer namer) : namer_(std::move(namer)) {}
+ArchiveCodeWriter::ArchiveCodeWriter(TypeNamer namer) {
+  // Functions compiled from a bare source string have bare names (`f`); an
+  // archive's code names everything under `__torch__`, as torch does.
+  namer_ = [outer = std::move(namer)](const Type& t) -> std::optional<std::string> {
+    if (outer) {
+      if (auto name = outer(t)) return name;
+    }
+    if (const auto* fn = t.cast<FunctionType>()) {
+      if (!fn->name().empty() && fn->name().find('.') == std::string::npos) return "__torch__." + fn->name();
+    }
+    return std::nullopt;
+  };
+}
 ArchiveCodeWriter::~ArchiveCodeWriter() = default;
 
 std::string ArchiveCodeWriter::qualifiedNameOf(const TypePtr& type) const {

@@ -95,3 +95,23 @@ TEST(PythonPrint, MethodCodeLeavesSelfUnannotatedAndArchivesGroupByQualifier) {
   ASSERT_EQ(writer.types().size(), 2u);
   EXPECT_TRUE(writer.constants().empty());
 }
+
+TEST(PythonPrint, ArchivesQualifyBareFunctionNamesAndPrintCallees) {
+  auto unit = compile(
+      "def g(x: Tensor) -> Tensor:\n"
+      "    return x + 1\n"
+      "def f(x: Tensor) -> Tensor:\n"
+      "    return g(x) * 2\n");
+  // `.code` names the callee as the unit does.
+  EXPECT_EQ(printFunctionCode(unit->getFunction("f")), "def f(x: Tensor) -> Tensor:\n  return torch.mul(g(x, ), 2)\n");
+  ArchiveCodeWriter writer;
+  writer.convertTypes(FunctionType::create("f", unit->findFunctionShared("f")));
+  std::vector<CodeFile> files = writer.files();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].path, "code/__torch__.py");
+  EXPECT_EQ(files[0].text,
+            "def f(x: Tensor) -> Tensor:\n"
+            "  return torch.mul(__torch__.g(x, ), 2)\n"
+            "def g(x: Tensor) -> Tensor:\n"
+            "  return torch.add(x, 1)\n");
+}

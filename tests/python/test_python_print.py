@@ -148,6 +148,13 @@ def lists(xs: List[Tensor]) -> List[Tensor]:
     del out[1]
     return out[::2] + out[1:]
 
+def withs(x: Tensor) -> Tensor:
+    with torch.no_grad():
+        z = x + 1
+    with torch.no_grad():
+        pass
+    return z
+
 def dicts(d: Dict[str, Tensor]) -> Dict[str, List[int]]:
     r: Dict[str, List[int]] = {}
     for k in d.keys():
@@ -187,12 +194,44 @@ def test_code_of_a_tiny_function():
     assert code == "def f(x: Tensor,\n    n: int=2) -> Tensor:\n  return torch.add(torch.mul(x, n), 1.5)\n"
 
 
+def _scaled(x: torch.Tensor, factors: List[float], bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    for f in factors:
+        x = x * f
+    if bias is not None:
+        x = x + bias
+    return x.clamp(min=0.0)
+
+
+def test_code_of_a_scripted_python_function():
+    code = kiln.script(_scaled).code
+    assert code == torch.jit.script(_scaled).code
+    assert "  for _0 in range(torch.len(factors)):\n" in code
+
+
 def test_code_with_constants_names_tensor_constants():
     src = ("def f(x: Tensor) -> Tensor:\n"
            "    return x + torch.tensor([1.0, 2.0])\n")
     code, constants = kiln.compile(src).f.code_with_constants
     assert code == torch.jit.CompilationUnit(src, _frames_up=0).f.code
     assert constants == {}
+
+
+def _captures(lib, w):
+    def f(x):
+        return lib.mul(x, w) + w
+    return f
+
+
+def test_traced_tensor_constants_print_as_constants_table():
+    import numpy as np
+    w = np.arange(3, dtype=np.float32)
+    x = np.ones(3, np.float32)
+    traced_t = torch.jit.trace(_captures(torch, torch.from_numpy(w.copy())), (torch.from_numpy(x),))
+    traced_k = kiln.trace(_captures(kiln, kiln.from_numpy(w.copy())), (kiln.from_numpy(x),))
+    code, constants = traced_k.code_with_constants
+    assert code == traced_t.code
+    assert "CONSTANTS.c0" in code and list(constants) == ["c0"]
+    assert constants["c0"].numpy().tolist() == w.tolist()
 
 
 def _plain(text, lib):
