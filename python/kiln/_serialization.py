@@ -8,6 +8,8 @@ import os
 from collections import OrderedDict
 
 from . import _C
+from ._jit import ScriptFunction
+from .nn._script import ScriptModule, wrap_script_object
 
 
 def _read_source(f):
@@ -67,7 +69,6 @@ def load(f, map_location=None, _extra_files=None):
     attributes and submodules as saved, tensors on the CPU. `_extra_files`
     (a dict) gets, for each name in it, the bytes of the file saved under
     that name (b"" when there is none), as torch.jit.load does."""
-    from .nn._script import wrap_script_object
     _check_map_location(map_location)
     path, data = _read_source(f)
     names = list(_extra_files.keys()) if _extra_files is not None else []
@@ -83,8 +84,6 @@ def save(m, f, _extra_files=None):
     archive torch.jit.save writes: torch.jit.load reads it and runs it with
     the same results, and so does kiln.load. `_extra_files` maps names to
     str or bytes stored beside the model."""
-    from ._jit import ScriptFunction
-    from .nn._script import ScriptModule
     if isinstance(m, ScriptModule):
         what = m._c
     elif isinstance(m, ScriptFunction):
