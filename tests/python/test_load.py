@@ -74,6 +74,8 @@ def test_programs_saved_by_torch_run_in_kiln(prog):
             kiln_load(data)
         return
     module = kiln_load(data)
+    # The imported code prints back as torch prints it.
+    assert module.code == reference.code
     for args in prog["args"]:
         targs, kargs = convert(list(args), "torch"), convert(list(args), "kiln")
         t_result, t_error = _call(reference, targs)
@@ -121,6 +123,7 @@ def test_modules_saved_by_torch_run_in_kiln(name):
     loaded = kiln_load(data)
     # torch's own loaded module is the reference (a __setstate__ may change state).
     module = torch.jit.load(io.BytesIO(data))
+    assert loaded.code == module.code
     for args in calls:
         t = module(*convert(list(args), "torch"))
         k = loaded(*convert(list(args), "kiln"))

@@ -59,6 +59,7 @@ def test_programs_saved_by_kiln_run_in_torch(prog):
     data = kiln_archive(fn)
     in_torch = torch.jit.load(io.BytesIO(data))
     in_kiln = kiln.load(io.BytesIO(data))
+    assert in_kiln.code == in_torch.code
     for args in prog["args"]:
         kargs, targs, k2args = (convert(list(args), "kiln"), convert(list(args), "torch"),
                                 convert(list(args), "kiln"))
