@@ -1712,6 +1712,23 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
           refined = opt->elementType();
           continue;
         }
+        // A Union with members of type t, or Any: decided at run time too.
+        if (auto u = actual->cast<UnionType>()) {
+          std::vector<TypePtr> members;
+          for (const TypePtr& m : u->members()) {
+            if (m->isSubtypeOf(*t)) members.push_back(m);
+          }
+          if (!members.empty()) {
+            result = std::nullopt;
+            refined = UnionType::create(std::move(members));
+            continue;
+          }
+        }
+        if (actual->kind() == TypeKind::Any) {
+          result = std::nullopt;
+          refined = t;
+          continue;
+        }
       }
     }
     if (matches) {
@@ -1720,7 +1737,7 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
     }
   }
   if (result) return constantCond(obj.range(), *result);
-  // Only an Optional can be undecided: prim::isinstance checks at run time.
+  // Only an Optional, a Union or Any can be undecided: prim::isinstance checks at run time.
   std::vector<TypePtr> checked;
   for (const TypePtr& t : types) {
     if (t) checked.push_back(t);
@@ -1729,7 +1746,20 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
   check->tys_(attr::types, checked);
   check->output()->setType(BoolType::get());
   RefinementSet refs;
-  if (obj.kind() == TK_VAR) refs.true_refinements.push_back({Var(obj.tree()).name().name(), refined});
+  if (obj.kind() == TK_VAR) {
+    const std::string& name = Var(obj.tree()).name().name();
+    refs.true_refinements.push_back({name, refined});
+    // A Union is, when the check fails, one of the members it did not match.
+    if (auto u = actual->cast<UnionType>()) {
+      std::vector<TypePtr> rest;
+      for (const TypePtr& m : u->members()) {
+        bool matched = false;
+        for (const TypePtr& t : checked) matched = matched || m->isSubtypeOf(*t);
+        if (!matched) rest.push_back(m);
+      }
+      if (!rest.empty()) refs.false_refinements.push_back({name, UnionType::create(std::move(rest))});
+    }
+  }
   return {check->output(), refs, std::nullopt};
 }
 

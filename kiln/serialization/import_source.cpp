@@ -260,9 +260,22 @@ IValue evaluateConstant(const Expr& e) {
       for (Expr item : ListLiteral(e.tree()).inputs()) elements.push_back(evaluateConstant(item));
       return IValue::list(commonElementType(elements), std::move(elements));
     }
+    case TK_APPLY: {
+      // torch.device("cpu")
+      Apply apply(e.tree());
+      if (apply.callee().range().text() == "torch.device" && apply.inputs().size() == 1 &&
+          apply.attributes().empty() && apply.inputs()[0].kind() == TK_STRINGLITERAL) {
+        try {
+          return IValue(Device::parse(StringLiteral(apply.inputs()[0].tree()).text()));
+        } catch (const Error& err) {
+          throwSourceError(e.range(), err.what());
+        }
+      }
+      break;
+    }
     default: break;
   }
-  throwSourceError(e.range(), "expected a constant value (a literal, or a tuple or list of literals)");
+  throwSourceError(e.range(), "expected a constant value (a literal, a device, or a tuple or list of these)");
 }
 
 // `__parameters__ = ["w", "b", ]`: the names listed.

@@ -12,7 +12,7 @@ import torch
 # Modules written once in a file (torch.jit.script reads their source).
 ZOO = '''
 import math
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -228,6 +228,57 @@ class Attention(nn.Module):
         return self.layer(x)
 
 
+class Constants(nn.Module):
+    """Constants of every kind the printer writes as `name : Final[T] = v`."""
+    __constants__ = ["s", "tup", "lst", "dev", "f", "neg", "big", "none", "dt"]
+
+    def __init__(self):
+        super().__init__()
+        self.s = "str\\"q"
+        self.tup = (1, (2.5, "x"))
+        self.lst = [1, 2]
+        self.dev = torch.device("cpu")
+        self.f = 1e-5
+        self.neg = -3
+        self.big = float("inf")
+        self.none = None
+        self.dt = torch.float32
+
+    def forward(self, x: Tensor) -> Tuple[Tensor, str, int]:
+        print(self.s, self.tup, self.lst, self.dev, self.f, self.neg, self.big, self.none, self.dt)
+        y = x.to(self.dev) * self.f + self.neg
+        return y.clamp(max=self.big), self.s + self.tup[1][1], self.lst[0]
+
+
+def helper(x: Tensor, k: int = 2) -> Tensor:
+    return x * k
+
+
+class Dynamic(nn.Module):
+    """Unions, Any, isinstance refinement, dict and list comprehensions, properties."""
+    def __init__(self):
+        super().__init__()
+        self.k = 2
+
+    @property
+    def double(self) -> int:
+        return self.k * 2
+
+    def forward(self, x: Tensor, u: Union[int, str], a: Any) -> Tensor:
+        y = helper(x)
+        if isinstance(u, int):
+            y = y + u
+        else:
+            y = y * len(u)
+        d = {i: i * 2 for i in range(3)}
+        l = [v for v in d.values()]
+        z = torch.jit.annotate(Optional[Tensor], None)
+        if len(l) > 1:
+            z = y
+        assert z is not None
+        return z + self.double + min(l)
+
+
 class Nested(nn.Module):
     def __init__(self):
         super().__init__()
@@ -290,7 +341,7 @@ def build_archives(tmp_path, with_programs=True):
 
     zoo = _load(ZOO, tmp_path, "zoo")
     for cls in ["Attributes", "ControlFlow", "TupleReturns", "Exported", "State", "Layers", "Recurrent",
-                "Attention", "Nested"]:
+                "Attention", "Nested", "Constants", "Dynamic"]:
         save(cls, torch.jit.script(getattr(zoo, cls)()))
     save("Layers_frozen", torch.jit.freeze(torch.jit.script(zoo.Layers().eval())))
     save("Leaf_frozen", torch.jit.freeze(torch.jit.script(zoo.Leaf(3).eval())))

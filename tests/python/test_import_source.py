@@ -125,7 +125,7 @@ def test_graphs_match_torch(results):
 
 def test_zoo_modules_import_completely(results):
     # The zoo's modules that use no missing operator import with every graph matching.
-    for name in ["Attributes", "ControlFlow", "TupleReturns", "Exported", "State", "Nested", "Leaf_frozen",
+    for name in ["Attributes", "ControlFlow", "TupleReturns", "Exported", "State", "Nested", "Leaf_frozen", "Constants", "Dynamic",
                  "nn_programs_Net"]:
         _, failures, graphs = results[name]
         assert not failures, (name, failures)
@@ -196,3 +196,20 @@ def f(x: Tensor, n: Optional[int]) -> Tuple[Tensor, List[int], int]:
                  "aten::mul(", "Tensor = prim::Constant[value="]:
         assert kind in graph, (kind, graph)
     assert "int[] = prim::ListConstruct()" in graph
+
+
+def test_isinstance_of_union_and_any_is_checked_at_run_time():
+    # The printed code of a Union or Any argument checks isinstance at run
+    # time (1.13 refines the Union on both branches).
+    src = """
+def f(u: Union[int, str], a: Any) -> int:
+    if isinstance(u, int):
+        return u + 1
+    if isinstance(a, str):
+        return len(a)
+    return len(u)
+"""
+    import torch
+    kiln_graph = str(kiln._C._compile(src).find_function("f").graph)
+    torch_graph = str(torch.jit.CompilationUnit(src).f.graph)
+    assert normalized(kiln_graph) == normalized(torch_graph)
