@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "kiln/core/interface_type.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/parser.h"
@@ -37,7 +38,7 @@ std::pair<std::string, std::string> splitQualified(const std::string& name) {
 // What the importer knows: the files read so far, the classes and functions
 // they define (parsed, defined when first needed), and the unit they go to.
 struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl> {
-  enum class ClassKind { Module, Class, NamedTuple };
+  enum class ClassKind { Module, Class, NamedTuple, Interface, ModuleInterface };
   struct ClassEntry {
     TreeRef def;
     std::string qualifier;
@@ -69,8 +70,10 @@ struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl>
   void parseFile(const std::string& qualifier);
   TypePtr findType(const std::string& qualified_name);
   TypePtr defineClass(const std::string& qualified_name, ClassEntry& entry);
+  TypePtr defineInterface(const std::string& qualified_name, ClassEntry& entry);
   std::shared_ptr<Function> findFunction(const std::string& qualified_name);
   void compilePending();
+  void compileMethods(const ClassTypePtr& cls);
   bool hasDefinition(const std::string& qualified_name) {
     auto [qualifier, name] = splitQualified(qualified_name);
     if (qualifier.empty()) return false;
@@ -352,8 +355,10 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
       kind = ClassKind::Module;
     } else if (text == "NamedTuple") {
       kind = ClassKind::NamedTuple;
-    } else if (text == "ModuleInterface" || text == "Interface") {
-      throwSourceError(base.range(), "interfaces are not supported yet (class '" + qualified_name + "')");
+    } else if (text == "ModuleInterface") {
+      kind = ClassKind::ModuleInterface;
+    } else if (text == "Interface") {
+      kind = ClassKind::Interface;
     } else if (text == "Enum") {
       throwSourceError(base.range(), "enums are not supported yet (class '" + qualified_name + "')");
     } else {
@@ -385,6 +390,8 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
     entry.defining = false;
     return type;
   }
+
+  if (kind == ClassKind::Interface || kind == ClassKind::ModuleInterface) return defineInterface(qualified_name, entry);
 
   auto cls = ClassType::create(qualified_name, kind == ClassKind::Module);
   // Registered before the attributes are typed: an attribute may have the
@@ -499,10 +506,56 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
   return cls;
 }
 
+// `class I(ModuleInterface):` / `class I(Interface):` declares methods
+// (`def forward(self, x: Tensor) -> Tensor: pass`): their schemas, self first.
+TypePtr SourceImporter::Impl::defineInterface(const std::string& qualified_name, ClassEntry& entry) {
+  ClassDef def(entry.def);
+  bool is_module = def.bases()[0].range().text() == "ModuleInterface";
+  auto iface = InterfaceType::create(qualified_name, is_module);
+  types[qualified_name] = iface;
+  target.define_class(iface);
+  for (Stmt stmt : def.body()) {
+    if (stmt.kind() == TK_PASS) continue;
+    if (stmt.kind() == TK_EXPR_STMT && ExprStmt(stmt.tree()).expr().kind() == TK_STRINGLITERAL) continue;
+    if (stmt.kind() != TK_DEF) {
+      throwSourceError(stmt.range(), "expected a method declaration in interface '" + qualified_name + "'");
+    }
+    Def method(stmt.tree());
+    Decl decl = method.decl();
+    std::vector<Argument> arguments;
+    for (Param param : decl.params()) {
+      Argument arg;
+      arg.name = param.ident().name();
+      if (arguments.empty()) {
+        arg.type = iface;
+      } else {
+        arg.type = param.type().present() ? parseType(param.type().get()) : TensorType::get();
+      }
+      arg.kwarg_only = param.kwargOnly();
+      if (param.defaultValue().present()) arg.default_value = evaluateConstant(param.defaultValue().get());
+      arguments.push_back(std::move(arg));
+    }
+    if (arguments.empty()) throwSourceError(method.range(), "methods must have a self argument");
+    Argument ret;
+    ret.type = decl.returnType().present() ? parseType(decl.returnType().get()) : NoneType::get();
+    const std::string& name = method.name().name();
+    if (iface->findMethod(name)) throwSourceError(method.name().range(), "method '" + name + "' is already declared");
+    iface->addMethodSchema(FunctionSchema(name, "", std::move(arguments), {ret}));
+  }
+  entry.defining = false;
+  return iface;
+}
+
 void SourceImporter::Impl::compilePending() {
   while (!to_compile.empty()) {
     ClassTypePtr cls = to_compile.front();
     to_compile.erase(to_compile.begin());
+    compileMethods(cls);
+  }
+}
+
+void SourceImporter::Impl::compileMethods(const ClassTypePtr& cls) {
+  {
     ClassEntry& entry = classes.at(cls->name());
     std::vector<MethodSource> methods;
     std::vector<std::string> roots;
@@ -558,6 +611,12 @@ SugaredValuePtr SourceImporter::Impl::definitionValue(const std::string& qualifi
   if (classes.count(qualified_name)) {
     TypePtr type = findType(qualified_name);
     if (auto cls = std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(type))) {
+      // Code that names a class may construct it and pass it where an
+      // interface is expected, which asks for its methods: compile them now.
+      if (auto it = std::find(to_compile.begin(), to_compile.end(), cls); it != to_compile.end()) {
+        to_compile.erase(it);
+        compileMethods(cls);
+      }
       return makeClassValue(cls);
     }
     if (auto tuple = std::dynamic_pointer_cast<const TupleType>(type)) {

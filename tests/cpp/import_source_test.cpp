@@ -244,3 +244,60 @@ TEST(ImportSource, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(SourceImporter::filenameOf("__torch__.torch.nn.modules.linear"),
             "code/__torch__/torch/nn/modules/linear.py");
 }
+
+TEST(ImportSource, InterfacesDispatchOnTheObjectsClass) {
+  Archive archive;
+  archive.files["__torch__"] = R"PY(class Iface(ModuleInterface):
+  def forward(self, x: Tensor) -> Tensor:
+    pass
+class Holder(Module):
+  __parameters__ = []
+  __buffers__ = []
+  training : bool
+  impl : __torch__.Iface
+  def forward(self: __torch__.Holder,
+    x: Tensor) -> Tensor:
+    impl = self.impl
+    return (impl).forward(x, )
+class Double(Module):
+  __parameters__ = []
+  __buffers__ = []
+  training : bool
+  def forward(self: __torch__.Double,
+    x: Tensor) -> Tensor:
+    return torch.mul(x, 2)
+class Other(Module):
+  __parameters__ = []
+  __buffers__ = []
+  training : bool
+  def forward(self: __torch__.Other,
+    x: int) -> int:
+    return x
+)PY";
+  auto importer = archive.importer();
+  auto holder_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.Holder")));
+  TypePtr iface = importer->loadType("__torch__.Iface");
+  auto double_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.Double")));
+  auto other_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.Other")));
+  ASSERT_TRUE(holder_type && iface && double_type && other_type);
+  EXPECT_EQ(iface->str(), "InterfaceType<Iface>");
+  EXPECT_EQ(iface->annotationStr(), "__torch__.Iface");
+  EXPECT_EQ(holder_type->attributeKind(1), SlotKind::Module);
+  EXPECT_TRUE(double_type->isSubtypeOf(*iface));
+  EXPECT_FALSE(other_type->isSubtypeOf(*iface));
+  auto graph = holder_type->findMethod("forward")->inlinableGraph();
+  EXPECT_EQ(countNodes(graph->block(), "prim::CallMethod"), 1u) << *graph;
+
+  Object impl(archive.unit, double_type);
+  impl.setattr("training", IValue(false));
+  Object holder(archive.unit, holder_type);
+  holder.setattr("training", IValue(false));
+  holder.setattr("impl", impl.toIValue());
+  IValue y = holder.run_method("forward", {IValue(ones({3}))});
+  EXPECT_DOUBLE_EQ(sum(y.toTensor()).item().toDouble(), 6.0);
+  Object other(archive.unit, other_type);
+  EXPECT_NE(errorOf([&] { holder.setattr("impl", other.toIValue()); }), "");
+}

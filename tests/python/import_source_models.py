@@ -279,6 +279,44 @@ class Dynamic(nn.Module):
         return z + self.double + min(l)
 
 
+@torch.jit.interface
+class ModuleIface(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        pass
+
+
+@torch.jit.interface
+class ScaleIface:
+    def scale(self, x: int) -> int:
+        pass
+
+
+@torch.jit.script
+class Doubler:
+    def __init__(self, k: int):
+        self.k = k
+
+    def scale(self, x: int) -> int:
+        return x * 2 * self.k
+
+
+def use_scale(s: ScaleIface, x: int) -> int:
+    return s.scale(x)
+
+
+class Interfaces(nn.Module):
+    """A submodule typed by a module interface, a class passed as an interface."""
+    impl: ModuleIface
+
+    def __init__(self):
+        super().__init__()
+        self.impl = Leaf(3)
+        self.plain = Leaf(3)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.impl.forward(x) + self.plain(x) * use_scale(Doubler(2), 3)
+
+
 class Nested(nn.Module):
     def __init__(self):
         super().__init__()
@@ -341,7 +379,7 @@ def build_archives(tmp_path, with_programs=True):
 
     zoo = _load(ZOO, tmp_path, "zoo")
     for cls in ["Attributes", "ControlFlow", "TupleReturns", "Exported", "State", "Layers", "Recurrent",
-                "Attention", "Nested", "Constants", "Dynamic"]:
+                "Attention", "Nested", "Constants", "Dynamic", "Interfaces"]:
         save(cls, torch.jit.script(getattr(zoo, cls)()))
     save("Layers_frozen", torch.jit.freeze(torch.jit.script(zoo.Layers().eval())))
     save("Leaf_frozen", torch.jit.freeze(torch.jit.script(zoo.Leaf(3).eval())))
