@@ -61,6 +61,8 @@ struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl>
   std::unordered_map<std::string, TreeRef> function_defs;
   std::unordered_map<std::string, std::shared_ptr<Function>> functions;
   std::set<std::string> functions_in_progress;
+  // Classes whose import failed, with the error.
+  std::unordered_map<std::string, std::string> failed;
   // Classes whose methods are still to compile: the outermost loadType
   // compiles them, so that a class's types are all defined before any code
   // that uses them is compiled.
@@ -334,13 +336,21 @@ void SourceImporter::Impl::parseFile(const std::string& qualifier) {
 }
 
 TypePtr SourceImporter::Impl::findType(const std::string& qualified_name) {
+  // A class that failed to import fails the same way again (its type may be
+  // half made: no code may use it).
+  if (auto it = failed.find(qualified_name); it != failed.end()) throw Error(it->second);
   if (auto it = types.find(qualified_name); it != types.end()) return it->second;
   auto [qualifier, name] = splitQualified(qualified_name);
   if (qualifier.empty()) return nullptr;
   parseFile(qualifier);
   auto it = classes.find(qualified_name);
   if (it == classes.end()) return nullptr;
-  return defineClass(qualified_name, it->second);
+  try {
+    return defineClass(qualified_name, it->second);
+  } catch (const Error& e) {
+    failed.emplace(qualified_name, e.what());
+    throw;
+  }
 }
 
 TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, ClassEntry& entry) {
@@ -555,7 +565,7 @@ void SourceImporter::Impl::compilePending() {
 }
 
 void SourceImporter::Impl::compileMethods(const ClassTypePtr& cls) {
-  {
+  try {
     ClassEntry& entry = classes.at(cls->name());
     std::vector<MethodSource> methods;
     std::vector<std::string> roots;
@@ -567,6 +577,9 @@ void SourceImporter::Impl::compileMethods(const ClassTypePtr& cls) {
     // __init__ first: the methods of a script class construct it.
     std::stable_partition(roots.begin(), roots.end(), [](const std::string& n) { return n == "__init__"; });
     if (!roots.empty()) defineMethods(cls, methods, roots, target, resolver);
+  } catch (const Error& e) {
+    failed.emplace(cls->name(), e.what());
+    throw;
   }
 }
 

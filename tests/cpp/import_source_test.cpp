@@ -238,6 +238,13 @@ TEST(ImportSource, ErrorsNameTheFileAndLine) {
   EXPECT_NE(e.find("File \"code/__torch__/e.py\", line 2"), std::string::npos) << e;
   e = errorOf([&] { importer->loadFunction("__torch__.f.f"); });
   EXPECT_NE(e.find("constant c3 is out of range"), std::string::npos) << e;
+  // A class that failed fails again the same way, not half-imported.
+  archive.files["__torch__.g"] =
+      "class G(Module):\n  __parameters__ = []\n  training : bool\n"
+      "  def forward(self: __torch__.g.G) -> int:\n    return self.nope\n";
+  std::string first = errorOf([&] { importer->loadType("__torch__.g.G"); });
+  EXPECT_NE(first.find("File \"code/__torch__/g.py\", line 5"), std::string::npos) << first;
+  EXPECT_EQ(errorOf([&] { importer->loadType("__torch__.g.G"); }), first);
   // Names no file defines are null, not errors.
   EXPECT_FALSE(importer->loadType("__torch__.nowhere.X"));
   EXPECT_FALSE(importer->loadFunction("__torch__.a.nothing"));
