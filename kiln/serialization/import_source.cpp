@@ -414,6 +414,7 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
     Expr type;
   };
   std::vector<Declared> attributes;
+  std::vector<Declared> hooks;
   for (Stmt stmt : def.body()) {
     switch (stmt.kind()) {
       case TK_DEF: {
@@ -447,6 +448,13 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
         if (name == "__parameters__" || name == "__buffers__") {
           if (!assign.rhs().present()) throwSourceError(stmt.range(), "expected a list of names");
           (name == "__parameters__" ? parameters : buffers) = nameList(assign.rhs().get());
+          break;
+        }
+        if (name == "__forward_pre_hooks__" || name == "__forward_hooks__") {
+          // The hooks are methods of the class (called by the code of the
+          // modules that hold it); the lists only say which ones are hooks.
+          if (!assign.rhs().present()) throwSourceError(stmt.range(), "expected a list of names");
+          for (const std::string& hook : nameList(assign.rhs().get())) hooks.push_back({hook, assign.rhs().get()});
           break;
         }
         if (!assign.type().present()) {
@@ -500,6 +508,11 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
       throwSourceError(a.type.range(), "'" + a.name + "' is already defined in class '" + qualified_name + "'");
     }
     cls->addAttribute(a.name, type, slot);
+  }
+  for (const Declared& hook : hooks) {
+    if (!entry.methods.count(hook.name)) {
+      throwSourceError(hook.type.range(), "hook '" + hook.name + "' is not a method of class '" + qualified_name + "'");
+    }
   }
   for (const std::string& name : parameters) {
     if (!cls->hasAttribute(name)) {

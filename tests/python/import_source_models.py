@@ -317,6 +317,26 @@ class Interfaces(nn.Module):
         return self.impl.forward(x) + self.plain(x) * use_scale(Doubler(2), 3)
 
 
+def pre_hook(m: nn.Module, inp: Tuple[Tensor]) -> Tuple[Tensor]:
+    return (inp[0] * 2,)
+
+
+def post_hook(m: nn.Module, inp: Tuple[Tensor], out: Tensor) -> Tensor:
+    return out - 1
+
+
+class Hooked(nn.Module):
+    """A submodule with forward hooks (methods of its class the caller calls)."""
+    def __init__(self):
+        super().__init__()
+        self.inner = Leaf(3)
+        self.inner.register_forward_pre_hook(pre_hook)
+        self.inner.register_forward_hook(post_hook)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.inner(x)
+
+
 class Nested(nn.Module):
     def __init__(self):
         super().__init__()
@@ -379,7 +399,7 @@ def build_archives(tmp_path, with_programs=True):
 
     zoo = _load(ZOO, tmp_path, "zoo")
     for cls in ["Attributes", "ControlFlow", "TupleReturns", "Exported", "State", "Layers", "Recurrent",
-                "Attention", "Nested", "Constants", "Dynamic", "Interfaces"]:
+                "Attention", "Nested", "Constants", "Dynamic", "Interfaces", "Hooked"]:
         save(cls, torch.jit.script(getattr(zoo, cls)()))
     save("Layers_frozen", torch.jit.freeze(torch.jit.script(zoo.Layers().eval())))
     save("Leaf_frozen", torch.jit.freeze(torch.jit.script(zoo.Leaf(3).eval())))
@@ -392,9 +412,7 @@ def build_archives(tmp_path, with_programs=True):
 
     if with_programs:
         import script_programs
-        for program in script_programs.OWN:
-            if program.get("prints"):
-                continue
+        for program in script_programs.PROGRAMS:
             scripted = _wrap_program(program, tmp_path)
             if scripted is not None:
                 save("program_" + program["name"], scripted)
