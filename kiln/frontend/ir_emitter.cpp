@@ -1475,12 +1475,18 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
 SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& apply, const TypePtr& type_hint) {
   using FormEmitter = SugaredValuePtr (FunctionEmitter::*)(const Apply&, const TypePtr&);
   static const std::unordered_map<std::string, FormEmitter> emitters = {
-      {"isinstance", &FunctionEmitter::emitIsInstanceForm}, {"annotate", &FunctionEmitter::emitAnnotateForm},
-      {"range", &FunctionEmitter::emitRangeForm},           {"zip", &FunctionEmitter::emitZipForm},
-      {"enumerate", &FunctionEmitter::emitEnumerateForm},   {"list", &FunctionEmitter::emitListForm},
-      {"hasattr", &FunctionEmitter::emitHasattrForm},       {"getattr", &FunctionEmitter::emitGetattrForm},
-      {"TupleConstruct", &FunctionEmitter::emitTupleForm},   {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
-      {"Uninitialized", &FunctionEmitter::emitUninitializedForm}, {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
+      {"isinstance", &FunctionEmitter::emitIsInstanceForm},
+      {"annotate", &FunctionEmitter::emitAnnotateForm},
+      {"range", &FunctionEmitter::emitRangeForm},
+      {"zip", &FunctionEmitter::emitZipForm},
+      {"enumerate", &FunctionEmitter::emitEnumerateForm},
+      {"list", &FunctionEmitter::emitListForm},
+      {"hasattr", &FunctionEmitter::emitHasattrForm},
+      {"getattr", &FunctionEmitter::emitGetattrForm},
+      {"TupleConstruct", &FunctionEmitter::emitTupleForm},
+      {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
+      {"Uninitialized", &FunctionEmitter::emitUninitializedForm},
+      {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
   };
   auto it = emitters.find(std::string(form.name()));
   if (it == emitters.end()) throwSourceError(apply.range(), "unsupported special form " + std::string(form.name()));

@@ -140,7 +140,8 @@ class OpsValue : public SugaredValue {
   SugaredValuePtr attr(const SourceRange& loc, Graph&, const std::string& field) override {
     if (ns_.empty()) return std::make_shared<OpsValue>(field);
     Symbol symbol = Symbol::fromQualString(ns_ + "::" + field);
-    if (symbol == prim::Uninitialized || symbol == prim::unchecked_cast) return std::make_shared<SpecialFormValue>(symbol);
+    if (symbol == prim::Uninitialized || symbol == prim::unchecked_cast)
+      return std::make_shared<SpecialFormValue>(symbol);
     if (!isBuiltinOperator(symbol)) throwSourceError(loc, "unknown builtin op: " + ns_ + "::" + field);
     return std::make_shared<BuiltinFunction>(symbol, std::nullopt);
   }
@@ -268,8 +269,8 @@ IValue evaluateConstant(const Expr& e) {
     case TK_APPLY: {
       // torch.device("cpu")
       Apply apply(e.tree());
-      if (apply.callee().range().text() == "torch.device" && apply.inputs().size() == 1 &&
-          apply.attributes().empty() && apply.inputs()[0].kind() == TK_STRINGLITERAL) {
+      if (apply.callee().range().text() == "torch.device" && apply.inputs().size() == 1 && apply.attributes().empty() &&
+          apply.inputs()[0].kind() == TK_STRINGLITERAL) {
         try {
           return IValue(Device::parse(StringLiteral(apply.inputs()[0].tree()).text()));
         } catch (const Error& err) {
@@ -458,8 +459,8 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
           break;
         }
         if (!assign.type().present()) {
-          throwSourceError(stmt.range(), "expected an attribute `name : Type` in the body of class '" +
-                                             qualified_name + "'");
+          throwSourceError(stmt.range(),
+                           "expected an attribute `name : Type` in the body of class '" + qualified_name + "'");
         }
         Expr type = assign.type().get();
         bool is_final = type.kind() == TK_SUBSCRIPT && Subscript(type.tree()).value().range().text() == "Final";
@@ -473,9 +474,9 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
             value = IValue(static_cast<double>(value.toInt()));
           }
           if (!value.type()->isSubtypeOf(*constant_type)) {
-            throwSourceError(assign.rhs().get().range(), "expected a value of type " +
-                                                             constant_type->annotationStr() + " for constant '" +
-                                                             name + "' but found " + value.type()->annotationStr());
+            throwSourceError(assign.rhs().get().range(), "expected a value of type " + constant_type->annotationStr() +
+                                                             " for constant '" + name + "' but found " +
+                                                             value.type()->annotationStr());
           }
           if (cls->hasAttribute(name) || cls->findConstant(name)) {
             throwSourceError(lhs.range(), "'" + name + "' is already defined in class '" + qualified_name + "'");

@@ -84,8 +84,8 @@ TEST(ImportSource, ModuleClassAttributesInDeclarationOrder) {
   EXPECT_TRUE(cls->isModule());
   std::vector<std::string> names;
   for (size_t i = 0; i < cls->numAttributes(); ++i) names.push_back(cls->attributeName(i));
-  EXPECT_EQ(names, (std::vector<std::string>{"weight", "offset", "training", "_is_full_backward_hook", "scale",
-                                             "names", "0"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"weight", "offset", "training", "_is_full_backward_hook", "scale", "names",
+                                             "0"}));
   EXPECT_EQ(cls->attributeKind(0), SlotKind::Parameter);
   EXPECT_EQ(cls->attributeKind(1), SlotKind::Buffer);
   EXPECT_EQ(cls->attributeKind(2), SlotKind::Attribute);
@@ -109,10 +109,10 @@ TEST(ImportSource, ImportedModuleRuns) {
   archive.files["__torch__.models"] = kModels;
   archive.files["__torch__.layers"] = kLayers;
   auto importer = archive.importer();
-  auto net_type = std::dynamic_pointer_cast<ClassType>(
-      std::const_pointer_cast<Type>(importer->loadType("__torch__.models.Net")));
-  auto scale_type = std::dynamic_pointer_cast<ClassType>(
-      std::const_pointer_cast<Type>(importer->loadType("__torch__.layers.Scale")));
+  auto net_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.models.Net")));
+  auto scale_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.layers.Scale")));
   ASSERT_TRUE(net_type && scale_type);
   // What the archive loader does with the pickle: fill the slots.
   Object scale(archive.unit, scale_type);
