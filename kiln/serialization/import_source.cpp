@@ -24,6 +24,12 @@ namespace {
 
 constexpr const char* kRootQualifier = "__torch__";
 
+// How deep definitions may need one another while they are imported (a
+// class typed by a class typed by ..., a function calling a function ...):
+// each level is a nested compilation, so an archive must not make the stack
+// overflow. Real models need a few levels.
+constexpr int kMaxImportNesting = 128;
+
 bool isQualifiedName(const std::string& name) { return name.rfind(std::string(kRootQualifier) + ".", 0) == 0; }
 
 // `a.b.C` -> {"a.b", "C"}.
@@ -68,6 +74,25 @@ struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl>
   // that uses them is compiled.
   std::vector<ClassTypePtr> to_compile;
   int depth = 0;
+  int nesting = 0;
+
+  // Counts one level of nested definition (see kMaxImportNesting).
+  class Nesting {
+   public:
+    Nesting(Impl& impl, const std::string& what) : impl_(impl) {
+      if (impl_.nesting >= kMaxImportNesting) {
+        throw Error("importing '" + what + "' needs definitions nested deeper than " +
+                    std::to_string(kMaxImportNesting) + " levels");
+      }
+      ++impl_.nesting;
+    }
+    ~Nesting() { --impl_.nesting; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    Impl& impl_;
+  };
 
   void parseFile(const std::string& qualifier);
   TypePtr findType(const std::string& qualified_name);
@@ -347,6 +372,7 @@ TypePtr SourceImporter::Impl::findType(const std::string& qualified_name) {
   auto it = classes.find(qualified_name);
   if (it == classes.end()) return nullptr;
   try {
+    Nesting nesting(*this, qualified_name);
     return defineClass(qualified_name, it->second);
   } catch (const Error& e) {
     failed.emplace(qualified_name, e.what());
@@ -580,6 +606,7 @@ void SourceImporter::Impl::compilePending() {
 
 void SourceImporter::Impl::compileMethods(const ClassTypePtr& cls) {
   try {
+    Nesting nesting(*this, cls->name());
     ClassEntry& entry = classes.at(cls->name());
     std::vector<MethodSource> methods;
     std::vector<std::string> roots;
@@ -622,6 +649,7 @@ std::shared_ptr<Function> SourceImporter::Impl::findFunction(const std::string& 
     return raw->findFunctionShared(prefix + n);
   };
   try {
+    Nesting nesting(*this, qualified_name);
     defineFunctions({it->second}, resolver, one);
   } catch (...) {
     functions_in_progress.erase(qualified_name);

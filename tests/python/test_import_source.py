@@ -207,3 +207,25 @@ def f(u: Union[int, str], a: Any) -> int:
     kiln_graph = str(kiln._C._compile(src).find_function("f").graph)
     torch_graph = str(torch.jit.CompilationUnit(src).f.graph)
     assert normalized(kiln_graph) == normalized(torch_graph)
+
+
+@pytest.mark.parametrize("kind", ["class", "function"])
+def test_deep_chains_of_definitions_are_errors_not_crashes(kind):
+    n = 5000
+    if kind == "class":
+        src = "".join(f"class A{i}:\n  x : Optional[__torch__.A{i + 1}]\n" for i in range(n)) + f"class A{n}:\n  x : int\n"
+        load = lambda imp: imp.load_type("__torch__.A0")  # noqa: E731
+    else:
+        src = "".join(f"def f{i}(x: int) -> int:\n  return __torch__.f{i + 1}(x)\n" for i in range(n))
+        src += f"def f{n}(x: int) -> int:\n  return x\n"
+        load = lambda imp: imp.load_function("__torch__.f0")  # noqa: E731
+    with pytest.raises(RuntimeError, match="nested deeper than"):
+        load(_importer({"code/__torch__.py": src}))
+    # A chain of a hundred is fine.
+    short = src.split(f"A100:" if kind == "class" else "def f100(")[0]
+    if kind == "class":
+        short += "A100:\n  x : int\n"
+        assert _importer({"code/__torch__.py": short}).load_type("__torch__.A0") == "__torch__.A0"
+    else:
+        short += "def f100(x: int) -> int:\n  return x\n"
+        assert _importer({"code/__torch__.py": short}).load_function("__torch__.f0") == "__torch__.f0"
