@@ -43,11 +43,10 @@ std::pair<std::string, std::string> splitQualified(const std::string& name) {
 
 // What the importer knows: the files read so far, the classes and functions
 // they define (parsed, defined when first needed), and the unit they go to.
-struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl> {
+struct SourceImporter::Impl {
   enum class ClassKind { Module, Class, NamedTuple, Interface, ModuleInterface };
   struct ClassEntry {
     TreeRef def;
-    std::string qualifier;
     std::map<std::string, TreeRef> methods;
     std::vector<std::string> method_order;
     bool defining = false;
@@ -69,9 +68,9 @@ struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl>
   std::set<std::string> functions_in_progress;
   // Classes whose import failed, with the error.
   std::unordered_map<std::string, std::string> failed;
-  // Classes whose methods are still to compile: the outermost loadType
-  // compiles them, so that a class's types are all defined before any code
-  // that uses them is compiled.
+  // Classes whose methods are still to compile: the outermost import step
+  // compiles them (or code that names the class, earlier), so that the
+  // types a class needs are all defined before code using them compiles.
   std::vector<ClassTypePtr> to_compile;
   int depth = 0;
   int nesting = 0;
@@ -337,7 +336,6 @@ void SourceImporter::Impl::parseFile(const std::string& qualifier) {
         }
         ClassEntry& entry = classes[name];
         entry.def = tree;
-        entry.qualifier = qualifier;
         defined.push_back(name);
         break;
       }
