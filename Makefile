@@ -8,7 +8,8 @@ LIT ?= /usr/lib/llvm-14/build/utils/lit/lit.py
 # Debian packages kiln needs to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config python3-dev pybind11-dev \
 	python3-numpy python3-pytest python3-torch libopenblas-dev libsleef-dev \
-	libgtest-dev llvm-14-tools clang-format-14
+	libgtest-dev llvm-14-tools clang-format-14 \
+	libminizip-dev zlib1g-dev libdeflate-dev
 
 .PHONY: deps configure build test demo bench clean cpp-test py-test lit-test fuzz sanitize format format-check
 
@@ -43,7 +44,7 @@ py-test: build
 
 test: cpp-test lit-test py-test
 
-# libFuzzer on the IR, schema and script parsers, the script compiler and the unpickler (clang-14, ASan, UBSan), each for
+# libFuzzer on the IR, schema and script parsers, the script compiler, the unpickler and the archive loader (clang-14, ASan, UBSan), each for
 # FUZZ_SECONDS, growing the corpora in tests/fuzz_corpus; crashes land in build-fuzz/.
 FUZZ_SECONDS ?= 120
 fuzz:
@@ -54,6 +55,7 @@ fuzz:
 	build-fuzz/fuzz_script_parser tests/fuzz_corpus/script -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -artifact_prefix=build-fuzz/script-
 	build-fuzz/fuzz_script_compile tests/fuzz_corpus/script -dict=fuzz/script.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -artifact_prefix=build-fuzz/compile-
 	build-fuzz/fuzz_unpickler tests/fuzz_corpus/pickle -dict=fuzz/pickle.dict -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 -artifact_prefix=build-fuzz/pickle-
+	build-fuzz/fuzz_archive tests/fuzz_corpus/archive -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -artifact_prefix=build-fuzz/archive-
 
 # ASan + UBSan (gcc, -O1) in their own build folder: the C++ tests, the lit tests
 # and one pass of each fuzz target over its committed corpus. Python tests are
@@ -63,7 +65,7 @@ fuzz:
 SANITIZE_DIR ?= build-sanitize
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-FUZZ_TARGETS := ir_parser schema_parser script_parser script_compile unpickler
+FUZZ_TARGETS := ir_parser schema_parser script_parser script_compile unpickler archive
 sanitize: deps
 	@[ -f $(SANITIZE_DIR)/build.ninja ] || cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
 	  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g" -DKILN_SANITIZE=ON
@@ -75,6 +77,7 @@ sanitize: deps
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/replay_script_parser tests/fuzz_corpus/script
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/replay_script_compile tests/fuzz_corpus/script
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/replay_unpickler tests/fuzz_corpus/pickle
+	$(SANITIZE_ENV) $(SANITIZE_DIR)/replay_archive tests/fuzz_corpus/archive
 
 # C++ style: .clang-format (clang-format 14) over every tracked .cpp and .h.
 CLANG_FORMAT ?= clang-format-14
@@ -93,6 +96,7 @@ bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_compile.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_plans.py
 	OPENBLAS_NUM_THREADS=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_fuser.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py
 
 clean:
 	rm -rf $(BUILD_DIR) python/kiln/_C*.so

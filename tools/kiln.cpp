@@ -1,5 +1,6 @@
 // The kiln command line: inspect operators, print graphs of IR text and of
-// TorchScript source, and run a function of a TorchScript file.
+// TorchScript source, run a function of a TorchScript file or a method of a
+// TorchScript archive, and describe an archive.
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -23,6 +24,10 @@
 #include "kiln/passes/pass_registry.h"
 #include "kiln/passes/peephole.h"
 #include "kiln/passes/pipeline.h"
+#include "kiln/serialization/archive_info.h"
+#include "kiln/serialization/import.h"
+#include "kiln/serialization/python_print.h"
+#include "kiln/serialization/zip_file.h"
 
 namespace {
 
@@ -55,6 +60,9 @@ int usage(std::ostream& out, int code) {
          "  graph FILE.py [FN]      compile a TorchScript source file and print the graphs of its functions\n"
          "                          (or of FN) as compiled, before optimization; other files are taken as\n"
          "                          IR text when they begin with `graph(`, else as TorchScript\n"
+         "  graph --code FILE.py [FN]\n"
+         "                          the functions (or FN) printed back as Python, as torch's `.code` prints them,\n"
+         "                          then the source's classes as torch.jit.save writes them\n"
          "  graph --optimized FILE.ir\n"
          "                          the graph after the executor's pipeline, for the input types it declares\n"
          "  graph --optimized FILE.py [FN [ARG...]]\n"
@@ -63,6 +71,11 @@ int usage(std::ostream& out, int code) {
          "  run FILE.py FN ARG...   compile FILE.py, run FN and print its result; each ARG is a Python literal\n"
          "      [--out DIR]         (3, -1.5, True, None, 'text', [1, 2], (1, 'a'), {'k': 2.0}) or a .npy file\n"
          "                          for a tensor; --out saves the tensors of the result as DIR/out0.npy, ...\n"
+         "  run MODEL.pt [ARG...]   load a TorchScript archive (torch.jit.save's or kiln's) and run its forward\n"
+         "      [--method NAME]     (or NAME) on the ARGs (.npy files or literals, as above); prints the result\n"
+         "      [-o OUT.npy]        and writes its tensor to OUT.npy (several: OUT_0.npy, OUT_1.npy, ...)\n"
+         "  info MODEL.pt           the archive's methods and signatures, parameter and buffer sizes, and every\n"
+         "                          operator its code calls, marking those kiln lacks\n"
          "  opt FILE.ir -p P1,P2    run the named passes on IR text in order and print the result\n"
          "  opt FILE.py [FN] -p P1,P2  compile a TorchScript source file and run the passes on a copy of the\n"
          "                          graph of FN (or of each function, printed as `graph` prints them)\n"
@@ -243,6 +256,30 @@ int printScriptGraphs(const std::string& path, const std::string& text, const ch
   return 0;
 }
 
+// `kiln graph --code FILE.py [FN]`: each function's `.code` (blank lines
+// between), then each class of the source as an archive's code/ file has it.
+int printScriptCode(const std::string& path, const std::string& text, const char* name) {
+  auto unit = kiln::compile(text, nullptr, path);
+  if (name) {
+    std::cout << kiln::printFunctionCode(findFunction(*unit, name, path));
+    return 0;
+  }
+  bool first = true;
+  for (kiln::GraphFunction* f : unit->functions()) {
+    std::cout << (first ? "" : "\n") << kiln::printFunctionCode(*f);
+    first = false;
+  }
+  std::vector<kiln::IValue> constants;
+  kiln::PrintDeps deps;
+  for (const kiln::ClassTypePtr& cls : unit->classes()) {
+    kiln::PythonPrinter printer(constants, deps);
+    printer.printNamedType(cls);
+    std::cout << (first ? "" : "\n") << printer.str();
+    first = false;
+  }
+  return 0;
+}
+
 // `kiln opt FILE [FN] -p a,b`: IR text, or copies of the compiled graphs
 // (the functions' own graphs stay as compiled, for the calls between them).
 int optimizeGraphs(const std::string& path, const std::string& text, const char* name,
@@ -417,6 +454,48 @@ int runFunction(const std::vector<std::string>& args, const std::optional<std::s
   return 0;
 }
 
+// A TorchScript archive rather than a source file: by its zip signature.
+bool isArchive(const std::string& path) {
+  if (endsWith(path, ".py")) return false;
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::memcmp(magic, "PK\x03\x04", 4) == 0;
+}
+
+// `kiln run MODEL.pt ARG... [--method NAME] [-o OUT.npy]`.
+int runArchive(const std::string& path, const std::vector<std::string>& inputs, const std::string& method_name,
+               const std::optional<std::string>& out_file) {
+  kiln::Module module = kiln::load(path);
+  kiln::Method method = module.get_method(method_name);
+  kiln::GraphFunction& f = method.function();
+  kiln::Stack stack;
+  // The method's arguments after `self`.
+  for (size_t i = 0; i < inputs.size(); ++i) stack.push_back(argumentValue(f, i + 1, inputs[i]));
+  kiln::IValue result = method(std::move(stack));
+  printPythonValue(std::cout, result);
+  std::cout << "\n";
+  if (out_file) {
+    std::vector<kiln::Tensor> tensors;
+    collectTensors(result, tensors);
+    KILN_CHECK(!tensors.empty(), "-o ", *out_file, ": the result holds no tensor");
+    if (tensors.size() == 1) {
+      kiln::saveNpy(*out_file, tensors[0]);
+    } else {
+      std::filesystem::path out(*out_file);
+      std::string stem = (out.parent_path() / out.stem()).string();
+      for (size_t i = 0; i < tensors.size(); ++i) kiln::saveNpy(stem + "_" + std::to_string(i) + ".npy", tensors[i]);
+    }
+  }
+  return 0;
+}
+
+int printArchiveInfo(const std::string& path) {
+  kiln::ZipReader archive = kiln::ZipReader::openFile(path);
+  kiln::ArchiveInfo info = kiln::describeArchive(archive);
+  std::cout << kiln::formatArchiveInfo(info);
+  return 0;
+}
+
 int runCommand(const std::vector<std::string>& args, bool split);
 
 int run(const std::vector<std::string>& args) {
@@ -437,6 +516,15 @@ int runCommand(const std::vector<std::string>& args, bool split) {
   if (command == "ops") {
     if (args.size() > 2) return usage(std::cerr, 2);
     return listOps(args.size() == 2 ? args[1].c_str() : nullptr);
+  }
+  if (command == "graph" && args.size() > 1 && args[1] == "--code") {
+    if (args.size() < 3 || args.size() > 4) return usage(std::cerr, 2);
+    std::string text = readText(args[2]);
+    KILN_CHECK(!isIRText(args[2], text), "kiln graph --code: ", args[2],
+               " is IR text; --code prints TorchScript source");
+    return forEachPart(text, split, [&](const std::string& part) {
+      return printScriptCode(args[2], part, args.size() == 4 ? args[3].c_str() : nullptr);
+    });
   }
   if (command == "graph") {
     bool optimized = args.size() > 1 && args[1] == "--optimized";
@@ -464,17 +552,30 @@ int runCommand(const std::vector<std::string>& args, bool split) {
   }
   if (command == "run") {
     std::vector<std::string> positional;
-    std::optional<std::string> out_dir;
+    std::optional<std::string> out_dir, out_file;
+    std::string method = "forward";
     for (size_t i = 1; i < args.size(); ++i) {
-      if (args[i] == "--out") {
+      if (args[i] == "--out" || args[i] == "-o" || args[i] == "--method") {
         if (i + 1 == args.size()) return usage(std::cerr, 2);
-        out_dir = args[++i];
+        const std::string& value = args[++i];
+        if (args[i - 1] == "--out") out_dir = value;
+        if (args[i - 1] == "-o") out_file = value;
+        if (args[i - 1] == "--method") method = value;
       } else {
         positional.push_back(args[i]);
       }
     }
-    if (positional.size() < 2) return usage(std::cerr, 2);
+    if (!positional.empty() && isArchive(positional[0])) {
+      if (out_dir) return usage(std::cerr, 2);
+      return runArchive(positional[0], std::vector<std::string>(positional.begin() + 1, positional.end()), method,
+                        out_file);
+    }
+    if (positional.size() < 2 || out_file || method != "forward") return usage(std::cerr, 2);
     return runFunction(positional, out_dir);
+  }
+  if (command == "info") {
+    if (args.size() != 2) return usage(std::cerr, 2);
+    return printArchiveInfo(args[1]);
   }
   std::cerr << "kiln: unknown command '" << command << "'\n";
   return usage(std::cerr, 2);

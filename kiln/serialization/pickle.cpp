@@ -798,6 +798,9 @@ class Unpickler {
     Item& target = stack_.back();
     if (target.kind == Kind::Object && !objects_[target.index].built) {
       PendingObject& object = objects_[target.index];
+      // The caller may keep the state (to run __setstate__ after the whole
+      // pickle is read): it is settled and kept like the result.
+      if (isContainer(state)) kept_states_.push_back(state);
       IValue value = options_.load_object(class_names_[object.class_index], std::move(state));
       if (isContainer(value)) created_.push_back(value);
       object.built = true;
@@ -982,6 +985,7 @@ class Unpickler {
     KILN_CHECK(stack_.size() == 1, "the pickle leaves ", stack_.size(), " values on the stack (expected 1)");
     IValue result = popValue();
     std::unordered_set<const void*> reachable;
+    for (const IValue& state : kept_states_) settle(state, reachable);
     settle(result, reachable);
     teardown(&reachable);
     return result;
@@ -1074,6 +1078,7 @@ class Unpickler {
       }
     }
     stack_.clear();
+    kept_states_.clear();
     memo_.clear();
     for (PendingObject& o : objects_) o.value = IValue();
     created_.clear();
@@ -1095,6 +1100,7 @@ class Unpickler {
   uint8_t op_ = 0;
 
   std::vector<Item> stack_;
+  std::vector<IValue> kept_states_;  // what BUILD handed to load_object
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Item> memo_;
   std::vector<CallableGlobal> callables_;
@@ -1434,16 +1440,22 @@ class Pickler {
     size_t dot = name.rfind('.');
     KILN_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < name.size(), "pickle: class '", name,
                "' has no qualified name");
+    if (options_.on_class && classes_.insert(o.type.get()).second) options_.on_class(o.type);
     writeGlobal(name.substr(0, dot), name.substr(dot + 1));
     opcode(op::EMPTY_TUPLE);
     opcode(op::NEWOBJ);
-    opcode(op::EMPTY_DICT);
-    opcode(op::MARK);
-    for (size_t i = 0; i < o.type->numAttributes(); ++i) {
-      writeString(o.type->attributeName(i));
-      write(i < o.slots.size() ? o.slots[i] : IValue());
+    std::optional<IValue> state = options_.get_state ? options_.get_state(v) : std::nullopt;
+    if (state) {
+      write(*state);
+    } else {
+      opcode(op::EMPTY_DICT);
+      opcode(op::MARK);
+      for (size_t i = 0; i < o.type->numAttributes(); ++i) {
+        writeString(o.type->attributeName(i));
+        write(i < o.slots.size() ? o.slots[i] : IValue());
+      }
+      opcode(op::SETITEMS);
     }
-    opcode(op::SETITEMS);
     opcode(op::BUILD);
     memo_[&o] = put();
   }
@@ -1466,6 +1478,7 @@ class Pickler {
   uint32_t next_memo_ = 0;
   size_t depth_ = 0;
   std::unordered_map<const void*, uint32_t> memo_;
+  std::unordered_set<const ClassType*> classes_;  // reported to on_class
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<std::string, uint32_t> globals_;
   std::unordered_map<std::string, uint32_t> devices_;

@@ -13,6 +13,8 @@
 // exhausting the process.
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +36,8 @@ struct UnpickleOptions {
   // pickled state: the argument of BUILD, a dict of attributes or what the
   // class's __getstate__ returned. Lists and dicts inside the state may still
   // have element type Any: element types are settled when the whole pickle
-  // has been read. Without it, a class raises.
+  // has been read, and the state stays whole after unpickle returns (the
+  // caller may keep it, to run __setstate__ then). Without it, a class raises.
   std::function<IValue(const std::string& qualified_name, IValue state)> load_object;
   // Resolves the type text of torch.jit._pickle.restore_type_tag
   // (`Dict[str, Tensor]`, `List[__torch__.Foo]`). Without it,
@@ -68,6 +71,14 @@ struct PickleOptions {
   // Deeper values (or values that contain themselves through tuples or
   // objects) raise.
   size_t max_depth = 1000;
+  // The state written for a script object (the argument of its BUILD):
+  // what the class's __getstate__ returns, or nullopt for the dict of its
+  // attributes. The archive writer runs __getstate__ here; without it,
+  // objects are always written as their attributes.
+  std::function<std::optional<IValue>(const IValue& object)> get_state;
+  // Called with each class the pickle writes an object of, the first time
+  // (the archive writer prints their code in this order).
+  std::function<void(const std::shared_ptr<ClassType>& cls)> on_class;
 };
 
 // A storage the pickle refers to by persistent id: the zip layer writes its

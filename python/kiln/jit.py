@@ -20,10 +20,11 @@ from . import _jit
 from ._jit_internal import _MODIFIER, export, ignore, unused, modifier, annotate, is_scripting  # noqa: F401
 from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing  # noqa: F401  (as torch.jit)
 from .nn._script import ScriptModule, script_module
+from ._serialization import load, save  # noqa: F401  (kiln.jit.load and save, as torch.jit's)
 from .nn.module import Module
 
 __all__ = ["Final", "script", "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing", "export",
-           "ignore", "unused", "modifier", "annotate", "is_scripting", "ScriptModule"]
+           "ignore", "unused", "modifier", "annotate", "is_scripting", "ScriptModule", "load", "save"]
 
 
 def script(obj):

@@ -8,7 +8,8 @@
 
 namespace kiln {
 class GraphFunction;
-}
+class Function;
+}  // namespace kiln
 
 namespace kiln::python {
 
@@ -50,6 +51,10 @@ void bindObjects(py::module_& m);
 void bindNn(py::module_& m);
 void bindSerialization(py::module_& m);
 void bindImportSource(py::module_& m);
+// `.code` and `.code_with_constants` (the code and a dict {"c0": value, ...}
+// of its CONSTANTS) of a function; `as_method` leaves `self` unannotated.
+std::string functionCode(const Function& function, bool as_method);
+py::tuple functionCodeWithConstants(const Function& function, bool as_method);
 
 // Names resolved through a Python callable (see frontend.cpp).
 ResolverPtr makePythonResolver(py::object lookup, std::string caller);

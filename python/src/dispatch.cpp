@@ -410,6 +410,24 @@ std::optional<IValue> toIValue(py::handle obj, const Argument& arg, bool relaxed
   return toIValueOfType(obj, arg.type, arg.type_text, relaxed);
 }
 
+// A TorchScript NamedTuple comes to Python as a collections.namedtuple
+// class of its name and fields (one class per type), as torch returns them
+// from modules that were loaded rather than scripted from Python.
+static py::object namedTupleClass(const TupleType& type) {
+  static auto* cache = new std::unordered_map<std::string, py::object>();
+  std::string key = type.name().value_or("NamedTuple");
+  for (const std::string& f : type.fieldNames()) key += "," + f;
+  auto it = cache->find(key);
+  if (it != cache->end()) return it->second;
+  py::list fields;
+  for (const std::string& f : type.fieldNames()) fields.append(f);
+  std::string name = type.name().value_or("NamedTuple");
+  name = name.substr(name.rfind('.') + 1);
+  py::object cls = py::module_::import("collections").attr("namedtuple")(name, fields);
+  cache->emplace(key, cls);
+  return cls;
+}
+
 py::object toPython(const IValue& v) {
   switch (v.tag()) {
     case IValue::Tag::None: return py::none();
@@ -427,6 +445,10 @@ py::object toPython(const IValue& v) {
       const auto& elems = v.toTupleRef().elements;
       py::tuple out(elems.size());
       for (size_t i = 0; i < elems.size(); ++i) out[i] = toPython(elems[i]);
+      const TypePtr& type = v.toTupleRef().type;
+      if (type && type->isa<TupleType>() && !type->cast<TupleType>()->fieldNames().empty()) {
+        return namedTupleClass(*type->cast<TupleType>())(*out);
+      }
       return out;
     }
     case IValue::Tag::Device: return py::str(v.toDevice().str());

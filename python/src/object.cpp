@@ -11,6 +11,7 @@
 #include "kiln/frontend/parser.h"
 #include "kiln/ir/graph.h"
 #include "kiln/runtime/module.h"
+#include "kiln/serialization/python_print.h"
 
 namespace kiln::python {
 
@@ -341,6 +342,9 @@ void bindObjects(py::module_& m) {
       .def_property_readonly("graph", [](const PyScriptMethod& sm) { return sm.function->graph(); })
       .def_property_readonly("schema", [](const PyScriptMethod& sm) { return sm.function->getSchema().str(); })
       .def_property_readonly("owner", [](const PyScriptMethod& sm) { return PyScriptObject{sm.object}; })
+      .def_property_readonly("code", [](const PyScriptMethod& sm) { return functionCode(*sm.function, true); })
+      .def_property_readonly("code_with_constants",
+                             [](const PyScriptMethod& sm) { return functionCodeWithConstants(*sm.function, true); })
       .def(
           "graph_for",
           [](const PyScriptMethod& sm, const py::args& args, const py::kwargs& kwargs) {
@@ -363,6 +367,19 @@ void bindObjects(py::module_& m) {
            py::arg("type"))
       .def_property_readonly("type", [](const PyScriptObject& o) { return classHandle(o.object->type); })
       .def("getattr", [](const PyScriptObject& o, const std::string& name) { return getAttribute(o.object, name); })
+      .def(
+          "_archive_code",
+          [](const PyScriptObject& o) {
+            // What torch.jit.save writes under code/ for this object's type:
+            // [(path, text)] and the CONSTANTS table.
+            ArchiveCodeWriter writer;
+            writer.convertTypes(o.object->type);
+            py::list files, constants;
+            for (const CodeFile& f : writer.files()) files.append(py::make_tuple(f.path, f.text));
+            for (const IValue& c : writer.constants()) constants.append(toPython(c));
+            return py::make_tuple(files, constants);
+          },
+          "The code/ records of an archive of this object: ([(path, text)], constants).")
       .def("setattr", [](const PyScriptObject& o, const std::string& name,
                          py::handle value) { setAttribute(o.object, name, value); })
       .def("hasattr",

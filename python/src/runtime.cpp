@@ -115,6 +115,9 @@ void bindRuntime(py::module_& m) {
       .def_property_readonly("name", &GraphFunction::name)
       .def_property_readonly("graph", &GraphFunction::graph)
       .def_property_readonly("schema", [](const GraphFunction& f) { return f.getSchema().str(); })
+      .def_property_readonly("code", [](const GraphFunction& f) { return functionCode(f, false); })
+      .def_property_readonly("code_with_constants",
+                             [](const GraphFunction& f) { return functionCodeWithConstants(f, false); })
       .def(
           "graph_for",
           [](GraphFunction& f, const py::args& args) { return f.executor().getPlanFor(stackFor(f, args)).graph; },

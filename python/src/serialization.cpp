@@ -6,6 +6,12 @@
 
 #include "bindings.h"
 #include "kiln/serialization/pickle.h"
+#include "kiln/runtime/function.h"
+#include "kiln/serialization/export.h"
+#include "kiln/serialization/import.h"
+#include "kiln/serialization/pickle_file.h"
+#include "kiln/serialization/python_print.h"
+#include "kiln/serialization/zip_file.h"
 
 namespace kiln::python {
 
@@ -52,6 +58,22 @@ IValue pickleableToIValue(py::handle obj, size_t depth) {
 
 }  // namespace
 
+std::string functionCode(const Function& function, bool as_method) {
+  return as_method ? printMethodCode(function) : printFunctionCode(function);
+}
+
+py::tuple functionCodeWithConstants(const Function& function, bool as_method) {
+  CodeWithConstants printed =
+      as_method ? printMethodCodeWithConstants(function) : printFunctionCodeWithConstants(function);
+  py::dict constants;
+  for (size_t i = 0; i < printed.constants.size(); ++i) {
+    std::string key = "c";
+    key += std::to_string(i);
+    constants[py::str(key)] = toPython(printed.constants[i]);
+  }
+  return py::make_tuple(printed.code, constants);
+}
+
 void bindSerialization(py::module_& m) {
   // _unpickle(data, storages): the value of a pickle (a torch.save data.pkl),
   // its persistent ids' storages read from `storages` (key -> bytes, the
@@ -90,6 +112,67 @@ void bindSerialization(py::module_& m) {
         return py::make_tuple(py::bytes(result.data), storages);
       },
       py::arg("value"), py::arg("type_tags") = false);
+  // _load_pickle(path) / _load_pickle_bytes(data): what torch.save wrote.
+  m.def("_load_pickle", [](const std::string& path) { return toPython(loadPickle(path)); }, py::arg("path"));
+  m.def(
+      "_load_pickle_bytes",
+      [](py::bytes data, const std::string& name) {
+        ZipReader archive = ZipReader::fromBuffer(std::string(data), name);
+        return toPython(loadPickle(archive));
+      },
+      py::arg("data"), py::arg("name") = "<buffer>");
+  // _load(path, data, name, extra_names) -> (module object, {name: bytes}):
+  // a torch.jit.save archive from a path or, when path is None, from bytes.
+  m.def(
+      "_load",
+      [](py::object path, py::object data, const std::string& name, py::list extra_names) {
+        ExtraFilesMap extra;
+        for (py::handle n : extra_names) extra[n.cast<std::string>()] = "";
+        Module module = path.is_none() ? loadFromBuffer(std::string(data.cast<py::bytes>()), &extra, name)
+                                       : load(path.cast<std::string>(), &extra);
+        py::dict files;
+        for (const auto& [n, contents] : extra) files[py::str(n)] = py::bytes(contents);
+        return py::make_tuple(toPython(module.toIValue()), files);
+      },
+      py::arg("path"), py::arg("data"), py::arg("name"), py::arg("extra_names"));
+  // _save(module object or ScriptFunction, path, extra_files) writes a
+  // torch.jit.save archive to path, or returns its bytes when path is None.
+  m.def(
+      "_save",
+      [](py::handle what, py::object path, py::dict extra) -> py::object {
+        Module module;
+        if (auto object = objectToIValue(what, nullptr)) {
+          module = Module(object->toObject());
+        } else if (py::isinstance<GraphFunction>(what)) {
+          module = moduleForFunction(what.cast<GraphFunction&>());
+        } else {
+          KILN_ERROR("save: expected a script module or function, got ",
+                     std::string(py::str(py::type::handle_of(what).attr("__name__"))));
+        }
+        ExtraFilesMap files;
+        for (auto item : extra) {
+          py::handle contents = item.second;
+          files[item.first.cast<std::string>()] =
+              PyBytes_Check(contents.ptr()) ? std::string(contents.cast<py::bytes>()) : contents.cast<std::string>();
+        }
+        if (path.is_none()) return py::bytes(saveToBuffer(module, files));
+        save(module, path.cast<std::string>(), files);
+        return py::none();
+      },
+      py::arg("what"), py::arg("path"), py::arg("extra_files"));
+  // _save_pickle(value, path=None): writes the file torch.save would, or
+  // returns its bytes when no path is given.
+  m.def(
+      "_save_pickle",
+      [](py::handle value, py::object path) -> py::object {
+        IValue v = pickleableToIValue(value, 0);
+        if (!path.is_none()) {
+          savePickle(v, path.cast<std::string>());
+          return py::none();
+        }
+        return py::bytes(savePickleToBuffer(v));
+      },
+      py::arg("value"), py::arg("path") = py::none());
 }
 
 }  // namespace kiln::python

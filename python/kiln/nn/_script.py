@@ -531,6 +531,16 @@ class ScriptModule(Module):
     def graph(self):
         return self.forward.graph
 
+    @property
+    def code(self):
+        """forward's code, as torch.jit.ScriptModule.code prints it."""
+        return self.forward.code
+
+    @property
+    def code_with_constants(self):
+        """(forward's code, {"c0": value, ...}): the values its CONSTANTS.c<n> name."""
+        return self.forward.code_with_constants
+
     def _get_attribute(self, name):
         value = self._c.getattr(name)
         if isinstance(value, _C.Tensor):
