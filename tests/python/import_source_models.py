@@ -115,6 +115,7 @@ class ControlFlow(nn.Module):
                 break
             else:
                 acc = acc - 1
+                i += 1
                 continue
             i += 1
         for j in range(self.depth):

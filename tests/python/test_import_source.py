@@ -229,3 +229,27 @@ def test_deep_chains_of_definitions_are_errors_not_crashes(kind):
     else:
         short += "def f100(x: int) -> int:\n  return x\n"
         assert _importer({"code/__torch__.py": short}).load_function("__torch__.f0") == "__torch__.f0"
+
+
+@pytest.mark.parametrize("name", ["Interfaces", "Hooked", "Exported", "TupleReturns", "ControlFlow"])
+def test_loaded_archive_runs_like_torch(tmp_path, name):
+    # Through the archive loader (kiln.load): interfaces dispatch on the
+    # submodule's class, hooks run, exported methods and NamedTuples work.
+    import numpy as np
+    import torch
+    zoo = models._load(models.ZOO, tmp_path, "zoo")
+    scripted = torch.jit.script(getattr(zoo, name)())
+    path = tmp_path / f"{name}.pt"
+    torch.jit.save(scripted, str(path))
+    loaded = kiln.load(str(path))
+    x = np.random.default_rng(0).standard_normal((3,)).astype(np.float32)
+    extra = {"ControlFlow": (4, True)}.get(name, ())
+    want = scripted(torch.from_numpy(x.copy()), *extra)
+    got = loaded(kiln.from_numpy(x.copy()), *extra)
+    if name == "TupleReturns":
+        assert got.count == want.count
+        want, got = want.value, got.value
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-6)
+    if name == "Exported":
+        assert loaded.other(5) == scripted.other(5)
+        assert loaded.strings("x", ["a", "bc"]) == scripted.strings("x", ["a", "bc"])
