@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kiln/core/function.h"
+#include "kiln/core/interface_type.h"
 #include "kiln/tensor/tensor.h"
 #include "kiln/util/error.h"
 #include "kiln/util/source_highlight.h"
@@ -105,6 +106,10 @@ void standardizeUnion(std::vector<TypePtr>& types) {
 
 bool Type::isSubtypeOf(const Type& rhs) const {
   if (rhs.kind() == TypeKind::Any || this == &rhs) return true;
+  // A class is a subtype of an interface it implements.
+  if (auto* iface = dynamic_cast<const InterfaceType*>(&rhs); iface && kind_ == TypeKind::Class) {
+    return iface->isImplementedBy(static_cast<const ClassType&>(*this));
+  }
   if (kind_ == rhs.kind() && isSubtypeOfSameKind(rhs)) return true;
   switch (kind_) {
     case TypeKind::Union:

@@ -1475,12 +1475,18 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
 SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& apply, const TypePtr& type_hint) {
   using FormEmitter = SugaredValuePtr (FunctionEmitter::*)(const Apply&, const TypePtr&);
   static const std::unordered_map<std::string, FormEmitter> emitters = {
-      {"isinstance", &FunctionEmitter::emitIsInstanceForm}, {"annotate", &FunctionEmitter::emitAnnotateForm},
-      {"range", &FunctionEmitter::emitRangeForm},           {"zip", &FunctionEmitter::emitZipForm},
-      {"enumerate", &FunctionEmitter::emitEnumerateForm},   {"list", &FunctionEmitter::emitListForm},
-      {"hasattr", &FunctionEmitter::emitHasattrForm},       {"getattr", &FunctionEmitter::emitGetattrForm},
-      {"TupleConstruct", &FunctionEmitter::emitTupleForm},   {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
-      {"Uninitialized", &FunctionEmitter::emitUninitializedForm}, {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
+      {"isinstance", &FunctionEmitter::emitIsInstanceForm},
+      {"annotate", &FunctionEmitter::emitAnnotateForm},
+      {"range", &FunctionEmitter::emitRangeForm},
+      {"zip", &FunctionEmitter::emitZipForm},
+      {"enumerate", &FunctionEmitter::emitEnumerateForm},
+      {"list", &FunctionEmitter::emitListForm},
+      {"hasattr", &FunctionEmitter::emitHasattrForm},
+      {"getattr", &FunctionEmitter::emitGetattrForm},
+      {"TupleConstruct", &FunctionEmitter::emitTupleForm},
+      {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
+      {"Uninitialized", &FunctionEmitter::emitUninitializedForm},
+      {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
   };
   auto it = emitters.find(std::string(form.name()));
   if (it == emitters.end()) throwSourceError(apply.range(), "unsupported special form " + std::string(form.name()));
@@ -1712,6 +1718,23 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
           refined = opt->elementType();
           continue;
         }
+        // A Union with members of type t, or Any: decided at run time too.
+        if (auto u = actual->cast<UnionType>()) {
+          std::vector<TypePtr> members;
+          for (const TypePtr& m : u->members()) {
+            if (m->isSubtypeOf(*t)) members.push_back(m);
+          }
+          if (!members.empty()) {
+            result = std::nullopt;
+            refined = UnionType::create(std::move(members));
+            continue;
+          }
+        }
+        if (actual->kind() == TypeKind::Any) {
+          result = std::nullopt;
+          refined = t;
+          continue;
+        }
       }
     }
     if (matches) {
@@ -1720,7 +1743,7 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
     }
   }
   if (result) return constantCond(obj.range(), *result);
-  // Only an Optional can be undecided: prim::isinstance checks at run time.
+  // Only an Optional, a Union or Any can be undecided: prim::isinstance checks at run time.
   std::vector<TypePtr> checked;
   for (const TypePtr& t : types) {
     if (t) checked.push_back(t);
@@ -1729,7 +1752,20 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
   check->tys_(attr::types, checked);
   check->output()->setType(BoolType::get());
   RefinementSet refs;
-  if (obj.kind() == TK_VAR) refs.true_refinements.push_back({Var(obj.tree()).name().name(), refined});
+  if (obj.kind() == TK_VAR) {
+    const std::string& name = Var(obj.tree()).name().name();
+    refs.true_refinements.push_back({name, refined});
+    // A Union is, when the check fails, one of the members it did not match.
+    if (auto u = actual->cast<UnionType>()) {
+      std::vector<TypePtr> rest;
+      for (const TypePtr& m : u->members()) {
+        bool matched = false;
+        for (const TypePtr& t : checked) matched = matched || m->isSubtypeOf(*t);
+        if (!matched) rest.push_back(m);
+      }
+      if (!rest.empty()) refs.false_refinements.push_back({name, UnionType::create(std::move(rest))});
+    }
+  }
   return {check->output(), refs, std::nullopt};
 }
 

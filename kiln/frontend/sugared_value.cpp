@@ -125,6 +125,12 @@ SugaredValuePtr MethodValue::call(const SourceRange& loc, Graph& graph, const st
 
 SugaredValuePtr ClassValue::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
   if (field == "__new__") return std::make_shared<SpecialFormValue>(prim::CreateObject);
+  // `C.hook(module, ...)`: how printed code calls a submodule's hooks (a
+  // method used as a function, prim::CallFunction). The method lives as
+  // long as its class.
+  if (Function* method = type_->findMethod(field)) {
+    return std::make_shared<FunctionValue>(std::shared_ptr<Function>(type_, method));
+  }
   return SugaredValue::attr(loc, graph, field);
 }
 

@@ -265,7 +265,8 @@ class ClassValue : public SugaredValue {
   explicit ClassValue(ClassTypePtr type) : type_(std::move(type)) {}
   std::string kind() const override { return "class"; }
   // `C.__new__(C)`: the printer's object construction, an uninitialized
-  // object (prim::CreateObject) whose `__init__` the code calls next.
+  // object (prim::CreateObject) whose `__init__` the code calls next;
+  // `C.method` a compiled method as a function (hooks are called so).
   SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override;
   SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, size_t n_binders) override;

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "kiln/core/interface_type.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/parser.h"
@@ -23,6 +24,12 @@ namespace {
 
 constexpr const char* kRootQualifier = "__torch__";
 
+// How deep definitions may need one another while they are imported (a
+// class typed by a class typed by ..., a function calling a function ...):
+// each level is a nested compilation, so an archive must not make the stack
+// overflow. Real models need a few levels.
+constexpr int kMaxImportNesting = 128;
+
 bool isQualifiedName(const std::string& name) { return name.rfind(std::string(kRootQualifier) + ".", 0) == 0; }
 
 // `a.b.C` -> {"a.b", "C"}.
@@ -36,11 +43,10 @@ std::pair<std::string, std::string> splitQualified(const std::string& name) {
 
 // What the importer knows: the files read so far, the classes and functions
 // they define (parsed, defined when first needed), and the unit they go to.
-struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl> {
-  enum class ClassKind { Module, Class, NamedTuple };
+struct SourceImporter::Impl {
+  enum class ClassKind { Module, Class, NamedTuple, Interface, ModuleInterface };
   struct ClassEntry {
     TreeRef def;
-    std::string qualifier;
     std::map<std::string, TreeRef> methods;
     std::vector<std::string> method_order;
     bool defining = false;
@@ -60,17 +66,40 @@ struct SourceImporter::Impl : std::enable_shared_from_this<SourceImporter::Impl>
   std::unordered_map<std::string, TreeRef> function_defs;
   std::unordered_map<std::string, std::shared_ptr<Function>> functions;
   std::set<std::string> functions_in_progress;
-  // Classes whose methods are still to compile: the outermost loadType
-  // compiles them, so that a class's types are all defined before any code
-  // that uses them is compiled.
+  // Classes whose import failed, with the error.
+  std::unordered_map<std::string, std::string> failed;
+  // Classes whose methods are still to compile: the outermost import step
+  // compiles them (or code that names the class, earlier), so that the
+  // types a class needs are all defined before code using them compiles.
   std::vector<ClassTypePtr> to_compile;
   int depth = 0;
+  int nesting = 0;
+
+  // Counts one level of nested definition (see kMaxImportNesting).
+  class Nesting {
+   public:
+    Nesting(Impl& impl, const std::string& what) : impl_(impl) {
+      if (impl_.nesting >= kMaxImportNesting) {
+        throw Error("importing '" + what + "' needs definitions nested deeper than " +
+                    std::to_string(kMaxImportNesting) + " levels");
+      }
+      ++impl_.nesting;
+    }
+    ~Nesting() { --impl_.nesting; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    Impl& impl_;
+  };
 
   void parseFile(const std::string& qualifier);
   TypePtr findType(const std::string& qualified_name);
   TypePtr defineClass(const std::string& qualified_name, ClassEntry& entry);
+  TypePtr defineInterface(const std::string& qualified_name, ClassEntry& entry);
   std::shared_ptr<Function> findFunction(const std::string& qualified_name);
   void compilePending();
+  void compileMethods(const ClassTypePtr& cls);
   bool hasDefinition(const std::string& qualified_name) {
     auto [qualifier, name] = splitQualified(qualified_name);
     if (qualifier.empty()) return false;
@@ -135,7 +164,8 @@ class OpsValue : public SugaredValue {
   SugaredValuePtr attr(const SourceRange& loc, Graph&, const std::string& field) override {
     if (ns_.empty()) return std::make_shared<OpsValue>(field);
     Symbol symbol = Symbol::fromQualString(ns_ + "::" + field);
-    if (symbol == prim::Uninitialized || symbol == prim::unchecked_cast) return std::make_shared<SpecialFormValue>(symbol);
+    if (symbol == prim::Uninitialized || symbol == prim::unchecked_cast)
+      return std::make_shared<SpecialFormValue>(symbol);
     if (!isBuiltinOperator(symbol)) throwSourceError(loc, "unknown builtin op: " + ns_ + "::" + field);
     return std::make_shared<BuiltinFunction>(symbol, std::nullopt);
   }
@@ -260,9 +290,22 @@ IValue evaluateConstant(const Expr& e) {
       for (Expr item : ListLiteral(e.tree()).inputs()) elements.push_back(evaluateConstant(item));
       return IValue::list(commonElementType(elements), std::move(elements));
     }
+    case TK_APPLY: {
+      // torch.device("cpu")
+      Apply apply(e.tree());
+      if (apply.callee().range().text() == "torch.device" && apply.inputs().size() == 1 && apply.attributes().empty() &&
+          apply.inputs()[0].kind() == TK_STRINGLITERAL) {
+        try {
+          return IValue(Device::parse(StringLiteral(apply.inputs()[0].tree()).text()));
+        } catch (const Error& err) {
+          throwSourceError(e.range(), err.what());
+        }
+      }
+      break;
+    }
     default: break;
   }
-  throwSourceError(e.range(), "expected a constant value (a literal, or a tuple or list of literals)");
+  throwSourceError(e.range(), "expected a constant value (a literal, a device, or a tuple or list of these)");
 }
 
 // `__parameters__ = ["w", "b", ]`: the names listed.
@@ -293,7 +336,6 @@ void SourceImporter::Impl::parseFile(const std::string& qualifier) {
         }
         ClassEntry& entry = classes[name];
         entry.def = tree;
-        entry.qualifier = qualifier;
         defined.push_back(name);
         break;
       }
@@ -318,13 +360,22 @@ void SourceImporter::Impl::parseFile(const std::string& qualifier) {
 }
 
 TypePtr SourceImporter::Impl::findType(const std::string& qualified_name) {
+  // A class that failed to import fails the same way again (its type may be
+  // half made: no code may use it).
+  if (auto it = failed.find(qualified_name); it != failed.end()) throw Error(it->second);
   if (auto it = types.find(qualified_name); it != types.end()) return it->second;
   auto [qualifier, name] = splitQualified(qualified_name);
   if (qualifier.empty()) return nullptr;
   parseFile(qualifier);
   auto it = classes.find(qualified_name);
   if (it == classes.end()) return nullptr;
-  return defineClass(qualified_name, it->second);
+  try {
+    Nesting nesting(*this, qualified_name);
+    return defineClass(qualified_name, it->second);
+  } catch (const Error& e) {
+    failed.emplace(qualified_name, e.what());
+    throw;
+  }
 }
 
 TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, ClassEntry& entry) {
@@ -339,8 +390,10 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
       kind = ClassKind::Module;
     } else if (text == "NamedTuple") {
       kind = ClassKind::NamedTuple;
-    } else if (text == "ModuleInterface" || text == "Interface") {
-      throwSourceError(base.range(), "interfaces are not supported yet (class '" + qualified_name + "')");
+    } else if (text == "ModuleInterface") {
+      kind = ClassKind::ModuleInterface;
+    } else if (text == "Interface") {
+      kind = ClassKind::Interface;
     } else if (text == "Enum") {
       throwSourceError(base.range(), "enums are not supported yet (class '" + qualified_name + "')");
     } else {
@@ -373,6 +426,8 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
     return type;
   }
 
+  if (kind == ClassKind::Interface || kind == ClassKind::ModuleInterface) return defineInterface(qualified_name, entry);
+
   auto cls = ClassType::create(qualified_name, kind == ClassKind::Module);
   // Registered before the attributes are typed: an attribute may have the
   // class's own type (a linked list of script objects).
@@ -384,6 +439,7 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
     Expr type;
   };
   std::vector<Declared> attributes;
+  std::vector<Declared> hooks;
   for (Stmt stmt : def.body()) {
     switch (stmt.kind()) {
       case TK_DEF: {
@@ -419,9 +475,16 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
           (name == "__parameters__" ? parameters : buffers) = nameList(assign.rhs().get());
           break;
         }
+        if (name == "__forward_pre_hooks__" || name == "__forward_hooks__") {
+          // The hooks are methods of the class (called by the code of the
+          // modules that hold it); the lists only say which ones are hooks.
+          if (!assign.rhs().present()) throwSourceError(stmt.range(), "expected a list of names");
+          for (const std::string& hook : nameList(assign.rhs().get())) hooks.push_back({hook, assign.rhs().get()});
+          break;
+        }
         if (!assign.type().present()) {
-          throwSourceError(stmt.range(), "expected an attribute `name : Type` in the body of class '" +
-                                             qualified_name + "'");
+          throwSourceError(stmt.range(),
+                           "expected an attribute `name : Type` in the body of class '" + qualified_name + "'");
         }
         Expr type = assign.type().get();
         bool is_final = type.kind() == TK_SUBSCRIPT && Subscript(type.tree()).value().range().text() == "Final";
@@ -435,9 +498,9 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
             value = IValue(static_cast<double>(value.toInt()));
           }
           if (!value.type()->isSubtypeOf(*constant_type)) {
-            throwSourceError(assign.rhs().get().range(), "expected a value of type " +
-                                                             constant_type->annotationStr() + " for constant '" +
-                                                             name + "' but found " + value.type()->annotationStr());
+            throwSourceError(assign.rhs().get().range(), "expected a value of type " + constant_type->annotationStr() +
+                                                             " for constant '" + name + "' but found " +
+                                                             value.type()->annotationStr());
           }
           if (cls->hasAttribute(name) || cls->findConstant(name)) {
             throwSourceError(lhs.range(), "'" + name + "' is already defined in class '" + qualified_name + "'");
@@ -471,6 +534,11 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
     }
     cls->addAttribute(a.name, type, slot);
   }
+  for (const Declared& hook : hooks) {
+    if (!entry.methods.count(hook.name)) {
+      throwSourceError(hook.type.range(), "hook '" + hook.name + "' is not a method of class '" + qualified_name + "'");
+    }
+  }
   for (const std::string& name : parameters) {
     if (!cls->hasAttribute(name)) {
       throwSourceError(def.name().range(), "parameter '" + name + "' of class '" + qualified_name + "' has no type");
@@ -486,10 +554,57 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
   return cls;
 }
 
+// `class I(ModuleInterface):` / `class I(Interface):` declares methods
+// (`def forward(self, x: Tensor) -> Tensor: pass`): their schemas, self first.
+TypePtr SourceImporter::Impl::defineInterface(const std::string& qualified_name, ClassEntry& entry) {
+  ClassDef def(entry.def);
+  bool is_module = def.bases()[0].range().text() == "ModuleInterface";
+  auto iface = InterfaceType::create(qualified_name, is_module);
+  types[qualified_name] = iface;
+  target.define_class(iface);
+  for (Stmt stmt : def.body()) {
+    if (stmt.kind() == TK_PASS) continue;
+    if (stmt.kind() == TK_EXPR_STMT && ExprStmt(stmt.tree()).expr().kind() == TK_STRINGLITERAL) continue;
+    if (stmt.kind() != TK_DEF) {
+      throwSourceError(stmt.range(), "expected a method declaration in interface '" + qualified_name + "'");
+    }
+    Def method(stmt.tree());
+    Decl decl = method.decl();
+    std::vector<Argument> arguments;
+    for (Param param : decl.params()) {
+      Argument arg;
+      arg.name = param.ident().name();
+      if (arguments.empty()) {
+        arg.type = iface;
+      } else {
+        arg.type = param.type().present() ? parseType(param.type().get()) : TensorType::get();
+      }
+      arg.kwarg_only = param.kwargOnly();
+      if (param.defaultValue().present()) arg.default_value = evaluateConstant(param.defaultValue().get());
+      arguments.push_back(std::move(arg));
+    }
+    if (arguments.empty()) throwSourceError(method.range(), "methods must have a self argument");
+    Argument ret;
+    ret.type = decl.returnType().present() ? parseType(decl.returnType().get()) : NoneType::get();
+    const std::string& name = method.name().name();
+    if (iface->findMethod(name)) throwSourceError(method.name().range(), "method '" + name + "' is already declared");
+    iface->addMethodSchema(FunctionSchema(name, "", std::move(arguments), {ret}));
+  }
+  entry.defining = false;
+  return iface;
+}
+
 void SourceImporter::Impl::compilePending() {
   while (!to_compile.empty()) {
     ClassTypePtr cls = to_compile.front();
     to_compile.erase(to_compile.begin());
+    compileMethods(cls);
+  }
+}
+
+void SourceImporter::Impl::compileMethods(const ClassTypePtr& cls) {
+  try {
+    Nesting nesting(*this, cls->name());
     ClassEntry& entry = classes.at(cls->name());
     std::vector<MethodSource> methods;
     std::vector<std::string> roots;
@@ -501,6 +616,9 @@ void SourceImporter::Impl::compilePending() {
     // __init__ first: the methods of a script class construct it.
     std::stable_partition(roots.begin(), roots.end(), [](const std::string& n) { return n == "__init__"; });
     if (!roots.empty()) defineMethods(cls, methods, roots, target, resolver);
+  } catch (const Error& e) {
+    failed.emplace(cls->name(), e.what());
+    throw;
   }
 }
 
@@ -529,6 +647,7 @@ std::shared_ptr<Function> SourceImporter::Impl::findFunction(const std::string& 
     return raw->findFunctionShared(prefix + n);
   };
   try {
+    Nesting nesting(*this, qualified_name);
     defineFunctions({it->second}, resolver, one);
   } catch (...) {
     functions_in_progress.erase(qualified_name);
@@ -545,6 +664,12 @@ SugaredValuePtr SourceImporter::Impl::definitionValue(const std::string& qualifi
   if (classes.count(qualified_name)) {
     TypePtr type = findType(qualified_name);
     if (auto cls = std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(type))) {
+      // Code that names a class may construct it and pass it where an
+      // interface is expected, which asks for its methods: compile them now.
+      if (auto it = std::find(to_compile.begin(), to_compile.end(), cls); it != to_compile.end()) {
+        to_compile.erase(it);
+        compileMethods(cls);
+      }
       return makeClassValue(cls);
     }
     if (auto tuple = std::dynamic_pointer_cast<const TupleType>(type)) {

@@ -21,6 +21,8 @@
 //    method is compiled with `self` of that type;
 //  - `class X:` a script class, the same without the module flag;
 //  - `class X(NamedTuple):` a named TupleType with its field names;
+//  - `class I(ModuleInterface):` / `class I(Interface):` an InterfaceType
+//    (kiln/core/interface_type.h) declaring its methods' schemas;
 //  - `def f(...)` at top level: the function `__torch__.a.b.f`, compiled when
 //    first named (loadFunction, or a call `__torch__.a.b.f(x)` in code).
 // Names `__torch__.x.Y` met in code (types, constructors, functions) resolve
@@ -28,7 +30,7 @@
 // The code may use what the Python printer writes: `ops.aten.f(...)`,
 // `ops.prim.f(...)`, `annotate(T, v)`, `unchecked_cast(T, v)`,
 // `uninitialized(T)`, `CONSTANTS.cN`, `inf`/`nan`.
-// Module interfaces and enums are not supported yet: loading one raises.
+// Enums are not supported yet: loading one raises.
 //
 // Errors (a file that does not parse or compile, a missing definition)
 // raise kiln::Error naming the file (code/__torch__/a/b.py) and the line.

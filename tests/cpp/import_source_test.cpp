@@ -84,8 +84,8 @@ TEST(ImportSource, ModuleClassAttributesInDeclarationOrder) {
   EXPECT_TRUE(cls->isModule());
   std::vector<std::string> names;
   for (size_t i = 0; i < cls->numAttributes(); ++i) names.push_back(cls->attributeName(i));
-  EXPECT_EQ(names, (std::vector<std::string>{"weight", "offset", "training", "_is_full_backward_hook", "scale",
-                                             "names", "0"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"weight", "offset", "training", "_is_full_backward_hook", "scale", "names",
+                                             "0"}));
   EXPECT_EQ(cls->attributeKind(0), SlotKind::Parameter);
   EXPECT_EQ(cls->attributeKind(1), SlotKind::Buffer);
   EXPECT_EQ(cls->attributeKind(2), SlotKind::Attribute);
@@ -109,10 +109,10 @@ TEST(ImportSource, ImportedModuleRuns) {
   archive.files["__torch__.models"] = kModels;
   archive.files["__torch__.layers"] = kLayers;
   auto importer = archive.importer();
-  auto net_type = std::dynamic_pointer_cast<ClassType>(
-      std::const_pointer_cast<Type>(importer->loadType("__torch__.models.Net")));
-  auto scale_type = std::dynamic_pointer_cast<ClassType>(
-      std::const_pointer_cast<Type>(importer->loadType("__torch__.layers.Scale")));
+  auto net_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.models.Net")));
+  auto scale_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.layers.Scale")));
   ASSERT_TRUE(net_type && scale_type);
   // What the archive loader does with the pickle: fill the slots.
   Object scale(archive.unit, scale_type);
@@ -238,9 +238,73 @@ TEST(ImportSource, ErrorsNameTheFileAndLine) {
   EXPECT_NE(e.find("File \"code/__torch__/e.py\", line 2"), std::string::npos) << e;
   e = errorOf([&] { importer->loadFunction("__torch__.f.f"); });
   EXPECT_NE(e.find("constant c3 is out of range"), std::string::npos) << e;
+  // A class that failed fails again the same way, not half-imported.
+  archive.files["__torch__.g"] =
+      "class G(Module):\n  __parameters__ = []\n  training : bool\n"
+      "  def forward(self: __torch__.g.G) -> int:\n    return self.nope\n";
+  std::string first = errorOf([&] { importer->loadType("__torch__.g.G"); });
+  EXPECT_NE(first.find("File \"code/__torch__/g.py\", line 5"), std::string::npos) << first;
+  EXPECT_EQ(errorOf([&] { importer->loadType("__torch__.g.G"); }), first);
   // Names no file defines are null, not errors.
   EXPECT_FALSE(importer->loadType("__torch__.nowhere.X"));
   EXPECT_FALSE(importer->loadFunction("__torch__.a.nothing"));
   EXPECT_EQ(SourceImporter::filenameOf("__torch__.torch.nn.modules.linear"),
             "code/__torch__/torch/nn/modules/linear.py");
+}
+
+TEST(ImportSource, InterfacesDispatchOnTheObjectsClass) {
+  Archive archive;
+  archive.files["__torch__"] = R"PY(class Iface(ModuleInterface):
+  def forward(self, x: Tensor) -> Tensor:
+    pass
+class Holder(Module):
+  __parameters__ = []
+  __buffers__ = []
+  training : bool
+  impl : __torch__.Iface
+  def forward(self: __torch__.Holder,
+    x: Tensor) -> Tensor:
+    impl = self.impl
+    return (impl).forward(x, )
+class Double(Module):
+  __parameters__ = []
+  __buffers__ = []
+  training : bool
+  def forward(self: __torch__.Double,
+    x: Tensor) -> Tensor:
+    return torch.mul(x, 2)
+class Other(Module):
+  __parameters__ = []
+  __buffers__ = []
+  training : bool
+  def forward(self: __torch__.Other,
+    x: int) -> int:
+    return x
+)PY";
+  auto importer = archive.importer();
+  auto holder_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.Holder")));
+  TypePtr iface = importer->loadType("__torch__.Iface");
+  auto double_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.Double")));
+  auto other_type =
+      std::dynamic_pointer_cast<ClassType>(std::const_pointer_cast<Type>(importer->loadType("__torch__.Other")));
+  ASSERT_TRUE(holder_type && iface && double_type && other_type);
+  EXPECT_EQ(iface->str(), "InterfaceType<Iface>");
+  EXPECT_EQ(iface->annotationStr(), "__torch__.Iface");
+  EXPECT_EQ(holder_type->attributeKind(1), SlotKind::Module);
+  EXPECT_TRUE(double_type->isSubtypeOf(*iface));
+  EXPECT_FALSE(other_type->isSubtypeOf(*iface));
+  auto graph = holder_type->findMethod("forward")->inlinableGraph();
+  EXPECT_EQ(countNodes(graph->block(), "prim::CallMethod"), 1u) << *graph;
+
+  Object impl(archive.unit, double_type);
+  impl.setattr("training", IValue(false));
+  Object holder(archive.unit, holder_type);
+  holder.setattr("training", IValue(false));
+  holder.setattr("impl", impl.toIValue());
+  IValue y = holder.run_method("forward", {IValue(ones({3}))});
+  EXPECT_DOUBLE_EQ(sum(y.toTensor()).item().toDouble(), 6.0);
+  Object other(archive.unit, other_type);
+  EXPECT_NE(errorOf([&] { holder.setattr("impl", other.toIValue()); }), "");
 }

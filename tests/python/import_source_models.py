@@ -12,7 +12,7 @@ import torch
 # Modules written once in a file (torch.jit.script reads their source).
 ZOO = '''
 import math
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -115,6 +115,7 @@ class ControlFlow(nn.Module):
                 break
             else:
                 acc = acc - 1
+                i += 1
                 continue
             i += 1
         for j in range(self.depth):
@@ -228,6 +229,115 @@ class Attention(nn.Module):
         return self.layer(x)
 
 
+class Constants(nn.Module):
+    """Constants of every kind the printer writes as `name : Final[T] = v`."""
+    __constants__ = ["s", "tup", "lst", "dev", "f", "neg", "big", "none", "dt"]
+
+    def __init__(self):
+        super().__init__()
+        self.s = "str\\"q"
+        self.tup = (1, (2.5, "x"))
+        self.lst = [1, 2]
+        self.dev = torch.device("cpu")
+        self.f = 1e-5
+        self.neg = -3
+        self.big = float("inf")
+        self.none = None
+        self.dt = torch.float32
+
+    def forward(self, x: Tensor) -> Tuple[Tensor, str, int]:
+        print(self.s, self.tup, self.lst, self.dev, self.f, self.neg, self.big, self.none, self.dt)
+        y = x.to(self.dev) * self.f + self.neg
+        return y.clamp(max=self.big), self.s + self.tup[1][1], self.lst[0]
+
+
+def helper(x: Tensor, k: int = 2) -> Tensor:
+    return x * k
+
+
+class Dynamic(nn.Module):
+    """Unions, Any, isinstance refinement, dict and list comprehensions, properties."""
+    def __init__(self):
+        super().__init__()
+        self.k = 2
+
+    @property
+    def double(self) -> int:
+        return self.k * 2
+
+    def forward(self, x: Tensor, u: Union[int, str], a: Any) -> Tensor:
+        y = helper(x)
+        if isinstance(u, int):
+            y = y + u
+        else:
+            y = y * len(u)
+        d = {i: i * 2 for i in range(3)}
+        l = [v for v in d.values()]
+        z = torch.jit.annotate(Optional[Tensor], None)
+        if len(l) > 1:
+            z = y
+        assert z is not None
+        return z + self.double + min(l)
+
+
+@torch.jit.interface
+class ModuleIface(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        pass
+
+
+@torch.jit.interface
+class ScaleIface:
+    def scale(self, x: int) -> int:
+        pass
+
+
+@torch.jit.script
+class Doubler:
+    def __init__(self, k: int):
+        self.k = k
+
+    def scale(self, x: int) -> int:
+        return x * 2 * self.k
+
+
+def use_scale(s: ScaleIface, x: int) -> int:
+    return s.scale(x)
+
+
+class Interfaces(nn.Module):
+    """A submodule typed by a module interface, a class passed as an interface."""
+    impl: ModuleIface
+
+    def __init__(self):
+        super().__init__()
+        self.impl = Leaf(3)
+        self.plain = Leaf(3)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.impl.forward(x) + self.plain(x) * use_scale(Doubler(2), 3)
+
+
+def pre_hook(m: nn.Module, inp: Tuple[Tensor]) -> Tuple[Tensor]:
+    return (inp[0] * 2,)
+
+
+def post_hook(m: nn.Module, inp: Tuple[Tensor], out: Tensor) -> Tensor:
+    return out - 1
+
+
+class Hooked(nn.Module):
+    """A submodule with forward hooks (methods of its class the caller calls)."""
+    def __init__(self):
+        super().__init__()
+        self.inner = Leaf(3)
+        self.inner.register_forward_pre_hook(pre_hook)
+        self.inner.register_forward_hook(post_hook)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.inner(x)
+
+
 class Nested(nn.Module):
     def __init__(self):
         super().__init__()
@@ -290,7 +400,7 @@ def build_archives(tmp_path, with_programs=True):
 
     zoo = _load(ZOO, tmp_path, "zoo")
     for cls in ["Attributes", "ControlFlow", "TupleReturns", "Exported", "State", "Layers", "Recurrent",
-                "Attention", "Nested"]:
+                "Attention", "Nested", "Constants", "Dynamic", "Interfaces", "Hooked"]:
         save(cls, torch.jit.script(getattr(zoo, cls)()))
     save("Layers_frozen", torch.jit.freeze(torch.jit.script(zoo.Layers().eval())))
     save("Leaf_frozen", torch.jit.freeze(torch.jit.script(zoo.Leaf(3).eval())))
@@ -303,9 +413,7 @@ def build_archives(tmp_path, with_programs=True):
 
     if with_programs:
         import script_programs
-        for program in script_programs.OWN:
-            if program.get("prints"):
-                continue
+        for program in script_programs.PROGRAMS:
             scripted = _wrap_program(program, tmp_path)
             if scripted is not None:
                 save("program_" + program["name"], scripted)
