@@ -91,7 +91,8 @@ ArchiveInfo describeArchive(const ZipReader& archive) {
   try {
     Module module = load(archive);
     info.class_name = module.type()->name();
-    for (const Function* method : module.type()->methods()) info.methods.push_back(signatureWithoutSelf(method->getSchema()));
+    for (const Function* method : module.type()->methods())
+      info.methods.push_back(signatureWithoutSelf(method->getSchema()));
     std::unordered_set<const void*> seen;
     for (const NamedTensor& p : module.named_parameters()) addTensor(info.parameters, p.value, seen);
     for (const NamedTensor& b : module.named_buffers()) addTensor(info.buffers, b.value, seen);

@@ -14,8 +14,8 @@ namespace kiln {
 class ZipReader;
 
 struct OperatorUse {
-  std::string name;  // aten::linear, prim::unchecked_cast, ...
-  size_t uses = 0;   // call sites in the code
+  std::string name;    // aten::linear, prim::unchecked_cast, ...
+  size_t uses = 0;     // call sites in the code
   bool known = false;  // kiln registers an operator of this name
 };
 

@@ -30,8 +30,8 @@ class ArchiveImporter {
     std::vector<IValue> constants;
     if (archive_.hasRecord("constants.pkl")) {
       IValue table = readPickleRecord(archive_, "constants");
-      KILN_CHECK(table.isTuple(), "archive '", archive_.name(), "': record 'constants.pkl' holds a ",
-                 table.tagName(), ", not a tuple of constants");
+      KILN_CHECK(table.isTuple(), "archive '", archive_.name(), "': record 'constants.pkl' holds a ", table.tagName(),
+                 ", not a tuple of constants");
       constants = table.toTupleRef().elements;
     }
     importer_.emplace(unit_, std::move(constants), [this](const std::string& qualifier) -> std::optional<std::string> {
@@ -47,7 +47,9 @@ class ArchiveImporter {
     for (const IntrusivePtr<ObjectObj>& object : objects_) checkSlots(*object);
     runSetstate();
     KILN_CHECK(root.isObject() && root.toObject()->type->isModule(), "archive '", archive_.name(),
-               "': record 'data.pkl' holds ", root.isObject() ? "an object of class '" + root.toObject()->type->name() + "'" : "a " + std::string(root.tagName()),
+               "': record 'data.pkl' holds ",
+               root.isObject() ? "an object of class '" + root.toObject()->type->name() + "'"
+                               : "a " + std::string(root.tagName()),
                ", not a module");
     if (extra_files != nullptr) {
       for (auto& [name, contents] : *extra_files) {
@@ -80,14 +82,13 @@ class ArchiveImporter {
       pending_setstate_.push_back({object, setstate, std::move(state)});
       return IValue(object);
     }
-    KILN_CHECK(state.isDict(), "object of class '", name,
-               "' has a state of type ", state.tagName(), "; expected a dict of its attributes");
+    KILN_CHECK(state.isDict(), "object of class '", name, "' has a state of type ", state.tagName(),
+               "; expected a dict of its attributes");
     const DictObj& attributes = state.toDictRef();
     for (size_t slot = 0; slot < cls->numAttributes(); ++slot) {
       const std::string& attribute = cls->attributeName(slot);
       const IValue* value = attributes.find(IValue(attribute));
-      KILN_CHECK(value != nullptr, "object of class '", name,
-                 "' has no value for its attribute '", attribute, "'");
+      KILN_CHECK(value != nullptr, "object of class '", name, "' has no value for its attribute '", attribute, "'");
       object->slots[slot] = *value;
     }
     objects_.push_back(object);
@@ -150,8 +151,8 @@ int64_t archiveVersion(const ZipReader& archive) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   int64_t version = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
-  KILN_CHECK(ec == std::errc() && end == text.data() + text.size(), "archive '", archive.name(), "': record '",
-             record, "' is not a number");
+  KILN_CHECK(ec == std::errc() && end == text.data() + text.size(), "archive '", archive.name(), "': record '", record,
+             "' is not a number");
   KILN_CHECK(version >= kMinVersion && version <= kMaxVersion, "archive '", archive.name(), "': format version ",
              version, "; kiln reads versions ", kMinVersion, " to ", kMaxVersion, " (what torch 1.13 writes)");
   return version;

@@ -1,12 +1,12 @@
 #include "kiln/serialization/zip_file.h"
 
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unzip.h>
 #include <zip.h>
-#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -128,13 +128,14 @@ bool hasWholeEndRecord(const char* data, size_t size) {
 
 ZipReader::ZipReader(std::shared_ptr<ArchiveBytes> bytes, std::string name)
     : bytes_(std::move(bytes)), name_(std::move(name)) {
-  zlib_filefunc64_def io{memoryOpen, memoryRead, memoryWrite, memoryTell, memorySeek, memoryClose, memoryError,
-                         bytes_.get()};
+  zlib_filefunc64_def io{memoryOpen, memoryRead,  memoryWrite, memoryTell,
+                         memorySeek, memoryClose, memoryError, bytes_.get()};
   unz_ = hasWholeEndRecord(bytes_->data(), bytes_->size()) ? unzOpen2_64(name_.c_str(), &io) : nullptr;
   if (unz_ == nullptr) {
     const char* data = bytes_->data();
     if (bytes_->size() >= 2 && static_cast<unsigned char>(data[0]) == 0x80 && data[1] <= 5) {
-      KILN_ERROR("archive '", name_, "': a bare pickle, torch.save's legacy format "
+      KILN_ERROR("archive '", name_,
+                 "': a bare pickle, torch.save's legacy format "
                  "(_use_new_zipfile_serialization=False); kiln reads the zip format torch writes by default");
     }
     KILN_ERROR("archive '", name_, "': not a zip file (no readable end of central directory",
@@ -166,11 +167,11 @@ ZipReader::ZipReader(std::shared_ptr<ArchiveBytes> bytes, std::string name)
     std::string record = full.substr(prefix_.size());
     unz64_file_pos pos{};
     KILN_CHECK(unzGetFilePos64(unz_, &pos) == UNZ_OK, "archive '", name_, "': unreadable zip directory");
-    Entry e{pos.pos_in_zip_directory, pos.num_of_file, info.uncompressed_size, info.compressed_size,
+    Entry e{pos.pos_in_zip_directory,        pos.num_of_file,
+            info.uncompressed_size,          info.compressed_size,
             static_cast<uint32_t>(info.crc), static_cast<int>(info.compression_method)};
     if (!record.empty() && record.back() != '/') {  // folders have no bytes
-      KILN_CHECK(entries_.emplace(record, e).second, "archive '", name_, "': record '", record,
-                 "' appears twice");
+      KILN_CHECK(entries_.emplace(record, e).second, "archive '", name_, "': record '", record, "' appears twice");
       order_.push_back(record);
     }
     (void)info.flag;
@@ -290,8 +291,8 @@ std::string ZipReader::readRecord(const std::string& record) const {
   }
   if (!plausibleInflatedSize(e.size, e.compressed_size)) {
     unzCloseCurrentFile(unz_);
-    fail(record, "claims " + std::to_string(e.size) + " bytes from " + std::to_string(e.compressed_size) +
-                     " deflated bytes");
+    fail(record,
+         "claims " + std::to_string(e.size) + " bytes from " + std::to_string(e.compressed_size) + " deflated bytes");
   }
   std::string out(e.size, '\0');
   uint64_t done = 0;
@@ -306,7 +307,8 @@ std::string ZipReader::readRecord(const std::string& record) const {
   bool longer = n > 0 && unzReadCurrentFile(unz_, &extra, 1) > 0;
   int closed = unzCloseCurrentFile(unz_);
   if (n < 0) fail(record, "its deflated data is corrupt");
-  if (done < e.size) fail(record, "its deflated data ends after " + std::to_string(done) + " of " + std::to_string(e.size) + " bytes");
+  if (done < e.size)
+    fail(record, "its deflated data ends after " + std::to_string(done) + " of " + std::to_string(e.size) + " bytes");
   if (longer) fail(record, "its deflated data is longer than its size");
   if (closed == UNZ_CRCERROR) fail(record, "CRC mismatch");
   if (closed != UNZ_OK) fail(record, "its deflated data is corrupt");
@@ -390,8 +392,8 @@ struct ZipWriter::Sink {
 };
 
 ZipWriter::ZipWriter(std::unique_ptr<Sink> sink) : sink_(std::move(sink)) {
-  zlib_filefunc64_def io{Sink::open, Sink::read, Sink::write, Sink::tell, Sink::seek, Sink::close, Sink::error,
-                         sink_.get()};
+  zlib_filefunc64_def io{Sink::open, Sink::read,  Sink::write, Sink::tell,
+                         Sink::seek, Sink::close, Sink::error, sink_.get()};
   zip_ = zipOpen2_64(sink_->path.c_str(), APPEND_STATUS_CREATE, nullptr, &io);
   KILN_CHECK(zip_ != nullptr, "cannot start archive '", sink_->path, "'");
 }
@@ -447,21 +449,21 @@ void ZipWriter::writeRecord(const std::string& record, const void* data, size_t 
   info.tmz_date.tm_year = 1980;
   info.tmz_date.tm_mday = 1;
   int status = zipOpenNewFileInZip4_64(
-      zip_, name.c_str(), &info, padding.empty() ? nullptr : padding.data(), static_cast<uInt>(padding.size()),
-      nullptr, 0, nullptr, compress ? Z_DEFLATED : 0, compress ? Z_DEFAULT_COMPRESSION : 0, 0, -MAX_WBITS,
-      DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, nullptr, 0, 0, 1u << 11 /* names are UTF-8 */, zip64);
+      zip_, name.c_str(), &info, padding.empty() ? nullptr : padding.data(), static_cast<uInt>(padding.size()), nullptr,
+      0, nullptr, compress ? Z_DEFLATED : 0, compress ? Z_DEFAULT_COMPRESSION : 0, 0, -MAX_WBITS, DEF_MEM_LEVEL,
+      Z_DEFAULT_STRATEGY, nullptr, 0, 0, 1u << 11 /* names are UTF-8 */, zip64);
   KILN_CHECK(status == ZIP_OK && !sink_->failed, "archive '", sink_->path, "': cannot start record '", record, "'");
   KILN_INTERNAL_ASSERT(compress || sink_->pos % kRecordAlignment == 0, "record data is not aligned");
   const char* bytes = static_cast<const char*>(data);
   size_t done = 0;
   while (done < size) {
     unsigned chunk = static_cast<unsigned>(std::min<size_t>(size - done, 1u << 30));
-    KILN_CHECK(zipWriteInFileInZip(zip_, bytes + done, chunk) == ZIP_OK && !sink_->failed, "archive '",
-               sink_->path, "': cannot write record '", record, "'");
+    KILN_CHECK(zipWriteInFileInZip(zip_, bytes + done, chunk) == ZIP_OK && !sink_->failed, "archive '", sink_->path,
+               "': cannot write record '", record, "'");
     done += chunk;
   }
-  KILN_CHECK(zipCloseFileInZip(zip_) == ZIP_OK && !sink_->failed, "archive '", sink_->path,
-             "': cannot finish record '", record, "'");
+  KILN_CHECK(zipCloseFileInZip(zip_) == ZIP_OK && !sink_->failed, "archive '", sink_->path, "': cannot finish record '",
+             record, "'");
 }
 
 std::string ZipWriter::finish() {

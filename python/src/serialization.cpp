@@ -5,10 +5,10 @@
 #include <cstring>
 
 #include "bindings.h"
-#include "kiln/serialization/pickle.h"
 #include "kiln/runtime/function.h"
 #include "kiln/serialization/export.h"
 #include "kiln/serialization/import.h"
+#include "kiln/serialization/pickle.h"
 #include "kiln/serialization/pickle_file.h"
 #include "kiln/serialization/python_print.h"
 #include "kiln/serialization/zip_file.h"
@@ -113,7 +113,8 @@ void bindSerialization(py::module_& m) {
       },
       py::arg("value"), py::arg("type_tags") = false);
   // _load_pickle(path) / _load_pickle_bytes(data): what torch.save wrote.
-  m.def("_load_pickle", [](const std::string& path) { return toPython(loadPickle(path)); }, py::arg("path"));
+  m.def(
+      "_load_pickle", [](const std::string& path) { return toPython(loadPickle(path)); }, py::arg("path"));
   m.def(
       "_load_pickle_bytes",
       [](py::bytes data, const std::string& name) {

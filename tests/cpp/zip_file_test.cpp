@@ -103,8 +103,7 @@ TEST(ZipFile, MalformedArchivesRaise) {
   EXPECT_NE(errorOf([&] { ZipReader::fromBuffer(good.substr(0, good.size() / 2), "half.pt"); }).find("half.pt"),
             std::string::npos);
   EXPECT_NE(errorOf([&] { ZipReader::fromBuffer("", "empty.pt"); }).find("empty"), std::string::npos);
-  EXPECT_NE(errorOf([&] { ZipReader::fromBuffer("\x80\x02}q\x00.", "legacy.pt"); }).find("legacy"),
-            std::string::npos);
+  EXPECT_NE(errorOf([&] { ZipReader::fromBuffer("\x80\x02}q\x00.", "legacy.pt"); }).find("legacy"), std::string::npos);
   ZipReader in = ZipReader::fromBuffer(good, "good.pt");
   EXPECT_NE(errorOf([&] { in.readRecord("data/7"); }).find("record 'data/7': missing"), std::string::npos);
   EXPECT_NE(errorOf([&] { in.recordStorage("data/0", 40); }).find("holds 36 bytes"), std::string::npos);
