@@ -101,7 +101,10 @@ Module moduleForFunction(const Function& function) {
   forward->insertInput(0, "self")->setType(module.type());
   // The function's own schema, defaults included (torch drops them).
   const FunctionSchema& schema = function.getSchema();
-  std::vector<Argument> arguments{Argument{"self", module.type()}};
+  Argument self_argument;
+  self_argument.name = "self";
+  self_argument.type = module.type();
+  std::vector<Argument> arguments{std::move(self_argument)};
   arguments.insert(arguments.end(), schema.arguments().begin(), schema.arguments().end());
   module.compilationUnit()->createMethod(module.type(), "forward", std::move(forward),
                                          FunctionSchema("forward", "", std::move(arguments), schema.returns()));

@@ -118,7 +118,9 @@ TEST(Archive, LoadsWhatTorchWrote) {
     ExtraFilesMap extra{{"meta.txt", ""}};
     Module m = load(corpusPath(name), &extra);
     EXPECT_TRUE(m.find_method("forward")) << name;
-    if (std::string(name) != "traced.pt") EXPECT_EQ(extra["meta.txt"], "kiln") << name;
+    if (std::string(name) != "traced.pt") {
+      EXPECT_EQ(extra["meta.txt"], "kiln") << name;
+    }
   }
   Module rich = load(corpusPath("rich.pt"));
   EXPECT_EQ(rich.run_method("other", {IValue("x")}).toInt(), 1);
