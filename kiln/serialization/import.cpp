@@ -43,7 +43,13 @@ class ArchiveImporter {
     UnpickleOptions options;
     options.load_object = [this](const std::string& name, IValue state) { return buildObject(name, std::move(state)); };
     options.resolve_type = [this](const std::string& text) { return resolveType(text); };
-    IValue root = readPickleRecord(archive_, "data", options);
+    IValue root;
+    try {
+      root = readPickleRecord(archive_, "data", options);
+    } catch (const Error&) {
+      if (code_error_) KILN_ERROR("archive '", archive_.name(), "': its code does not compile in kiln: ", *code_error_);
+      throw;
+    }
     for (const IntrusivePtr<ObjectObj>& object : objects_) checkSlots(*object);
     runSetstate();
     KILN_CHECK(root.isObject() && root.toObject()->type->isModule(), "archive '", archive_.name(),
@@ -61,7 +67,15 @@ class ArchiveImporter {
 
  private:
   ClassTypePtr classNamed(const std::string& name) {
-    TypePtr type = importer_->loadType(name);
+    TypePtr type;
+    try {
+      type = importer_->loadType(name);
+    } catch (const Error& e) {
+      // The code is at fault, not the pickle that asked for the class: run()
+      // reports this error as it is, without the unpickler's context.
+      code_error_ = e.what();
+      throw;
+    }
     // (Errors raised here are wrapped with the archive's and the record's name.)
     KILN_CHECK(type, "the pickle names the class '", name, "', which the archive's code does not define");
     KILN_CHECK(type->isa<ClassType>(), "the pickle builds an object of '", name, "', which is a ",
@@ -137,6 +151,7 @@ class ArchiveImporter {
   std::optional<SourceImporter> importer_;
   std::vector<IntrusivePtr<ObjectObj>> objects_;
   std::vector<Pending> pending_setstate_;
+  std::optional<std::string> code_error_;
 };
 
 }  // namespace

@@ -166,12 +166,33 @@ class OpsValue : public SugaredValue {
     Symbol symbol = Symbol::fromQualString(ns_ + "::" + field);
     if (symbol == prim::Uninitialized || symbol == prim::unchecked_cast)
       return std::make_shared<SpecialFormValue>(symbol);
-    if (!isBuiltinOperator(symbol)) throwSourceError(loc, "unknown builtin op: " + ns_ + "::" + field);
+    if (!isBuiltinOperator(symbol)) throwSourceError(loc, "kiln has no operator " + ns_ + "::" + field);
     return std::make_shared<BuiltinFunction>(symbol, std::nullopt);
   }
 
  private:
   std::string ns_;
+};
+
+// `torch` in imported code. The printer writes every aten operator as
+// `torch.<name>`, so an attribute that is neither one of kiln's operators
+// nor another builtin (torch.float32, torch.jit) is an operator the model
+// needs and kiln lacks: the error says so, rather than that `torch` has no
+// such attribute.
+class ArchiveTorchModule : public SugaredValue {
+ public:
+  std::string kind() const override { return "module 'torch'"; }
+  SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override {
+    try {
+      return torch_.attr(loc, graph, field);
+    } catch (const Error&) {
+      if (isBuiltinOperator(Symbol::fromQualString("aten::" + field))) throw;
+      throwSourceError(loc, "kiln has no operator aten::" + field + " (the code calls torch." + field + ")");
+    }
+  }
+
+ private:
+  BuiltinModule torch_{"torch"};
 };
 
 // `CONSTANTS.c<N>`: the N-th value of the archive's constants.pkl.
@@ -233,6 +254,7 @@ class ImportResolver : public Resolver {
     if (name == kRootQualifier) return std::make_shared<QualifierValue>(importer_, name);
     if (isQualifiedName(name)) return definitionUsedAt(*importer, name, loc);
     if (name == "ops") return std::make_shared<OpsValue>();
+    if (name == "torch") return std::make_shared<ArchiveTorchModule>();
     if (name == "CONSTANTS") return std::make_shared<ConstantTableValue>(&importer->constants);
     if (name == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));
     if (name == "unchecked_cast") return std::make_shared<SpecialFormValue>(prim::unchecked_cast);

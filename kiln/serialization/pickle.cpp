@@ -1391,7 +1391,10 @@ class Pickler {
     writeBatches(d.size(), op::SETITEM, op::SETITEMS, write_entry);
   }
 
-  void writeTensor(const Tensor& t) {
+  // `parameter`: the tensor is a module's parameter, which torch writes
+  // with requires_grad set (kiln's Python Parameter keeps its flag in
+  // Python until kiln has autograd).
+  void writeTensor(const Tensor& t, bool parameter = false) {
     KILN_CHECK(t.defined(), "pickle: cannot pickle an undefined tensor");
     if (getMemoized(t.impl())) return;
     writeGlobal("torch._utils", "_rebuild_tensor_v2");
@@ -1400,7 +1403,7 @@ class Pickler {
     writeInt(t.storageOffset());
     writeIntTuple(t.sizes());
     writeIntTuple(t.strides());
-    opcode(t.requiresGrad() ? op::NEWTRUE : op::NEWFALSE);
+    opcode(t.requiresGrad() || parameter ? op::NEWTRUE : op::NEWFALSE);
     // backward_hooks: always an empty OrderedDict.
     writeGlobal("collections", "OrderedDict");
     opcode(op::EMPTY_TUPLE);
@@ -1452,7 +1455,12 @@ class Pickler {
       opcode(op::MARK);
       for (size_t i = 0; i < o.type->numAttributes(); ++i) {
         writeString(o.type->attributeName(i));
-        write(i < o.slots.size() ? o.slots[i] : IValue());
+        const IValue value = i < o.slots.size() ? o.slots[i] : IValue();
+        if (value.isTensor() && o.type->attributeKind(i) == SlotKind::Parameter) {
+          writeTensor(value.toTensor(), /*parameter=*/true);
+        } else {
+          write(value);
+        }
       }
       opcode(op::SETITEMS);
     }

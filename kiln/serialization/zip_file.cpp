@@ -352,6 +352,7 @@ StoragePtr ZipReader::recordStorage(const std::string& record, size_t min_bytes)
 // itself, so the writer knows where the next record's data will start.
 struct ZipWriter::Sink {
   std::string path;
+  std::string temporary_path;  // written, then renamed to path by finish()
   std::string archive_name;
   FILE* file = nullptr;
   std::string buffer;
@@ -360,7 +361,10 @@ struct ZipWriter::Sink {
   bool failed = false;
 
   ~Sink() {
-    if (file != nullptr) fclose(file);
+    if (file != nullptr) {
+      fclose(file);
+      std::remove(temporary_path.c_str());  // never finished: leave the old file alone
+    }
   }
 
   static voidpf ZCALLBACK open(voidpf opaque, const void*, int) { return opaque; }
@@ -402,7 +406,12 @@ ZipWriter ZipWriter::toFile(const std::string& path, const std::string& archive_
   auto sink = std::make_unique<Sink>();
   sink->path = path;
   sink->archive_name = archive_name;
-  sink->file = fopen(path.c_str(), "wb");
+  // A temporary file beside the target, renamed over it when complete: the
+  // target may be the very archive whose mapped records the module being
+  // saved still uses (kiln.save(kiln.load(p), p)), and a half-written file
+  // must not replace a good one.
+  sink->temporary_path = path + ".kiln-tmp-" + std::to_string(::getpid());
+  sink->file = fopen(sink->temporary_path.c_str(), "wb");
   KILN_CHECK(sink->file != nullptr, "cannot write archive '", path, "': ", errnoText());
   return ZipWriter(std::move(sink));
 }
@@ -472,7 +481,11 @@ std::string ZipWriter::finish() {
   KILN_CHECK(status == ZIP_OK && !sink_->failed, "archive '", sink_->path, "': cannot write the zip directory");
   if (sink_->file != nullptr) {
     int closed = fclose(std::exchange(sink_->file, nullptr));
-    KILN_CHECK(closed == 0, "archive '", sink_->path, "': ", errnoText());
+    if (closed != 0 || std::rename(sink_->temporary_path.c_str(), sink_->path.c_str()) != 0) {
+      std::string problem = errnoText();
+      std::remove(sink_->temporary_path.c_str());
+      KILN_ERROR("archive '", sink_->path, "': ", problem);
+    }
     return {};
   }
   sink_->buffer.resize(sink_->end);

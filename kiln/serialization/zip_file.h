@@ -89,7 +89,9 @@ class ZipReader {
 
 class ZipWriter {
  public:
-  // Writes `path`; every record goes below the folder `archive_name`.
+  // Writes `path` (a temporary file beside it, renamed over it by finish(),
+  // so that a failed save leaves the old file and a module loaded from it
+  // intact); every record goes below the folder `archive_name`.
   static ZipWriter toFile(const std::string& path, const std::string& archive_name);
   // Writes into a buffer that finish() returns.
   static ZipWriter toBuffer(const std::string& archive_name);
