@@ -250,3 +250,83 @@ def test_kiln_scripted_module_loads_in_torch_and_kiln(programs, name):
             np.testing.assert_array_equal(in_torch.state_dict()[key].detach().numpy(), value.numpy(), err_msg=key)
         same_calls([scripted, in_kiln], in_torch, case)
         same_attributes(in_kiln, in_torch, case)
+
+
+# --- traced modules ----------------------------------------------------------------------------
+
+class Traced:
+    """A module traced on `example` (a tuple of arrays), compared on `calls`."""
+
+    def __init__(self, source, make, example, calls, modes=(True,), reason=None, **trace_kwargs):
+        self.source, self.make, self.example, self.calls = source, make, example, calls
+        self.modes, self.reason, self.trace_kwargs = modes, reason, trace_kwargs
+
+
+X34b, Y34b = arrays((3, 4), (3, 4), seed=7)
+X23b, Y23b = arrays((2, 3), (2, 3), seed=8)
+
+TRACED = {
+    "trace.Net": Traced(TRACE, lambda m: m.Net(), (X34,), [(X34b,)]),
+    "net.Net": Traced(NET, lambda m: m.Net(), (X24,), [(X24 * 2,)], modes=(True, False)),
+    "coder.Coder": Traced(traced_sources.TWO_METHODS, lambda m: m.Coder(), (X34,), [(X34b,)]),
+    "escaping.Top": Traced(traced_sources.ESCAPING, lambda m: m.Top(), (X34, Y34), [(X34b, Y34b), (X34b, Y34b)],
+                           check_trace=False),
+    "shared.Top": Traced(traced_sources.SHARED, lambda m: m.Top(), (X23, Y23), [(X23b, Y23b)], strict=False),
+    "branchy.Branchy": Traced(traced_sources.BRANCHY, lambda m: m.Branchy(), (np.abs(X23),),
+                              [(np.abs(X23b),), (-np.abs(X23b),)]),
+    "print.Leaf": Traced(PRINT_MODULES, lambda m: m.Leaf(), (X3,), [(X3 * 3,)]),
+}
+
+
+def quiet(trace, module, example, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.simplefilter("ignore", kiln.TracerWarning)
+        return trace(module, example, **kwargs)
+
+
+def traced_pair(programs, case, training):
+    t = case.make(programs(case.source, torch))
+    k = case.make(programs(case.source, kiln))
+    copy_weights(k, t)
+    t.train(training)
+    k.train(training)
+    tt = quiet(torch.jit.trace, t, convert(case.example, "torch"), **case.trace_kwargs)
+    kt = quiet(kiln.trace, k, convert(case.example, "kiln"), **case.trace_kwargs)
+    return kt, tt
+
+
+def traced_calls(kilns, reference, case):
+    for args in case.calls:
+        t, t_error = _call(reference, args, "torch")
+        for k_module in kilns:
+            k, k_error = _call(k_module, args, "kiln")
+            assert (k_error is None) == (t_error is None), f"torch raised {t_error!r}; kiln {k_error!r}"
+            if t_error is None:
+                same_results(k, t)
+
+
+@pytest.mark.parametrize("name", case_params(TRACED))
+def test_torch_traced_module_loads_in_kiln(programs, name):
+    case = TRACED[name]
+    for training in case.modes:
+        _, tt = traced_pair(programs, case, training)
+        data = to_bytes(torch.jit.save, tt)
+        reference, loaded = torch.jit.load(io.BytesIO(data)), kiln.load(io.BytesIO(data))
+        assert loaded.training == training
+        assert [n for n, _ in loaded.named_modules()] == [n for n, _ in reference.named_modules()]
+        same_state(loaded, reference)
+        traced_calls([loaded], reference, case)
+
+
+@pytest.mark.parametrize("name", case_params(TRACED))
+def test_kiln_traced_module_loads_in_torch_and_kiln(programs, name):
+    case = TRACED[name]
+    for training in case.modes:
+        kt, _ = traced_pair(programs, case, training)
+        data = to_bytes(kiln.save, kt)
+        in_torch, in_kiln = torch.jit.load(io.BytesIO(data)), kiln.load(io.BytesIO(data))
+        assert in_torch.training == in_kiln.training == training
+        assert [n for n, _ in in_kiln.named_modules()] == [n for n, _ in in_torch.named_modules()]
+        same_state(in_kiln, in_torch)
+        traced_calls([kt, in_kiln], in_torch, case)
