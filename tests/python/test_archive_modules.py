@@ -330,3 +330,59 @@ def test_kiln_traced_module_loads_in_torch_and_kiln(programs, name):
         assert [n for n, _ in in_kiln.named_modules()] == [n for n, _ in in_torch.named_modules()]
         same_state(in_kiln, in_torch)
         traced_calls([kt, in_kiln], in_torch, case)
+
+
+# --- torchvision models: kiln has no convolution yet -------------------------------------------
+
+# (model, scripted or traced, the operator kiln lacks that loading reports,
+# operators of the code kiln has, which `kiln info` lists unmarked)
+VISION = {
+    "resnet18": ("resnet18", "script", "conv2d", ["aten::linear", "aten::flatten", "aten::add_", "aten::relu"]),
+    "mobilenet_v2": ("mobilenet_v2", "script", "conv2d", ["aten::linear", "aten::flatten", "aten::add"]),
+    "squeezenet1_0": ("squeezenet1_0", "script", "conv2d", ["aten::cat", "aten::flatten", "aten::relu"]),
+    "squeezenet1_1_traced": ("squeezenet1_1", "trace", "_convolution", ["aten::cat", "aten::flatten",
+                                                                         "aten::relu_"]),
+}
+
+
+@pytest.fixture(scope="module")
+def vision_archives(tmp_path_factory):
+    torchvision = pytest.importorskip("torchvision")
+    folder = tmp_path_factory.mktemp("vision")
+    paths = {}
+    for name, (model, how, _, _) in VISION.items():
+        torch.manual_seed(0)
+        module = getattr(torchvision.models, model)(weights=None).eval()
+        module = torch.jit.script(module) if how == "script" else torch.jit.trace(module, torch.ones(1, 3, 64, 64))
+        paths[name] = folder / f"{name}.pt"
+        torch.jit.save(module, str(paths[name]))
+    return paths
+
+
+@pytest.mark.parametrize("name", list(VISION))
+def test_vision_model_load_names_the_missing_operator(vision_archives, name):
+    _, _, missing, _ = VISION[name]
+    with pytest.raises(kiln.Error) as info:
+        kiln.load(vision_archives[name])
+    message = str(info.value)
+    assert f"archive '{vision_archives[name]}'" in message
+    assert f"torch.{missing}(" in message and "<--- HERE" in message
+    assert 'File "code/__torch__/torch/nn/modules/conv' in message, message
+
+
+@pytest.mark.parametrize("name", list(VISION))
+def test_vision_model_info_marks_missing_operators(vision_archives, name):
+    _, _, missing, present = VISION[name]
+    done = subprocess.run([KILN, "info", str(vision_archives[name])], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = {}
+    for line in done.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0].startswith(("aten::", "prim::")) and fields[1].isdigit():
+            rows[fields[0]] = line
+    assert rows[f"aten::{missing}"].endswith("MISSING in kiln")
+    for op in present:
+        assert "MISSING" not in rows[op], rows[op]
+    assert "kiln cannot load it" in done.stdout and missing in done.stdout
+    lacking = sum(1 for row in rows.values() if row.endswith("MISSING in kiln"))
+    assert f"operators: {len(rows)} ({lacking} that kiln lacks)" in done.stdout
