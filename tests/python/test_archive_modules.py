@@ -305,14 +305,15 @@ def scripted(cls):
 
 ZOO_CASES = {
     "Attributes": Case(None, "Attributes", [(X4,), (X4,)], make=scripted("Attributes"),
-                       attrs=("i", "f", "s", "b", "li", "lf", "d", "di", "t", "opt", "names", "counter")),
+                       attrs=("i", "f", "s", "b", "li", "lf", "d", "di", "t", "opt", "names", "counter", "p.x",
+                              "p.y", "node.value", "node.next.x")),
     # n >= 2 loops forever there (its `continue` skips `i += 1`), in torch as in kiln.
     "ControlFlow": Case(None, "ControlFlow", [(X3, 0, True), (X3, 1, True), (X3, 1, False)],
                         make=scripted("ControlFlow"), attrs=("depth",)),
     "TupleReturns": Case(None, "TupleReturns", [(X23,)], make=scripted("TupleReturns"), methods=[("both", (X23,))]),
     "Exported": Case(None, "Exported", [(X23,)], make=scripted("Exported"), attrs=("scale",),
                      methods=[("other", (3,)), ("strings", ("s", ["a", "bs", ""]))]),
-    "State": Case(None, "State", [(X2,)], make=scripted("State"), attrs=("x", "w")),
+    "State": Case(None, "State", [(X2,)], make=scripted("State"), attrs=("x", "w"), modes=True),
     "Nested": Case(None, "Nested", [(X3,)], make=scripted("Nested")),
     "Leaf_frozen": Case(None, "Leaf", [(X3,)], make=lambda zoo: torch.jit.freeze(torch.jit.script(zoo.Leaf(3).eval()))),
     "Layers": Case(None, "Layers", [(np.ones((1, 3, 4, 4), np.float32), np.array([1, 2]))], make=scripted("Layers"),
@@ -336,19 +337,24 @@ def test_zoo_module_round_trips_torch_kiln_torch(zoo, name):
     of what kiln loaded -> torch.jit.load (and kiln.load) gives them too."""
     case = ZOO_CASES[name]
     torch.manual_seed(0)
-    data = to_bytes(torch.jit.save, case.make(zoo))
-    reference, loaded = torch.jit.load(io.BytesIO(data)), kiln.load(io.BytesIO(data))
-    same_attributes(loaded, reference, case)
-    same_state(loaded, reference)
-    again = to_bytes(kiln.save, loaded)
-    in_torch, in_kiln = torch.jit.load(io.BytesIO(again)), kiln.load(io.BytesIO(again))
-    same_attributes(in_kiln, in_torch, case)
-    same_state(in_kiln, reference)
-    same_state(loaded, in_torch)
-    same_calls([loaded], reference, case)
-    same_calls([in_kiln], in_torch, case)
-    same_attributes(loaded, reference, case)
-    same_attributes(in_kiln, in_torch, case)
+    module = case.make(zoo)
+    for training in modes(case):
+        module.train(training)
+        data = to_bytes(torch.jit.save, module)
+        reference, loaded = torch.jit.load(io.BytesIO(data)), kiln.load(io.BytesIO(data))
+        same_attributes(loaded, reference, case)
+        same_state(loaded, reference)
+        again = to_bytes(kiln.save, loaded)
+        in_torch, in_kiln = torch.jit.load(io.BytesIO(again)), kiln.load(io.BytesIO(again))
+        if hasattr(reference, "training"):  # a frozen module has none
+            assert in_torch.training == in_kiln.training == loaded.training == training
+        same_attributes(in_kiln, in_torch, case)
+        same_state(in_kiln, reference)
+        same_state(loaded, in_torch)
+        same_calls([loaded], reference, case)
+        same_calls([in_kiln], in_torch, case)
+        same_attributes(loaded, reference, case)
+        same_attributes(in_kiln, in_torch, case)
 
 
 # --- traced modules ----------------------------------------------------------------------------
