@@ -12,7 +12,6 @@ every module torch can script:
 - torchvision's models (when installed) load with an error naming the
   operator kiln lacks, and `kiln info` marks it."""
 import io
-import os
 import subprocess
 import warnings
 import zipfile
@@ -91,7 +90,8 @@ CASES = {
     "extras.IgnoresObject": Case(EXTRAS, "IgnoresObject", [(X3,)], attrs=("n",)),
     "extras.HoldsObject": Case(EXTRAS, "HoldsObject", [(X3,)]),
     "extras.Router": Case(EXTRAS, "Router", [(X23,)], methods=[("count", ())]),
-    "extras.CallsIgnored": Case(EXTRAS, "CallsIgnored", [(X3, False)],
+    # kiln saves the @ignore'd method as the stub that raises, which torch runs too.
+    "extras.CallsIgnored": Case(EXTRAS, "CallsIgnored", [(X3, False), (X3, True)],
                                 torch_reason="forward calls the @ignore'd Python method debug"),
     "extras.UsesCounter": Case(EXTRAS, "UsesCounter", [(X3,), (X3,)], attrs=("counter.n",)),
     "extras.UsesJit": Case(EXTRAS, "UsesJit", [(X23,)]),
@@ -434,6 +434,8 @@ def test_kiln_traced_module_loads_in_torch_and_kiln(programs, name):
         assert in_torch.training == in_kiln.training == training
         assert [n for n, _ in in_kiln.named_modules()] == [n for n, _ in in_torch.named_modules()]
         same_state(in_kiln, in_torch)
+        assert to_bytes(kiln.save, in_kiln) == data
+        assert code_files(to_bytes(torch.jit.save, in_torch)) == code_files(data)
         traced_calls([kt, in_kiln], in_torch, case)
 
 
@@ -491,3 +493,18 @@ def test_vision_model_info_marks_missing_operators(vision_archives, name):
     assert "kiln cannot load it" in done.stdout and missing in done.stdout
     lacking = sum(1 for row in rows.values() if row.endswith("MISSING in kiln"))
     assert f"operators: {len(rows)} ({lacking} that kiln lacks)" in done.stdout
+
+
+def test_cli_runs_both_archives_of_net(programs, tmp_path):
+    """`kiln run` on nn_programs' Net saved by torch and by kiln (eval mode) writes torch's result."""
+    k, t = pair(programs, CASES["net.Net"])
+    np.save(tmp_path / "x.npy", X24)
+    kiln.save(kiln.script(k).eval(), tmp_path / "kiln.pt")
+    torch.jit.save(torch.jit.script(t).eval(), str(tmp_path / "torch.pt"))
+    for name in ("kiln.pt", "torch.pt"):
+        with torch.no_grad():
+            expected = torch.jit.load(str(tmp_path / name))(torch.from_numpy(X24)).numpy()
+        command = [KILN, "run", tmp_path / name, tmp_path / "x.npy", "-o", tmp_path / "y.npy"]
+        done = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5, atol=1e-6)
