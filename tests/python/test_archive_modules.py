@@ -85,8 +85,8 @@ CASES = {
     "net.Block": Case(NET, "Block", [(X24,)], make=lambda m: m.Block(4, 0.5), attrs=("scale",)),
     "extras.Extras": Case(EXTRAS, "Extras", [(X32,), (X32,)], methods=[("bump", (3,))],
                           attrs=("steps", "sizes", "table", "pair", "maybe", "nothing")),
-    "extras.Extras_set": Case(EXTRAS, "Extras", [(X32,)], make=lambda m: with_attributes(m.Extras(), maybe=5, steps=7),
-                              attrs=("steps", "maybe")),
+    "extras.Extras_set": Case(EXTRAS, "Extras", [(X32,)], attrs=("steps", "maybe"),
+                              make=lambda m: with_attributes(m.Extras(), maybe=5, steps=7)),
     "extras.IgnoresObject": Case(EXTRAS, "IgnoresObject", [(X3,)], attrs=("n",)),
     "extras.HoldsObject": Case(EXTRAS, "HoldsObject", [(X3,)]),
     "extras.Router": Case(EXTRAS, "Router", [(X23,)], methods=[("count", ())]),
@@ -100,6 +100,7 @@ CASES = {
     "extras.Step": Case(EXTRAS, "Step", [(X23,)], make=lambda m: m.Step(2.0), attrs=("k",)),
     "extras.CallsHelpers": Case(EXTRAS, "CallsHelpers", [(X23,)]),
     "extras.Parent": Case(EXTRAS, "Parent", [(X32,)], make=lambda m: m.Parent(m.Extras())),
+    "methods.Base": Case(METHODS, "Base", []),  # no forward, nothing compiled: a module with no methods
     "methods.Leaf": Case(METHODS, "Leaf", [(X23,)], make=lambda m: m.Leaf(1.5), attrs=("k",)),
     "methods.Net": Case(METHODS, "Net", [(X23,)], methods=[("combine", ([X23, Y23],))]),
     "trace.Leaf": Case(TRACE, "Leaf", [(X34,)], make=lambda m: m.Leaf(4)),
@@ -133,10 +134,9 @@ CASES = {
 
 # Module classes of these sources torch cannot script (not round-tripped):
 # test_script_module's UsesObject and ExportsBadMethod (an attribute of type
-# object used in compiled code), test_script_module_methods' Base (no
-# forward) and test_trace_module's SHARED Top (Cat.forward's unannotated xs
-# is a Tensor, called with a list; traced below). Counter classes are script
-# classes, held by UsesCounter and Root.
+# object used in compiled code) and test_trace_module's SHARED Top
+# (Cat.forward's unannotated xs is a Tensor, called with a list; traced
+# below). Counter classes are script classes, held by UsesCounter and Root.
 
 
 _programs = {}
