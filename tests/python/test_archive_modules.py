@@ -81,6 +81,22 @@ UNDEFINED_DEFAULT = "strides() called on an undefined Tensor"
 NONE_DEFAULT = ("kiln.script refuses a None default on an unannotated (Tensor) parameter ('Expected a default "
                 "value of type Tensor'), where torch accepts it as an undefined tensor its forward cannot use")
 
+# Tied weights: a parameter of two submodules, a submodule under two names.
+TIED = '''
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(3, 3)
+        self.dec = nn.Linear(3, 3)
+        self.dec.weight = self.enc.weight
+        shared = nn.Linear(3, 3)
+        self.a = shared
+        self.b = shared
+
+    def forward(self, x):
+        return self.dec(self.enc(x)) + self.a(x) + self.b(x)
+'''
+
 CASES = {
     "net.Net": Case(NET, "Net", [(X24,), (X24, B4)], attrs=("eps", "depth", "steps"), modes=True),
     "net.Block": Case(NET, "Block", [(X24,)], make=lambda m: m.Block(4, 0.5), attrs=("scale",)),
@@ -131,6 +147,7 @@ CASES = {
     "archive.Inner": Case(PRINT_ARCHIVE, "Inner", [(X3,)], make=lambda m: m.Inner(2), attrs=("k",)),
     "archive.Outer": Case(PRINT_ARCHIVE, "Outer", [(X3,), (X3,)], methods=[("other", (X3, 5)), ("other", (X3, 1))],
                           attrs=("names",)),
+    "tied.Tied": Case(TIED, "Tied", [(X23,)]),
 }
 
 # Module classes of these sources torch cannot script (not round-tripped):
@@ -290,6 +307,21 @@ def test_kiln_scripted_module_loads_in_torch_and_kiln(programs, name):
         same_calls([scripted, in_kiln], in_torch, case)
         same_attributes(in_kiln, in_torch, case, objects=False)
         same_attributes(in_kiln, scripted, case)
+
+
+def test_tied_weights_stay_tied_both_ways(programs):
+    k, t = pair(programs, CASES["tied.Tied"])
+    loaded = kiln.load(io.BytesIO(to_bytes(torch.jit.save, torch.jit.script(t))))
+    assert loaded.enc.weight._storage_ptr() == loaded.dec.weight._storage_ptr()
+    assert loaded.a.weight._storage_ptr() == loaded.b.weight._storage_ptr()
+    loaded.enc.weight.numpy()[0, 0] = 42.0  # through the tie, and written so
+    for module in (loaded, kiln.script(k)):
+        in_torch = torch.jit.load(io.BytesIO(to_bytes(kiln.save, module)))
+        assert in_torch.enc.weight.data_ptr() == in_torch.dec.weight.data_ptr()
+        assert in_torch.a.weight.data_ptr() == in_torch.b.weight.data_ptr()
+    assert in_torch.dec.weight[0, 0].item() != 42.0
+    in_torch = torch.jit.load(io.BytesIO(to_bytes(kiln.save, loaded)))
+    assert in_torch.dec.weight[0, 0].item() == 42.0
 
 
 # --- import_source_models.ZOO: torch-only sources (they import torch themselves) ----------------
