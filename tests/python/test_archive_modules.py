@@ -12,8 +12,10 @@ every module torch can script:
 - torchvision's models (when installed) load with an error naming the
   operator kiln lacks, and `kiln info` marks it."""
 import io
+import os
 import re
 import subprocess
+import sys
 import warnings
 import zipfile
 
@@ -349,6 +351,31 @@ def test_requires_grad_of_torch_parameters_round_trips():
 def test_requires_grad_of_kiln_parameters_is_saved():
     in_torch = torch.jit.load(io.BytesIO(to_bytes(kiln.save, kiln.script(kiln.nn.Linear(2, 2)))))
     assert in_torch.weight.requires_grad  # as torch.jit.save of torch.nn.Linear writes it
+
+
+SAVE_OVER = {
+    "archive": ("torch.jit.save(torch.jit.script(torch.nn.Linear(64, 64)), path)\n"
+                "kiln.save(kiln.load(path), path)\n"
+                "print(tuple(torch.jit.load(path).weight.shape))\n"),
+    "pickle": ("torch.save(torch.nn.Linear(64, 64).state_dict(), path)\n"
+               "kiln.save_pickle(kiln.load_pickle(path), path)\n"
+               "print(tuple(torch.load(path)['weight'].shape))\n"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="SIGBUS: kiln.load/load_pickle map the file and build tensors over the "
+                   "mapping; kiln.save/save_pickle to the same path truncate and rewrite that file in place, so "
+                   "reading the tensors to write them touches pages past the file's new end")
+@pytest.mark.parametrize("kind", list(SAVE_OVER))
+def test_saving_over_the_file_loaded_from(tmp_path, kind):
+    """Load a file and save back to its path (in a child process: the bug kills it)."""
+    program = ("import sys, torch\nsys.path.insert(0, sys.argv[1])\nimport kiln\npath = sys.argv[2]\n"
+               + SAVE_OVER[kind])
+    python_dir = os.path.dirname(os.path.dirname(kiln.__file__))
+    done = subprocess.run([sys.executable, "-c", program, python_dir, str(tmp_path / "m.pt")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout.strip() == "(64, 64)"
 
 
 # --- import_source_models.ZOO: torch-only sources (they import torch themselves) ----------------
