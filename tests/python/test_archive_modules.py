@@ -337,6 +337,19 @@ def test_loaded_tied_parameters_are_listed_once(programs):
     assert [n for n, _ in loaded.named_parameters()] == ["enc.weight", "enc.bias", "dec.bias", "a.weight", "a.bias"]
 
 
+def test_keyword_arguments_and_schemas(programs):
+    k, t = pair(programs, CASES["net.Net"])
+    torch_data, kiln_data = to_bytes(torch.jit.save, torch.jit.script(t)), to_bytes(kiln.save, kiln.script(k))
+    for data in (torch_data, kiln_data):
+        loaded, in_torch = kiln.load(io.BytesIO(data)), torch.jit.load(io.BytesIO(data))
+        assert loaded.forward.schema == str(in_torch.forward.schema)
+        with torch.no_grad():
+            expected = in_torch(torch.from_numpy(X24), bias=torch.from_numpy(B4))
+        same_results(loaded(kiln.from_numpy(X24), bias=kiln.from_numpy(B4)), expected)
+        with pytest.raises(kiln.Error, match="expected at most 3 arguments but received 4"):
+            loaded(kiln.from_numpy(X24), kiln.from_numpy(B4), 3)
+
+
 def test_requires_grad_of_torch_parameters_round_trips():
     linear = torch.nn.Linear(2, 2)
     linear.bias.requires_grad_(False)
