@@ -1391,10 +1391,7 @@ class Pickler {
     writeBatches(d.size(), op::SETITEM, op::SETITEMS, write_entry);
   }
 
-  // `parameter`: the tensor is a module's parameter, which torch writes
-  // with requires_grad set (kiln's Python Parameter keeps its flag in
-  // Python until kiln has autograd).
-  void writeTensor(const Tensor& t, bool parameter = false) {
+  void writeTensor(const Tensor& t) {
     KILN_CHECK(t.defined(), "pickle: cannot pickle an undefined tensor");
     if (getMemoized(t.impl())) return;
     writeGlobal("torch._utils", "_rebuild_tensor_v2");
@@ -1403,7 +1400,7 @@ class Pickler {
     writeInt(t.storageOffset());
     writeIntTuple(t.sizes());
     writeIntTuple(t.strides());
-    opcode(t.requiresGrad() || parameter ? op::NEWTRUE : op::NEWFALSE);
+    opcode(t.requiresGrad() ? op::NEWTRUE : op::NEWFALSE);
     // backward_hooks: always an empty OrderedDict.
     writeGlobal("collections", "OrderedDict");
     opcode(op::EMPTY_TUPLE);
@@ -1455,12 +1452,7 @@ class Pickler {
       opcode(op::MARK);
       for (size_t i = 0; i < o.type->numAttributes(); ++i) {
         writeString(o.type->attributeName(i));
-        const IValue value = i < o.slots.size() ? o.slots[i] : IValue();
-        if (value.isTensor() && o.type->attributeKind(i) == SlotKind::Parameter) {
-          writeTensor(value.toTensor(), /*parameter=*/true);
-        } else {
-          write(value);
-        }
+        write(i < o.slots.size() ? o.slots[i] : IValue());
       }
       opcode(op::SETITEMS);
     }

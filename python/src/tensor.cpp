@@ -135,6 +135,12 @@ void bindTensor(py::module_& m) {
   m.def("from_numpy", &fromNumpy, py::arg("ndarray"), "A tensor sharing memory with a numpy array.");
 
   py::class_<Tensor>(m, "Tensor", py::dynamic_attr())
+      // Carried with the tensor (kiln.nn.Parameter sets it; archives and
+      // torch.save files keep it); kiln has no autograd yet, so it changes
+      // nothing else.
+      .def_property(
+          "requires_grad", [](const Tensor& t) { return t.requiresGrad(); },
+          [](Tensor& t, bool value) { t.impl()->setRequiresGrad(value); })
       .def_property_readonly(
           "shape",
           [](const Tensor& t) { return py::tuple(py::cast(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()))); })

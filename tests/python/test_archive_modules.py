@@ -367,9 +367,6 @@ def test_requires_grad_of_torch_parameters_round_trips():
     assert in_torch.weight.requires_grad and not in_torch.bias.requires_grad
 
 
-@pytest.mark.xfail(strict=True, reason="kiln.save writes every parameter kiln made with requires_grad=False: "
-                   "kiln.nn.Parameter keeps requires_grad as a Python attribute, and the pickler reads the "
-                   "tensor's own flag, which only unpickling sets")
 def test_requires_grad_of_kiln_parameters_is_saved():
     in_torch = torch.jit.load(io.BytesIO(to_bytes(kiln.save, kiln.script(kiln.nn.Linear(2, 2)))))
     assert in_torch.weight.requires_grad  # as torch.jit.save of torch.nn.Linear writes it
@@ -385,12 +382,12 @@ SAVE_OVER = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="SIGBUS: kiln.load/load_pickle map the file and build tensors over the "
-                   "mapping; kiln.save/save_pickle to the same path truncate and rewrite that file in place, so "
-                   "reading the tensors to write them touches pages past the file's new end")
 @pytest.mark.parametrize("kind", list(SAVE_OVER))
 def test_saving_over_the_file_loaded_from(tmp_path, kind):
-    """Load a file and save back to its path (in a child process: the bug kills it)."""
+    """Load a file and save back to its path: the tensors are mapped from
+    that file, so it must be written beside and renamed over (it was
+    truncated in place, SIGBUS). In a child process, so a crash is a failure
+    and not the end of the test run."""
     program = ("import sys, torch\nsys.path.insert(0, sys.argv[1])\nimport kiln\npath = sys.argv[2]\n"
                + SAVE_OVER[kind])
     python_dir = os.path.dirname(os.path.dirname(kiln.__file__))

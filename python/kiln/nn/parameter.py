@@ -10,7 +10,8 @@ class Parameter(_C.Tensor):
     parameters() and state_dict()). `Parameter(t)` aliases `t`: both name the
     same tensor, so in-place changes through either are seen by both (torch
     shares the storage the same way). kiln has no autograd: `requires_grad`
-    is kept for code that reads it, and means nothing else."""
+    is the tensor's flag, kept for code that reads it and written to archives
+    and state dicts (torch.jit.load sees it), and means nothing else."""
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:
