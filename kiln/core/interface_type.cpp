@@ -45,6 +45,12 @@ void InterfaceType::addMethodSchema(FunctionSchema schema) {
   schemas_.push_back(std::move(schema));
 }
 
+void InterfaceType::releaseMethods() {
+  for (const auto& d : dispatchers_) removeMethod(d.get());
+  dispatchers_.clear();
+  schemas_.clear();
+}
+
 bool InterfaceType::isImplementedBy(const ClassType& cls) const {
   if (cls.name() == name()) return true;
   if (isModule() && !cls.isModule()) return false;

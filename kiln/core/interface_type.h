@@ -27,6 +27,11 @@ class InterfaceType : public ClassType {
 
   // Declares method `schema.name()`; its first argument is self (of this type).
   void addMethodSchema(FunctionSchema schema);
+  // Drops the declared methods. Their schemas name this type (self), a
+  // cycle of shared pointers: the compilation unit that holds the type
+  // breaks it when it goes, as it removes the methods of the classes it
+  // holds.
+  void releaseMethods();
   const std::vector<FunctionSchema>& methodSchemas() const { return schemas_; }
   // Whether `cls` has every method with a schema that fits: the same
   // arguments after self, each declared type a subtype of the class's, and

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "kiln/core/dispatch_hook.h"
+#include "kiln/core/interface_type.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln {
@@ -143,6 +144,9 @@ CompilationUnit::~CompilationUnit() {
   // name methods that are gone.
   for (const OwnedMethod& m : methods_) {
     if (ClassTypePtr cls = m.owner.lock()) cls->removeMethod(m.function.get());
+  }
+  for (const ClassTypePtr& cls : classes_) {
+    if (auto* iface = dynamic_cast<InterfaceType*>(cls.get())) iface->releaseMethods();
   }
 }
 
