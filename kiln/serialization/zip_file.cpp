@@ -141,6 +141,17 @@ ZipReader::ZipReader(std::shared_ptr<ArchiveBytes> bytes, std::string name)
     KILN_ERROR("archive '", name_, "': not a zip file (no readable end of central directory",
                bytes_->size() == 0 ? "; the file is empty)" : ")");
   }
+  // The destructor does not run for a constructor that throws: close here.
+  try {
+    readDirectory();
+  } catch (...) {
+    unzClose(unz_);
+    unz_ = nullptr;
+    throw;
+  }
+}
+
+void ZipReader::readDirectory() {
   unz_global_info64 global{};
   KILN_CHECK(unzGetGlobalInfo64(unz_, &global) == UNZ_OK, "archive '", name_, "': unreadable zip directory");
   // Every directory entry takes at least 46 bytes; a count beyond that is a lie.

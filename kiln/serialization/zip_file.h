@@ -74,6 +74,8 @@ class ZipReader {
     int method;
   };
   ZipReader(std::shared_ptr<ArchiveBytes> bytes, std::string name);
+  // Lists the records (the constructor's second half).
+  void readDirectory();
   const Entry& entry(const std::string& record) const;
   // Opens the record in minizip and returns the offset of its data in the bytes.
   uint64_t openRecord(const std::string& record, const Entry& e) const;
