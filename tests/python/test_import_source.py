@@ -5,8 +5,8 @@ and function has the graph torch's own import gives it (up to value names,
 source locations, warn ids and the order of pooled constants).
 
 Files that use operators kiln does not have yet (convolution, batch norm,
-recurrent layers, ...) are expected to fail with "object has no attribute
-<op>"; everything else must compile and match."""
+recurrent layers, ...) are expected to fail with "kiln has no operator
+aten::<op>"; everything else must compile and match."""
 import re
 
 import import_source_models as models
@@ -93,7 +93,7 @@ def test_failures_are_missing_operators(results):
     unexplained = {}
     for name, (_, failures, _) in results.items():
         for file, message in failures.items():
-            m = re.match(r"object has no attribute (\w+)", message)
+            m = re.match(r"kiln has no operator aten::(\w+)", message)
             if not m or m.group(1) not in MISSING_OPS:
                 unexplained[f"{name}:{file}"] = message
     assert not unexplained, "\n\n".join(f"{k}\n{v}" for k, v in unexplained.items())
