@@ -183,7 +183,9 @@ void bindTensor(py::module_& m) {
              return py::bool_(itemOf(t, "boolean"));
            })
       .def("numpy", &toNumpy)
-      .def("_same_tensor", [](const Tensor& a, const Tensor& b) { return a.isSame(b); });
+      .def("_same_tensor", [](const Tensor& a, const Tensor& b) { return a.isSame(b); })
+      // The tensor's identity (its TensorImpl), for Python objects over one tensor.
+      .def("_impl_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.impl()); });
 }
 
 }  // namespace kiln::python

@@ -22,6 +22,7 @@ import ast
 import types
 import typing
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import MutableMapping
 
@@ -467,6 +468,12 @@ def script_module_for_trace(module):
     return _create(module, _UnsharedTypeStore().get(module), compile_methods=False)
 
 
+# TensorImpl address -> the Python tensor object attributes hand out for it.
+# Weak: an entry goes with its object, which holds the tensor (so the
+# address is not reused while the entry lives).
+_python_tensors = weakref.WeakValueDictionary()
+
+
 class _Slots(MutableMapping):
     """A live view of a ScriptModule's attributes of one kind (its
     `_parameters` or `_buffers`), so Module's traversals work on it."""
@@ -547,6 +554,13 @@ class ScriptModule(Module):
             known = self._tensors.get(name)
             if known is not None and known._same_tensor(value):
                 return known
+            # One Python object for one tensor, whichever attribute names it
+            # (tied weights of a loaded module are one parameter, as in torch).
+            shared = _python_tensors.get(value._impl_ptr())
+            if shared is not None:
+                value = shared
+            else:
+                _python_tensors[value._impl_ptr()] = value
             self._tensors[name] = value
         return value
 
