@@ -97,6 +97,7 @@ bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_plans.py
 	OPENBLAS_NUM_THREADS=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_fuser.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py --threads $(JOBS)
 
 clean:
 	rm -rf $(BUILD_DIR) python/kiln/_C*.so

@@ -10,7 +10,7 @@ A scripted stack of 11 Linear(1024, 1024) layers with ReLUs between them
     with each process's peak resident memory next to the archive's tensor
     bytes (kiln maps the tensor records instead of copying them).
 
-  PYTHONPATH=python /usr/bin/python3 bench/bench_load.py [--repeat N] [--quick]
+  PYTHONPATH=python /usr/bin/python3 bench/bench_load.py [--repeat N] [--quick] [--threads N]
 """
 import argparse
 import io
@@ -68,14 +68,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for both (torch's loading uses one; kiln checks CRCs on its threads)")
     args = parser.parse_args()
     repeat = 3 if args.quick else args.repeat
     layers, width = (3, 256) if args.quick else (11, 1024)
 
-    torch.set_num_threads(1)
-    kiln.set_num_threads(1)
+    torch.set_num_threads(args.threads)
+    kiln.set_num_threads(args.threads)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # for the kiln child process
     avx512 = "avx512f" in open("/proc/cpuinfo").read()
-    print(f"bench_load: {layers} x Linear({width}, {width}), 1 thread, CPU {'AVX-512' if avx512 else 'AVX2'}")
+    print(f"bench_load: {layers} x Linear({width}, {width}), {args.threads} thread(s), "
+          f"CPU {'AVX-512' if avx512 else 'AVX2'}")
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "model.pt")
@@ -110,7 +114,7 @@ def main():
         # A fresh process that loads and runs forward.
         kiln_argv = [KILN, "run", path, x_path, "-o", os.path.join(tmp, "y.npy")]
         torch_argv = [sys.executable, "-c",
-                      "import sys, numpy, torch; torch.set_num_threads(1); "
+                      f"import sys, numpy, torch; torch.set_num_threads({args.threads}); "
                       "m = torch.jit.load(sys.argv[1]); m(torch.from_numpy(numpy.load(sys.argv[2])))",
                       path, x_path]
         env_runs = max(3, repeat // 3)

@@ -192,3 +192,30 @@ def test_malformed_files_raise(tmp_path, name):
                 "empty": "empty", "no_top_folder": "top folder"}
     if name in expected:
         assert expected[name] in str(e.value)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_records_are_crc_checked_in_pieces(tmp_path, threads):
+    """Records over 2 MiB are checked in 1 MiB pieces on kiln's threads and
+    the pieces' CRCs combined: the result must be the record's CRC, and a
+    byte flipped in any piece must be caught."""
+    w = torch.arange(3 * 1024 * 1024 + 123, dtype=torch.float32)
+    path = tmp_path / "big.pt"
+    torch.save({"w": w}, path)
+    old = kiln.get_num_threads()
+    kiln.set_num_threads(threads)
+    try:
+        np.testing.assert_array_equal(kiln.load_pickle(path)["w"].numpy(), w.numpy())
+        data = bytearray(path.read_bytes())
+        with zipfile.ZipFile(path) as z:
+            info = next(i for i in z.infolist() if i.filename.endswith("data/0"))
+        start = info.header_offset + 30 + len(info.filename) + int.from_bytes(
+            data[info.header_offset + 28:info.header_offset + 30], "little")
+        for at in (0, 1024 * 1024 + 5, info.file_size - 1):
+            bad = bytearray(data)
+            bad[start + at] ^= 0x01
+            (tmp_path / "bad.pt").write_bytes(bytes(bad))
+            with pytest.raises(kiln.Error, match="CRC mismatch"):
+                kiln.load_pickle(tmp_path / "bad.pt")
+    finally:
+        kiln.set_num_threads(old)
