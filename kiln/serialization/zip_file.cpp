@@ -118,8 +118,8 @@ uint32_t crcOf(const char* data, uint64_t size) {
   uint32_t crc = crcs[0];
   for (int64_t i = 1; i < pieces; ++i) {
     uint64_t at = static_cast<uint64_t>(i) * kPiece;
-    crc = static_cast<uint32_t>(crc32_combine64(crc, crcs[static_cast<size_t>(i)],
-                                                static_cast<z_off64_t>(std::min(kPiece, size - at))));
+    crc = static_cast<uint32_t>(
+        crc32_combine64(crc, crcs[static_cast<size_t>(i)], static_cast<z_off64_t>(std::min(kPiece, size - at))));
   }
   return crc;
 }
