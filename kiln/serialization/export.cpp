@@ -1,7 +1,5 @@
 #include "kiln/serialization/export.h"
 
-#include <filesystem>
-
 #include "kiln/core/function.h"
 #include "kiln/ir/graph.h"
 #include "kiln/runtime/function.h"
@@ -68,15 +66,10 @@ void writeArchive(const Module& module, ZipWriter& out, const ExtraFilesMap& ext
   writeVersion(out);
 }
 
-std::string archiveNameOf(const std::string& path) {
-  std::string stem = std::filesystem::path(path).stem().string();
-  return stem.empty() ? "archive" : stem;
-}
-
 }  // namespace
 
 void save(const Module& module, const std::string& path, const ExtraFilesMap& extra_files) {
-  ZipWriter out = ZipWriter::toFile(path, archiveNameOf(path));
+  ZipWriter out = ZipWriter::toFile(path);
   writeArchive(module, out, extra_files);
   out.finish();
 }

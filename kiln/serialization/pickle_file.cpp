@@ -1,19 +1,11 @@
 #include "kiln/serialization/pickle_file.h"
 
-#include <filesystem>
-
 #include "kiln/tensor/scalar_type.h"
 #include "kiln/util/error.h"
 
 namespace kiln {
 
 namespace {
-
-// The top folder torch writes: the file's stem ("model" for model.pt).
-std::string archiveNameOf(const std::string& path) {
-  std::string stem = std::filesystem::path(path).stem().string();
-  return stem.empty() ? "archive" : stem;
-}
 
 void writeArchive(ZipWriter& out, const IValue& value) {
   PickleOptions options;
@@ -68,7 +60,7 @@ IValue loadPickle(std::istream& in) {
 }
 
 void savePickle(const IValue& value, const std::string& path) {
-  ZipWriter out = ZipWriter::toFile(path, archiveNameOf(path));
+  ZipWriter out = ZipWriter::toFile(path);
   writeArchive(out, value);
   out.finish();
 }

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
 #include <vector>
 
@@ -207,7 +208,6 @@ void ZipReader::readDirectory() {
       KILN_CHECK(entries_.emplace(record, e).second, "archive '", name_, "': record '", record, "' appears twice");
       order_.push_back(record);
     }
-    (void)info.flag;
     ++number;
     status = unzGoToNextFile(unz_);
   }
@@ -439,6 +439,8 @@ ZipWriter ZipWriter::toFile(const std::string& path, const std::string& archive_
   auto sink = std::make_unique<Sink>();
   sink->path = path;
   sink->archive_name = archive_name;
+  if (sink->archive_name.empty()) sink->archive_name = std::filesystem::path(path).stem().string();
+  if (sink->archive_name.empty()) sink->archive_name = "archive";
   // A temporary file beside the target, renamed over it when complete: the
   // target may be the very archive whose mapped records the module being
   // saved still uses (kiln.save(kiln.load(p), p)), and a half-written file

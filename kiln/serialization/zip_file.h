@@ -12,7 +12,7 @@
 //   std::string pickle = archive.readRecord("data.pkl");
 //   kiln::StoragePtr weights = archive.recordStorage("data/0", 4 * 9);
 //
-//   kiln::ZipWriter out = kiln::ZipWriter::toFile("model.pt", "model");
+//   kiln::ZipWriter out = kiln::ZipWriter::toFile("model.pt");   // top folder "model"
 //   out.writeRecord("data/0", bytes, size, /*compress=*/false);
 //   out.finish();
 #include <cstddef>
@@ -93,8 +93,9 @@ class ZipWriter {
  public:
   // Writes `path` (a temporary file beside it, renamed over it by finish(),
   // so that a failed save leaves the old file and a module loaded from it
-  // intact); every record goes below the folder `archive_name`.
-  static ZipWriter toFile(const std::string& path, const std::string& archive_name);
+  // intact); every record goes below the folder `archive_name`, by default
+  // the file's stem as torch names it ("model" for model.pt).
+  static ZipWriter toFile(const std::string& path, const std::string& archive_name = "");
   // Writes into a buffer that finish() returns.
   static ZipWriter toBuffer(const std::string& archive_name);
 

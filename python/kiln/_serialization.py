@@ -24,6 +24,17 @@ def _read_source(f):
     raise TypeError(f"kiln: expected a path or a binary file object, got {type(f).__name__}")
 
 
+def _write(f, write, caller):
+    """write(path) writes the file at a path and returns None; write(None)
+    returns its bytes, which go to a file object."""
+    if isinstance(f, (str, os.PathLike)):
+        write(os.fspath(f))
+    elif hasattr(f, "write"):
+        f.write(write(None))
+    else:
+        raise TypeError(f"{caller}: expected a path or a binary file object, got {type(f).__name__}")
+
+
 def _name_of(f):
     return str(getattr(f, "name", "<file object>"))
 
@@ -37,7 +48,7 @@ def load_pickle(f, map_location=None):
     asks for any other Python object raises kiln.Error."""
     _check_map_location(map_location)
     path, data = _read_source(f)
-    value = _C._load_pickle(path) if path is not None else _C._load_pickle_bytes(data, _name_of(f))
+    value = _C._load_pickle(path, data, path if path is not None else _name_of(f))
     if isinstance(value, dict) and not isinstance(value, OrderedDict):
         value = OrderedDict(value)
     return value
@@ -47,19 +58,13 @@ def save_pickle(obj, f):
     """Writes `obj` (tensors, numbers, strings, None, and lists, tuples and
     dicts of them; a kiln.nn.Module's state_dict()) as torch.save does, for
     torch.load."""
-    if isinstance(f, (str, os.PathLike)):
-        _C._save_pickle(obj, os.fspath(f))
-    elif hasattr(f, "write"):
-        f.write(_C._save_pickle(obj))
-    else:
-        raise TypeError(f"kiln.save_pickle: expected a path or a binary file object, got {type(f).__name__}")
+    _write(f, lambda path: _C._save_pickle(obj, path), "kiln.save_pickle")
 
 
 def _check_map_location(map_location):
     if map_location is None:
         return
-    text = str(map_location) if not isinstance(map_location, str) else map_location
-    if text != "cpu":
+    if str(map_location) != "cpu":
         raise ValueError(f"kiln loads tensors to the CPU only; map_location={map_location!r} is not supported")
 
 
@@ -92,9 +97,4 @@ def save(m, f, _extra_files=None):
         raise TypeError(f"kiln.save expects a ScriptModule or ScriptFunction (script or trace it first), "
                         f"got {type(m).__name__}")
     extra = dict(_extra_files or {})
-    if isinstance(f, (str, os.PathLike)):
-        _C._save(what, os.fspath(f), extra)
-    elif hasattr(f, "write"):
-        f.write(_C._save(what, None, extra))
-    else:
-        raise TypeError(f"kiln.save: expected a path or a binary file object, got {type(f).__name__}")
+    _write(f, lambda path: _C._save(what, path, extra), "kiln.save")

@@ -1,7 +1,7 @@
-// The pickle layer (kiln/serialization/pickle.h) for Python, private for now:
-// kiln._C._unpickle and kiln._C._pickle are the seam the later
-// kiln.load_pickle / kiln.save_pickle (and their tests) build on, with the
-// zip container between them and the file.
+// Serialization for Python (kiln/_serialization.py builds the public API on
+// these): state dict files (_load_pickle, _save_pickle), TorchScript
+// archives (_load, _save), and the pickle layer alone for tests (_unpickle,
+// _pickle).
 #include <cstring>
 
 #include "bindings.h"
@@ -112,16 +112,16 @@ void bindSerialization(py::module_& m) {
         return py::make_tuple(py::bytes(result.data), storages);
       },
       py::arg("value"), py::arg("type_tags") = false);
-  // _load_pickle(path) / _load_pickle_bytes(data): what torch.save wrote.
+  // _load_pickle(path, data, name): what torch.save wrote, from a path or,
+  // when path is None, from bytes (`name` in errors).
   m.def(
-      "_load_pickle", [](const std::string& path) { return toPython(loadPickle(path)); }, py::arg("path"));
-  m.def(
-      "_load_pickle_bytes",
-      [](py::bytes data, const std::string& name) {
-        ZipReader archive = ZipReader::fromBuffer(std::string(data), name);
+      "_load_pickle",
+      [](py::object path, py::object data, const std::string& name) {
+        if (!path.is_none()) return toPython(loadPickle(path.cast<std::string>()));
+        ZipReader archive = ZipReader::fromBuffer(std::string(data.cast<py::bytes>()), name);
         return toPython(loadPickle(archive));
       },
-      py::arg("data"), py::arg("name") = "<buffer>");
+      py::arg("path"), py::arg("data"), py::arg("name"));
   // _load(path, data, name, extra_names) -> (module object, {name: bytes}):
   // a torch.jit.save archive from a path or, when path is None, from bytes.
   m.def(
