@@ -9,7 +9,10 @@ LIT ?= /usr/lib/llvm-14/build/utils/lit/lit.py
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config python3-dev pybind11-dev \
 	python3-numpy python3-pytest python3-torch libopenblas-dev libsleef-dev \
 	libgtest-dev llvm-14-tools clang-format-14 \
-	libminizip-dev zlib1g-dev libdeflate-dev python3-torchvision
+	libminizip-dev zlib1g-dev libdeflate-dev python3-torchvision libopenblas0-openmp
+
+DEB_ARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+OPENBLAS_OPENMP_DIR := /usr/lib/$(DEB_ARCH)/openblas-openmp
 
 .PHONY: deps configure build test demo bench clean cpp-test py-test lit-test fuzz sanitize format format-check
 
@@ -22,6 +25,16 @@ deps:
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+	@# OpenBLAS's OpenMP build, so that BLAS, oneDNN and kiln's kernels share one OpenMP team instead of
+	@# two pools spinning against each other (docs/runtime.md, "Threads"). Debian prefers the pthread
+	@# build; select the OpenMP one for libopenblas, libblas and liblapack (torch uses the same ones).
+	@SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	for alt in libopenblas.so.0 libblas.so.3 liblapack.so.3; do \
+	  target=$(OPENBLAS_OPENMP_DIR)/$$alt; \
+	  if [ -e $$target ] && [ "$$(readlink -f /usr/lib/$(DEB_ARCH)/$$alt)" != "$$(readlink -f $$target)" ]; then \
+	    echo "selecting $$target"; $$SUDO update-alternatives --quiet --set $$alt-$(DEB_ARCH) $$target; \
+	  fi; \
+	done
 
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
@@ -95,7 +108,8 @@ bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_interpreter.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_compile.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_plans.py
-	OPENBLAS_NUM_THREADS=1 PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_fuser.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_fuser.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_fuser.py --threads $(JOBS)
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py --threads $(JOBS)
 

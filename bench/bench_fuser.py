@@ -1,10 +1,11 @@
 """The CPU fuser against torch 1.13 (which does not fuse on CPU), side by side
-in one process at one thread (torch, kiln and OpenBLAS): the same
+in one process at one thread (torch, kiln and OpenBLAS; --threads N for
+more): the same
 TorchScript source compiled by each, medians of repeated calls after warm-up,
 torch's and kiln's calls taken in turn so that drift in the machine hits
 both alike.
 
-  PYTHONPATH=python /usr/bin/python3 bench/bench_fuser.py [--repeat N] [--quick]
+  PYTHONPATH=python /usr/bin/python3 bench/bench_fuser.py [--repeat N] [--quick] [--threads N]
 
 Rows:
   - pointwise: tanh(x * 2 + 1) * sigmoid(x) + x on 4M float32, with the bytes
@@ -25,7 +26,9 @@ import sys
 import tempfile
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy, torch and kiln load OpenBLAS
+# Before numpy, torch and kiln load OpenBLAS: its thread count at start-up.
+_THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv[:-1] else 1
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(_THREADS))
 
 import numpy as np  # noqa: E402
 
@@ -144,9 +147,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--quick", action="store_true", help="smaller LSTM loop (10 steps), fewer repeats")
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads for torch, kiln and BLAS")
     opts = parser.parse_args()
-    torch.set_num_threads(1)
-    kiln.set_num_threads(1)
+    torch.set_num_threads(opts.threads)
+    kiln.set_num_threads(opts.threads)
+    print(f"threads: {opts.threads}; " + kiln.parallel_info().splitlines()[2])
     repeat = 5 if opts.quick else opts.repeat
 
     x = np.random.RandomState(0).randn(4 << 20).astype(np.float32)

@@ -5,7 +5,7 @@ registry (each operator is declared once in C++ with its PyTorch schema), so
 `kiln.add`, `Tensor.add` and `a + b` all run the same declaration.
 """
 from . import _C
-from ._C import Error, Tensor, from_numpy, set_num_threads, get_num_threads
+from ._C import Error, Tensor, from_numpy, set_num_threads, get_num_threads, parallel_info
 from ._C import parse_ir
 from ._dtype import (dtype, uint8, int8, int16, int32, int64, float16, float32, float64, bool,
                      bfloat16, half, float, double, short, int, long)
@@ -22,7 +22,7 @@ from ._serialization import load, load_pickle, save, save_pickle
 
 _install_functions(globals())
 
-__all__ = ["Error", "Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "dtype", "parse_ir",
+__all__ = ["Error", "Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "parallel_info", "dtype", "parse_ir",
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",
            "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing",
            "ScriptClass", "ScriptObject", "ScriptMethod", "load", "load_pickle", "save", "save_pickle"]

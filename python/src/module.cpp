@@ -2,6 +2,7 @@
 #include "bindings.h"
 #include "kiln/tensor/kernels/vec_kernels.h"
 #include "kiln/tensor/parallel.h"
+#include "kiln/tensor/parallel_info.h"
 
 namespace kiln::python {
 
@@ -13,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   py::register_exception<kiln::TypeError>(m, "TypeError", PyExc_TypeError);
   m.def("set_num_threads", &setNumThreads, py::arg("n"));
   m.def("get_num_threads", &getNumThreads);
+  m.def("parallel_info", &parallelInfo);
   // The vector width of the eager kernels: "avx512", "avx2" or "portable"
   // (KILN_DISABLE_AVX512=1 in the environment keeps AVX2).
   m.def("_vec_isa", [] { return kernels::vecIsaName(kernels::vecIsa()); });
