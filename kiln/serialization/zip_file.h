@@ -79,6 +79,8 @@ class ZipReader {
   const Entry& entry(const std::string& record) const;
   // Opens the record in minizip and returns the offset of its data in the bytes.
   uint64_t openRecord(const std::string& record, const Entry& e) const;
+  // Fails unless the stored record at `offset` has the CRC its entry says.
+  void checkCrc(const std::string& record, const Entry& e, uint64_t offset) const;
   [[noreturn]] void fail(const std::string& record, const std::string& problem) const;
 
   std::shared_ptr<ArchiveBytes> bytes_;
