@@ -112,6 +112,8 @@ bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_fuser.py --threads $(JOBS)
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py --threads $(JOBS)
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_models.py
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_models.py --threads $(JOBS)
 
 clean:
 	rm -rf $(BUILD_DIR) python/kiln/_C*.so

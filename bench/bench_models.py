@@ -1,0 +1,129 @@
+"""Whole models: kiln against torch 1.13 on the same CPU, in one process.
+
+Each model (tests/python/model_zoo.py) is built in torch, scripted, saved
+with torch.jit.save and loaded by kiln.load, so both run the same archive.
+torch runs its best: torch.jit.freeze + torch.jit.optimize_for_inference,
+under no_grad. kiln runs its best: kiln.optimize_for_inference where kiln
+has it, else kiln.freeze where it has that, else the loaded module. Calls are
+taken in turn (torch, kiln, torch, ...) so that drift in a shared machine
+hits both alike; each row is the median of the repeats with the spread.
+
+  PYTHONPATH=python /usr/bin/python3 bench/bench_models.py [--threads N] [--batch B] [--repeat R]
+      [--models a,b] [--quick]
+
+Targets (issue 19): kiln <= 0.8x torch at batch 1 on ResNet-18, MobileNetV2,
+the Transformer encoder and the LSTM model; <= 1.0x everywhere.
+"""
+import argparse
+import io
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import kiln  # noqa: E402
+import model_zoo as zoo  # noqa: E402
+
+MODELS = {
+    "resnet18": (zoo.resnet18, lambda b: torch.randn(b, 3, 224, 224)),
+    "mobilenet_v2": (zoo.mobilenet_v2, lambda b: torch.randn(b, 3, 224, 224)),
+    "squeezenet1_0": (zoo.squeezenet1_0, lambda b: torch.randn(b, 3, 224, 224)),
+    "shufflenet_v2": (zoo.shufflenet_v2_x0_5, lambda b: torch.randn(b, 3, 224, 224)),
+    "transformer": (lambda ns: zoo.transformer_encoder(ns, d_model=256, nhead=8, layers=4),
+                    lambda b: torch.randn(b, 64, 256)),
+    "lstm_lm": (lambda ns: zoo.recurrent_lm(ns, "LSTM", vocab=5000, embed=256, hidden=512),
+                lambda b: torch.randint(0, 5000, (b, 35))),
+    "gru_lm": (lambda ns: zoo.recurrent_lm(ns, "GRU", vocab=5000, embed=256, hidden=512),
+               lambda b: torch.randint(0, 5000, (b, 35))),
+    "audio_conv1d": (zoo.audio_conv1d, lambda b: torch.randn(b, 1, 16000)),
+    "unet": (zoo.small_unet, lambda b: torch.randn(b, 3, 128, 128)),
+}
+
+
+def torch_best(model, x):
+    scripted = torch.jit.script(model)
+    frozen = torch.jit.optimize_for_inference(torch.jit.freeze(scripted))
+    return scripted, frozen
+
+
+def kiln_best(archive):
+    module = kiln.load(io.BytesIO(archive))
+    for name in ("optimize_for_inference", "freeze"):
+        if hasattr(kiln, name):
+            return getattr(kiln, name)(module), name
+    return module, "load"
+
+
+def timed_in_turn(calls, repeat):
+    times = [[] for _ in calls]
+    for _ in range(repeat):
+        for i, fn in enumerate(calls):
+            start = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - start)
+    return [(statistics.median(t), min(t), max(t)) for t in times]
+
+
+def bench(name, batch, repeat, warmup):
+    builder, make_input = MODELS[name]
+    torch.manual_seed(0)
+    model = builder(zoo.TORCH).eval()
+    x = make_input(batch)
+    with torch.no_grad():
+        scripted, frozen = torch_best(model, x)
+        buffer = io.BytesIO()
+        torch.jit.save(scripted, buffer)
+        expected = frozen(x)
+    mine, how = kiln_best(buffer.getvalue())
+    kx = kiln.from_numpy(x.numpy().copy())
+    got = mine(kx).numpy()
+    error = float(np.abs(got - expected.numpy()).max() / max(float(expected.abs().max()), 1e-30))
+
+    def run_torch():
+        with torch.no_grad():
+            frozen(x)
+
+    def run_kiln():
+        mine(kx)
+
+    for _ in range(warmup):
+        run_torch()
+        run_kiln()
+    (t_med, t_lo, t_hi), (k_med, k_lo, k_hi) = timed_in_turn([run_torch, run_kiln], repeat)
+    print(f"{name:14s} b{batch:<3d} torch {t_med * 1e3:9.2f} ms [{t_lo * 1e3:8.2f} .. {t_hi * 1e3:8.2f}]   "
+          f"kiln ({how}) {k_med * 1e3:9.2f} ms [{k_lo * 1e3:8.2f} .. {k_hi * 1e3:8.2f}]   "
+          f"{k_med / t_med:6.3f}x torch   rel.err {error:.1e}", flush=True)
+    return k_med / t_med
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch", type=str, default="1,8")
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--models", type=str, default=",".join(MODELS))
+    parser.add_argument("--quick", action="store_true", help="batch 1, 5 repeats")
+    opts = parser.parse_args()
+    torch.set_num_threads(opts.threads)
+    kiln.set_num_threads(opts.threads)
+    batches = [1] if opts.quick else [int(b) for b in opts.batch.split(",")]
+    repeat = 5 if opts.quick else opts.repeat
+    isa = "AVX-512" if kiln._C._vec_isa() == "avx512" else kiln._C._vec_isa()
+    print(f"bench_models: {opts.threads} thread(s), CPU {isa}; {kiln.parallel_info().splitlines()[2]}")
+    for batch in batches:
+        for name in opts.models.split(","):
+            try:
+                bench(name, batch, repeat, warmup=2)
+            except Exception as error:  # a model kiln cannot run yet is a row, not the end of the table
+                print(f"{name:14s} b{batch:<3d} kiln failed: {str(error).splitlines()[0][:150]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
