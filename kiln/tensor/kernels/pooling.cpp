@@ -365,8 +365,11 @@ bool avgPoolDnnl(int64_t spatial, const Tensor& x, const Window& w, bool count_i
   return detail::dnnlPooling(d, x.data<float>(), out.data<float>());
 }
 
-Dims adaptiveOutput(int64_t spatial, const Tensor& self, IntArrayRef output_size, const char* name, bool is_max) {
+Dims adaptiveOutput(int64_t spatial, const Tensor& self, IntArrayRef given, const char* name, bool is_max) {
   const auto n = static_cast<size_t>(spatial);
+  // One int stands for every dim (an int[2] argument given as a plain int).
+  Dims broadcast = given.size() == 1 ? Dims(n, given[0]) : Dims(given.begin(), given.end());
+  IntArrayRef output_size(broadcast);
   if (!is_max) {
     KILN_CHECK(output_size.size() == n, name, ": output_size must be ", spatial);
   } else {

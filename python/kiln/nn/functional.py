@@ -1,5 +1,6 @@
 """kiln.nn.functional: the functional forms, from the operator registry."""
 from .._functions import _ATEN
+from ._functional_conv import *  # noqa: F401,F403  (torch's Python-level pooling functions)
 
 
 def _get(name):
