@@ -217,7 +217,7 @@ bool runDnnl(const Tensor& input, const Tensor& weight, const std::optional<Tens
                                  out.data<float>());
 }
 
-std::string dtypeName(ScalarType t) { return std::string(scalarTypeName(t)); }
+std::string dtypeName(ScalarType t) { return std::string(scalarTypeShortName(t)); }
 
 // torch's check_shape_forward and the output-size checks of its kernels.
 void checkShape(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, const Conv& p) {
