@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -33,6 +34,8 @@ void useKilnThreads() {
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
+std::atomic<int64_t> g_built{0};
+
 struct KeyHash {
   size_t operator()(const std::vector<int64_t>& key) const {
     size_t h = 0xcbf29ce484222325ull;
@@ -54,6 +57,7 @@ class PrimitiveCache {
       if (it != entries_.end()) return it->second;
     }
     auto entry = std::make_shared<const Entry>(make());
+    ++g_built;
     std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= kCapacity) entries_.clear();
     entries_.emplace(key, entry);
@@ -237,5 +241,7 @@ bool dnnlPooling(const DnnlPoolParams& p, const float* src, float* dst) {
     return false;
   }
 }
+
+int64_t dnnlPrimitivesBuilt() { return g_built.load(); }
 
 }  // namespace kiln::detail

@@ -34,4 +34,7 @@ struct DnnlPoolParams {
 
 bool dnnlPooling(const DnnlPoolParams& p, const float* src, float* dst);
 
+// How many primitives the glue has built (its cache's misses), for tests.
+int64_t dnnlPrimitivesBuilt();
+
 }  // namespace kiln::detail
