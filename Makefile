@@ -9,7 +9,7 @@ LIT ?= /usr/lib/llvm-14/build/utils/lit/lit.py
 DEB_PACKAGES := g++ cmake ninja-build ccache pkg-config python3-dev pybind11-dev \
 	python3-numpy python3-pytest python3-torch libopenblas-dev libsleef-dev \
 	libgtest-dev llvm-14-tools clang-format-14 \
-	libminizip-dev zlib1g-dev libdeflate-dev python3-torchvision libopenblas0-openmp
+	libminizip-dev zlib1g-dev libdeflate-dev python3-torchvision libopenblas0-openmp libdnnl-dev
 
 DEB_ARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 OPENBLAS_OPENMP_DIR := /usr/lib/$(DEB_ARCH)/openblas-openmp

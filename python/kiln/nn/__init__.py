@@ -7,6 +7,13 @@ from .parameter import Parameter
 from .module import Module
 from .container import ModuleList, ModuleDict, Sequential
 from .layers import Identity, Linear, ReLU, Tanh, Sigmoid
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
+                      AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d)
 
 __all__ = ["Parameter", "Module", "ModuleList", "ModuleDict", "Sequential",
-           "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "functional"]
+           "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "functional",
+           "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]

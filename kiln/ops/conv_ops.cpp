@@ -1,0 +1,426 @@
+// aten:: registrations of convolution and pooling, with PyTorch 1.13's
+// schemas, and their shape rules (output sizes from the known sizes and
+// parameters).
+#include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
+#include "kiln/tensor/conv.h"
+#include "kiln/tensor/pooling.h"
+#include "kiln/tensor/shape.h"
+
+namespace kiln {
+namespace {
+
+using shapes::Args;
+using shapes::DimList;
+using shapes::OutputFacts;
+using Bias = std::optional<Tensor>;
+using Out = std::vector<OutputFacts>;
+
+OutputFacts tensorFacts(std::optional<ScalarType> dtype, VaryingShape sizes) {
+  OutputFacts o;
+  o.kind = OutputFacts::Kind::Tensor;
+  o.tensor.dtype = dtype;
+  o.tensor.sizes = std::move(sizes);
+  o.tensor.contiguous = true;
+  return o;
+}
+
+std::optional<DimList> dimsOf(const TensorType* t) {
+  if (!t || !t->sizes().dims()) return std::nullopt;
+  return *t->sizes().dims();
+}
+
+std::optional<ScalarType> dtypeOf(const TensorType* t) { return t ? t->scalarType() : std::nullopt; }
+
+// The i-th of a parameter list broadcast to `n` dims (one value stands for all).
+std::optional<int64_t> param(const std::optional<DimList>& list, size_t i, size_t n) {
+  if (!list || list->empty()) return std::nullopt;
+  if (list->size() == 1) return (*list)[0];
+  if (list->size() != n) return std::nullopt;
+  return (*list)[i];
+}
+
+// Convolutions of every form: conv1d/2d/3d (maybe unbatched, maybe a
+// padding string), conv_transpose*, convolution, _convolution*.
+Out convShape(const Args& a) {
+  auto input = a.tensor("input");
+  auto x = dimsOf(input), w = dimsOf(a.tensor("weight"));
+  auto dtype = dtypeOf(input);
+  if (!x || !w || w->size() < 3) return {tensorFacts(dtype, VaryingShape())};
+  std::optional<bool> transposed =
+      a.has("transposed") ? a.knownBool("transposed") : std::optional<bool>(a.has("output_padding"));
+  const size_t spatial = w->size() - 2;
+  const bool batched = x->size() == w->size();
+  if (!transposed || (!batched && x->size() + 1 != w->size())) return {tensorFacts(dtype, VaryingShape())};
+  DimList out;
+  if (batched) out.push_back((*x)[0]);
+  std::optional<int64_t> groups = a.has("groups") ? a.knownInt("groups") : std::nullopt;
+  if (*transposed) {
+    out.push_back((*w)[1] && groups ? std::optional<int64_t>(*(*w)[1] * *groups) : std::nullopt);
+  } else {
+    out.push_back((*w)[0]);
+  }
+  auto stride = a.intList("stride"), dilation = a.intList("dilation");
+  auto output_padding = a.has("output_padding") ? a.intList("output_padding") : std::optional<DimList>(DimList{0});
+  std::optional<DimList> padding;
+  std::optional<std::string> mode;
+  if (auto p = a.known("padding"); p && p->isString()) {
+    mode = p->toStringRef();
+  } else {
+    padding = a.intList("padding");
+  }
+  const size_t first = x->size() - spatial;
+  for (size_t i = 0; i < spatial; ++i) {
+    auto in = (*x)[first + i], k = (*w)[2 + i];
+    if (mode && *mode == "same") {
+      out.push_back(in);
+      continue;
+    }
+    auto s = param(stride, i, spatial), d = param(dilation, i, spatial);
+    auto p = mode ? std::optional<int64_t>(0) : param(padding, i, spatial);
+    auto op = *transposed ? param(output_padding, i, spatial) : std::optional<int64_t>(0);
+    if (!in || !k || !s || !d || !p || !op || *s <= 0) {
+      out.push_back(std::nullopt);
+    } else if (*transposed) {
+      out.push_back((*in - 1) * *s - 2 * *p + *d * (*k - 1) + *op + 1);
+    } else {
+      out.push_back((*in + 2 * *p - *d * (*k - 1) - 1) / *s + 1);
+    }
+  }
+  return {tensorFacts(dtype, VaryingShape(out))};
+}
+
+// Pooling with a window: the batch dims of self, then each spatial size.
+template <int64_t Spatial, bool WithIndices>
+Out poolShape(const Args& a) {
+  auto self = a.tensor("self");
+  auto x = dimsOf(self);
+  auto dtype = dtypeOf(self);
+  auto result = [&](VaryingShape sizes) {
+    Out out{tensorFacts(dtype, sizes)};
+    if (WithIndices) out.push_back(tensorFacts(ScalarType::Long, sizes));
+    return out;
+  };
+  const auto n = static_cast<size_t>(Spatial);
+  if (!x || x->size() < n + 1 || x->size() > n + 2) return result(VaryingShape());
+  auto kernel = a.intList("kernel_size"), stride = a.intList("stride"), padding = a.intList("padding");
+  auto dilation = a.has("dilation") ? a.intList("dilation") : std::optional<DimList>(DimList{1});
+  auto ceil = a.knownBool("ceil_mode");
+  DimList out(x->begin(), x->end() - Spatial);
+  for (size_t i = 0; i < n; ++i) {
+    auto in = (*x)[x->size() - n + i];
+    auto k = param(kernel, i, n), p = param(padding, i, n), d = param(dilation, i, n);
+    auto s = stride && stride->empty() ? k : param(stride, i, n);
+    if (!in || !k || !s || !p || !d || !ceil || *s <= 0) {
+      out.push_back(std::nullopt);
+    } else {
+      out.push_back(poolingOutputSize(*in, *k, *p, *s, *d, *ceil));
+    }
+  }
+  return result(VaryingShape(out));
+}
+
+template <int64_t Spatial, bool WithIndices>
+Out adaptiveShape(const Args& a) {
+  auto self = a.tensor("self");
+  auto x = dimsOf(self);
+  auto dtype = dtypeOf(self);
+  auto result = [&](VaryingShape sizes) {
+    Out out{tensorFacts(dtype, sizes)};
+    if (WithIndices) out.push_back(tensorFacts(ScalarType::Long, sizes));
+    return out;
+  };
+  const auto n = static_cast<size_t>(Spatial);
+  auto size = a.intList("output_size");
+  if (!x || x->size() < n + 1 || x->size() > n + 2 || !size || size->size() != n) return result(VaryingShape());
+  DimList out(x->begin(), x->end() - Spatial);
+  out.insert(out.end(), size->begin(), size->end());
+  return result(VaryingShape(out));
+}
+
+std::tuple<Tensor, Tensor> writePair(Tensor out, Tensor indices, const std::tuple<Tensor, Tensor>& result,
+                                     const char* name) {
+  writeOut(out, std::get<0>(result), name);
+  writeOut(indices, std::get<1>(result), name);
+  return {out, indices};
+}
+
+Tensor convolutionOp(const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
+                     IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                     int64_t groups) {
+  return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+}
+
+KILN_REGISTER_OPS(
+    // convolution
+    op("aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], "
+       "int[1] dilation=[1], int groups=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef dilation,
+          int64_t groups) { return convNd(1, input, weight, bias, stride, padding, dilation, groups); })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+       "str padding=\"valid\", int[1] dilation=[1], int groups=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
+          IntArrayRef dilation,
+          int64_t groups) { return convNdMode(1, input, weight, bias, stride, padding, dilation, groups); })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
+       "int[2] dilation=1, int groups=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef dilation,
+          int64_t groups) { return convNd(2, input, weight, bias, stride, padding, dilation, groups); })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+       "str padding=\"valid\", int[2] dilation=1, int groups=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
+          IntArrayRef dilation,
+          int64_t groups) { return convNdMode(2, input, weight, bias, stride, padding, dilation, groups); })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, "
+       "int[3] dilation=1, int groups=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef dilation,
+          int64_t groups) { return convNd(3, input, weight, bias, stride, padding, dilation, groups); })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
+       "str padding=\"valid\", int[3] dilation=1, int groups=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
+          IntArrayRef dilation,
+          int64_t groups) { return convNdMode(3, input, weight, bias, stride, padding, dilation, groups); })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+       "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+         return convTransposeNd(1, input, weight, bias, stride, padding, output_padding, groups, dilation);
+       })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+       "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+         return convTransposeNd(2, input, weight, bias, stride, padding, output_padding, groups, dilation);
+       })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
+       "int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+         return convTransposeNd(3, input, weight, bias, stride, padding, output_padding, groups, dilation);
+       })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+       "bool transposed, int[] output_padding, int groups) -> Tensor",
+       convolutionOp)
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+       "int[] dilation, bool transposed, int[] output_padding, int groups, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, Tensor out) {
+         return writeOut(
+             out, convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups),
+             "convolution");
+       })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+       "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, "
+       "bool cudnn_enabled) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, bool, bool, bool) {
+         return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+       })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+       "bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
+       "bool allow_tf32) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, bool, bool, bool, bool) {
+         return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+       })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::_convolution.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+       "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, "
+       "bool cudnn_enabled, bool allow_tf32, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+          IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, bool, bool, bool, bool,
+          Tensor out) {
+         return writeOut(
+             out, convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups),
+             "_convolution");
+       })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+    op("aten::_convolution_mode(Tensor input, Tensor weight, Tensor? bias, int[] stride, str padding, "
+       "int[] dilation, int groups) -> Tensor",
+       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
+          IntArrayRef dilation,
+          int64_t groups) { return convolutionMode(input, weight, bias, stride, padding, dilation, groups); })
+        .shape(convShape)
+        .traits(OpTrait::Expensive),
+
+    // max pooling
+    op("aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
+       "int[1] dilation=[1], bool ceil_mode=False) -> Tensor",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
+         return maxPool(1, self, k, s, p, d, ceil, "max_pool1d");
+       })
+        .shape(poolShape<1, false>),
+    op("aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
+       "bool ceil_mode=False) -> Tensor",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
+         return maxPool(2, self, k, s, p, d, ceil, "max_pool2d");
+       })
+        .shape(poolShape<2, false>),
+    op("aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
+       "bool ceil_mode=False) -> Tensor",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
+         return maxPool(3, self, k, s, p, d, ceil, "max_pool3d");
+       })
+        .shape(poolShape<3, false>),
+    op("aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
+       "int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
+         return maxPoolWithIndices(1, self, k, s, p, d, ceil, "max_pool1d_with_indices");
+       })
+        .shape(poolShape<1, true>),
+    op("aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+       "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
+         return maxPoolWithIndices(2, self, k, s, p, d, ceil, "max_pool2d");
+       })
+        .shape(poolShape<2, true>),
+    op("aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+       "int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil, Tensor out,
+          Tensor indices) {
+         return writePair(out, indices, maxPoolWithIndices(2, self, k, s, p, d, ceil, "max_pool2d"),
+                          "max_pool2d_with_indices");
+       })
+        .shape(poolShape<2, true>),
+    op("aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+       "int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
+         return maxPoolWithIndices(3, self, k, s, p, d, ceil, "max_pool3d");
+       })
+        .shape(poolShape<3, true>),
+    op("aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+       "int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil, Tensor out,
+          Tensor indices) {
+         return writePair(out, indices, maxPoolWithIndices(3, self, k, s, p, d, ceil, "max_pool3d"),
+                          "max_pool3d_with_indices");
+       })
+        .shape(poolShape<3, true>),
+
+    // average pooling
+    op("aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
+       "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad) {
+         return avgPool(1, self, k, s, p, ceil, include_pad, std::nullopt, "avg_pool1d");
+       })
+        .shape(poolShape<1, false>),
+    op("aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+       "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad,
+          std::optional<int64_t> divisor) {
+         return avgPool(2, self, k, s, p, ceil, include_pad, divisor, "avg_pool2d");
+       })
+        .shape(poolShape<2, false>),
+    op("aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+       "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad,
+          std::optional<int64_t> divisor, Tensor out) {
+         return writeOut(out, avgPool(2, self, k, s, p, ceil, include_pad, divisor, "avg_pool2d"), "avg_pool2d");
+       })
+        .shape(poolShape<2, false>),
+    op("aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+       "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad,
+          std::optional<int64_t> divisor) {
+         return avgPool(3, self, k, s, p, ceil, include_pad, divisor, "avg_pool3d");
+       })
+        .shape(poolShape<3, false>),
+    op("aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+       "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad,
+          std::optional<int64_t> divisor, Tensor out) {
+         return writeOut(out, avgPool(3, self, k, s, p, ceil, include_pad, divisor, "avg_pool3d"), "avg_pool3d");
+       })
+        .shape(poolShape<3, false>),
+
+    // adaptive pooling
+    op("aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(1, self, size, "adaptive_avg_pool1d"); })
+        .shape(adaptiveShape<1, false>),
+    op("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"); })
+        .shape(adaptiveShape<2, false>),
+    op("aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef size, Tensor out) {
+         return writeOut(out, adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"), "adaptive_avg_pool2d");
+       })
+        .shape(adaptiveShape<2, false>),
+    op("aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"); })
+        .shape(adaptiveShape<2, false>),
+    op("aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef size, Tensor out) {
+         return writeOut(out, adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"), "_adaptive_avg_pool2d");
+       })
+        .shape(adaptiveShape<2, false>),
+    op("aten::adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"); })
+        .shape(adaptiveShape<3, false>),
+    op("aten::adaptive_avg_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef size, Tensor out) {
+         return writeOut(out, adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"), "adaptive_avg_pool3d");
+       })
+        .shape(adaptiveShape<3, false>),
+    op("aten::_adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"); })
+        .shape(adaptiveShape<3, false>),
+    op("aten::_adaptive_avg_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef size, Tensor out) {
+         return writeOut(out, adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"), "_adaptive_avg_pool3d");
+       })
+        .shape(adaptiveShape<3, false>),
+    op("aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(1, self, size, "adaptive_max_pool1d"); })
+        .shape(adaptiveShape<1, true>),
+    op("aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(2, self, size, "adaptive_max_pool2d"); })
+        .shape(adaptiveShape<2, true>),
+    op("aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> "
+       "(Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, IntArrayRef size, Tensor out, Tensor indices) {
+         return writePair(out, indices, adaptiveMaxPool(2, self, size, "adaptive_max_pool2d"), "adaptive_max_pool2d");
+       })
+        .shape(adaptiveShape<2, true>),
+    op("aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(3, self, size, "adaptive_max_pool3d"); })
+        .shape(adaptiveShape<3, true>),
+    op("aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> "
+       "(Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, IntArrayRef size, Tensor out, Tensor indices) {
+         return writePair(out, indices, adaptiveMaxPool(3, self, size, "adaptive_max_pool3d"), "adaptive_max_pool3d");
+       })
+        .shape(adaptiveShape<3, true>), );
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,247 @@
+#include "kiln/tensor/kernels/dnnl_glue.h"
+
+#include <omp.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+
+#include "kiln/tensor/parallel.h"
+
+namespace kiln::detail {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// Streams are cheap and not meant to be shared between threads.
+dnnl::stream& threadStream() {
+  thread_local dnnl::stream stream(cpuEngine());
+  return stream;
+}
+
+// oneDNN's OpenMP runtime reads the calling thread's OpenMP setting; make it
+// kiln's count (threads that never called setNumThreads have the default).
+void useKilnThreads() {
+  int n = getNumThreads();
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
+}
+
+std::atomic<int64_t> g_built{0};
+
+struct KeyHash {
+  size_t operator()(const std::vector<int64_t>& key) const {
+    size_t h = 0xcbf29ce484222325ull;
+    for (int64_t v : key) h = (h ^ static_cast<size_t>(v)) * 0x100000001b3ull;
+    return h;
+  }
+};
+
+// Built primitives by their parameters. Bounded: a program that keeps
+// changing shapes clears it rather than growing without end.
+template <typename Entry>
+class PrimitiveCache {
+ public:
+  template <typename Make>
+  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const Make& make) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) return it->second;
+    }
+    auto entry = std::make_shared<const Entry>(make());
+    ++g_built;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= kCapacity) entries_.clear();
+    entries_.emplace(key, entry);
+    return entry;
+  }
+
+ private:
+  static constexpr size_t kCapacity = 512;
+  std::mutex mutex_;
+  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Entry>, KeyHash> entries_;
+};
+
+void append(std::vector<int64_t>& key, const std::vector<int64_t>& values) {
+  key.push_back(static_cast<int64_t>(values.size()));
+  key.insert(key.end(), values.begin(), values.end());
+}
+
+Dims contiguousStridesOf(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+memory::desc plainDesc(const Dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, contiguousStridesOf(dims));
+}
+
+// The weight as oneDNN's logical dims ((g,) OC/g, C/g, k...) with the
+// strides of torch's contiguous layout.
+memory::desc weightDesc(const DnnlConvParams& p) {
+  const auto& w = p.weight;
+  size_t spatial = w.size() - 2;
+  int64_t k = 1;
+  for (size_t i = 2; i < w.size(); ++i) k *= w[i];
+  Dims kdims(w.begin() + 2, w.end());
+  Dims kstrides = contiguousStridesOf(kdims);
+  int64_t g = p.groups;
+  // Torch: forward (OC, Cg, k...), transposed (C, OCg, k...) with C = g*Cg.
+  int64_t ocg = p.transposed ? w[1] : w[0] / g;
+  int64_t cg = p.transposed ? w[0] / g : w[1];
+  Dims dims, strides;
+  if (g > 1) {
+    dims = {g, ocg, cg};
+    strides = p.transposed ? Dims{cg * ocg * k, k, ocg * k} : Dims{ocg * cg * k, cg * k, k};
+  } else {
+    dims = {ocg, cg};
+    strides = p.transposed ? Dims{k, ocg * k} : Dims{cg * k, k};
+  }
+  dims.insert(dims.end(), kdims.begin(), kdims.end());
+  strides.insert(strides.end(), kstrides.begin(), kstrides.end());
+  (void)spatial;
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+struct ConvEntry {
+  bool ok = false;
+  dnnl::primitive conv;
+  memory::desc src_user, src, weight_user, weight, bias, dst_user, dst;
+};
+
+ConvEntry makeConv(const DnnlConvParams& p) {
+  ConvEntry e;
+  try {
+    auto& engine = cpuEngine();
+    e.src_user = plainDesc(p.src);
+    e.dst_user = plainDesc(p.dst);
+    e.weight_user = weightDesc(p);
+    auto any = memory::format_tag::any;
+    memory::desc src_any(p.src, memory::data_type::f32, any);
+    memory::desc dst_any(p.dst, memory::data_type::f32, any);
+    memory::desc weight_any(e.weight_user.dims(), memory::data_type::f32, any);
+    memory::desc bias_md =
+        p.has_bias ? memory::desc({p.dst[1]}, memory::data_type::f32, memory::format_tag::a) : memory::desc();
+    Dims dilation;
+    for (int64_t d : p.dilation) dilation.push_back(d - 1);  // oneDNN counts the gaps
+    auto prop = dnnl::prop_kind::forward_inference;
+    if (p.transposed) {
+      dnnl::deconvolution_forward::desc d(prop, dnnl::algorithm::deconvolution_direct, src_any, weight_any, bias_md,
+                                          dst_any, p.stride, dilation, p.pad_l, p.pad_r);
+      dnnl::deconvolution_forward::primitive_desc pd(d, engine);
+      e.src = pd.src_desc();
+      e.weight = pd.weights_desc();
+      e.dst = pd.dst_desc();
+      e.conv = dnnl::deconvolution_forward(pd);
+    } else {
+      dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, src_any, weight_any, bias_md,
+                                        dst_any, p.stride, dilation, p.pad_l, p.pad_r);
+      dnnl::convolution_forward::primitive_desc pd(d, engine);
+      e.src = pd.src_desc();
+      e.weight = pd.weights_desc();
+      e.dst = pd.dst_desc();
+      e.conv = dnnl::convolution_forward(pd);
+    }
+    e.bias = bias_md;
+    e.ok = true;
+  } catch (const dnnl::error&) {
+    e.ok = false;
+  }
+  return e;
+}
+
+// `user` as `wanted`: itself when the layouts agree, else a reordered copy.
+memory asLayout(const memory& user, const memory::desc& wanted, dnnl::stream& stream) {
+  if (user.get_desc() == wanted) return user;
+  memory out(wanted, cpuEngine());
+  dnnl::reorder(user, out).execute(stream, const_cast<memory&>(user), out);
+  return out;
+}
+
+struct PoolEntry {
+  bool ok = false;
+  dnnl::primitive pool;
+  memory::desc src, dst;
+};
+
+}  // namespace
+
+bool dnnlConvolution(const DnnlConvParams& p, const float* src, const float* weight, const float* bias, float* dst) {
+  static PrimitiveCache<ConvEntry> cache;
+  std::vector<int64_t> key{p.transposed, p.groups, p.has_bias};
+  for (const auto* v : {&p.src, &p.weight, &p.dst, &p.stride, &p.dilation, &p.pad_l, &p.pad_r}) append(key, *v);
+  auto entry = cache.get(key, [&] { return makeConv(p); });
+  if (!entry->ok) return false;
+  try {
+    useKilnThreads();
+    auto& engine = cpuEngine();
+    auto& stream = threadStream();
+    memory src_user(entry->src_user, engine, const_cast<float*>(src));
+    memory weight_user(entry->weight_user, engine, const_cast<float*>(weight));
+    memory dst_user(entry->dst_user, engine, dst);
+    memory src_mem = asLayout(src_user, entry->src, stream);
+    memory weight_mem = asLayout(weight_user, entry->weight, stream);
+    memory dst_mem = entry->dst == entry->dst_user ? dst_user : memory(entry->dst, engine);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weight_mem}, {DNNL_ARG_DST, dst_mem}};
+    if (p.has_bias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, engine, const_cast<float*>(bias)));
+    entry->conv.execute(stream, args);
+    if (!(entry->dst == entry->dst_user)) dnnl::reorder(dst_mem, dst_user).execute(stream, dst_mem, dst_user);
+    stream.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+bool dnnlPooling(const DnnlPoolParams& p, const float* src, float* dst) {
+  static PrimitiveCache<PoolEntry> cache;
+  std::vector<int64_t> key{static_cast<int64_t>(p.kind)};
+  for (const auto* v : {&p.src, &p.dst, &p.kernel, &p.stride, &p.dilation, &p.pad_l, &p.pad_r}) append(key, *v);
+  auto entry = cache.get(key, [&] {
+    PoolEntry e;
+    try {
+      e.src = plainDesc(p.src);
+      e.dst = plainDesc(p.dst);
+      Dims dilation;
+      for (int64_t d : p.dilation) dilation.push_back(d - 1);
+      auto alg = p.kind == DnnlPool::Max             ? dnnl::algorithm::pooling_max
+                 : p.kind == DnnlPool::AvgIncludePad ? dnnl::algorithm::pooling_avg_include_padding
+                                                     : dnnl::algorithm::pooling_avg_exclude_padding;
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, e.src, e.dst, p.stride, p.kernel,
+                                       dilation, p.pad_l, p.pad_r);
+      dnnl::pooling_v2_forward::primitive_desc pd(d, cpuEngine());
+      e.pool = dnnl::pooling_v2_forward(pd);
+      e.ok = true;
+    } catch (const dnnl::error&) {
+      e.ok = false;
+    }
+    return e;
+  });
+  if (!entry->ok) return false;
+  try {
+    useKilnThreads();
+    auto& engine = cpuEngine();
+    auto& stream = threadStream();
+    memory src_mem(entry->src, engine, const_cast<float*>(src));
+    memory dst_mem(entry->dst, engine, dst);
+    entry->pool.execute(stream, {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DST, dst_mem}});
+    stream.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+int64_t dnnlPrimitivesBuilt() { return g_built.load(); }
+
+}  // namespace kiln::detail
