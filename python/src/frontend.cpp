@@ -7,10 +7,36 @@
 #include "kiln/api/kiln.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/parser.h"
+#include "kiln/frontend/sugared_value.h"
 
 namespace kiln::python {
 
 namespace {
+
+// A builtin module (torch, torch.nn.functional, kiln.nn.functional, ...)
+// whose attributes may be Python functions of kiln.nn.functional with
+// torch.nn.functional's signatures (F.batch_norm's argument order is not
+// aten::batch_norm's): kiln.nn.functional._functional_override compiles those, and
+// everything else is the builtin module's (aten operators, submodules).
+class PythonFunctionalModule : public SugaredValue {
+ public:
+  explicit PythonFunctionalModule(SugaredValuePtr builtin) : builtin_(std::move(builtin)) {}
+  std::string kind() const override { return builtin_->kind(); }
+  SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override {
+    if (auto* module = dynamic_cast<BuiltinModule*>(builtin_.get())) {
+      py::gil_scoped_acquire gil;
+      py::object function =
+          py::module_::import("kiln.nn.functional").attr("_functional_override")(module->name(), field);
+      if (!function.is_none()) return makeFunctionValue(function.cast<std::shared_ptr<GraphFunction>>());
+    }
+    SugaredValuePtr value = builtin_->attr(loc, graph, field);
+    if (dynamic_cast<BuiltinModule*>(value.get())) return std::make_shared<PythonFunctionalModule>(std::move(value));
+    return value;
+  }
+
+ private:
+  SugaredValuePtr builtin_;
+};
 
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
 // for a name it knows, None otherwise, and `()` for a function whose
@@ -45,7 +71,8 @@ class PythonResolver : public Resolver {
     py::object value = found_tuple[0];
     if (py::isinstance<GraphFunction>(value)) return makeFunctionValue(value.cast<std::shared_ptr<GraphFunction>>());
     if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
-      return makeBuiltinModule(value.attr("__name__").cast<std::string>());
+      SugaredValuePtr module = makeBuiltinModule(value.attr("__name__").cast<std::string>());
+      return module ? std::make_shared<PythonFunctionalModule>(std::move(module)) : nullptr;
     }
     if (auto cls = classTypeFromPython(value)) return makeClassValue(cls);
     if (auto constant = constantFromPython(value)) return makeConstantValue(std::move(*constant));

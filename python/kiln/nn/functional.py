@@ -1,5 +1,13 @@
-"""kiln.nn.functional: the functional forms, from the operator registry."""
+"""kiln.nn.functional: the functional forms, from the operator registry, and
+Python functions (kiln.nn._functional_*) where torch.nn.functional's
+signature is not the aten operator's."""
+import types
+
 from .._functions import _ATEN
+from ._functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401
+                               huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from ._functional_norm import batch_norm, group_norm, instance_norm  # noqa: F401
+from ._functional_sparse import embedding, embedding_bag  # noqa: F401
 
 
 def _get(name):
@@ -17,3 +25,19 @@ def __getattr__(name):
     if name in _ATEN:
         return _get(name)
     raise AttributeError(f"module 'kiln.nn.functional' has no attribute '{name}'")
+
+
+_FUNCTIONAL_MODULES = ("torch.nn.functional", "kiln.nn.functional")
+
+
+def _functional_override(module, name):
+    """What `F.<name>` means in script code when F is torch.nn.functional or
+    kiln.nn.functional and the function is one of kiln's Python ones (the
+    script compiler asks; None leaves it to the aten operator)."""
+    if module not in _FUNCTIONAL_MODULES:
+        return None
+    fn = globals().get(name)
+    if not isinstance(fn, types.FunctionType) or not fn.__module__.startswith("kiln.nn._functional"):
+        return None
+    from .._jit import script
+    return script(fn)
