@@ -38,6 +38,17 @@ class PythonFunctionalModule : public SugaredValue {
   SugaredValuePtr builtin_;
 };
 
+// For source compiled without Python names (kiln.compile): torch and kiln
+// are the builtin modules, with kiln.nn.functional's Python functions for
+// torch.nn.functional's (as above).
+class FunctionalModulesResolver : public Resolver {
+ public:
+  SugaredValuePtr resolveValue(const std::string& name, Graph&, const SourceRange&) override {
+    if (name != "torch" && name != "kiln") return nullptr;
+    return std::make_shared<PythonFunctionalModule>(makeBuiltinModule(name));
+  }
+};
+
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
 // for a name it knows, None otherwise, and `()` for a function whose
 // compilation is under way (a recursive call). Compiled functions become calls,
@@ -136,8 +147,8 @@ void bindFrontend(py::module_& m) {
       "_compile",
       [](const std::string& source, const std::string& filename, size_t starting_line, const py::object& lookup,
          const std::string& caller) {
-        ResolverPtr resolver;
-        if (!lookup.is_none()) resolver = makePythonResolver(lookup, caller);
+        ResolverPtr resolver =
+            lookup.is_none() ? std::make_shared<FunctionalModulesResolver>() : makePythonResolver(lookup, caller);
         return compile(source, resolver, filename, starting_line);
       },
       py::arg("source"), py::arg("filename") = "<string>", py::arg("starting_line") = 1, py::arg("lookup") = py::none(),

@@ -332,12 +332,12 @@ def _method_source(class_type, name):
     compiled: the method's source, or None when the Python class has no such
     method TorchScript may compile. kiln.nn's own methods other than the
     roots (a ModuleDict's items(), a ModuleList's append(), ...) are the
-    compiler's sugar or Python."""
+    compiler's sugar or Python; the layers' helpers (_check_input_dim) compile."""
     concrete = _concrete_types.get(class_type.name)
     if concrete is None or concrete.py_class is None:
         return None
     fn = _class_functions(concrete.py_class).get(name)
-    if fn is None or fn.__module__.startswith(__package__ + "."):
+    if fn is None or fn.__module__ in (__package__ + ".container", __package__ + ".module"):
         return None
     return _function_source(fn, name)
 
