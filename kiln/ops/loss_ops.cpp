@@ -51,6 +51,13 @@ Out pointwiseLossRule(const Args& a) {
   return {tensorFacts(promotedDtype(a), reducedSizes(a, unreduced))};
 }
 
+// huber_loss keeps self's dtype.
+Out huberLossRule(const Args& a) {
+  Out out = pointwiseLossRule(a);
+  out[0].tensor.dtype = dtypeOf(a, "self");
+  return out;
+}
+
 // Losses whose dtype is self's (nll, cross entropy, binary cross entropy).
 Out selfDtypeLossRule(const Args& a) { return {tensorFacts(dtypeOf(a, "self"), reducedSizes(a, VaryingShape()))}; }
 
@@ -93,13 +100,13 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
          return huberLoss(self, target, reduction, delta);
        })
-        .shape(pointwiseLossRule),
+        .shape(huberLossRule),
     op("aten::huber_loss.out(Tensor self, Tensor target, int reduction=1, float delta=1., *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, const Tensor& target, int64_t reduction, double delta, Tensor out) {
          return writeOut(out, huberLoss(self, target, reduction, delta), "huber_loss");
        })
-        .shape(pointwiseLossRule),
+        .shape(huberLossRule),
     op("aten::nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> "
        "Tensor",
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction, int64_t ignore_index) {

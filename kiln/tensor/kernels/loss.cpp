@@ -171,12 +171,15 @@ Tensor smoothL1Loss(const Tensor& self, const Tensor& target, int64_t reduction,
 
 Tensor huberLoss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
   KILN_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-  return pointwiseLoss("huber_cpu", self, target, reduction, [delta](auto a, auto b, auto) {
+  // Unlike the other pointwise losses, torch's huber_loss keeps self's dtype.
+  const ScalarType dtype = isFloatingType(self.dtype()) ? self.dtype() : promoteTypes(self.dtype(), target.dtype());
+  Tensor loss = elementwise3("huber_cpu", dtype, self, target, nullptr, [delta](auto a, auto b, auto) {
     using T = decltype(a);
     const T dv = static_cast<T>(delta);
     const T z = std::abs(a - b);
     return z < dv ? T(0.5) * z * z : dv * (z - T(0.5) * dv);
   });
+  return applyReduction(loss, reduction);
 }
 
 std::tuple<Tensor, Tensor> nllLossForward(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
