@@ -430,3 +430,30 @@ def test_torch_saved_module_runs_in_kiln_in_train_and_eval():
     state = loaded.state_dict()
     for key, value in scripted.state_dict().items():
         assert_same(state[key], value)
+
+
+class _Scaled(kiln.nn.Module):
+    """A Final constant assigned to a variable that a branch reassigns, as
+    _BatchNorm.forward does with momentum (kiln's frontend change)."""
+
+    __constants__ = ["factor"]
+
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x, flag: bool):
+        scale = 0.5
+        if flag:
+            scale = self.factor
+        else:
+            if self.factor is None:
+                scale = 2.0
+        return x * scale
+
+
+def test_a_module_constant_assigned_to_a_variable_is_reassignable():
+    scripted = kiln.script(_Scaled(3.0))
+    x = kiln.ones([2])
+    assert scripted(x, True).numpy().tolist() == [3.0, 3.0]
+    assert scripted(x, False).numpy().tolist() == [0.5, 0.5]

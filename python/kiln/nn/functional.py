@@ -1,9 +1,8 @@
-"""kiln.nn.functional: the functional forms, from the operator registry, and
-Python functions (kiln.nn._functional_*) where torch.nn.functional's
-signature is not the aten operator's."""
+"""kiln.nn.functional: the functional forms, from the operator registry."""
 import types
 
 from .._functions import _ATEN
+# Python functions where torch.nn.functional's signature is not the aten operator's.
 from ._functional_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,  # noqa: F401
                                huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ._functional_norm import batch_norm, group_norm, instance_norm  # noqa: F401
