@@ -535,6 +535,14 @@ SugaredValuePtr FunctionEmitter::getSugaredVar(const std::string& name, const So
 
 void FunctionEmitter::setSugaredVar(const SourceRange& loc, const std::string& name, SugaredValuePtr value,
                                     TypePtr annotated) {
+  // A constant from outside the source (a module's Final, a Python global)
+  // is a value once assigned, as in torch, so the variable can be reassigned
+  // (`x = self.momentum` in one branch, `x = 0.0` in another); tuples stay
+  // sugared for unrolled iteration.
+  if (std::dynamic_pointer_cast<ConstantValue>(value)) {
+    Value* constant = value->asValue(loc, g_);
+    if (constant->type()->kind() != TypeKind::Tuple) value = std::make_shared<SimpleValue>(constant);
+  }
   Value* simple = asSimple(value);
   if (simple && !simple->hasDebugName() && meaningfulName(name) && simple->node()->owningBlock() == currentBlock()) {
     simple->setDebugName(name);

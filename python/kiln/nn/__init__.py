@@ -2,7 +2,7 @@
 layers, and the functional forms of the operators (kiln.nn.functional).
 
 Modules run eagerly; kiln.script(module) compiles them (kiln.nn._script)."""
-from . import functional  # noqa: F401
+from . import functional
 from .parameter import Parameter
 from .module import Module
 from .container import ModuleList, ModuleDict, Sequential
@@ -10,10 +10,18 @@ from .layers import Identity, Linear, ReLU, Tanh, Sigmoid
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
                       AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d)
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+                            InstanceNorm3d)
+from .sparse import Embedding, EmbeddingBag
+from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss,
+                   KLDivLoss)
 
-__all__ = ["Parameter", "Module", "ModuleList", "ModuleDict", "Sequential",
-           "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "functional",
-           "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-           "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+__all__ = [
+    "Parameter", "Module", "ModuleList", "ModuleDict", "Sequential", "Identity", "Linear", "ReLU", "Tanh",
+    "Sigmoid", "functional", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "Embedding", "EmbeddingBag", "L1Loss", "MSELoss", "SmoothL1Loss",
+    "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+]
