@@ -1,5 +1,25 @@
-"""kiln.nn.functional: the functional forms, from the operator registry."""
+"""kiln.nn.functional: the functional forms, from the operator registry, and
+the functions torch.nn.functional writes in Python (_functional_*.py), which
+kiln.script compiles where a script calls them (_script_function)."""
 from .._functions import _ATEN
+from . import _functional_activation
+
+# The Python-written functions, by name: these win over same-named builtins.
+_PYTHON = {}
+for _module in (_functional_activation,):
+    for _name in _module.__all__:
+        _PYTHON[_name] = getattr(_module, _name)
+        globals()[_name] = _PYTHON[_name]
+
+
+def _script_function(name):
+    """The compiled function that `F.<name>` means in script code, or None
+    (then it is the builtin of that name)."""
+    fn = _PYTHON.get(name)
+    if fn is None:
+        return None
+    from .._jit import script
+    return script(fn)
 
 
 def _get(name):
