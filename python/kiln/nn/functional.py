@@ -2,11 +2,11 @@
 the functions torch.nn.functional writes in Python (_functional_*.py), which
 kiln.script compiles where a script calls them (_script_function)."""
 from .._functions import _ATEN
-from . import _functional_activation
+from . import _functional_activation, _functional_resample
 
 # The Python-written functions, by name: these win over same-named builtins.
 _PYTHON = {}
-for _module in (_functional_activation,):
+for _module in (_functional_activation, _functional_resample):
     for _name in _module.__all__:
         _PYTHON[_name] = getattr(_module, _name)
         globals()[_name] = _PYTHON[_name]
