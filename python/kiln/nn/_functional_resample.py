@@ -4,25 +4,62 @@
 them as prim::CallFunction, as torch.jit.script does. `size` and
 `scale_factor` take a number or a list, as torch's overloads do."""
 import math
-from typing import List, Optional, Union
+from typing import List, Optional, Tuple, Union
 
 import kiln
 
 
-def _expand(value: Union[int, List[int]], n: int) -> List[int]:
+def _size_list(value: Optional[Union[int, List[int], Tuple[int], Tuple[int, int], Tuple[int, int, int]]], n: int) -> Optional[List[int]]:
+    # A number stands for every spatial dim; tuples (module constants) become lists.
+    if value is None:
+        return None
+    if not kiln.jit.is_scripting():
+        return [value] * n if isinstance(value, int) else list(value)
+    out: List[int] = []
     if isinstance(value, int):
-        return [value for _ in range(n)]
-    return value
+        out = [value for _ in range(n)]
+    elif isinstance(value, Tuple[int]):
+        out = [value[0]]
+    elif isinstance(value, Tuple[int, int]):
+        out = [value[0], value[1]]
+    elif isinstance(value, Tuple[int, int, int]):
+        out = [value[0], value[1], value[2]]
+    else:
+        out = value
+    return out
 
 
-def _pair(value: Union[int, List[int]]) -> List[int]:
+def _scale_list(value: Optional[Union[float, List[float], Tuple[float], Tuple[float, float], Tuple[float, float, float]]], n: int) -> Optional[List[float]]:
+    if value is None:
+        return None
+    if not kiln.jit.is_scripting():
+        return [float(value)] * n if isinstance(value, (int, float)) else [float(v) for v in value]
+    out: List[float] = []
+    if isinstance(value, float):
+        out = [value for _ in range(n)]
+    elif isinstance(value, Tuple[float]):
+        out = [value[0]]
+    elif isinstance(value, Tuple[float, float]):
+        out = [value[0], value[1]]
+    elif isinstance(value, Tuple[float, float, float]):
+        out = [value[0], value[1], value[2]]
+    else:
+        out = value
+    return out
+
+
+def _pair(value: Union[int, List[int], Tuple[int, int]]) -> List[int]:
+    if not kiln.jit.is_scripting():
+        return [value, value] if isinstance(value, int) else list(value)
     if isinstance(value, int):
         return [value, value]
-    return value
+    elif isinstance(value, Tuple[int, int]):
+        return [value[0], value[1]]
+    else:
+        return value
 
 
-def interpolate(input, size: Optional[Union[int, List[int]]] = None,
-                scale_factor: Optional[Union[float, List[float]]] = None, mode: str = "nearest",
+def interpolate(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[int, int], Tuple[int, int, int]]] = None, scale_factor: Optional[Union[float, List[float], Tuple[float], Tuple[float, float], Tuple[float, float, float]]] = None, mode: str = "nearest",
                 align_corners: Optional[bool] = None, recompute_scale_factor: Optional[bool] = None,
                 antialias: bool = False):
     if mode in ("nearest", "area", "nearest-exact"):
@@ -38,25 +75,25 @@ def interpolate(input, size: Optional[Union[int, List[int]]] = None,
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     elif size is not None:
-        if isinstance(size, int):
-            output_size = [size for _ in range(dim)]
-        else:
-            if len(size) != dim:
+        sizes = _size_list(size, dim)
+        assert sizes is not None
+        if not isinstance(size, int):  # a list or tuple must name every spatial dim
+            if len(sizes) != dim:
                 raise ValueError("Input and output must have the same number of spatial dimensions, but got "
                                  "input with spatial dimensions of " + str(input.shape[2:]) + " and output size of "
-                                 + str(size) + ". Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 + str(sizes) + ". Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                                  "output size in (o1, o2, ...,oK) format.")
-            output_size = size
+        output_size = sizes
     elif scale_factor is not None:
-        if isinstance(scale_factor, float):
-            scale_factors = [scale_factor for _ in range(dim)]
-        else:
-            if len(scale_factor) != dim:
+        factors = _scale_list(scale_factor, dim)
+        assert factors is not None
+        if not isinstance(scale_factor, float):
+            if len(factors) != dim:
                 raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but "
                                  "got input with spatial dimensions of " + str(input.shape[2:]) + " and "
-                                 "scale_factor of shape " + str(scale_factor) + ". Please provide input tensor in "
+                                 "scale_factor of shape " + str(factors) + ". Please provide input tensor in "
                                  "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-            scale_factors = scale_factor
+        scale_factors = factors
     else:
         raise ValueError("either size or scale_factor should be defined")
 
@@ -66,8 +103,8 @@ def interpolate(input, size: Optional[Union[int, List[int]]] = None,
         recompute_scale_factor = True
     if recompute_scale_factor is not None and recompute_scale_factor:
         assert scale_factors is not None
-        factors = scale_factors
-        output_size = [int(math.floor(float(input.size(i + 2)) * factors[i])) for i in range(dim)]
+        recomputed = scale_factors
+        output_size = [int(math.floor(float(input.size(i + 2)) * recomputed[i])) for i in range(dim)]
         scale_factors = None
 
     if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
@@ -121,30 +158,27 @@ def interpolate(input, size: Optional[Union[int, List[int]]] = None,
                               "nearest-exact (got " + mode + ")")
 
 
-def upsample(input, size: Optional[Union[int, List[int]]] = None,
-             scale_factor: Optional[Union[float, List[float]]] = None, mode: str = "nearest",
+def upsample(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[int, int], Tuple[int, int, int]]] = None, scale_factor: Optional[Union[float, List[float], Tuple[float], Tuple[float, float], Tuple[float, float, float]]] = None, mode: str = "nearest",
              align_corners: Optional[bool] = None):
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
-def upsample_nearest(input, size: Optional[Union[int, List[int]]] = None,
-                     scale_factor: Optional[Union[float, List[float]]] = None):
+def upsample_nearest(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[int, int], Tuple[int, int, int]]] = None, scale_factor: Optional[Union[float, List[float], Tuple[float], Tuple[float, float], Tuple[float, float, float]]] = None):
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
-def upsample_bilinear(input, size: Optional[Union[int, List[int]]] = None,
-                      scale_factor: Optional[Union[float, List[float]]] = None):
+def upsample_bilinear(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[int, int], Tuple[int, int, int]]] = None, scale_factor: Optional[Union[float, List[float], Tuple[float], Tuple[float, float], Tuple[float, float, float]]] = None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-def unfold(input, kernel_size: Union[int, List[int]], dilation: Union[int, List[int]] = 1,
-           padding: Union[int, List[int]] = 0, stride: Union[int, List[int]] = 1):
+def unfold(input, kernel_size: Union[int, List[int], Tuple[int, int]], dilation: Union[int, List[int], Tuple[int, int]] = 1,
+           padding: Union[int, List[int], Tuple[int, int]] = 0, stride: Union[int, List[int], Tuple[int, int]] = 1):
     return kiln.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
 
 
-def fold(input, output_size: Union[int, List[int]], kernel_size: Union[int, List[int]],
-         dilation: Union[int, List[int]] = 1, padding: Union[int, List[int]] = 0,
-         stride: Union[int, List[int]] = 1):
+def fold(input, output_size: Union[int, List[int], Tuple[int, int]], kernel_size: Union[int, List[int], Tuple[int, int]],
+         dilation: Union[int, List[int], Tuple[int, int]] = 1, padding: Union[int, List[int], Tuple[int, int]] = 0,
+         stride: Union[int, List[int], Tuple[int, int]] = 1):
     return kiln.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding),
                        _pair(stride))
 
