@@ -30,12 +30,19 @@ using kernels::ParamDtypes;
       })
 
 // celu: elu with input_scale 1 / alpha, which must not be 0.
-#define KILN_CELU_ELEMENT self <= (T)0 ? m_expm1(self*((T)1 / alpha)) * alpha : self
+#define KILN_CELU_ELEMENT self <= (T)0 ? (m_exp(self * ((T)1 / alpha)) - (T)1) * alpha : self
 #define KILN_CELU_OP(schema, self_decl, out_expr, ...)                                                       \
   op("aten::" schema, [](self_decl, const Scalar& alpha_param __VA_OPT__(, ) __VA_ARGS__) {                  \
     KILN_CHECK(alpha_param.toDouble() != 0, "ZeroDivisionError: alpha cannot be 0 for CELU");                \
     return kernels::paramElementwise<ParamDtypes::Floating>("elu", self, out_expr,                           \
                                                             KILN_PARAM_ELEMENT((alpha), KILN_CELU_ELEMENT)); \
+  })
+#define KILN_LOG_SIGMOID_ELEMENT k_at_most(self, (T)0) - m_log1p(m_exp(-k_abs(self)))
+#define KILN_LOG_SIGMOID_OP(schema, out_expr, ...)                                                             \
+  op("aten::" schema, [](const Tensor& self __VA_OPT__(, ) __VA_ARGS__) {                                      \
+    return kernels::paramElementwise<ParamDtypes::Floating>("log_sigmoid", self, out_expr, [&]<typename T>() { \
+      return [](T self) -> T { return KILN_LOG_SIGMOID_ELEMENT; };                                             \
+    });                                                                                                        \
   })
 #define KILN_STRINGIFY_(...) #__VA_ARGS__
 #define KILN_STRINGIFY(...) KILN_STRINGIFY_(__VA_ARGS__)
@@ -52,13 +59,14 @@ KILN_REGISTER_OPS(
     // x * relu6(x + 3) / 6 and relu6(x + 3) / 6, NaN kept as std::min/max keep it.
     KILN_FLOAT_UNARY_OPS("hardswish", self* k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
     KILN_FLOAT_UNARY_OPS("hardsigmoid", k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
-    // scale * x for x > 0, else scale * alpha * (e^(input_scale * x) - 1).
+    // scale * x for x > 0, else scale * alpha * (e^(input_scale * x) - 1), with exp - 1 as PyTorch computes it (not
+    // expm1).
     KILN_PARAM_OPS("elu", ", Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", "elu", ParamDtypes::Floating,
                    (alpha, scale, input_scale),
-                   self <= (T)0 ? m_expm1(self * input_scale) * (alpha * scale) : self * scale),
+                   self <= (T)0 ? (m_exp(self * input_scale) - (T)1) * (alpha * scale) : self * scale),
     // elu with PyTorch's SELU constants.
     KILN_NOPARAM_OPS("selu", "elu", ParamDtypes::Floating,
-                     self <= (T)0 ? m_expm1(self) * ((T)1.6732632423543772 * (T)1.0507009873554805)
+                     self <= (T)0 ? (m_exp(self) - (T)1) * ((T)1.6732632423543772 * (T)1.0507009873554805)
                                   : self * (T)1.0507009873554805),
     KILN_CELU_OP("celu(Tensor self, Scalar alpha=1.) -> Tensor", const Tensor& self, Tensor())
         .shape(shapes::sameDtype)
@@ -86,11 +94,18 @@ KILN_REGISTER_OPS(
     KILN_PARAM_OPS("threshold", ", Scalar threshold, Scalar value", "threshold", ParamDtypes::NoBool,
                    (threshold, value), self <= threshold ? value : self),
     // min(x, 0) - log1p(e^-|x|): no overflow on either side.
-    KILN_FLOAT_UNARY_OPS("log_sigmoid", k_at_most(self, (T)0) - m_log1p(m_exp(-k_abs(self)))), );
+    // min(x, 0) - log1p(e^-|x|): no overflow on either side. No in-place form.
+    KILN_LOG_SIGMOID_OP("log_sigmoid(Tensor self) -> Tensor", Tensor())
+        .shape(shapes::sameDtype)
+        .pointwise(elementwiseFromCpp(pointwise::TypeRule::Promote, pointwise::DtypeSet::Floating,
+                                      KILN_STRINGIFY(KILN_LOG_SIGMOID_ELEMENT), {"self"})),
+    KILN_LOG_SIGMOID_OP("log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", out, Tensor out)
+        .shape(shapes::sameDtype), );
 
 #undef KILN_NOPARAM_OPS
 #undef KILN_CELU_OP
 #undef KILN_CELU_ELEMENT
+#undef KILN_LOG_SIGMOID_OP
 
 // log_sigmoid_forward's buffer: e^-|x|, which its backward reads.
 std::tuple<Tensor, Tensor> logSigmoidForward(const Tensor& self, Tensor output, Tensor buffer) {

@@ -76,32 +76,32 @@ std::vector<shapes::OutputFacts> padShape(const shapes::Args& a) {
 // form with per-dim scales, .out, .vec and .vec_out. `SCALES` is the schema
 // text of the scales, `PARAMS` their C++ parameters and `LIST` the vector of
 // them; `ALIGN`/`ALIGN_PARAM`/`ALIGN_ARG` add align_corners where the mode has it.
-#define KILN_UPSAMPLE_OPS(name, n, mode, aa, SCALES, PARAMS, LIST, ALIGN, ALIGN_PARAM, ALIGN_ARG)                  \
-  op("aten::" name "(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES ") -> Tensor",                          \
-     [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS) {                                         \
-       return upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa);                                         \
-     })                                                                                                           \
-      .shape(upsampleShape),                                                                                      \
-      op("aten::" name ".out(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES                                  \
-         ", *, Tensor(a!) out) -> Tensor(a!)",                                                                    \
-         [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS, Tensor out) {                         \
-           return writeOut(out, upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa), name);              \
-         })                                                                                                       \
-          .shape(upsampleShape),                                                                                  \
-      op("aten::" name ".vec(Tensor input, SymInt[]? output_size" ALIGN ", float[]? scale_factors) -> Tensor",    \
-         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors) {                          \
-           std::vector<OptScale> scales;                                                                          \
-           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);               \
-           return upsample(name, input, size, mode, ALIGN_ARG, scales, aa);                                         \
-         })                                                                                                       \
-          .shape(upsampleShape),                                                                                  \
-      op("aten::" name ".vec_out(Tensor input, SymInt[]? output_size" ALIGN                                        \
-         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                            \
-         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors, Tensor out) {              \
-           std::vector<OptScale> scales;                                                                          \
-           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);               \
-           return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);                  \
-         })                                                                                                       \
+#define KILN_UPSAMPLE_OPS(name, n, mode, aa, SCALES, PARAMS, LIST, ALIGN, ALIGN_PARAM, ALIGN_ARG)              \
+  op("aten::" name "(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES ") -> Tensor",                      \
+     [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS) {                                      \
+       return upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa);                                    \
+     })                                                                                                        \
+      .shape(upsampleShape),                                                                                   \
+      op("aten::" name ".out(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES                             \
+         ", *, Tensor(a!) out) -> Tensor(a!)",                                                                 \
+         [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS, Tensor out) {                      \
+           return writeOut(out, upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa), name);           \
+         })                                                                                                    \
+          .shape(upsampleShape),                                                                               \
+      op("aten::" name ".vec(Tensor input, SymInt[]? output_size" ALIGN ", float[]? scale_factors) -> Tensor", \
+         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors) {                       \
+           std::vector<OptScale> scales;                                                                       \
+           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);           \
+           return upsample(name, input, size, mode, ALIGN_ARG, scales, aa);                                    \
+         })                                                                                                    \
+          .shape(upsampleShape),                                                                               \
+      op("aten::" name ".vec_out(Tensor input, SymInt[]? output_size" ALIGN                                    \
+         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                         \
+         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors, Tensor out) {           \
+           std::vector<OptScale> scales;                                                                       \
+           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);           \
+           return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);               \
+         })                                                                                                    \
           .shape(upsampleShape)
 
 #define KILN_SCALES1 ", float? scales=None"
@@ -110,18 +110,20 @@ std::vector<shapes::OutputFacts> padShape(const shapes::Args& a) {
 #define KILN_PARAMS1 , OptScale scales
 #define KILN_PARAMS2 , OptScale scales_h, OptScale scales_w
 #define KILN_PARAMS3 , OptScale scales_d, OptScale scales_h, OptScale scales_w
-#define KILN_LIST1 std::vector<OptScale>{scales}
-#define KILN_LIST2 std::vector<OptScale>{scales_h, scales_w}
-#define KILN_LIST3 std::vector<OptScale>{scales_d, scales_h, scales_w}
+#define KILN_LIST1 \
+  std::vector<OptScale> { scales }
+#define KILN_LIST2 \
+  std::vector<OptScale> { scales_h, scales_w }
+#define KILN_LIST3 \
+  std::vector<OptScale> { scales_d, scales_h, scales_w }
 #define KILN_ALIGN ", bool align_corners"
 #define KILN_ALIGN_PARAM , bool align_corners
-#define KILN_NEAREST(name, n)                                                                               \
-  KILN_UPSAMPLE_OPS(name, n, ResampleMode::Nearest, false, KILN_SCALES##n, KILN_PARAMS##n, KILN_LIST##n, "", , \
-                    false)
-#define KILN_NEAREST_EXACT(name, n)                                                                              \
+#define KILN_NEAREST(name, n) \
+  KILN_UPSAMPLE_OPS(name, n, ResampleMode::Nearest, false, KILN_SCALES##n, KILN_PARAMS##n, KILN_LIST##n, "", , false)
+#define KILN_NEAREST_EXACT(name, n)                                                                                 \
   KILN_UPSAMPLE_OPS(name, n, ResampleMode::NearestExact, false, KILN_SCALES##n, KILN_PARAMS##n, KILN_LIST##n, "", , \
                     false)
-#define KILN_INTERP(name, n, mode, aa)                                                                          \
+#define KILN_INTERP(name, n, mode, aa)                                                                             \
   KILN_UPSAMPLE_OPS(name, n, mode, aa, KILN_SCALES##n, KILN_PARAMS##n, KILN_LIST##n, KILN_ALIGN, KILN_ALIGN_PARAM, \
                     align_corners)
 
@@ -141,14 +143,14 @@ KILN_REGISTER_OPS(KILN_NEAREST("upsample_nearest1d", 1), KILN_NEAREST("upsample_
 #undef KILN_NEAREST
 #undef KILN_UPSAMPLE_OPS
 
-#define KILN_PAD_OPS(name, n, fn)                                                                           \
-  op("aten::" name "(Tensor self, int[" #n "] padding) -> Tensor",                                          \
-     [](const Tensor& self, IntArrayRef padding) { return fn(self, padding, n / 2); })                      \
-      .shape(padShape),                                                                                     \
-      op("aten::" name ".out(Tensor self, int[" #n "] padding, *, Tensor(a!) out) -> Tensor(a!)",           \
-         [](const Tensor& self, IntArrayRef padding, Tensor out) {                                          \
-           return writeOut(out, fn(self, padding, n / 2), name);                                            \
-         })                                                                                                 \
+#define KILN_PAD_OPS(name, n, fn)                                                                 \
+  op("aten::" name "(Tensor self, int[" #n "] padding) -> Tensor",                                \
+     [](const Tensor& self, IntArrayRef padding) { return fn(self, padding, n / 2); })            \
+      .shape(padShape),                                                                           \
+      op("aten::" name ".out(Tensor self, int[" #n "] padding, *, Tensor(a!) out) -> Tensor(a!)", \
+         [](const Tensor& self, IntArrayRef padding, Tensor out) {                                \
+           return writeOut(out, fn(self, padding, n / 2), name);                                  \
+         })                                                                                       \
           .shape(padShape)
 
 KILN_REGISTER_OPS(

@@ -27,9 +27,9 @@ std::string sizesText(IntArrayRef sizes) {
 
 template <typename T>
 struct Taps {
-  int64_t width = 0;            // taps per output index
-  std::vector<int64_t> index;   // out_size * width
-  std::vector<T> weight;        // out_size * width
+  int64_t width = 0;           // taps per output index
+  std::vector<int64_t> index;  // out_size * width
+  std::vector<T> weight;       // out_size * width
 };
 
 // PyTorch's compute_scales_value and area_pixel_compute_scale.
@@ -75,34 +75,34 @@ Taps<T> makeTaps(int64_t in, int64_t out, ResampleMode mode, bool align_corners,
   Taps<T> taps;
   if constexpr (!std::is_floating_point_v<T>) mode = ResampleMode::Nearest;  // bytes resample by nearest only
   if constexpr (std::is_floating_point_v<T>) {
-  if (antialias && (mode == ResampleMode::Linear || mode == ResampleMode::Cubic)) {
-    const bool cubic = mode == ResampleMode::Cubic;
-    const T s = areaPixelScale<T>(in, out, align_corners, scale);
-    const T interp = cubic ? T(2) : T(1);  // half the filter's support at scale 1
-    const T support = s >= T(1) ? interp * s : interp;
-    const T invscale = s >= T(1) ? T(1) / s : T(1);
-    taps.width = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
-    taps.index.assign(static_cast<size_t>(out * taps.width), 0);
-    taps.weight.assign(static_cast<size_t>(out * taps.width), T(0));
-    for (int64_t i = 0; i < out; ++i) {
-      const T center = s * (static_cast<T>(i) + T(0.5));
-      const int64_t xmin = std::max<int64_t>(static_cast<int64_t>(center - support + T(0.5)), 0);
-      const int64_t xsize = std::min<int64_t>(static_cast<int64_t>(center + support + T(0.5)), in) - xmin;
-      T total = 0;
-      const int64_t n = std::min(xsize, taps.width);
-      for (int64_t j = 0; j < n; ++j) {
-        const T w = aaFilter<T>((static_cast<T>(j + xmin) - center + T(0.5)) * invscale, cubic);
-        taps.weight[static_cast<size_t>(i * taps.width + j)] = w;
-        total += w;
+    if (antialias && (mode == ResampleMode::Linear || mode == ResampleMode::Cubic)) {
+      const bool cubic = mode == ResampleMode::Cubic;
+      const T s = areaPixelScale<T>(in, out, align_corners, scale);
+      const T interp = cubic ? T(2) : T(1);  // half the filter's support at scale 1
+      const T support = s >= T(1) ? interp * s : interp;
+      const T invscale = s >= T(1) ? T(1) / s : T(1);
+      taps.width = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+      taps.index.assign(static_cast<size_t>(out * taps.width), 0);
+      taps.weight.assign(static_cast<size_t>(out * taps.width), T(0));
+      for (int64_t i = 0; i < out; ++i) {
+        const T center = s * (static_cast<T>(i) + T(0.5));
+        const int64_t xmin = std::max<int64_t>(static_cast<int64_t>(center - support + T(0.5)), 0);
+        const int64_t xsize = std::min<int64_t>(static_cast<int64_t>(center + support + T(0.5)), in) - xmin;
+        T total = 0;
+        const int64_t n = std::min(xsize, taps.width);
+        for (int64_t j = 0; j < n; ++j) {
+          const T w = aaFilter<T>((static_cast<T>(j + xmin) - center + T(0.5)) * invscale, cubic);
+          taps.weight[static_cast<size_t>(i * taps.width + j)] = w;
+          total += w;
+        }
+        for (int64_t j = 0; j < taps.width; ++j) {
+          const auto k = static_cast<size_t>(i * taps.width + j);
+          taps.index[k] = std::min(xmin + j, in - 1);
+          taps.weight[k] = j < n && total != 0 ? taps.weight[k] / total : T(0);
+        }
       }
-      for (int64_t j = 0; j < taps.width; ++j) {
-        const auto k = static_cast<size_t>(i * taps.width + j);
-        taps.index[k] = std::min(xmin + j, in - 1);
-        taps.weight[k] = j < n && total != 0 ? taps.weight[k] / total : T(0);
-      }
+      return taps;
     }
-    return taps;
-  }
   }
   switch (mode) {
     case ResampleMode::Nearest:
@@ -127,34 +127,34 @@ Taps<T> makeTaps(int64_t in, int64_t out, ResampleMode mode, bool align_corners,
     }
     case ResampleMode::Linear:
       if constexpr (std::is_floating_point_v<T>) {
-      taps.width = 2;
-      const T s = areaPixelScale<T>(in, out, align_corners, scale);
-      for (int64_t i = 0; i < out; ++i) {
-        const T real = sourceIndex<T>(s, i, align_corners, false);
-        const auto i0 = static_cast<int64_t>(real);
-        const T l1 = std::min(std::max(real - static_cast<T>(i0), T(0)), T(1));
-        taps.index.push_back(i0);
-        taps.index.push_back(i0 + (i0 < in - 1 ? 1 : 0));
-        taps.weight.push_back(T(1) - l1);
-        taps.weight.push_back(l1);
-      }
+        taps.width = 2;
+        const T s = areaPixelScale<T>(in, out, align_corners, scale);
+        for (int64_t i = 0; i < out; ++i) {
+          const T real = sourceIndex<T>(s, i, align_corners, false);
+          const auto i0 = static_cast<int64_t>(real);
+          const T l1 = std::min(std::max(real - static_cast<T>(i0), T(0)), T(1));
+          taps.index.push_back(i0);
+          taps.index.push_back(i0 + (i0 < in - 1 ? 1 : 0));
+          taps.weight.push_back(T(1) - l1);
+          taps.weight.push_back(l1);
+        }
       }
       break;
     case ResampleMode::Cubic:
       if constexpr (std::is_floating_point_v<T>) {
-      taps.width = 4;
-      const T s = areaPixelScale<T>(in, out, align_corners, scale);
-      const T a = T(-0.75);
-      for (int64_t i = 0; i < out; ++i) {
-        const T real = sourceIndex<T>(s, i, align_corners, true);
-        const auto x = static_cast<int64_t>(std::floor(real));
-        const T t = real - static_cast<T>(x);
-        const T w[4] = {cubic2<T>(t + 1, a), cubic1<T>(t, a), cubic1<T>(1 - t, a), cubic2<T>(2 - t, a)};
-        for (int k = 0; k < 4; ++k) {
-          taps.index.push_back(std::min(std::max<int64_t>(x - 1 + k, 0), in - 1));
-          taps.weight.push_back(w[k]);
+        taps.width = 4;
+        const T s = areaPixelScale<T>(in, out, align_corners, scale);
+        const T a = T(-0.75);
+        for (int64_t i = 0; i < out; ++i) {
+          const T real = sourceIndex<T>(s, i, align_corners, true);
+          const auto x = static_cast<int64_t>(std::floor(real));
+          const T t = real - static_cast<T>(x);
+          const T w[4] = {cubic2<T>(t + 1, a), cubic1<T>(t, a), cubic1<T>(1 - t, a), cubic2<T>(2 - t, a)};
+          for (int k = 0; k < 4; ++k) {
+            taps.index.push_back(std::min(std::max<int64_t>(x - 1 + k, 0), in - 1));
+            taps.weight.push_back(w[k]);
+          }
         }
-      }
       }
       break;
   }
@@ -231,8 +231,7 @@ Tensor upsample(const char* name, const Tensor& self, IntArrayRef output_size, R
     const int64_t dim = i + 2;
     if (nearest && x.size(dim) == output_size[i] && mode == ResampleMode::Nearest) continue;
     resized = true;
-    KILN_DISPATCH_SWITCH(x.dtype(), name,
-                         KILN_FLOATING_CASES([&] {
+    KILN_DISPATCH_SWITCH(x.dtype(), name, KILN_FLOATING_CASES([&] {
                            x = resampleDim<scalar_t>(x, dim, output_size[i], mode, align_corners, scales[i], antialias);
                          }) KILN_DISPATCH_CASE(Byte, uint8_t, [&] {
                            x = resampleDim<scalar_t>(x, dim, output_size[i], mode, align_corners, scales[i], false);
@@ -251,8 +250,8 @@ DimVector upsampleOutputSize(const Tensor& input, const std::optional<IntArrayRe
     return out;
   }
   KILN_CHECK(scale_factors.has_value(), "Must specify exactly one of output_size and scale_factors");
-  KILN_CHECK(static_cast<int64_t>(scale_factors->size()) == spatial, "It is expected scale_factors equals to ",
-             spatial, ", but got size ", scale_factors->size());
+  KILN_CHECK(static_cast<int64_t>(scale_factors->size()) == spatial, "It is expected scale_factors equals to ", spatial,
+             ", but got size ", scale_factors->size());
   KILN_CHECK(input.dim() == spatial + 2, "It is expected input_size equals to ", spatial + 2, ", but got size ",
              input.dim());
   DimVector out;
@@ -362,8 +361,8 @@ Tensor reflectionPad(const Tensor& self, IntArrayRef pad, int64_t dims) {
     const int64_t dim = self.dim() - 1 - i;
     const int64_t l = pad[static_cast<size_t>(2 * i)], r = pad[static_cast<size_t>(2 * i + 1)];
     KILN_CHECK(l < self.size(dim) && r < self.size(dim),
-               "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
-               l, ", ", r, ") at dimension ", dim, " of input ", sizesText(self.sizes()));
+               "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (", l,
+               ", ", r, ") at dimension ", dim, " of input ", sizesText(self.sizes()));
   }
   return gatherPad(self, pad, PadKind::Reflect);
 }
@@ -376,12 +375,15 @@ Tensor replicationPad(const Tensor& self, IntArrayRef pad, int64_t dims) {
 Tensor circularPad(const Tensor& self, IntArrayRef pad) {
   KILN_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
   const auto n = static_cast<int64_t>(pad.size() / 2);
-  KILN_CHECK(n <= self.dim() - 2 && n >= 1, "Padding length should be less than or equal to two times the input "
-             "dimension but got padding length ", pad.size(), " and input of dimension ", self.dim());
+  KILN_CHECK(n <= self.dim() - 2 && n >= 1,
+             "Padding length should be less than or equal to two times the input "
+             "dimension but got padding length ",
+             pad.size(), " and input of dimension ", self.dim());
   for (int64_t i = 0; i < n; ++i) {
     const int64_t dim = self.dim() - 1 - i;
-    KILN_CHECK(pad[static_cast<size_t>(2 * i)] <= self.size(dim) && pad[static_cast<size_t>(2 * i + 1)] <= self.size(dim),
-               "Padding value causes wrapping around more than once.");
+    KILN_CHECK(
+        pad[static_cast<size_t>(2 * i)] <= self.size(dim) && pad[static_cast<size_t>(2 * i + 1)] <= self.size(dim),
+        "Padding value causes wrapping around more than once.");
     KILN_CHECK(self.size(dim) + pad[static_cast<size_t>(2 * i)] + pad[static_cast<size_t>(2 * i + 1)] >= 0,
                "Negative padding value is resulting in an empty dimension.");
   }
@@ -432,8 +434,8 @@ Tensor pixelUnshuffle(const Tensor& self, int64_t r) {
              self.dim(), " dimension(s)");
   KILN_CHECK(r > 0, "pixel_unshuffle expects a positive downscale_factor, but got ", r);
   const int64_t c = self.size(-3), h = self.size(-2), w = self.size(-1);
-  KILN_CHECK(h % r == 0, "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=",
-             h, " is not divisible by ", r);
+  KILN_CHECK(h % r == 0, "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=", h,
+             " is not divisible by ", r);
   KILN_CHECK(w % r == 0, "pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=", w,
              " is not divisible by ", r);
   DimVector batch(self.sizes().begin(), self.sizes().end() - 3);
@@ -565,9 +567,10 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
   Tensor x = contiguous(batched ? self : reshape(self, {1, self.size(0), self.size(1)}));
   const int64_t h = output_size[0], w = output_size[1];
   const int64_t rows = x.size(1);
-  KILN_CHECK(rows % (g.kh * g.kw) == 0,
-             "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=",
-             rows, " and kernel_size=(", g.kh, ", ", g.kw, ")");
+  KILN_CHECK(
+      rows % (g.kh * g.kw) == 0,
+      "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=",
+      rows, " and kernel_size=(", g.kh, ", ", g.kw, ")");
   const int64_t oh = (h + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
   const int64_t ow = (w + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
   KILN_CHECK(oh >= 1 && ow >= 1, "Given output_size=(", h, ", ", w, "), kernel_size=(", g.kh, ", ", g.kw,
@@ -576,8 +579,8 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
              "), which is too small (non-positive)");
   KILN_CHECK(x.size(2) == oh * ow, "Given output_size=(", h, ", ", w, "), kernel_size=(", g.kh, ", ", g.kw,
              "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ", g.pw, "), stride=(", g.sh, ", ", g.sw,
-             "), expected size of input's dimension 2 to match the calculated number of sliding blocks ", oh, " * ",
-             ow, " = ", oh * ow, ", but got input.size(2)=", x.size(2), ".");
+             "), expected size of input's dimension 2 to match the calculated number of sliding blocks ", oh, " * ", ow,
+             " = ", oh * ow, ", but got input.size(2)=", x.size(2), ".");
   KILN_CHECK(isFloatingType(self.dtype()), "\"col2im_out_cpu\" not implemented for '",
              scalarTypeShortName(self.dtype()), "'");
   const int64_t n = x.size(0), c = rows / (g.kh * g.kw);
