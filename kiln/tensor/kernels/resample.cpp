@@ -330,7 +330,7 @@ Tensor constantPadNd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   KILN_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
   const auto n = static_cast<int64_t>(pad.size() / 2);
   KILN_CHECK(n <= self.dim(), "Length of pad should be no more than twice the number of dimensions of the input. ",
-             "Pad length is ", pad.size(), " while the input has ", self.dim(), " dimensions.");
+             "Pad length is ", pad.size(), "while the input has ", self.dim(), "dimensions.");
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   Tensor src = self;
   for (int64_t i = 0; i < n; ++i) {
@@ -375,10 +375,7 @@ Tensor replicationPad(const Tensor& self, IntArrayRef pad, int64_t dims) {
 Tensor circularPad(const Tensor& self, IntArrayRef pad) {
   KILN_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
   const auto n = static_cast<int64_t>(pad.size() / 2);
-  KILN_CHECK(n <= self.dim() - 2 && n >= 1,
-             "Padding length should be less than or equal to two times the input "
-             "dimension but got padding length ",
-             pad.size(), " and input of dimension ", self.dim());
+  KILN_CHECK(n == self.dim() - 2, "Invalid padding size, expected ", 2 * (self.dim() - 2), " but got ", pad.size());
   for (int64_t i = 0; i < n; ++i) {
     const int64_t dim = self.dim() - 1 - i;
     KILN_CHECK(
@@ -451,8 +448,8 @@ Tensor pixelUnshuffle(const Tensor& self, int64_t r) {
 }
 
 Tensor channelShuffle(const Tensor& self, int64_t groups) {
-  KILN_CHECK(self.dim() > 2, "channel_shuffle expects input to have at least 3 dimensions, but got input with ",
-             self.dim(), " dimension(s)");
+  KILN_CHECK(self.dim() > 2, "channel_shuffle expects input with > 2 dims, but got input with sizes ",
+             sizesText(self.sizes()));
   KILN_CHECK(groups > 0, "Number of groups to divide channels in must be positive.", " Value of groups:", groups);
   const int64_t c = self.size(1);
   KILN_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c, " channels and ", groups,
@@ -536,7 +533,8 @@ Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   const int64_t oh = (h + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
   const int64_t ow = (w + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
-  KILN_CHECK(oh >= 1 && ow >= 1, "Given input with spatial size (", h, ", ", w, "), kernel_size=(", g.kh, ", ", g.kw,
+  // PyTorch 1.13 prints the height twice.
+  KILN_CHECK(oh >= 1 && ow >= 1, "Given input with spatial size (", h, ", ", h, "), kernel_size=(", g.kh, ", ", g.kw,
              "), dilation=(", g.dh, ", ", g.dw, "), padding=(", g.ph, ", ", g.pw,
              "), calculated shape of the array of sliding blocks as (", oh, ", ", ow,
              "), but its components must be at least one.");

@@ -80,7 +80,7 @@ def interpolate(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[in
         if not isinstance(size, int):  # a list or tuple must name every spatial dim
             if len(sizes) != dim:
                 raise ValueError("Input and output must have the same number of spatial dimensions, but got "
-                                 "input with spatial dimensions of " + str(input.shape[2:]) + " and output size of "
+                                 "input with spatial dimensions of " + str(list(input.shape[2:])) + " and output size of "
                                  + str(sizes) + ". Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
                                  "output size in (o1, o2, ...,oK) format.")
         output_size = sizes
@@ -90,7 +90,7 @@ def interpolate(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[in
         if not isinstance(scale_factor, float):
             if len(factors) != dim:
                 raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but "
-                                 "got input with spatial dimensions of " + str(input.shape[2:]) + " and "
+                                 "got input with spatial dimensions of " + str(list(input.shape[2:])) + " and "
                                  "scale_factor of shape " + str(factors) + ". Please provide input tensor in "
                                  "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
         scale_factors = factors
@@ -117,11 +117,11 @@ def interpolate(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[in
     if input.dim() == 5 and mode == "nearest":
         return kiln.upsample_nearest3d(input, output_size, scale_factors)
     if input.dim() == 3 and mode == "nearest-exact":
-        return kiln._upsample_nearest_exact1d(input, output_size, scale_factors)
+        return kiln.nn.functional._upsample_nearest_exact1d(input, output_size, scale_factors)
     if input.dim() == 4 and mode == "nearest-exact":
-        return kiln._upsample_nearest_exact2d(input, output_size, scale_factors)
+        return kiln.nn.functional._upsample_nearest_exact2d(input, output_size, scale_factors)
     if input.dim() == 5 and mode == "nearest-exact":
-        return kiln._upsample_nearest_exact3d(input, output_size, scale_factors)
+        return kiln.nn.functional._upsample_nearest_exact3d(input, output_size, scale_factors)
     if mode == "area":
         raise NotImplementedError("interpolate: mode 'area' (adaptive average pooling) is not supported by kiln yet")
     if input.dim() == 3 and mode == "linear":
@@ -130,7 +130,7 @@ def interpolate(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[in
     if input.dim() == 4 and mode == "bilinear":
         assert align_corners is not None
         if antialias:
-            return kiln._upsample_bilinear2d_aa(input, output_size, align_corners, scale_factors)
+            return kiln.nn.functional._upsample_bilinear2d_aa(input, output_size, align_corners, scale_factors)
         return kiln.upsample_bilinear2d(input, output_size, align_corners, scale_factors)
     if input.dim() == 5 and mode == "trilinear":
         assert align_corners is not None
@@ -138,7 +138,7 @@ def interpolate(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[in
     if input.dim() == 4 and mode == "bicubic":
         assert align_corners is not None
         if antialias:
-            return kiln._upsample_bicubic2d_aa(input, output_size, align_corners, scale_factors)
+            return kiln.nn.functional._upsample_bicubic2d_aa(input, output_size, align_corners, scale_factors)
         return kiln.upsample_bicubic2d(input, output_size, align_corners, scale_factors)
 
     if input.dim() == 3 and mode == "bilinear":
