@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 // Sugared values (PyTorch's SugaredValue): what a name or expression means
 // while a function is being compiled, when that is more than a graph value:
 // a builtin function, a module of builtins, a method bound to its object,
@@ -77,6 +78,13 @@ class BuiltinFunction : public SugaredValue {
 
 // `torch`, `math`, `kiln`, `torch.nn.functional`, `torch.jit`: attributes are
 // builtin operators (`aten::<name>`) or constants (`math.pi`, `torch.float32`).
+// The functions torch.nn.functional and kiln.nn.functional write in Python
+// (interpolate, elu with `inplace`, ...): `hook(module, field)` returns the
+// compiled function, or null where the name is a builtin. The Python
+// bindings install it; without it every name is a builtin.
+using FunctionalHook = std::function<std::shared_ptr<Function>(const std::string& module, const std::string& field)>;
+void setFunctionalHook(FunctionalHook hook);
+
 class BuiltinModule : public SugaredValue {
  public:
   explicit BuiltinModule(std::string name) : name_(std::move(name)) {}

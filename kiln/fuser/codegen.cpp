@@ -99,7 +99,7 @@ std::optional<OpTyping> typeNode(const Node* n, const std::unordered_map<const V
   t.op = op;
   std::vector<const ValueType*> operands;
   for (size_t i = 0; i < schema.arguments().size(); ++i) {
-    const ArgRole role = pointwise::argRole(schema.arguments()[i], op->rule);
+    const ArgRole role = pointwise::argRole(schema.arguments()[i], *op);
     const ValueType& v = values.at(n->input(i));
     if (!roleAccepts(role, v)) {
       refuse(why, nodeName(n) + ": argument '" + schema.arguments()[i].name + "' is not what the generator supports");
@@ -230,7 +230,7 @@ bool isFusibleNode(const Node* n) {
   for (size_t i = 0; i < schema.arguments().size(); ++i) {
     const Value* in = n->input(i);
     if (knownUnsupported(in)) return false;
-    switch (pointwise::argRole(schema.arguments()[i], op->rule)) {
+    switch (pointwise::argRole(schema.arguments()[i], *op)) {
       case ArgRole::Constant: {
         const std::optional<IValue> value = toIValue(in);
         if (!value) return false;

@@ -237,7 +237,7 @@ std::optional<KernelPlan> planKernel(const Graph& subgraph, std::string* why) {
     const PointwiseSpec* op = pointwiseSpecOf(n);
     for (size_t a = 0; a < n->inputs().size(); ++a) {
       // type_as(x, other) has x's shape: `other` gives only its dtype.
-      if (op && pointwise::argRole(n->maybeSchema()->arguments()[a], op->rule) == pointwise::ArgRole::DtypeSource) {
+      if (op && pointwise::argRole(n->maybeSchema()->arguments()[a], *op) == pointwise::ArgRole::DtypeSource) {
         continue;
       }
       auto it = reads.find(n->input(a));

@@ -287,7 +287,7 @@ class GraphFuser {
     const PointwiseSpec* spec = pointwiseSpecOf(n);
     if (!spec || spec->rule != pointwise::TypeRule::Cast) return false;
     for (const Argument& arg : n->maybeSchema()->arguments()) {
-      if (pointwise::argRole(arg, spec->rule) == pointwise::ArgRole::DtypeSource) return true;
+      if (pointwise::argRole(arg, *spec) == pointwise::ArgRole::DtypeSource) return true;
     }
     return false;
   }

@@ -40,3 +40,56 @@
         ::kiln::kernels::floatElementwise(name, self, out, KILN_UNARY_ELEMENT(__VA_ARGS__));                        \
         return out;                                                                                                 \
       }).shape(::kiln::shapes::sameDtype)
+
+// Ops with number parameters besides self (elu's alpha, hardtanh's bounds):
+// `params` is the parenthesized list of their names, as in the schema, and
+// the expression reads them converted to T. `sig` is the schema text after
+// `Tensor self` (", Scalar alpha=1"), `kname` the name in dtype errors
+// ("elu" for selu), `dtypes` a kernels::ParamDtypes.
+#define KILN_PP_CAT_(a, b) a##b
+#define KILN_PP_CAT(a, b) KILN_PP_CAT_(a, b)
+#define KILN_PP_COUNT_(a, b, c, n, ...) n
+#define KILN_PP_COUNT(...) KILN_PP_COUNT_(__VA_ARGS__, 3, 2, 1, 0)
+#define KILN_PP_MAP1(m, a) m(a)
+#define KILN_PP_MAP2(m, a, b) m(a), m(b)
+#define KILN_PP_MAP3(m, a, b, c) m(a), m(b), m(c)
+#define KILN_PP_MAP_(m, ...) KILN_PP_CAT(KILN_PP_MAP, KILN_PP_COUNT(__VA_ARGS__))(m, __VA_ARGS__)
+#define KILN_PP_UNPAREN(...) __VA_ARGS__
+#define KILN_PP_MAP(m, list) KILN_PP_MAP_(m, KILN_PP_UNPAREN list)
+
+#define KILN_SCALAR_PARAM(p) const ::kiln::Scalar& p##_param
+#define KILN_CONVERT_PARAM(p) p = ::kiln::kernels::paramAs<T>(p##_param)
+// `make<T>()` of kernels::paramElementwise.
+#define KILN_PARAM_ELEMENT(params, ...)              \
+  [&]<typename T>() {                                \
+    const T KILN_PP_MAP(KILN_CONVERT_PARAM, params); \
+    return [=](T self) -> T { return __VA_ARGS__; }; \
+  }
+
+#define KILN_PARAM_FUNCTIONAL_OP(name, sig, kname, dtypes, params, ...)                                   \
+  ::kiln::op("aten::" name "(Tensor self" sig ") -> Tensor",                                              \
+             [](const ::kiln::Tensor& self, KILN_PP_MAP(KILN_SCALAR_PARAM, params)) {                     \
+               return ::kiln::kernels::paramElementwise<dtypes>(kname, self, ::kiln::Tensor(),            \
+                                                                KILN_PARAM_ELEMENT(params, __VA_ARGS__)); \
+             })                                                                                           \
+      .shape(::kiln::shapes::sameDtype)                                                                   \
+      .pointwise(::kiln::elementwiseFromCpp(::kiln::pointwise::TypeRule::Promote,                         \
+                                            ::kiln::pointwise::DtypeSet::Floating, #__VA_ARGS__, #params))
+#define KILN_PARAM_INPLACE_OP(name, sig, kname, dtypes, params, ...)                                                  \
+  ::kiln::op("aten::" name "_(Tensor(a!) self" sig ") -> Tensor(a!)",                                                 \
+             [](::kiln::Tensor self, KILN_PP_MAP(KILN_SCALAR_PARAM, params)) {                                        \
+               ::kiln::kernels::paramElementwise<dtypes>(kname, self, self, KILN_PARAM_ELEMENT(params, __VA_ARGS__)); \
+               return self;                                                                                           \
+             })
+#define KILN_PARAM_OUT_OP(name, sig, kname, dtypes, params, ...)                                                     \
+  ::kiln::op("aten::" name ".out(Tensor self" sig ", *, Tensor(a!) out) -> Tensor(a!)",                              \
+             [](const ::kiln::Tensor& self, KILN_PP_MAP(KILN_SCALAR_PARAM, params), ::kiln::Tensor out) {            \
+               ::kiln::kernels::paramElementwise<dtypes>(kname, self, out, KILN_PARAM_ELEMENT(params, __VA_ARGS__)); \
+               return out;                                                                                           \
+             })                                                                                                      \
+      .shape(::kiln::shapes::sameDtype)
+// The functional, in-place and out= forms.
+#define KILN_PARAM_OPS(name, sig, kname, dtypes, params, ...)               \
+  KILN_PARAM_FUNCTIONAL_OP(name, sig, kname, dtypes, params, __VA_ARGS__),  \
+      KILN_PARAM_INPLACE_OP(name, sig, kname, dtypes, params, __VA_ARGS__), \
+      KILN_PARAM_OUT_OP(name, sig, kname, dtypes, params, __VA_ARGS__)

@@ -3,6 +3,7 @@
 // functions write with.
 #include "kiln/ops/pointwise_spec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cinttypes>
 #include <cmath>
@@ -97,6 +98,12 @@ ArgRole argRole(const Argument& arg, TypeRule rule) {
   return ArgRole::Constant;
 }
 
+ArgRole argRole(const Argument& arg, const PointwiseSpec& spec) {
+  for (const std::string& p : spec.params)
+    if (arg.name == p) return ArgRole::Param;
+  return argRole(arg, spec.rule);
+}
+
 bool isKernelDtype(ScalarType t) {
   switch (t) {
     case ScalarType::Bool:
@@ -186,7 +193,49 @@ std::shared_ptr<const PointwiseSpec> elementwiseFromCpp(pointwise::TypeRule rule
     expr += word;
     i = end;
   }
-  return std::make_shared<const PointwiseSpec>(PointwiseSpec{rule, dtypes, std::move(expr), nullptr, nullptr});
+  return std::make_shared<const PointwiseSpec>(PointwiseSpec{rule, dtypes, std::move(expr), nullptr, nullptr, {}});
+}
+
+std::shared_ptr<const PointwiseSpec> elementwiseFromCpp(pointwise::TypeRule rule, pointwise::DtypeSet dtypes,
+                                                        std::string_view cpp, std::string_view params) {
+  std::vector<std::string> names;
+  std::string word;
+  for (char c : params) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word += c;
+    } else if (!word.empty()) {
+      names.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) names.push_back(std::move(word));
+  std::vector<std::string_view> argument_names = {"self"};
+  for (const std::string& n : names) argument_names.push_back(n);
+  std::string expr = elementwiseFromCpp(rule, dtypes, cpp, {})->expr;
+  // Every word that names an argument becomes `$name`; parameters are read
+  // converted to the compute type, as the eager kernel reads them.
+  std::string out;
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < expr.size();) {
+    if (!is_word(expr[i]) || (i > 0 && (is_word(expr[i - 1]) || expr[i - 1] == '$' || expr[i - 1] == '.'))) {
+      out += expr[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < expr.size() && is_word(expr[end])) ++end;
+    const std::string_view w(expr.data() + i, end - i);
+    if (w == "self") {
+      out += "$self";
+    } else if (std::find(names.begin(), names.end(), w) != names.end()) {
+      out += "(($T)$" + std::string(w) + ")";
+    } else {
+      out += w;
+    }
+    i = end;
+  }
+  auto spec = std::make_shared<PointwiseSpec>(PointwiseSpec{rule, dtypes, std::move(out), nullptr, nullptr, {}});
+  spec->params = std::move(names);
+  return spec;
 }
 
 const PointwiseSpec* pointwiseSpecOf(const Node* n) {

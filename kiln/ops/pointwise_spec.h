@@ -24,6 +24,7 @@
 
 namespace kiln {
 struct Argument;
+struct PointwiseSpec;
 
 namespace pointwise {
 
@@ -103,6 +104,8 @@ bool numberFits(const ValueType& s, ScalarType t, const char* what, std::string*
 
 // How `arg` of an op with `rule` is used.
 ArgRole argRole(const Argument& arg, TypeRule rule);
+// How `arg` of the op `spec` describes is used: its `params` are Params.
+ArgRole argRole(const Argument& arg, const PointwiseSpec& spec);
 // The dtypes kernels compute in: bool, the integers, float32 and float64.
 bool isKernelDtype(ScalarType t);
 // The C++ type of a kernel dtype.
@@ -122,6 +125,9 @@ struct PointwiseSpec {
   std::string expr;
   pointwise::PointwiseCheck check = nullptr;
   pointwise::PointwiseEmit emit = nullptr;
+  // Number arguments read as parameters (never promoted) besides alpha,
+  // value and weight: elu's alpha, scale and input_scale, hardtanh's bounds.
+  std::vector<std::string> params;
 };
 
 // A spec to hang on a declaration with `.pointwise(...)`; `expr` may be null
@@ -129,7 +135,7 @@ struct PointwiseSpec {
 inline std::shared_ptr<const PointwiseSpec> elementwise(pointwise::TypeRule rule, pointwise::DtypeSet dtypes,
                                                         const char* expr, pointwise::PointwiseCheck check = nullptr,
                                                         pointwise::PointwiseEmit emit = nullptr) {
-  return std::make_shared<const PointwiseSpec>(PointwiseSpec{rule, dtypes, expr ? expr : "", check, emit});
+  return std::make_shared<const PointwiseSpec>(PointwiseSpec{rule, dtypes, expr ? expr : "", check, emit, {}});
 }
 
 // The spec of an element expression written as C++ over the schema's
@@ -139,6 +145,12 @@ inline std::shared_ptr<const PointwiseSpec> elementwise(pointwise::TypeRule rule
 std::shared_ptr<const PointwiseSpec> elementwiseFromCpp(pointwise::TypeRule rule, pointwise::DtypeSet dtypes,
                                                         std::string_view cpp,
                                                         std::initializer_list<std::string_view> argument_names);
+
+// The same, for an expression that also reads the number parameters named
+// in `params` (written "(a, b)", the macro's list): each is converted to `T`,
+// as the eager kernel converts them before the loop.
+std::shared_ptr<const PointwiseSpec> elementwiseFromCpp(pointwise::TypeRule rule, pointwise::DtypeSet dtypes,
+                                                        std::string_view cpp, std::string_view params);
 
 // The pointwise spec of the overload `n` calls, or null.
 const PointwiseSpec* pointwiseSpecOf(const Node* n);

@@ -123,6 +123,20 @@ ResolverPtr makePythonResolver(py::object lookup, std::string caller) {
 }
 
 void bindFrontend(py::module_& m) {
+  // torch.nn.functional's Python-written functions are kiln.nn.functional's
+  // scriptable equivalents, which it compiles on demand.
+  setFunctionalHook([](const std::string&, const std::string& field) -> std::shared_ptr<Function> {
+    py::gil_scoped_acquire gil;
+    py::object fn;
+    try {
+      fn = py::module_::import("kiln.nn.functional").attr("_script_function")(field);
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_RuntimeError)) throw;
+      throw Error(std::string(py::str(e.value())));
+    }
+    if (!py::isinstance<GraphFunction>(fn)) return nullptr;
+    return fn.cast<std::shared_ptr<GraphFunction>>();
+  });
   // One s-expression line per top-level statement.
   m.def(
       "_parse_source",

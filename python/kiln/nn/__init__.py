@@ -15,6 +15,12 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, In
 from .sparse import Embedding, EmbeddingBag
 from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss,
                    KLDivLoss)
+from . import activation, upsampling, padding, pixelshuffle, fold
+from .activation import *
+from .upsampling import *
+from .padding import *
+from .pixelshuffle import *
+from .fold import *
 
 __all__ = [
     "Parameter", "Module", "ModuleList", "ModuleDict", "Sequential", "Identity", "Linear", "ReLU", "Tanh",

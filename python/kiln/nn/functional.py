@@ -12,7 +12,6 @@ import os
 import pkgutil
 
 from .._functions import _ATEN
-from ._functional_conv import *  # noqa: F401,F403  (torch's Python-level pooling functions)
 
 # The Python-written functions, by name.
 _PYTHON = {}

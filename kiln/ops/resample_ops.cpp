@@ -1,0 +1,235 @@
+// aten:: registrations of upsampling, padding, pixel and channel shuffles
+// and im2col/col2im (kernels in kiln/tensor/kernels/resample.cpp), with
+// PyTorch 1.13's schemas, and their shape rules.
+#include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
+#include "kiln/tensor/resample.h"
+#include "kiln/tensor/shape.h"
+
+namespace kiln {
+namespace {
+
+using Sizes = std::optional<IntArrayRef>;
+using Factors = std::optional<std::vector<double>>;
+using OptScale = std::optional<double>;
+
+// The result of a layout op: self's dtype, sizes from `sizes` (a list of
+// known or unknown entries), or only self's rank when `sizes` is empty.
+shapes::OutputFacts facts(const TensorType* self, std::optional<shapes::DimList> sizes) {
+  shapes::OutputFacts out;
+  out.kind = shapes::OutputFacts::Kind::Tensor;
+  out.tensor.dtype = self->scalarType();
+  out.tensor.contiguous = true;
+  if (sizes) {
+    out.tensor.sizes = VaryingShape(std::move(*sizes));
+  } else if (self->dim()) {
+    out.tensor.sizes = VaryingShape(*self->dim());
+  }
+  return out;
+}
+
+// Upsampling: N and C of self, then output_size (or self's spatial sizes
+// times scale_factors).
+std::vector<shapes::OutputFacts> upsampleShape(const shapes::Args& a) {
+  const TensorType* self = a.tensor(a.has("self") ? "self" : "input");
+  if (!self) return {};
+  const auto& dims = self->sizes().dims();
+  std::optional<shapes::DimList> sizes;
+  if (dims && dims->size() >= 2) {
+    auto out_sizes = a.isNone("output_size") ? std::nullopt : a.intList("output_size");
+    if (out_sizes && out_sizes->size() + 2 == dims->size()) {
+      sizes = shapes::DimList{(*dims)[0], (*dims)[1]};
+      sizes->insert(sizes->end(), out_sizes->begin(), out_sizes->end());
+    } else {
+      sizes = shapes::DimList{(*dims)[0], (*dims)[1]};
+      sizes->resize(dims->size());
+    }
+  }
+  return {facts(self, sizes)};
+}
+
+// Same dtype and rank as self.
+std::vector<shapes::OutputFacts> sameRank(const shapes::Args& a) {
+  const TensorType* self = a.tensor("self");
+  if (!self) return {};
+  return {facts(self, std::nullopt)};
+}
+
+// Padding: each padded dim grows by its two pads.
+std::vector<shapes::OutputFacts> padShape(const shapes::Args& a) {
+  const TensorType* self = a.tensor("self");
+  if (!self) return {};
+  const auto& dims = self->sizes().dims();
+  auto pad = a.intList(a.has("padding") ? "padding" : "pad");
+  if (!dims || !pad || pad->size() % 2 || pad->size() / 2 > dims->size()) return {facts(self, std::nullopt)};
+  shapes::DimList sizes = *dims;
+  for (size_t i = 0; i < pad->size() / 2; ++i) {
+    auto& d = sizes[sizes.size() - 1 - i];
+    const auto& l = (*pad)[2 * i];
+    const auto& r = (*pad)[2 * i + 1];
+    d = d && l && r ? std::optional<int64_t>(*d + *l + *r) : std::nullopt;
+  }
+  return {facts(self, sizes)};
+}
+
+// The `name` overloads of an upsampling op with `n` spatial dims: the sized
+// form with per-dim scales, .out, .vec and .vec_out. `SCALES` is the schema
+// text of the scales, `PARAMS` their C++ parameters and `LIST` the vector of
+// them; `ALIGN`/`ALIGN_PARAM`/`ALIGN_ARG` add align_corners where the mode has it.
+#define KILN_UPSAMPLE_OPS(name, n, mode, aa, SCALES, PARAMS, LIST, ALIGN, ALIGN_PARAM, ALIGN_ARG)              \
+  op("aten::" name "(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES ") -> Tensor",                      \
+     [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS) {                                      \
+       return upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa);                                    \
+     })                                                                                                        \
+      .shape(upsampleShape),                                                                                   \
+      op("aten::" name ".out(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES                             \
+         ", *, Tensor(a!) out) -> Tensor(a!)",                                                                 \
+         [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS, Tensor out) {                      \
+           return writeOut(out, upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa), name);           \
+         })                                                                                                    \
+          .shape(upsampleShape),                                                                               \
+      op("aten::" name ".vec(Tensor input, SymInt[]? output_size" ALIGN ", float[]? scale_factors) -> Tensor", \
+         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors) {                       \
+           std::vector<OptScale> scales;                                                                       \
+           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);           \
+           return upsample(name, input, size, mode, ALIGN_ARG, scales, aa);                                    \
+         })                                                                                                    \
+          .shape(upsampleShape),                                                                               \
+      op("aten::" name ".vec_out(Tensor input, SymInt[]? output_size" ALIGN                                    \
+         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                         \
+         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors, Tensor out) {           \
+           std::vector<OptScale> scales;                                                                       \
+           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);           \
+           return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);               \
+         })                                                                                                    \
+          .shape(upsampleShape)
+
+#define KILN_SCALES1 ", float? scales=None"
+#define KILN_SCALES2 ", float? scales_h=None, float? scales_w=None"
+#define KILN_SCALES3 ", float? scales_d=None, float? scales_h=None, float? scales_w=None"
+#define KILN_PARAMS1 , OptScale scales
+#define KILN_PARAMS2 , OptScale scales_h, OptScale scales_w
+#define KILN_PARAMS3 , OptScale scales_d, OptScale scales_h, OptScale scales_w
+#define KILN_LIST1 \
+  std::vector<OptScale> { scales }
+#define KILN_LIST2 \
+  std::vector<OptScale> { scales_h, scales_w }
+#define KILN_LIST3 \
+  std::vector<OptScale> { scales_d, scales_h, scales_w }
+#define KILN_ALIGN ", bool align_corners"
+#define KILN_ALIGN_PARAM , bool align_corners
+#define KILN_NEAREST(name, n) \
+  KILN_UPSAMPLE_OPS(name, n, ResampleMode::Nearest, false, KILN_SCALES##n, KILN_PARAMS##n, KILN_LIST##n, "", , false)
+#define KILN_NEAREST_EXACT(name, n)                                                                                 \
+  KILN_UPSAMPLE_OPS(name, n, ResampleMode::NearestExact, false, KILN_SCALES##n, KILN_PARAMS##n, KILN_LIST##n, "", , \
+                    false)
+#define KILN_INTERP(name, n, mode, aa)                                                                             \
+  KILN_UPSAMPLE_OPS(name, n, mode, aa, KILN_SCALES##n, KILN_PARAMS##n, KILN_LIST##n, KILN_ALIGN, KILN_ALIGN_PARAM, \
+                    align_corners)
+
+KILN_REGISTER_OPS(KILN_NEAREST("upsample_nearest1d", 1), KILN_NEAREST("upsample_nearest2d", 2),
+                  KILN_NEAREST("upsample_nearest3d", 3), KILN_NEAREST_EXACT("_upsample_nearest_exact1d", 1),
+                  KILN_NEAREST_EXACT("_upsample_nearest_exact2d", 2),
+                  KILN_NEAREST_EXACT("_upsample_nearest_exact3d", 3),
+                  KILN_INTERP("upsample_linear1d", 1, ResampleMode::Linear, false),
+                  KILN_INTERP("upsample_bilinear2d", 2, ResampleMode::Linear, false),
+                  KILN_INTERP("upsample_trilinear3d", 3, ResampleMode::Linear, false),
+                  KILN_INTERP("upsample_bicubic2d", 2, ResampleMode::Cubic, false),
+                  KILN_INTERP("_upsample_bilinear2d_aa", 2, ResampleMode::Linear, true),
+                  KILN_INTERP("_upsample_bicubic2d_aa", 2, ResampleMode::Cubic, true), );
+
+#undef KILN_INTERP
+#undef KILN_NEAREST_EXACT
+#undef KILN_NEAREST
+#undef KILN_UPSAMPLE_OPS
+
+#define KILN_PAD_OPS(name, n, fn)                                                                 \
+  op("aten::" name "(Tensor self, int[" #n "] padding) -> Tensor",                                \
+     [](const Tensor& self, IntArrayRef padding) { return fn(self, padding, n / 2); })            \
+      .shape(padShape),                                                                           \
+      op("aten::" name ".out(Tensor self, int[" #n "] padding, *, Tensor(a!) out) -> Tensor(a!)", \
+         [](const Tensor& self, IntArrayRef padding, Tensor out) {                                \
+           return writeOut(out, fn(self, padding, n / 2), name);                                  \
+         })                                                                                       \
+          .shape(padShape)
+
+KILN_REGISTER_OPS(
+    op("aten::pad(Tensor self, int[] pad, str mode=\"constant\", float? value=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef pad, const std::string& mode, OptScale value) {
+         return padMode(self, pad, mode, value);
+       })
+        .shape(padShape),
+    op("aten::_pad_enum(Tensor self, int[] pad, int mode, float? value=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef pad, int64_t mode, OptScale value) {
+         static const char* const modes[] = {"constant", "reflect", "replicate", "circular"};
+         KILN_CHECK(mode >= 0 && mode < 4, "Unrecognised padding mode ", mode);
+         return padMode(self, pad, modes[mode], value);
+       })
+        .shape(padShape),
+    op("aten::constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
+       [](const Tensor& self, IntArrayRef pad, const Scalar& value) { return constantPadNd(self, pad, value); })
+        .shape(padShape),
+    op("aten::constant_pad_nd.out(Tensor self, int[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef pad, const Scalar& value, Tensor out) {
+         return writeOut(out, constantPadNd(self, pad, value), "constant_pad_nd");
+       })
+        .shape(padShape),
+    op("aten::_pad_circular(Tensor self, int[] pad) -> Tensor",
+       [](const Tensor& self, IntArrayRef pad) { return circularPad(self, pad); })
+        .shape(padShape),
+    KILN_PAD_OPS("reflection_pad1d", 2, reflectionPad), KILN_PAD_OPS("reflection_pad2d", 4, reflectionPad),
+    KILN_PAD_OPS("reflection_pad3d", 6, reflectionPad), KILN_PAD_OPS("replication_pad1d", 2, replicationPad),
+    KILN_PAD_OPS("replication_pad2d", 4, replicationPad), KILN_PAD_OPS("replication_pad3d", 6, replicationPad),
+
+    op("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
+       [](const Tensor& self, int64_t r) { return pixelShuffle(self, r); })
+        .shape(sameRank),
+    op("aten::pixel_shuffle.out(Tensor self, int upscale_factor, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t r, Tensor out) { return writeOut(out, pixelShuffle(self, r), "pixel_shuffle"); })
+        .shape(sameRank),
+    op("aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+       [](const Tensor& self, int64_t r) { return pixelUnshuffle(self, r); })
+        .shape(sameRank),
+    op("aten::pixel_unshuffle.out(Tensor self, int downscale_factor, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t r, Tensor out) {
+         return writeOut(out, pixelUnshuffle(self, r), "pixel_unshuffle");
+       })
+        .shape(sameRank),
+    op("aten::channel_shuffle(Tensor self, int groups) -> Tensor",
+       [](const Tensor& self, int64_t groups) { return channelShuffle(self, groups); })
+        .shape(sameRank),
+    op("aten::channel_shuffle.out(Tensor self, int groups, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t groups, Tensor out) {
+         return writeOut(out, channelShuffle(self, groups), "channel_shuffle");
+       })
+        .shape(sameRank),
+    op("aten::native_channel_shuffle(Tensor self, int groups) -> Tensor",
+       [](const Tensor& self, int64_t groups) { return channelShuffle(self, groups); })
+        .shape(sameRank),
+
+    op("aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+         return im2col(self, k, d, p, s);
+       })
+        .shape(sameRank),
+    op("aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, "
+       "Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, Tensor out) {
+         return writeOut(out, im2col(self, k, d, p, s), "im2col");
+       })
+        .shape(sameRank),
+    op("aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
+       "int[2] stride) -> Tensor",
+       [](const Tensor& self, IntArrayRef o, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
+         return col2im(self, o, k, d, p, s);
+       }),
+    op("aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
+       "int[2] stride, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, IntArrayRef o, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, Tensor out) {
+         return writeOut(out, col2im(self, o, k, d, p, s), "col2im");
+       }), );
+
+#undef KILN_PAD_OPS
+
+}  // namespace
+}  // namespace kiln
