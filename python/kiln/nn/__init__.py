@@ -7,6 +7,9 @@ from .parameter import Parameter
 from .module import Module
 from .container import ModuleList, ModuleDict, Sequential
 from .layers import Identity, Linear, ReLU, Tanh, Sigmoid
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from . import utils  # noqa: F401
 
 __all__ = ["Parameter", "Module", "ModuleList", "ModuleDict", "Sequential",
-           "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "functional"]
+           "Identity", "Linear", "ReLU", "Tanh", "Sigmoid", "functional",
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils"]
