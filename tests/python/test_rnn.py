@@ -5,6 +5,7 @@ modules loaded by kiln; and the kiln.nn layers (RNN, LSTM, GRU, the cells)
 with torch's state dicts."""
 import io
 import math
+import warnings
 from typing import List, Optional, Tuple  # noqa: F401  (TorchScript sources below)
 
 import numpy as np
@@ -532,3 +533,66 @@ def test_nn_errors(rng):
         gru(kiln.zeros(3, 2, 4), kiln.zeros(1, 2, 6))
     with pytest.raises(RuntimeError, match="For unbatched 2-D input, hx should also be 2-D but got 3-D tensor"):
         kiln.script(gru)(kiln.zeros(3, 4), kiln.zeros(1, 1, 5))
+
+
+# --- a language model, as torch saves it and as kiln.nn writes it ---------------------------------------------------
+
+class TorchLanguageModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(8, 16)
+        self.lstm = torch.nn.LSTM(16, 32, 2, batch_first=True)
+        self.gru = torch.nn.GRU(32, 16, 2, bidirectional=True)
+        self.out = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(self.embed(x))
+        z, g = self.gru(y)
+        return self.out(z), h, c, g
+
+
+class KilnLanguageModel(kiln.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = kiln.nn.Linear(8, 16)
+        self.lstm = kiln.nn.LSTM(16, 32, 2, batch_first=True)
+        self.gru = kiln.nn.GRU(32, 16, 2, bidirectional=True)
+        self.out = kiln.nn.Linear(32, 8)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(self.embed(x))
+        z, g = self.gru(y)
+        return self.out(z), h, c, g
+
+
+@pytest.mark.parametrize("how", ["script", "trace", "freeze"])
+def test_language_model_archives(how, rng):
+    torch.manual_seed(4)
+    model = TorchLanguageModel().eval()
+    x = torch.from_numpy(rng.standard_normal((3, 7, 8)).astype(np.float32))
+    if how == "trace":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)  # torch's own size checks
+            saved = torch.jit.trace(model, x)
+    elif how == "script":
+        saved = torch.jit.script(model)
+    else:
+        saved = torch.jit.freeze(torch.jit.script(model))
+    buffer = io.BytesIO()
+    torch.jit.save(saved, buffer)
+    loaded = kiln.load(io.BytesIO(buffer.getvalue()))
+    with torch.no_grad():
+        expected = model(x)
+    assert_same(loaded(kiln.from_numpy(x.numpy().copy())), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_language_model_in_kiln_nn(rng):
+    torch.manual_seed(5)
+    theirs = TorchLanguageModel().eval()
+    ours = KilnLanguageModel().eval()
+    ours.load_state_dict({k: kiln.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()})
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    with torch.no_grad():
+        expected = theirs(torch.from_numpy(x))
+    assert_same(ours(kiln.from_numpy(x)), expected, rtol=1e-4, atol=1e-5)
+    assert_same(kiln.script(ours)(kiln.from_numpy(x)), expected, rtol=1e-4, atol=1e-5)
