@@ -24,6 +24,11 @@ namespace kiln {
 namespace {
 
 // --- matrix products ------------------------------------------------------------------
+// BLAS on the raw buffers rather than through linalg.h's tensors: a step
+// reads and writes row blocks of larger buffers (the output of one
+// direction is every other half row), which would otherwise take a view per
+// call, and a single sequence's product is a GEMV, which OpenBLAS's GEMM
+// does not switch to by itself.
 
 // c[m x n] (row stride ldc) = a[m x k] (row stride lda) @ b^T + beta * c, b
 // being [n x k] contiguous (a weight as torch stores it).
