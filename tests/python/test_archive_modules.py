@@ -423,8 +423,7 @@ ZOO_CASES = {
     "Leaf_frozen": Case(None, "Leaf", [(X3,)], make=lambda zoo: torch.jit.freeze(torch.jit.script(zoo.Leaf(3).eval()))),
     "Layers": Case(None, "Layers", [(np.ones((1, 3, 4, 4), np.float32), np.array([1, 2]))], make=scripted("Layers"),
                    reason=LACKS.format("conv2d")),
-    "Recurrent": Case(None, "Recurrent", [(np.ones((2, 3, 4), np.float32),)], make=scripted("Recurrent"),
-                      reason=LACKS.format("lstm")),
+    "Recurrent": Case(None, "Recurrent", [(np.ones((2, 3, 4), np.float32),)], make=scripted("Recurrent")),
     "Attention": Case(None, "Attention", [(np.ones((5, 2, 8), np.float32),)], make=scripted("Attention"),
                       reason=LACKS.format("pad")),
 }
