@@ -11,7 +11,7 @@ from kiln import Tensor
 
 def _append_zero_column(t: Tensor) -> Tensor:
     # F.pad(t, (0, 1)): one more column of zeros (False for bool masks).
-    size: List[int] = t.size()
+    size: List[int] = list(t.size())
     size[-1] = 1
     return kiln.cat([t, kiln.zeros(size, dtype=t.dtype)], -1)
 
