@@ -12,6 +12,9 @@ import os
 import pkgutil
 
 from .._functions import _ATEN
+from ._functional_dropout import (dropout, alpha_dropout, feature_alpha_dropout, dropout1d, dropout2d,  # noqa: F401
+                                  dropout3d, layer_norm)
+from ._functional_attention import multi_head_attention_forward  # noqa: F401
 
 # The Python-written functions, by name.
 _PYTHON = {}
