@@ -3,25 +3,25 @@ the functions torch.nn.functional writes in Python (F.batch_norm's argument
 order is not aten::batch_norm's, F.interpolate is a whole program), which
 kiln writes as scriptable Python in kiln/nn/_functional_<area>.py.
 
-Every module of that name is found here: each lists its functions in
-`__all__`, and they win over same-named operators, eagerly and in scripts
-(the script compiler asks _script_function what `F.<name>` means when F is
+Every module of that name is found here: its functions (those in `__all__`,
+else every public function it defines) win over
+same-named operators, eagerly and in scripts (the script compiler asks _script_function what `F.<name>` means when F is
 torch.nn.functional or kiln.nn.functional)."""
 import importlib
 import os
 import pkgutil
 
 from .._functions import _ATEN
-from ._functional_dropout import (dropout, alpha_dropout, feature_alpha_dropout, dropout1d, dropout2d,  # noqa: F401
-                                  dropout3d, layer_norm)
-from ._functional_attention import multi_head_attention_forward  # noqa: F401
 
 # The Python-written functions, by name.
 _PYTHON = {}
 for _info in sorted(pkgutil.iter_modules([os.path.dirname(__file__)]), key=lambda info: info.name):
     if _info.name.startswith("_functional_"):
         _module = importlib.import_module(f"{__package__}.{_info.name}")
-        for _name in _module.__all__:
+        _names = getattr(_module, "__all__", None) or [
+            name for name, value in vars(_module).items()
+            if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == _module.__name__]
+        for _name in _names:
             _PYTHON[_name] = getattr(_module, _name)
 globals().update(_PYTHON)
 
