@@ -10,6 +10,7 @@ torch.nn.functional or kiln.nn.functional)."""
 import importlib
 import os
 import pkgutil
+import types
 
 from .._functions import _ATEN
 
@@ -30,7 +31,9 @@ def _script_function(name):
     """The compiled function that `F.<name>` means in script code, or None
     (then it is the operator of that name)."""
     fn = _PYTHON.get(name)
-    if fn is None:
+    if not isinstance(fn, types.FunctionType):
+        # Absent, or eager-only (a callable object, _functional_conv's pools
+        # with return_indices): the operator of that name.
         return None
     from .._jit import script
     return script(fn)
