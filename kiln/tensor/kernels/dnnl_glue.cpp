@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <unordered_map>
 
 #include "kiln/tensor/parallel.h"
@@ -195,13 +195,11 @@ void* scratch(Slot slot, size_t bytes) {
   return buffers.data[slot];
 }
 
-memory inSlot(const memory::desc& desc, Slot slot) {
-  return memory(desc, cpuEngine(), scratch(slot, desc.get_size()));
-}
+memory inSlot(const memory::desc& desc, Slot slot) { return memory(desc, cpuEngine(), scratch(slot, desc.get_size())); }
 
 // `user` in the primitive's layout: itself, or reordered into a scratch buffer.
-memory asLayout(const memory& user, const memory::desc& wanted, const std::optional<dnnl::reorder>& reorder,
-                Slot slot, dnnl::stream& stream) {
+memory asLayout(const memory& user, const memory::desc& wanted, const std::optional<dnnl::reorder>& reorder, Slot slot,
+                dnnl::stream& stream) {
   if (!reorder) return user;
   memory out = inSlot(wanted, slot);
   reorder->execute(stream, const_cast<memory&>(user), out);
