@@ -92,7 +92,6 @@ memory::desc plainDesc(const Dims& dims) {
 // strides of torch's contiguous layout.
 memory::desc weightDesc(const DnnlConvParams& p) {
   const auto& w = p.weight;
-  size_t spatial = w.size() - 2;
   int64_t k = 1;
   for (size_t i = 2; i < w.size(); ++i) k *= w[i];
   Dims kdims(w.begin() + 2, w.end());
@@ -111,7 +110,6 @@ memory::desc weightDesc(const DnnlConvParams& p) {
   }
   dims.insert(dims.end(), kdims.begin(), kdims.end());
   strides.insert(strides.end(), kstrides.begin(), kstrides.end());
-  (void)spatial;
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
