@@ -421,11 +421,9 @@ ZOO_CASES = {
     "State": Case(None, "State", [(X2,)], make=scripted("State"), attrs=("x", "w"), modes=True),
     "Nested": Case(None, "Nested", [(X3,)], make=scripted("Nested")),
     "Leaf_frozen": Case(None, "Leaf", [(X3,)], make=lambda zoo: torch.jit.freeze(torch.jit.script(zoo.Leaf(3).eval()))),
-    "Layers": Case(None, "Layers", [(np.ones((1, 3, 4, 4), np.float32), np.array([1, 2]))], make=scripted("Layers"),
-                   reason=LACKS.format("conv2d")),
+    "Layers": Case(None, "Layers", [(np.ones((1, 3, 4, 4), np.float32), np.array([1, 2]))], make=scripted("Layers")),
     "Recurrent": Case(None, "Recurrent", [(np.ones((2, 3, 4), np.float32),)], make=scripted("Recurrent")),
-    "Attention": Case(None, "Attention", [(np.ones((5, 2, 8), np.float32),)], make=scripted("Attention"),
-                      reason=LACKS.format("pad")),
+    "Attention": Case(None, "Attention", [(np.ones((5, 2, 8), np.float32),)], make=scripted("Attention")),
 }
 
 
@@ -548,11 +546,17 @@ def test_kiln_traced_module_loads_in_torch_and_kiln(programs, name):
 # (model, scripted or traced, the operator kiln lacks that loading reports,
 # operators of the code kiln has, which `kiln info` lists unmarked)
 VISION = {
-    "resnet18": ("resnet18", "script", "conv2d", ["aten::linear", "aten::flatten", "aten::add_", "aten::relu"]),
-    "mobilenet_v2": ("mobilenet_v2", "script", "conv2d", ["aten::linear", "aten::flatten", "aten::add"]),
-    "squeezenet1_0": ("squeezenet1_0", "script", "conv2d", ["aten::cat", "aten::flatten", "aten::relu"]),
-    "squeezenet1_1_traced": ("squeezenet1_1", "trace", "_convolution", ["aten::cat", "aten::flatten",
-                                                                         "aten::relu_"]),
+    "resnet18": ("resnet18", "script", "batch_norm", ["aten::conv2d", "aten::max_pool2d", "aten::adaptive_avg_pool2d",
+                                                     "aten::linear", "aten::flatten", "aten::add_", "aten::relu"],
+                 "code/__torch__/torch/nn/functional.py"),
+    "mobilenet_v2": ("mobilenet_v2", "script", "batch_norm", ["aten::conv2d", "aten::linear", "aten::flatten",
+                                                             "aten::add"], "code/__torch__/torch/nn/functional.py"),
+    "squeezenet1_0": ("squeezenet1_0", "script", "dropout_", ["aten::conv2d", "aten::max_pool2d", "aten::cat",
+                                                             "aten::flatten", "aten::relu"],
+                      "code/__torch__/torch/nn/functional.py"),
+    "squeezenet1_1_traced": ("squeezenet1_1", "trace", "dropout", ["aten::_convolution", "aten::max_pool2d",
+                                                                  "aten::cat", "aten::flatten", "aten::relu_"],
+                             "code/__torch__/torch/nn/modules/dropout"),
 }
 
 
@@ -561,7 +565,7 @@ def vision_archives(tmp_path_factory):
     torchvision = pytest.importorskip("torchvision")
     folder = tmp_path_factory.mktemp("vision")
     paths = {}
-    for name, (model, how, _, _) in VISION.items():
+    for name, (model, how, _, _, _) in VISION.items():
         torch.manual_seed(0)
         module = getattr(torchvision.models, model)(weights=None).eval()
         module = torch.jit.script(module) if how == "script" else torch.jit.trace(module, torch.ones(1, 3, 64, 64))
@@ -572,18 +576,18 @@ def vision_archives(tmp_path_factory):
 
 @pytest.mark.parametrize("name", list(VISION))
 def test_vision_model_load_names_the_missing_operator(vision_archives, name):
-    _, _, missing, _ = VISION[name]
+    _, _, missing, _, where = VISION[name]
     with pytest.raises(kiln.Error) as info:
         kiln.load(vision_archives[name])
     message = str(info.value)
     assert f"archive '{vision_archives[name]}'" in message
     assert f"torch.{missing}(" in message and "<--- HERE" in message
-    assert 'File "code/__torch__/torch/nn/modules/conv' in message, message
+    assert f'File "{where}' in message, message
 
 
 @pytest.mark.parametrize("name", list(VISION))
 def test_vision_model_info_marks_missing_operators(vision_archives, name):
-    _, _, missing, present = VISION[name]
+    _, _, missing, present, _ = VISION[name]
     done = subprocess.run([KILN, "info", str(vision_archives[name])], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     rows = {}
