@@ -16,8 +16,9 @@ namespace {
 // A builtin module (torch, torch.nn.functional, kiln.nn.functional, ...)
 // whose attributes may be Python functions of kiln.nn.functional with
 // torch.nn.functional's signatures (F.batch_norm's argument order is not
-// aten::batch_norm's): kiln.nn.functional._functional_override compiles those, and
-// everything else is the builtin module's (aten operators, submodules).
+// aten::batch_norm's): kiln.nn.functional._functional_override names them
+// and kiln.script compiles them; everything else is the builtin module's
+// (aten operators, submodules).
 class PythonFunctionalModule : public SugaredValue {
  public:
   explicit PythonFunctionalModule(SugaredValuePtr builtin) : builtin_(std::move(builtin)) {}
@@ -27,7 +28,10 @@ class PythonFunctionalModule : public SugaredValue {
       py::gil_scoped_acquire gil;
       py::object function =
           py::module_::import("kiln.nn.functional").attr("_functional_override")(module->name(), field);
-      if (!function.is_none()) return makeFunctionValue(function.cast<std::shared_ptr<GraphFunction>>());
+      if (!function.is_none()) {
+        py::object compiled = py::module_::import("kiln._jit").attr("script")(function);
+        return makeFunctionValue(compiled.cast<std::shared_ptr<GraphFunction>>());
+      }
     }
     SugaredValuePtr value = builtin_->attr(loc, graph, field);
     if (dynamic_cast<BuiltinModule*>(value.get())) return std::make_shared<PythonFunctionalModule>(std::move(value));

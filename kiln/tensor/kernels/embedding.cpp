@@ -28,6 +28,17 @@ Tensor longIndices(const Tensor& indices, const char* arg, const char* op) {
   return contiguous(to(indices, ScalarType::Long));
 }
 
+// y += row and y += s * row over a row: separate, unaliased loops, so they vectorize.
+template <typename T>
+void addRow(T* __restrict y, const T* __restrict row, int64_t dim) {
+  for (int64_t j = 0; j < dim; ++j) y[j] += row[j];
+}
+
+template <typename T>
+void addScaledRow(T* __restrict y, const T* __restrict row, T s, int64_t dim) {
+  for (int64_t j = 0; j < dim; ++j) y[j] += s * row[j];
+}
+
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
@@ -174,10 +185,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(const Tensor& weight, co
               }
             }
           } else if (pp) {
-            const T s = pp[i];
-            for (int64_t j = 0; j < dim; ++j) y[j] += s * row[j];
+            addScaledRow(y, row, pp[i], dim);
           } else {
-            for (int64_t j = 0; j < dim; ++j) y[j] += row[j];
+            addRow(y, row, dim);
           }
           ++n;
         }

@@ -31,12 +31,11 @@ _FUNCTIONAL_MODULES = ("torch.nn.functional", "kiln.nn.functional")
 
 def _functional_override(module, name):
     """What `F.<name>` means in script code when F is torch.nn.functional or
-    kiln.nn.functional and the function is one of kiln's Python ones (the
-    script compiler asks; None leaves it to the aten operator)."""
+    kiln.nn.functional: one of kiln's Python functions (the script compiler
+    asks, and compiles it), or None for the aten operator."""
     if module not in _FUNCTIONAL_MODULES:
         return None
     fn = globals().get(name)
     if not isinstance(fn, types.FunctionType) or not fn.__module__.startswith("kiln.nn._functional"):
         return None
-    from .._jit import script
-    return script(fn)
+    return fn
