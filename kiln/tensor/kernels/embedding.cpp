@@ -39,6 +39,15 @@ void addScaledRow(T* __restrict y, const T* __restrict row, T s, int64_t dim) {
   for (int64_t j = 0; j < dim; ++j) y[j] += s * row[j];
 }
 
+constexpr int64_t kPrefetchAhead = 4;
+
+template <typename T>
+void prefetchRow(const T* row, int64_t dim) {
+  const char* p = reinterpret_cast<const char*>(row);
+  const int64_t bytes = dim * static_cast<int64_t>(sizeof(T));
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
+
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
@@ -166,6 +175,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(const Tensor& weight, co
         const int64_t begin = bagStart(b), end = bagEnd(b);
         for (int64_t i = begin; i < end; ++i) {
           if (o2b) o2b[i] = b;
+          // Rows are scattered over the table: start loading a later one.
+          if (i + kPrefetchAhead < count) prefetchRow(wp + ip[i + kPrefetchAhead] * dim, dim);
           const int64_t r = ip[i];
           if (r == padding_idx) continue;
           const T* row = wp + r * dim;
