@@ -146,6 +146,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(const Tensor& weight, co
     KILN_CHECK(op[n_offsets - 1] <= count, "offsets[-1] can not be greater than input's length ", count,
                " but got offsets[-1] of ", op[n_offsets - 1]);
   }
+  for (int64_t b = 0; b < n_offsets; ++b) {
+    KILN_CHECK(op[b] >= 0, "embedding_bag: offsets must not be negative, got offsets[", b, "] = ", op[b]);
+  }
   for (int64_t i = 0; i < count; ++i) {
     KILN_CHECK_INDEX(ip[i] >= 0 && ip[i] < rows,
                      "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be ", ip[i]);
