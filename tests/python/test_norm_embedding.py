@@ -227,6 +227,8 @@ def test_embedding_bag_per_sample_weights_and_errors():
         kiln.embedding_bag(K(w), K(idx), K(torch.tensor([0, 5])), False, 0, False, None, False)
     with pytest.raises(IndexError):
         kiln.embedding_bag(K(w), K(torch.tensor([10])), K(torch.tensor([0])), False, 0, False, None, False)
+    with pytest.raises(RuntimeError, match="offsets must not be negative"):
+        kiln.embedding_bag(K(w), K(idx), K(torch.tensor([0, -1])), False, 0, False, None, False)
     with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
         F.embedding_bag(K(idx), K(w))
     with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
