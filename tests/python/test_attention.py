@@ -234,8 +234,14 @@ def test_fast_path_operators_in_a_script():
     ws = _mha_weights()
     with torch.no_grad():
         theirs = torch.jit.CompilationUnit(SCRIPT).f(*(torch.from_numpy(v.copy()) for v in [x, pad] + ws))
-    ours = kiln.compile(SCRIPT).f(*(kiln.from_numpy(v.copy()) for v in [x, pad] + ws))
-    assert_same(ours, theirs, atol=1e-5)
+    unit = kiln.compile(SCRIPT)
+    args = [kiln.from_numpy(v.copy()) for v in [x, pad] + ws]
+    assert_same(unit.f(*args), theirs, atol=1e-5)
+    # Shape propagation types the attention's output as the query.
+    shapes = kiln.compile("def g(x, w0, w1, w2, w3):\n"
+                          "    return torch._native_multi_head_attention(x, x, x, 8, 2, w0, w1, w2, w3)[0]\n")
+    graph = str(shapes.g.graph_for(args[0], *args[2:]))
+    assert "Float(2, 5, 8" in graph, graph
 
 
 # --- torch's scripted modules, saved and loaded ---------------------------------------------------
@@ -467,6 +473,17 @@ def test_kiln_transformer_matches_torch():
     w = ours.encoder.layers[0].linear1.weight
     fresh = kiln.nn.Transformer(16, 4, 1, 1, 32).encoder.layers[0].linear1.weight.numpy()
     assert tuple(w.shape) == (32, 16) and np.abs(fresh).max() <= np.sqrt(6.0 / 48)
+
+
+def test_kiln_encoder_layer_activations():
+    F = kiln.nn.functional
+    for activation, code in (("relu", 1), ("gelu", 2), (F.relu, 1), (F.gelu, 2), (kiln.nn.ReLU(), 1),
+                             (kiln.nn.Tanh(), 0)):
+        layer = kiln.nn.TransformerEncoderLayer(16, 4, 32, activation=activation).eval()
+        assert layer.activation_relu_or_gelu == code
+        assert tuple(kiln.script(layer)(kiln.randn([3, 2, 16])).shape) == (3, 2, 16)
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+        kiln.nn.TransformerEncoderLayer(16, 4, activation="tanh")
 
 
 def test_kiln_decoder_layer_training_mode_runs():

@@ -7,8 +7,9 @@ from .parameter import Parameter
 from .module import Module
 from .container import ModuleList, ModuleDict, Sequential
 from .layers import Identity, Linear, ReLU, Tanh, Sigmoid
-from .transformer import (LayerNorm, Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,  # noqa: E501
-                          MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
+from .layernorm import LayerNorm
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
+from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
                           TransformerDecoder, Transformer)
 
 __all__ = ["Parameter", "Module", "ModuleList", "ModuleDict", "Sequential",
