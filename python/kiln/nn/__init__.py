@@ -26,6 +26,10 @@ from . import utils
 from .transformer import (LayerNorm, Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,  # noqa: E501
                           MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
                           TransformerDecoder, Transformer)
+from .layernorm import LayerNorm
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
+from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
+                          TransformerDecoder, Transformer)
 
 __all__ = [
     "Parameter", "Module", "ModuleList", "ModuleDict", "Sequential", "Identity", "Linear", "ReLU", "Tanh",
