@@ -18,10 +18,6 @@ from kiln._functions import op as _op
 warnings.filterwarnings("ignore", message=".*nested tensors is in prototype.*")
 warnings.filterwarnings("ignore", message=".*was found in ScriptModule constants.*")
 
-# The archives of MultiheadAttention call F.pad (in add_zero_attn's branch),
-# which kiln's pad operators provide.
-needs_pad = pytest.mark.skipif("aten::pad" not in " ".join(kiln._C._schemas()),
-                               reason="aten::pad is not registered in this build")
 
 
 def _randn(*shape, dtype=np.float32, seed=0, scale=1.0):
@@ -299,7 +295,6 @@ PADDING_MASKS = [None,
                  [[0, 1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1, 1]]]
 
 
-@needs_pad
 @pytest.mark.parametrize("config", [dict(batch_first=True), dict(batch_first=False),
                                     dict(batch_first=True, norm_first=True, activation="gelu", final_norm=True),
                                     dict(batch_first=True, nhead=1)])
@@ -326,7 +321,6 @@ def test_torch_scripted_transformer_encoder_runs_in_kiln(config):
         loaded(kx, src_key_padding_mask=kiln.zeros([3, 7], dtype=kiln.int64))
 
 
-@needs_pad
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_torch_scripted_encoder_with_a_square_mask(batch_first):
     scripted = torch.jit.script(_encoder(batch_first))
@@ -345,7 +339,6 @@ MHA_CONFIGS = [dict(), dict(batch_first=True), dict(bias=False), dict(add_bias_k
 SCRIPTABLE_MHA_CONFIGS = [c for c in MHA_CONFIGS if "bias" not in c and "kdim" not in c]
 
 
-@needs_pad
 @pytest.mark.parametrize("config", SCRIPTABLE_MHA_CONFIGS)
 def test_torch_scripted_multihead_attention_runs_in_kiln(config):
     torch.manual_seed(0)
@@ -400,7 +393,6 @@ class _MhaNoGrad(torch.nn.Module):
             return self.inner(x, x, x, key_padding_mask=key_padding_mask, need_weights=need_weights)
 
 
-@needs_pad
 def test_torch_scripted_multihead_attention_fast_path():
     torch.manual_seed(5)
     no_grad = torch.jit.script(_MhaNoGrad(torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()))

@@ -493,7 +493,6 @@ def test_torch_traced_module_runs_in_kiln():
     assert_same(loaded(kiln.from_numpy(x.copy())), traced(torch.from_numpy(x.copy())), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.skipif("pad" not in kiln._functions._ATEN, reason="aten::pad comes with the padding operators")
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
 def test_conv_padding_modes_pad_with_f_pad(mode):
     theirs = torch.nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode=mode)
