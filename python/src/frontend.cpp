@@ -98,12 +98,14 @@ ResolverPtr makePythonResolver(py::object lookup, std::string caller) {
 
 void bindFrontend(py::module_& m) {
   // torch.nn.functional's Python-written functions are kiln.nn.functional's
-  // scriptable equivalents, which it compiles on demand.
+  // scriptable equivalents (kiln.nn.functional._PYTHON), compiled on demand.
   setFunctionalHook([](const std::string&, const std::string& field) -> std::shared_ptr<Function> {
     py::gil_scoped_acquire gil;
     py::object fn;
     try {
-      fn = py::module_::import("kiln.nn.functional").attr("_script_function")(field);
+      py::dict table = py::module_::import("kiln.nn.functional").attr("_PYTHON");
+      if (!table.contains(field)) return nullptr;
+      fn = py::module_::import("kiln._jit").attr("script")(table[py::str(field)]);
     } catch (py::error_already_set& e) {
       if (!e.matches(PyExc_RuntimeError)) throw;
       throw Error(std::string(py::str(e.value())));

@@ -1,25 +1,17 @@
 """kiln.nn.functional: the functional forms, from the operator registry, and
 the functions torch.nn.functional writes in Python (_functional_*.py), which
-kiln.script compiles where a script calls them (_script_function)."""
+kiln.script compiles where a script calls them: F.<name> in script code
+means _PYTHON[name] where it has the name (the frontend's functional hook,
+python/src/frontend.cpp), the builtin of that name otherwise."""
 from .._functions import _ATEN
 from . import _functional_activation, _functional_resample
 
-# The Python-written functions, by name: these win over same-named builtins.
+# The Python-written functions, by name.
 _PYTHON = {}
 for _module in (_functional_activation, _functional_resample):
     for _name in _module.__all__:
         _PYTHON[_name] = getattr(_module, _name)
         globals()[_name] = _PYTHON[_name]
-
-
-def _script_function(name):
-    """The compiled function that `F.<name>` means in script code, or None
-    (then it is the builtin of that name)."""
-    fn = _PYTHON.get(name)
-    if fn is None:
-        return None
-    from .._jit import script
-    return script(fn)
 
 
 def _get(name):
