@@ -6,7 +6,6 @@ shape propagation, the kiln.nn layers loaded with torch state dicts in
 train and eval mode, a torch-saved scripted module loaded with kiln.load,
 and torch's errors on bad arguments."""
 import io
-
 import re
 
 import numpy as np
