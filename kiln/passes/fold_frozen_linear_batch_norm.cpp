@@ -37,8 +37,8 @@ bool foldFrozenLinearBatchNorm(const std::shared_ptr<Graph>& graph) {
     auto folded = detail::foldBatchNorm(bn, *weight, linear->input(2));
     if (!folded) continue;
     Value* x = linear->input(0);
-    Value* new_weight = detail::insertFoldedConstant(folded->weight, bn, linear->input(1), "_fused_bn");
-    Value* new_bias = detail::insertFoldedConstant(folded->bias, bn, linear->input(2), "_fused_bn");
+    Value* new_weight = detail::insertFoldedConstant(folded->weight, linear, linear->input(1), "_fused_bn");
+    Value* new_bias = detail::insertFoldedConstant(folded->bias, linear, linear->input(2), "_fused_bn");
     if (knownToBe2d(x)) {
       linear->replaceInput(1, new_weight);
       linear->replaceInput(2, new_bias);
