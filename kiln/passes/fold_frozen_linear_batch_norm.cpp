@@ -21,6 +21,21 @@ bool knownToBe2d(const Value* v) {
   return t && t->dim() == size_t{2};
 }
 
+// Whether `bn` is the unfolded pair this pass left for inputs that are not
+// 2-D: in the else block of `if x.dim() == 2`.
+bool isInRankGuard(const Node* bn, const Value* x) {
+  const Block* block = bn->owningBlock();
+  const Node* branch = block->owningNode();
+  if (!branch || branch->kind() != prim::If || branch->blocks().size() != 2 || branch->blocks()[1] != block)
+    return false;
+  const Node* eq = branch->input(0)->node();
+  if (eq->kind() != Symbol::aten("eq") || eq->inputs().size() != 2) return false;
+  const Node* dim = eq->input(0)->node();
+  auto two = toIValue(eq->input(1));
+  return dim->kind() == Symbol::aten("dim") && dim->inputs().size() == 1 && dim->input(0) == x && two && two->isInt() &&
+         two->toInt() == 2;
+}
+
 }  // namespace
 
 bool foldFrozenLinearBatchNorm(const std::shared_ptr<Graph>& graph) {
@@ -31,7 +46,9 @@ bool foldFrozenLinearBatchNorm(const std::shared_ptr<Graph>& graph) {
   bool changed = false;
   for (Node* bn : candidates) {
     Node* linear = bn->input(0)->node();
-    if (linear->output()->uses().size() != 1 || !detail::operandsAreConstant(linear)) continue;
+    if (linear->output()->uses().size() != 1 || !detail::operandsAreConstant(linear) ||
+        isInRankGuard(bn, linear->input(0)))
+      continue;
     auto weight = detail::constantTensor(linear->input(1));
     if (!weight || weight->dim() != 2) continue;
     auto folded = detail::foldBatchNorm(bn, *weight, linear->input(2));
