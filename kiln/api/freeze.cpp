@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -323,6 +324,25 @@ class Freezer {
       n->output()->replaceAllUsesWith(fresh->output());
       stand_ins.emplace_back(n, fresh);
     });
+    // Batch norms are taken to be in eval mode (PyTorch's frozen alias
+    // analysis does the same): their running statistics are not written, so
+    // they can fold once `training` is the constant false.
+    std::vector<std::tuple<Node*, size_t, Value*>> eval_flags;
+    Value* no = nullptr;
+    walkNodes(*m.graph, WalkOrder::PreOrder, [&](Node* n) {
+      const bool batch_norm = n->kind() == Symbol::aten("batch_norm");
+      if (!batch_norm && n->kind() != Symbol::aten("instance_norm")) return;
+      const FunctionSchema* schema = n->maybeSchema();
+      auto index = schema ? schema->argumentIndex(batch_norm ? "training" : "use_input_stats") : std::nullopt;
+      if (!index || *index >= n->inputs().size()) return;
+      if (!no) {
+        WithInsertPoint guard(m.graph->block()->nodes().empty() ? m.graph->block()->returnNode()
+                                                                : m.graph->block()->nodes().front());
+        no = m.graph->insertConstant(IValue(false));
+      }
+      eval_flags.emplace_back(n, *index, n->input(*index));
+      n->replaceInput(*index, no);
+    });
     std::unordered_map<const Node*, const Node*> stand_in_of;
     for (const auto& [read, fresh] : stand_ins) stand_in_of[read] = fresh;
     {
@@ -363,6 +383,8 @@ class Freezer {
       fresh->output()->replaceAllUsesWith(read->output());
       fresh->destroy();
     }
+    for (const auto& [n, index, flag] : eval_flags) n->replaceInput(index, flag);
+    if (no) no->node()->destroy();
   }
 
   // Replaces each attribute read findConstantAttr allows by a constant at

@@ -32,7 +32,8 @@ bool foldFrozenConvAddOrSub(const std::shared_ptr<Graph>& graph) {
   bool changed = false;
   for (Node* op : candidates) {
     Node* conv = op->input(0)->node();
-    if (conv->output()->uses().size() != 1 || !detail::operandsAreConstant(conv) || !detail::operandsAreConstant(op))
+    if (!detail::soleValueUse(conv->output(), op) || !detail::operandsAreConstant(conv) ||
+        !detail::operandsAreConstant(op))
       continue;
     auto weight = detail::constantTensor(conv->input(1));
     auto alpha = toIValue(op->input(2));

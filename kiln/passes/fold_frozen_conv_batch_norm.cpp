@@ -17,7 +17,7 @@ bool foldFrozenConvBatchNorm(const std::shared_ptr<Graph>& graph) {
   bool changed = false;
   for (Node* bn : candidates) {
     Node* conv = bn->input(0)->node();
-    if (conv->output()->uses().size() != 1 || !detail::operandsAreConstant(conv)) continue;
+    if (!detail::soleValueUse(conv->output(), bn) || !detail::operandsAreConstant(conv)) continue;
     auto weight = detail::constantTensor(conv->input(1));
     if (!weight || weight->dim() < 3) continue;
     auto folded = detail::foldBatchNorm(bn, *weight, conv->input(2));

@@ -35,7 +35,8 @@ bool foldFrozenConvMulOrDiv(const std::shared_ptr<Graph>& graph) {
   bool changed = false;
   for (Node* op : candidates) {
     Node* conv = op->input(0)->node();
-    if (conv->output()->uses().size() != 1 || !detail::operandsAreConstant(conv) || !detail::operandsAreConstant(op))
+    if (!detail::soleValueUse(conv->output(), op) || !detail::operandsAreConstant(conv) ||
+        !detail::operandsAreConstant(op))
       continue;
     auto weight = detail::constantTensor(conv->input(1));
     if (!weight || !detail::isFloatingTensor(*weight) || weight->dim() < 1) continue;

@@ -21,21 +21,6 @@ bool knownToBe2d(const Value* v) {
   return t && t->dim() == size_t{2};
 }
 
-// Whether `bn` is the unfolded pair this pass left for inputs that are not
-// 2-D: in the else block of `if x.dim() == 2`.
-bool isInRankGuard(const Node* bn, const Value* x) {
-  const Block* block = bn->owningBlock();
-  const Node* branch = block->owningNode();
-  if (!branch || branch->kind() != prim::If || branch->blocks().size() != 2 || branch->blocks()[1] != block)
-    return false;
-  const Node* eq = branch->input(0)->node();
-  if (eq->kind() != Symbol::aten("eq") || eq->inputs().size() != 2) return false;
-  const Node* dim = eq->input(0)->node();
-  auto two = toIValue(eq->input(1));
-  return dim->kind() == Symbol::aten("dim") && dim->inputs().size() == 1 && dim->input(0) == x && two && two->isInt() &&
-         two->toInt() == 2;
-}
-
 }  // namespace
 
 bool foldFrozenLinearBatchNorm(const std::shared_ptr<Graph>& graph) {
@@ -46,9 +31,7 @@ bool foldFrozenLinearBatchNorm(const std::shared_ptr<Graph>& graph) {
   bool changed = false;
   for (Node* bn : candidates) {
     Node* linear = bn->input(0)->node();
-    if (linear->output()->uses().size() != 1 || !detail::operandsAreConstant(linear) ||
-        isInRankGuard(bn, linear->input(0)))
-      continue;
+    if (!detail::soleValueUse(linear->output(), bn) || !detail::operandsAreConstant(linear)) continue;
     auto weight = detail::constantTensor(linear->input(1));
     if (!weight || weight->dim() != 2) continue;
     auto folded = detail::foldBatchNorm(bn, *weight, linear->input(2));
@@ -64,26 +47,40 @@ bool foldFrozenLinearBatchNorm(const std::shared_ptr<Graph>& graph) {
       changed = true;
       continue;
     }
-    // if x.dim() == 2: linear(x, w', b') else: batch_norm(linear(x, w, b), ...)
-    Node* branch = nullptr;
+    // y = linear(x, w', b') if x.dim() == 2 else linear(x, w, b), at the
+    // linear (its shape checks read y), then
+    // z = y if x.dim() == 2 else batch_norm(y, ...), at the batch norm.
+    Value* is_2d = nullptr;
+    Node* pick_linear = nullptr;
     {
-      WithInsertPoint guard(bn);
+      WithInsertPoint guard(linear);
       Value* rank = graph->insert(Symbol::aten("dim"), {x});
-      Value* is_2d = graph->insert(Symbol::aten("eq"), {rank, graph->insertConstant(IValue(int64_t{2}))});
-      branch = graph->insertNode(graph->create(prim::If, {is_2d}, 1));
+      is_2d = graph->insert(Symbol::aten("eq"), {rank, graph->insertConstant(IValue(int64_t{2}))});
+      pick_linear = graph->insertNode(graph->create(prim::If, {is_2d}, 1));
     }
-    branch->output()->setType(bn->output()->type());
-    bn->output()->replaceAllUsesWith(branch->output());
-    Block* folded_block = branch->addBlock();
-    Block* original_block = branch->addBlock();
+    pick_linear->output()->setType(linear->output()->type());
+    linear->output()->replaceAllUsesWith(pick_linear->output());
+    Block* fused_block = pick_linear->addBlock();
+    Block* plain_block = pick_linear->addBlock();
     Node* fused = graph->create(linear->kind(), {x, new_weight, new_bias}, 1);
     fused->output()->setType(linear->output()->type());
     fused->copyMetadata(linear);
-    folded_block->appendNode(fused);
-    folded_block->registerOutput(fused->output());
-    linear->moveBefore(original_block->returnNode());
-    bn->moveBefore(original_block->returnNode());
-    original_block->registerOutput(bn->output());
+    fused_block->appendNode(fused);
+    fused_block->registerOutput(fused->output());
+    linear->moveBefore(plain_block->returnNode());
+    plain_block->registerOutput(linear->output());
+
+    Node* pick_norm = nullptr;
+    {
+      WithInsertPoint guard(bn);
+      pick_norm = graph->insertNode(graph->create(prim::If, {is_2d}, 1));
+    }
+    pick_norm->output()->setType(bn->output()->type());
+    bn->output()->replaceAllUsesWith(pick_norm->output());
+    pick_norm->addBlock()->registerOutput(pick_linear->output());
+    Block* norm_block = pick_norm->addBlock();
+    bn->moveBefore(norm_block->returnNode());
+    norm_block->registerOutput(bn->output());
     changed = true;
   }
   if (changed) eliminateDeadCode(graph);

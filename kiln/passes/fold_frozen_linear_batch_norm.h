@@ -7,7 +7,8 @@
 // The fold is exact only when the linear's result is 2-D: batch norm
 // normalizes dim 1, linear's features are the last dim. When x's type says
 // it is 2-D the linear is simply replaced; otherwise the graph branches on
-// `x.dim() == 2` between the folded linear and the original pair, so 3-D
+// `x.dim() == 2` twice: at the linear (folded or not; its other uses, shape
+// checks, read the branch) and at the batch norm (skipped or not), so 3-D
 // inputs (BatchNorm1d over a sequence) and inputs batch norm rejects keep
 // their results and errors. Dead code goes afterwards.
 // Assumes an SSA graph. Returns whether it folded anything.

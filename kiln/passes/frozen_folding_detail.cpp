@@ -1,5 +1,6 @@
 #include "kiln/passes/frozen_folding_detail.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,20 @@ bool isFoldableConvolution(const Node* n) {
   if (kind == underscore_convolution && (n->inputs().size() == 12 || n->inputs().size() == 13))
     return constantBool(n->input(6)) == false;
   return false;
+}
+
+bool soleValueUse(const Value* v, const Node* user) {
+  static const Symbol metadata[] = {Symbol::aten("dim"),   Symbol::aten("size"),  Symbol::aten("numel"),
+                                    Symbol::prim("shape"), Symbol::prim("dtype"), Symbol::prim("device")};
+  size_t user_uses = 0;
+  for (const Use& use : v->uses()) {
+    if (use.user == user) {
+      ++user_uses;
+      continue;
+    }
+    if (std::find(std::begin(metadata), std::end(metadata), use.user->kind()) == std::end(metadata)) return false;
+  }
+  return user_uses == 1;
 }
 
 bool operandsAreConstant(const Node* n) {

@@ -15,6 +15,12 @@ namespace kiln::detail {
 // convolutions whose weight has the output channels in dim 0, so a
 // per-output-channel affine map after them folds into weight and bias.
 bool isFoldableConvolution(const Node* n);
+// Whether `user` is the only node reading the values of `v`: its other uses
+// only ask for its shape, dtype or device (aten::dim, aten::size,
+// aten::numel, prim::shape, prim::dtype, prim::device), which folding into
+// the node producing `v` keeps. (BatchNorm2d checks `input.dim()` before
+// its batch_norm; PyTorch folds that dim away, kiln keeps the check.)
+bool soleValueUse(const Value* v, const Node* user);
 // Whether every input of `n` but the first is a prim::Constant (PyTorch's
 // nonConstantParameters, negated).
 bool operandsAreConstant(const Node* n);

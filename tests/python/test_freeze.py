@@ -53,6 +53,11 @@ def node_kinds(graph, skip=("prim::Constant",)):
     return kinds
 
 
+# BatchNorm's input-rank check: torch 1.13's peephole folds `conv(x).dim()`
+# away (wrongly for unbatched x), kiln keeps it.
+RANK_CHECK = ("prim::Constant", "aten::dim", "aten::ne", "prim::If", "aten::format", "prim::RaiseException")
+
+
 def inputs(*shape, seed=0):
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     return torch.from_numpy(x.copy()), kiln.from_numpy(x.copy())
@@ -339,7 +344,7 @@ def test_dropout_removed_like_torch():
     for numerics in (True, False):
         t_frozen = torch.jit.freeze(scripted, optimize_numerics=numerics)
         k_frozen = kiln.freeze(loaded, optimize_numerics=numerics)
-        assert "dropout" not in str(k_frozen.graph)
+        assert not any("dropout" in kind for kind in node_kinds(k_frozen.graph))
         assert node_kinds(k_frozen.graph) == node_kinds(t_frozen.graph)
         tx, kx = inputs(2, 3, 4)
         assert_same(k_frozen(kx), t_frozen(tx))
@@ -372,14 +377,14 @@ def test_conv_batch_norm_arith_folding_matches_torch(dims, bias, affine, groups)
     kinds = node_kinds(k_frozen.graph)
     assert "aten::batch_norm" not in kinds
     assert not any(k in kinds for k in ("aten::mul", "aten::sub", "aten::div", "aten::add")), kinds
-    assert kinds == node_kinds(t_frozen.graph)
+    assert node_kinds(k_frozen.graph, RANK_CHECK) == node_kinds(t_frozen.graph, RANK_CHECK)
     tx, kx = inputs(*([2, 4] + [5] * dims))
     assert_same(k_frozen(kx), t_frozen(tx), rtol=1e-4, atol=1e-5)
     assert_same(k_frozen(kx), scripted(tx), rtol=1e-4, atol=1e-5)
     # optimize_numerics=False keeps every op.
     k_plain = kiln.freeze(loaded, optimize_numerics=False)
     t_plain = torch.jit.freeze(scripted, optimize_numerics=False)
-    assert node_kinds(k_plain.graph) == node_kinds(t_plain.graph)
+    assert node_kinds(k_plain.graph, RANK_CHECK) == node_kinds(t_plain.graph, RANK_CHECK)
     assert_same(k_plain(kx), t_plain(tx), rtol=1e-4, atol=1e-5)
     kiln.jit.run_frozen_optimizations(k_plain)
     assert "aten::batch_norm" not in node_kinds(k_plain.graph)
@@ -400,7 +405,8 @@ def test_conv_with_two_uses_is_not_folded():
 
     scripted, loaded = both(randomize_stats(M()))
     t_frozen, k_frozen = torch.jit.freeze(scripted), kiln.freeze(loaded)
-    assert node_kinds(k_frozen.graph) == node_kinds(t_frozen.graph)
+    assert node_kinds(k_frozen.graph, RANK_CHECK) == node_kinds(t_frozen.graph, RANK_CHECK)
+    assert node_kinds(k_frozen.graph)["aten::batch_norm"] == 1
     tx, kx = inputs(1, 3, 4, 4)
     assert_same(k_frozen(kx), t_frozen(tx), rtol=1e-4, atol=1e-5)
 
@@ -420,6 +426,8 @@ def test_linear_batch_norm_folding(bias):
     scripted, loaded = both(randomize_stats(M()))
     k_frozen = kiln.freeze(loaded)
     # Folded under a rank check: the batch norm only runs for inputs that are not 2-D.
+    assert node_kinds(k_frozen.graph)["aten::batch_norm"] == 1
+    assert node_kinds(k_frozen.graph)["aten::linear"] == 2
     tx, kx = inputs(3, 5)
     assert_same(k_frozen(kx), scripted(tx), rtol=1e-4, atol=1e-5)
     # 3-D input: BatchNorm1d over dim 1 (4 channels, as many as the linear's
@@ -449,6 +457,6 @@ graph(%x : Tensor):
 """)
     kiln._C._optimize_frozen_graph(graph, True)
     kinds = node_kinds(graph)
-    assert kinds["prim::If"] == 1 and kinds["aten::linear"] == 2 and kinds["aten::batch_norm"] == 1, kinds
+    assert kinds["prim::If"] == 2 and kinds["aten::linear"] == 2 and kinds["aten::batch_norm"] == 1, kinds
     kiln._C._optimize_frozen_graph(graph, True)  # nothing left to fold
     assert node_kinds(graph) == kinds
