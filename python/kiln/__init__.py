@@ -20,6 +20,7 @@ from . import jit  # noqa: F401  (kiln.jit.export, kiln.jit.ignore)
 from .jit import script
 from ._serialization import load, load_pickle, save, save_pickle
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
+from ._freeze import freeze
 
 _install_functions(globals())
 
@@ -27,4 +28,4 @@ __all__ = ["Error", "Tensor", "tensor", "from_numpy", "set_num_threads", "get_nu
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",
            "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing",
            "ScriptClass", "ScriptObject", "ScriptMethod", "load", "load_pickle", "save", "save_pickle",
-           "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+           "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "freeze"]
