@@ -18,14 +18,6 @@ import torch
 from conftest import assert_same
 import kiln
 
-KILN_OPS = kiln._C._operators("aten")
-
-
-def needs_ops(*names):
-    missing = [n for n in names if n not in KILN_OPS]
-    return pytest.mark.skipif(bool(missing), reason=f"kiln lacks aten::{', aten::'.join(missing)}")
-
-
 def load_in_kiln(scripted):
     buffer = io.BytesIO()
     torch.jit.save(scripted, buffer)
@@ -328,7 +320,6 @@ graph(%x : Tensor):
     assert kinds == Counter({"aten::dropout": 1}), kinds
 
 
-@needs_ops("dropout", "feature_dropout")
 def test_dropout_removed_like_torch():
     class M(torch.nn.Module):
         def __init__(self):
@@ -368,7 +359,6 @@ class ConvBn(torch.nn.Module):
         return (y * self.mul - self.add) / 2.0 + 1
 
 
-@needs_ops("conv1d", "conv2d", "conv3d", "batch_norm")
 @pytest.mark.parametrize("dims,bias,affine,groups", [(2, True, True, 1), (2, False, False, 2), (1, True, True, 1),
                                                      (3, False, True, 1)])
 def test_conv_batch_norm_arith_folding_matches_torch(dims, bias, affine, groups):
@@ -391,7 +381,6 @@ def test_conv_batch_norm_arith_folding_matches_torch(dims, bias, affine, groups)
     assert_same(k_plain(kx), scripted(tx), rtol=1e-4, atol=1e-5)
 
 
-@needs_ops("conv2d", "batch_norm")
 def test_conv_with_two_uses_is_not_folded():
     class M(torch.nn.Module):
         def __init__(self):
@@ -411,7 +400,6 @@ def test_conv_with_two_uses_is_not_folded():
     assert_same(k_frozen(kx), t_frozen(tx), rtol=1e-4, atol=1e-5)
 
 
-@needs_ops("batch_norm")
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear_batch_norm_folding(bias):
     class M(torch.nn.Module):
