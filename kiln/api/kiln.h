@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "kiln/api/freeze.h"
 #include "kiln/api/trace.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/resolver.h"

@@ -13,6 +13,11 @@
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/copy_transposed_loop_weights.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/fold_frozen_conv_add_sub.h"
+#include "kiln/passes/fold_frozen_conv_batch_norm.h"
+#include "kiln/passes/fold_frozen_conv_mul_div.h"
+#include "kiln/passes/fold_frozen_linear_batch_norm.h"
+#include "kiln/passes/frozen_graph_optimizations.h"
 #include "kiln/passes/inliner.h"
 #include "kiln/passes/loop_unrolling.h"
 #include "kiln/passes/lower_tuples.h"
@@ -20,6 +25,7 @@
 #include "kiln/passes/peephole.h"
 #include "kiln/passes/peephole_list_idioms.h"
 #include "kiln/passes/pipeline.h"
+#include "kiln/passes/remove_dropout.h"
 #include "kiln/passes/remove_mutation.h"
 #include "kiln/util/error.h"
 
@@ -40,13 +46,20 @@ std::map<std::string, GraphPass, std::less<>>& passes() {
       {"copy_transposed_loop_weights", [](const std::shared_ptr<Graph>& g) { copyTransposedLoopWeights(g); }},
       {"cse", [](const std::shared_ptr<Graph>& g) { eliminateCommonSubexpression(g); }},
       {"dce", eliminateDeadCode},
+      {"fold_frozen_conv_add_sub", [](const std::shared_ptr<Graph>& g) { foldFrozenConvAddOrSub(g); }},
+      {"fold_frozen_conv_batch_norm", [](const std::shared_ptr<Graph>& g) { foldFrozenConvBatchNorm(g); }},
+      {"fold_frozen_conv_mul_div", [](const std::shared_ptr<Graph>& g) { foldFrozenConvMulOrDiv(g); }},
+      {"fold_frozen_linear_batch_norm", [](const std::shared_ptr<Graph>& g) { foldFrozenLinearBatchNorm(g); }},
       {"inline", inlineCalls},
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
       {"optimize", runOptimizationPasses},
+      {"optimize_frozen", [](const std::shared_ptr<Graph>& g) { optimizeFrozenGraph(g); }},
+      {"optimize_frozen_keep_numerics", [](const std::shared_ptr<Graph>& g) { optimizeFrozenGraph(g, false); }},
       {"peephole", [](const std::shared_ptr<Graph>& g) { peepholeOptimize(g); }},
       {"peephole_list_idioms", [](const std::shared_ptr<Graph>& g) { peepholeOptimizeListIdioms(g); }},
       {"propagate_shapes", propagateShapes},
+      {"remove_dropout", [](const std::shared_ptr<Graph>& g) { removeDropout(g); }},
       {"remove_mutation", [](const std::shared_ptr<Graph>& g) { removeMutation(g); }},
       {"required", runRequiredPasses},
       {"unroll_constant_loops",

@@ -40,6 +40,7 @@ PYBIND11_MODULE(_C, m) {
   bindNn(m);
   bindSerialization(m);
   bindImportSource(m);
+  bindFreeze(m);
 }
 
 }  // namespace kiln::python
