@@ -400,7 +400,8 @@ class Freezer {
           constant = graph.insertConstant(value);
         }
         std::string full_name = "self.";
-        for (const std::string& step : *modulePath(n->input(0), m)) full_name += step + ".";
+        auto path = modulePath(n->input(0), m);  // a named local: iterating *temporary would dangle
+        for (const std::string& step : *path) full_name += step + ".";
         full_name += name;
         if (Value::isValidName(full_name)) constant->setDebugName(full_name);
         constants[key] = constant;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
+#include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/dnnl_conv_detail.h"
 #include "kiln/passes/frozen_folding_detail.h"
@@ -21,7 +22,7 @@ struct Blocked {
 
 class BlockedLayout {
  public:
-  BlockedLayout(Graph& graph, int64_t block) : graph_(graph), block_(block) {}
+  BlockedLayout(const std::shared_ptr<Graph>& graph, int64_t block) : graph_(*graph), block_(block), db_(graph) {}
 
   bool run() {
     std::vector<Node*> nodes;
@@ -63,6 +64,15 @@ class BlockedLayout {
     from->output()->setType(TensorType::get());
     out->replaceAllUsesWith(from->output());
     from->replaceInput(0, out);
+    // Rank checks (a scripted BatchNorm's `input.dim()`) need no conversion:
+    // the plain form is always 4-d.
+    std::vector<Node*> rank_checks;
+    for (const Use& use : from->output()->uses())
+      if (use.user->kind() == Symbol::aten("dim") && use.user->inputs().size() == 1) rank_checks.push_back(use.user);
+    for (Node* check : rank_checks) {
+      check->output()->replaceAllUsesWith(constant(IValue(int64_t{4}), check));
+      check->destroy();
+    }
     blocked_[from->output()] = {out, channels};
     changed_ = true;
   }
@@ -73,8 +83,11 @@ class BlockedLayout {
     const int64_t in_channels = p->weight_size[1] * p->groups, out_channels = p->weight_size[0];
     auto weight = constantTensor(n->input(kFusedWeight));
     if (!weight || weight->dim() != 4) return;
+    if (db_.hasWriters(n->output())) return;
     auto it = blocked_.find(n->input(kFusedInput));
-    bool read_blocked = (it != blocked_.end() && it->second.channels == in_channels) || in_channels > 4;
+    bool read_blocked = (it != blocked_.end() && it->second.channels == in_channels) ||
+                        (in_channels > 4 && !db_.hasWriters(n->input(kFusedInput)));
+    if (residualUnsafe(n, *p, out_channels)) return;
     FusedConv2dParams q = *p;
     q.in_block = read_blocked ? block_ : 0;
     q.out_block = block_;
@@ -86,11 +99,19 @@ class BlockedLayout {
     publishBlocked(n, out_channels);
   }
 
+  // A plain residual that something writes to cannot be converted once.
+  bool residualUnsafe(Node* n, const FusedConv2dParams& p, int64_t channels) {
+    if (!p.has_residual) return false;
+    auto it = blocked_.find(n->input(kFusedResidual));
+    if (it != blocked_.end() && it->second.channels == channels) return false;
+    return db_.hasWriters(n->input(kFusedResidual));
+  }
+
   // max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode) of a blocked value.
   void maxPool(Node* n) {
     if (n->inputs().size() != 6 || n->outputs().size() != 1) return;
     auto it = blocked_.find(n->input(0));
-    if (it == blocked_.end()) return;
+    if (it == blocked_.end() || db_.hasWriters(n->output())) return;
     for (size_t i = 1; i < 6; ++i)
       if (!toIValue(n->input(i))) return;
     auto kernel = toIValue(n->input(1))->toDimVector(), padding = toIValue(n->input(3))->toDimVector();
@@ -122,7 +143,7 @@ class BlockedLayout {
     auto dim = toIValue(n->input(1));
     Node* list = n->input(0)->node();
     if (!dim || !dim->isInt() || dim->toInt() != 1 || list->kind() != Symbol::prim("ListConstruct") ||
-        list->inputs().empty())
+        list->inputs().empty() || db_.hasWriters(n->output()))
       return;
     std::vector<Value*> parts;
     int64_t channels = 0;
@@ -144,6 +165,9 @@ class BlockedLayout {
 
   Graph& graph_;
   int64_t block_;
+  // Of the graph as it was: a value something writes to cannot have a
+  // blocked copy (the copy would miss the write).
+  AliasDb db_;
   std::unordered_map<const Value*, Blocked> blocked_;
   bool changed_ = false;
 };
@@ -153,7 +177,7 @@ class BlockedLayout {
 bool useDnnlBlockedLayout(const std::shared_ptr<Graph>& graph, int64_t block) {
   if (block == 0) block = dnnlChannelBlock();
   if (block != 8 && block != 16) return false;
-  bool changed = BlockedLayout(*graph, block).run();
+  bool changed = BlockedLayout(graph, block).run();
   if (changed) eliminateDeadCode(graph);
   return changed;
 }

@@ -4,6 +4,7 @@
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
+#include "kiln/passes/analysis/alias_analysis.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/dnnl_conv_detail.h"
 #include "kiln/passes/frozen_folding_detail.h"
@@ -14,15 +15,40 @@ namespace {
 
 using namespace detail;
 
-// aten::conv2d(input, weight, bias, int[] stride, int[] padding, int[] dilation, int groups).
-bool isConv2d(const Node* n) {
-  static const Symbol conv2d = Symbol::aten("conv2d");
-  return n->kind() == conv2d && n->inputs().size() == 7 && n->outputs().size() == 1 &&
-         n->input(4)->type()->kind() != TypeKind::String;
+// Where a 2-d convolution keeps its operands after input, weight and bias.
+struct ConvOperands {
+  size_t stride, padding, dilation, groups;
+};
+
+// aten::conv2d(input, weight, bias, int[] stride, int[] padding, int[]
+// dilation, int groups), and aten::_convolution (what traces record) with a
+// constant false `transposed`; the weight's rank says 2-d.
+std::optional<ConvOperands> convolutionOperands(const Node* n) {
+  static const Symbol conv2d = Symbol::aten("conv2d"), convolution = Symbol::aten("_convolution");
+  if (n->outputs().size() != 1) return std::nullopt;
+  if (n->kind() == conv2d && n->inputs().size() == 7 && n->input(4)->type()->kind() != TypeKind::String)
+    return ConvOperands{3, 4, 5, 6};
+  if (n->kind() == convolution && (n->inputs().size() == 13 || n->inputs().size() == 12)) {
+    auto transposed = toIValue(n->input(6));
+    if (transposed && transposed->isBool() && !transposed->toBool()) return ConvOperands{3, 4, 5, 8};
+  }
+  return std::nullopt;
 }
 
 // The single node using `v`, if there is one use.
 Node* onlyUser(const Value* v) { return v->uses().size() == 1 ? v->uses()[0].user : nullptr; }
+
+// Whether `v` comes from an op whose result is an (N, C, H, W) activation
+// like a convolution's: the sum post-op does not broadcast, so a residual
+// must have the output's shape. (A convolution of another shape still
+// raises an error at run time, never a wrong result.)
+bool hasConvolutionShape(const Value* v) {
+  static const Symbol kinds[] = {conv2dFusedSymbol(), Symbol::aten("conv2d"), Symbol::aten("_convolution"),
+                                 Symbol::aten("max_pool2d")};
+  for (Symbol k : kinds)
+    if (v->node()->kind() == k) return true;
+  return false;
+}
 
 // `add(v, other, 1)` or `add(other, v, 1)` (and `v.add_(other)`): the other tensor.
 Value* residualOperand(Node* add, const Value* v) {
@@ -34,9 +60,10 @@ Value* residualOperand(Node* add, const Value* v) {
   auto alpha = toIValue(add->input(2));
   if (!alpha || !((alpha->isInt() && alpha->toInt() == 1) || (alpha->isDouble() && alpha->toDouble() == 1.0)))
     return nullptr;
-  if (add->input(0) == v && add->input(1) != v) return add->input(1);
-  if (add->kind() == add_out && add->input(1) == v && add->input(0) != v) return add->input(0);
-  return nullptr;
+  Value* other = nullptr;
+  if (add->input(0) == v && add->input(1) != v) other = add->input(1);
+  if (add->kind() == add_out && add->input(1) == v && add->input(0) != v) other = add->input(0);
+  return other && hasConvolutionShape(other) ? other : nullptr;
 }
 
 struct Activation {
@@ -77,7 +104,8 @@ std::optional<Activation> activationOf(const Node* n) {
   return std::nullopt;
 }
 
-bool fuseOne(Graph& graph, Node* conv) {
+bool fuseOne(const std::shared_ptr<Graph>& graph_ptr, Node* conv) {
+  Graph& graph = *graph_ptr;
   if (!operandsAreConstant(conv)) return false;
   auto weight = constantTensor(conv->input(1));
   if (!weight || weight->dtype() != ScalarType::Float || weight->dim() != 4 || weight->numel() == 0) return false;
@@ -87,8 +115,9 @@ bool fuseOne(Graph& graph, Node* conv) {
     if (!bias || bias->dtype() != ScalarType::Float || bias->dim() != 1 || bias->size(0) != weight->size(0))
       return false;
   }
-  auto stride = toIValue(conv->input(3)), padding = toIValue(conv->input(4)), dilation = toIValue(conv->input(5)),
-       groups = toIValue(conv->input(6));
+  const ConvOperands at = *convolutionOperands(conv);
+  auto stride = toIValue(conv->input(at.stride)), padding = toIValue(conv->input(at.padding)),
+       dilation = toIValue(conv->input(at.dilation)), groups = toIValue(conv->input(at.groups));
   if (!stride || !padding || !dilation || !groups || !groups->isInt()) return false;
   FusedConv2dParams p;
   p.weight_size = DimVector(weight->sizes().begin(), weight->sizes().end());
@@ -127,6 +156,17 @@ bool fuseOne(Graph& graph, Node* conv) {
       result = user->output();
     }
   }
+  if (!absorbed.empty()) {
+    // The fused node runs where the last absorbed one ran: what the
+    // convolution reads must be the same there.
+    for (Node* n : absorbed)
+      if (n->owningBlock() != conv->owningBlock()) return false;
+    AliasDb db(graph_ptr);
+    ValueSet read{conv->input(0)};
+    if (residual) read.insert(residual);
+    for (Node* n = conv->next(); n != last; n = n->next())
+      if (db.writesToAlias(n, read)) return false;
+  }
   p.has_residual = residual != nullptr;
   p.activation = act.name;
   p.alpha = act.alpha;
@@ -141,10 +181,10 @@ bool fuseOne(Graph& graph, Node* conv) {
   inputs[kFusedBias] = conv->input(2);
   inputs[kFusedResidual] = residual ? residual : graph.insertNode(graph.createNone())->output();
   inputs[kFusedWeightSize] = constant(IValue(IntArrayRef(p.weight_size)));
-  inputs[kFusedStride] = conv->input(3);
-  inputs[kFusedPadding] = conv->input(4);
-  inputs[kFusedDilation] = conv->input(5);
-  inputs[kFusedGroups] = conv->input(6);
+  inputs[kFusedStride] = conv->input(at.stride);
+  inputs[kFusedPadding] = conv->input(at.padding);
+  inputs[kFusedDilation] = conv->input(at.dilation);
+  inputs[kFusedGroups] = conv->input(at.groups);
   inputs[kFusedInBlock] = constant(IValue(int64_t{0}));
   inputs[kFusedOutBlock] = constant(IValue(int64_t{0}));
   inputs[kFusedActivation] = constant(IValue(p.activation));
@@ -164,10 +204,10 @@ bool fuseOne(Graph& graph, Node* conv) {
 bool fuseDnnlConvolutions(const std::shared_ptr<Graph>& graph) {
   std::vector<Node*> convs;
   walkNodes(*graph, WalkOrder::PreOrder, [&](Node* n) {
-    if (isConv2d(n)) convs.push_back(n);
+    if (convolutionOperands(n)) convs.push_back(n);
   });
   bool changed = false;
-  for (Node* conv : convs) changed |= fuseOne(*graph, conv);
+  for (Node* conv : convs) changed |= fuseOne(graph, conv);
   if (changed) eliminateDeadCode(graph);
   return changed;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // kiln.optimize_for_inference's first step on a frozen graph: each float32
-// aten::conv2d whose weight, bias and parameters are constants becomes one
+// aten::conv2d (or aten::_convolution, as traces record it, not transposed)
+// whose weight, bias and parameters are constants becomes one
 // kiln::conv2d_fused (oneDNN, kiln/tensor/blocked_conv.h), which also takes
 // over what follows it when the convolution's result has no other use: an
 // add of another tensor (the residual, `out += identity`: a oneDNN sum

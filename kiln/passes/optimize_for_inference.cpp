@@ -1,6 +1,7 @@
 #include "kiln/passes/optimize_for_inference.h"
 
 #include "kiln/passes/constant_pooling.h"
+#include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/dnnl_blocked_layout.h"
 #include "kiln/passes/fuse_dnnl_convolution.h"
 #include "kiln/passes/prepack_dnnl_weights.h"
@@ -11,6 +12,8 @@ void optimizeFrozenGraphForInference(const std::shared_ptr<Graph>& graph) {
   fuseDnnlConvolutions(graph);
   useDnnlBlockedLayout(graph);
   prepackDnnlWeights(graph);
+  // Folds the rank checks the layout pass answered.
+  constantPropagation(graph);
   constantPooling(graph);
 }
 

@@ -113,8 +113,9 @@ def test_resnet_fuses_residual_and_relu():
     assert kinds["kiln::blocked_max_pool2d"] == (1 if kiln._C._dnnl_channel_block() else 0)
     assert kinds["aten::add_"] + kinds["aten::add"] == 0
     assert kinds["aten::relu_"] + kinds["aten::relu"] == 0
-    text = str(fast.graph)
-    assert text.count('"relu"') >= 17
+    assert kinds["kiln::conv2d_fused"] == 20
+    # The image's rank check and the classifier's: the others read blocked values, whose rank is known.
+    assert kinds["prim::If"] == 2
 
 
 def test_mobilenet_fuses_relu6():
@@ -162,7 +163,7 @@ def test_bad_input_raises_not_crashes():
     with pytest.raises(RuntimeError):
         fast(kiln.from_numpy(np.zeros((1, 4, 32, 32), np.float32)))
     with pytest.raises(RuntimeError):
-        fast(kiln.from_numpy(np.zeros((1, 3, 1, 1), np.float32)))
+        fast(kiln.from_numpy(np.zeros((1, 3, 32, 32), np.float64)))
 
 
 def test_kiln_nn_module_optimizes():
@@ -210,14 +211,16 @@ def test_activation_and_residual_fusion(activation, channels, groups):
     class Net(torch.nn.Module):
         def __init__(self):
             super().__init__()
+            self.conv0 = torch.nn.Conv2d(channels, channels, 1)
             self.conv1 = torch.nn.Conv2d(channels, channels, 3, padding=1, groups=groups)
             self.conv2 = torch.nn.Conv2d(channels, channels, 3, padding=1, groups=groups, bias=False)
             self.pool = torch.nn.MaxPool2d(3, 2, 1, ceil_mode=True)
             self.act = acts[activation]
 
         def forward(self, x):
-            y = self.act(self.conv1(x))
-            y = self.act(self.conv2(y) + x)
+            z = self.conv0(x)
+            y = self.act(self.conv1(z))
+            y = self.act(self.conv2(y) + z)
             return self.pool(y)
 
     torch.manual_seed(0)
@@ -225,7 +228,7 @@ def test_activation_and_residual_fusion(activation, channels, groups):
     loaded = kiln.load(io.BytesIO(_saved(torch.jit.script(model))))
     fast = kiln.optimize_for_inference(loaded)
     kinds = node_kinds(fast.graph)
-    assert kinds["kiln::conv2d_fused"] == 2
+    assert kinds["kiln::conv2d_fused"] == 3
     assert sum(kinds[k] for k in kinds if k.startswith("aten::") and k != "aten::max_pool2d") == 0, kinds
     x = torch.randn(2, channels, 11, 13)
     with torch.no_grad():
