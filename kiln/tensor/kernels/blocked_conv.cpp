@@ -392,7 +392,13 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
     // The layout this convolution wants differs from the constant's
     // (Winograd, or oneDNN chose another layout for this image size):
     // converted once per weight and size, then kept.
-    weight_mem = convertedWeight(wt, given, *entry, p, n, h, w);
+    if (wt.isSame(packed_weight)) {
+      weight_mem = convertedWeight(wt, given, *entry, p, n, h, w);
+    } else {
+      // A copy made for this call has no lasting address to key a cache by.
+      memory source(given, eng, wt.rawData());
+      dnnl::reorder(source, weight_mem).execute(stream, source, weight_mem);
+    }
   }
   memory src_mem(entry->src, eng, x.rawData());
   memory dst_mem(entry->dst, eng, out.rawData());
