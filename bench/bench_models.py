@@ -3,7 +3,7 @@
 Each model (tests/python/model_zoo.py) is built in torch, scripted, saved
 with torch.jit.save and loaded by kiln.load, so both run the same archive.
 torch runs its best: torch.jit.freeze + torch.jit.optimize_for_inference,
-under no_grad. kiln runs its best: kiln.optimize_for_inference where kiln
+under no_grad. kiln runs its best, under kiln.no_grad(): kiln.optimize_for_inference where kiln
 has it, else kiln.freeze where it has that, else the loaded module. Calls are
 taken in turn (torch, kiln, torch, ...) so that drift in a shared machine
 hits both alike; each row is the median of the repeats with the spread.
@@ -83,7 +83,8 @@ def bench(name, batch, repeat, warmup):
         expected = frozen(x)
     mine, how = kiln_best(buffer.getvalue())
     kx = kiln.from_numpy(x.numpy().copy())
-    got = mine(kx).numpy()
+    with kiln.no_grad():
+        got = mine(kx).numpy()
     error = float(np.abs(got - expected.numpy()).max() / max(float(expected.abs().max()), 1e-30))
 
     def run_torch():
@@ -91,7 +92,8 @@ def bench(name, batch, repeat, warmup):
             frozen(x)
 
     def run_kiln():
-        mine(kx)
+        with kiln.no_grad():
+            mine(kx)
 
     for _ in range(warmup):
         run_torch()

@@ -122,6 +122,31 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, double padding, std::optional<DimVector> output_size, Tensor out) {
          return writeOut(out, toPaddedTensor(self, padding, output_size), "to_padded_tensor");
        }),
+    op("aten::_transform_bias_rescale_qkv(Tensor qkv, Tensor qkv_bias, int num_heads) -> (Tensor, Tensor, Tensor)",
+       [](const Tensor& qkv, const Tensor& qkv_bias, int64_t num_heads) {
+         return transformBiasRescaleQkv(qkv, qkv_bias, num_heads);
+       }),
+    op("aten::_transform_bias_rescale_qkv.out(Tensor qkv, Tensor qkv_bias, int num_heads, *, Tensor(a!) out0, "
+       "Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
+       [](const Tensor& qkv, const Tensor& qkv_bias, int64_t num_heads, Tensor out0, Tensor out1, Tensor out2) {
+         auto [q, k, v] = transformBiasRescaleQkv(qkv, qkv_bias, num_heads);
+         writeOut(out0, q, "_transform_bias_rescale_qkv");
+         writeOut(out1, k, "_transform_bias_rescale_qkv");
+         writeOut(out2, v, "_transform_bias_rescale_qkv");
+         return std::make_tuple(out0, out1, out2);
+       }),
+    op("aten::_scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+       "float dropout_p=0., bool need_attn_weights=False, bool is_causal=False) -> (Tensor, Tensor)",
+       [](const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
+          double dropout_p, bool /*need_attn_weights: the weights are returned either way, as in 1.13*/,
+          bool is_causal) { return scaledDotProductAttention(query, key, value, attn_mask, dropout_p, is_causal); })
+        .traits(OpTrait::Expensive),
+    op("aten::_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+       "float dropout_p=0., bool need_attn_weights=False, bool is_causal=False) -> (Tensor, Tensor)",
+       [](const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
+          double dropout_p, bool /*need_attn_weights*/,
+          bool is_causal) { return scaledDotProductAttention(query, key, value, attn_mask, dropout_p, is_causal); })
+        .traits(OpTrait::Expensive),
     // kiln has no autocast.
     op("aten::is_autocast_enabled() -> bool", []() { return false; }), );
 

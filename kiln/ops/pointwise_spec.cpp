@@ -233,7 +233,17 @@ std::shared_ptr<const PointwiseSpec> elementwiseFromCpp(pointwise::TypeRule rule
     }
     i = end;
   }
-  auto spec = std::make_shared<PointwiseSpec>(PointwiseSpec{rule, dtypes, std::move(out), nullptr, nullptr, {}});
+  // The eager kernel raises where a constant parameter overflows the
+  // compute type. (A runtime float is taken as fitting: refusing it would
+  // keep every activation with a runtime parameter out of kernels.)
+  auto check = [](const pointwise::OpTyping& t, std::string* why) {
+    for (const std::string& p : t.op->params) {
+      const pointwise::ValueType& v = t.arg(p.c_str());
+      if (v.constant && !pointwise::numberFits(v, t.compute, p.c_str(), why)) return false;
+    }
+    return true;
+  };
+  auto spec = std::make_shared<PointwiseSpec>(PointwiseSpec{rule, dtypes, std::move(out), check, nullptr, {}});
   spec->params = std::move(names);
   return spec;
 }

@@ -200,10 +200,10 @@ KILN_REGISTER_SCRIPT_OPS(
     stackOp("prim::unchecked_cast(t x) -> t", [](Stack&) {}),
     // kiln has no autograd; the flag is kept (per thread, as torch's) so
     // that `with torch.no_grad():` saves and restores it as 1.13 does.
-    stackOp("aten::is_grad_enabled() -> bool", [](Stack& stack) { stack.emplace_back(grad_enabled); }),
+    stackOp("aten::is_grad_enabled() -> bool", [](Stack& stack) { stack.emplace_back(isGradEnabled()); }),
     stackOp("aten::set_grad_enabled(bool val) -> ()",
             [](Stack& stack) {
-              grad_enabled = stack.back().toBool();
+              setGradEnabled(stack.back().toBool());
               stack.pop_back();
             }),
     nodeOp("prim::CreateObject",
@@ -256,6 +256,9 @@ KILN_REGISTER_SCRIPT_OPS(
 
 ScriptException::ScriptException(std::string python_class, std::string message)
     : Error(python_class + ": " + message), python_class_(std::move(python_class)), message_(std::move(message)) {}
+
+bool isGradEnabled() { return grad_enabled; }
+void setGradEnabled(bool enabled) { grad_enabled = enabled; }
 
 void setPrintHandler(PrintHandler handler) {
   std::lock_guard lock(print_mutex);

@@ -1,6 +1,6 @@
 #pragma once
 // What the prim:: operators expose to the rest of kiln: the exception a
-// TorchScript `raise` throws, and where `print` writes.
+// TorchScript `raise` throws, where `print` writes, and grad mode.
 #include <functional>
 #include <string>
 
@@ -26,5 +26,11 @@ class ScriptException : public Error {
 // the Python package sends them to sys.stdout).
 using PrintHandler = std::function<void(const std::string& text)>;
 void setPrintHandler(PrintHandler handler);
+
+// Grad mode, per thread as torch's: what aten::is_grad_enabled reads and
+// aten::set_grad_enabled (`with torch.no_grad():`) writes. Scripted modules
+// of torch 1.13 decide on it (TransformerEncoder's inference fast path).
+bool isGradEnabled();
+void setGradEnabled(bool enabled);
 
 }  // namespace kiln

@@ -28,6 +28,17 @@ std::tuple<Tensor, Tensor> nativeMultiHeadAttention(const Tensor& query, const T
                                                     bool need_weights, bool average_attn_weights,
                                                     std::optional<int64_t> mask_type);
 
+// qkv ([B, T, 3D]) plus its bias, split into q, k and v of [B, H, T, D/H],
+// q scaled by 1/sqrt(D/H).
+std::tuple<Tensor, Tensor, Tensor> transformBiasRescaleQkv(const Tensor& qkv, const Tensor& qkv_bias,
+                                                           int64_t num_heads);
+
+// softmax(q k^T / sqrt(E) + mask) v and the attention weights; a bool mask
+// keeps where true, a float mask is added; is_causal keeps the lower triangle.
+std::tuple<Tensor, Tensor> scaledDotProductAttention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                     const std::optional<Tensor>& attn_mask, double dropout_p,
+                                                     bool is_causal);
+
 struct EncoderLayerWeights {
   Tensor qkv_weight, qkv_bias, proj_weight, proj_bias;
   Tensor norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2;

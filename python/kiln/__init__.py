@@ -21,6 +21,7 @@ from .jit import script
 from ._serialization import load, load_pickle, save, save_pickle
 from ._freeze import freeze
 from ._optimize import optimize_for_inference
+from ._grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 
 _install_functions(globals())
 
@@ -28,4 +29,4 @@ __all__ = ["Error", "Tensor", "tensor", "from_numpy", "set_num_threads", "get_nu
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",
            "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing",
            "ScriptClass", "ScriptObject", "ScriptMethod", "load", "load_pickle", "save", "save_pickle", "freeze",
-           "optimize_for_inference"]
+           "optimize_for_inference", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]

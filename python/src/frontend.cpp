@@ -13,29 +13,6 @@ namespace kiln::python {
 
 namespace {
 
-// torch.nn.functional and kiln.nn.functional: the functions that torch writes
-// in Python (interpolate, elu with `inplace`, ...) are kiln's scriptable
-// equivalents (kiln.nn.functional._script_function compiles them); every
-// other name is a builtin, as in any builtin module.
-class FunctionalModule : public BuiltinModule {
- public:
-  using BuiltinModule::BuiltinModule;
-  SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override {
-    {
-      py::gil_scoped_acquire gil;
-      py::object fn;
-      try {
-        fn = py::module_::import("kiln.nn.functional").attr("_script_function")(field);
-      } catch (py::error_already_set& e) {
-        if (!e.matches(PyExc_RuntimeError)) throw;
-        throw Error(std::string(py::str(e.value())));
-      }
-      if (py::isinstance<GraphFunction>(fn)) return makeFunctionValue(fn.cast<std::shared_ptr<GraphFunction>>());
-    }
-    return BuiltinModule::attr(loc, graph, field);
-  }
-};
-
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
 // for a name it knows, None otherwise, and `()` for a function whose
 // compilation is under way (a recursive call). Compiled functions become calls,
@@ -69,10 +46,7 @@ class PythonResolver : public Resolver {
     py::object value = found_tuple[0];
     if (py::isinstance<GraphFunction>(value)) return makeFunctionValue(value.cast<std::shared_ptr<GraphFunction>>());
     if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
-      const auto module_name = value.attr("__name__").cast<std::string>();
-      if (module_name == "torch.nn.functional" || module_name == "kiln.nn.functional")
-        return std::make_shared<FunctionalModule>(module_name);
-      return makeBuiltinModule(module_name);
+      return makeBuiltinModule(value.attr("__name__").cast<std::string>());
     }
     if (auto cls = classTypeFromPython(value)) return makeClassValue(cls);
     if (auto constant = constantFromPython(value)) return makeConstantValue(std::move(*constant));
@@ -124,12 +98,14 @@ ResolverPtr makePythonResolver(py::object lookup, std::string caller) {
 
 void bindFrontend(py::module_& m) {
   // torch.nn.functional's Python-written functions are kiln.nn.functional's
-  // scriptable equivalents, which it compiles on demand.
+  // scriptable equivalents (kiln.nn.functional._SCRIPTABLE), compiled on demand.
   setFunctionalHook([](const std::string&, const std::string& field) -> std::shared_ptr<Function> {
     py::gil_scoped_acquire gil;
     py::object fn;
     try {
-      fn = py::module_::import("kiln.nn.functional").attr("_script_function")(field);
+      py::dict table = py::module_::import("kiln.nn.functional").attr("_SCRIPTABLE");
+      if (!table.contains(field)) return nullptr;
+      fn = py::module_::import("kiln._jit").attr("script")(table[py::str(field)]);
     } catch (py::error_already_set& e) {
       if (!e.matches(PyExc_RuntimeError)) throw;
       throw Error(std::string(py::str(e.value())));

@@ -205,6 +205,8 @@ void bindRuntime(py::module_& m) {
     fuser::resetKernelCacheStats();
   });
   m.def("_kernel_cache_dir", &fuser::kernelCacheDir);
+  m.def("is_grad_enabled", &isGradEnabled);
+  m.def("_set_grad_enabled", &setGradEnabled, py::arg("enabled"));
 
   // `print` in TorchScript writes to sys.stdout, from whichever thread runs it.
   setPrintHandler([](const std::string& text) {

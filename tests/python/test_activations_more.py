@@ -316,3 +316,13 @@ def test_torch_saved_module_loads():
     expected = module(torch.from_numpy(x.copy()))
     loaded = kiln.load(io.BytesIO(buf.getvalue()))
     assert_same(loaded(kiln.from_numpy(x.copy())), expected, rtol=2e-5, atol=1e-6)
+
+
+def test_overflowing_parameters_raise_eager_and_scripted():
+    src = "def f(x):\n    return torch.nn.functional.elu(x, 1e300) * 2.0\n"
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+        kiln.hardtanh(kiln.ones([3]), -1e300, 1e300)
+    for fusion in [False, True]:
+        with Fusion(fusion):
+            with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+                kiln.compile(src).f(kiln.ones([4]))

@@ -18,10 +18,6 @@ from kiln._functions import op as _op
 warnings.filterwarnings("ignore", message=".*nested tensors is in prototype.*")
 warnings.filterwarnings("ignore", message=".*was found in ScriptModule constants.*")
 
-# The archives of MultiheadAttention call F.pad (in add_zero_attn's branch),
-# which kiln's pad operators provide.
-needs_pad = pytest.mark.skipif("aten::pad" not in " ".join(kiln._C._schemas()),
-                               reason="aten::pad is not registered in this build")
 
 
 def _randn(*shape, dtype=np.float32, seed=0, scale=1.0):
@@ -157,6 +153,43 @@ def test_native_multi_head_attention_errors_match_torch():
                      lambda: torch._native_multi_head_attention(tx, tx, tx, D, H, *tw, torch.from_numpy(mask)))
 
 
+# --- _transform_bias_rescale_qkv, _scaled_dot_product_attention ----------------------------------
+
+def test_transform_bias_rescale_qkv_matches_torch():
+    qkv, bias = _randn(2, 4, 24), _randn(24, seed=1)
+    kq, tq = _pair(qkv)
+    kb, tb = _pair(bias)
+    assert_same(list(_op("_transform_bias_rescale_qkv")(kq, kb, 2)), list(torch._transform_bias_rescale_qkv(tq, tb, 2)))
+    _raises_as_torch(lambda: _op("_transform_bias_rescale_qkv")(kq, kb, 5),
+                     lambda: torch._transform_bias_rescale_qkv(tq, tb, 5))
+
+
+@pytest.mark.parametrize("name", ["_scaled_dot_product_attention", "_scaled_dot_product_attention_math"])
+def test_scaled_dot_product_attention_matches_torch(name):
+    q, k, v = _randn(2, 3, 4, 8), _randn(2, 3, 5, 8, seed=1), _randn(2, 3, 5, 6, seed=2)
+    kq, tq = _pair(q)
+    kk, tk = _pair(k)
+    kv, tv = _pair(v)
+    ours, theirs = _op(name), getattr(torch.ops.aten, name)
+    bool_mask = np.random.default_rng(3).random((4, 5)) > 0.3
+    bool_mask[:, 0] = True
+    float_mask = _randn(4, 5, seed=4)
+    for mask in (None, bool_mask, float_mask):
+        km, tm = _pair(mask) if mask is not None else (None, None)
+        assert_same(list(ours(kq, kk, kv, km, 0.0, True, False)), list(theirs(tq, tk, tv, tm, 0.0, True, False)),
+                    atol=1e-5)
+    sq, tsq = _pair(_randn(2, 5, 8))
+    assert_same(list(ours(sq, sq, sq, None, 0.0, False, True)), list(theirs(tsq, tsq, tsq, None, 0.0, False, True)),
+                atol=1e-5)
+    _raises_as_torch(lambda: ours(sq, sq, sq, kiln.ones([5, 5], dtype=kiln.bool), 0.0, False, True),
+                     lambda: theirs(tsq, tsq, tsq, torch.ones(5, 5, dtype=torch.bool), 0.0, False, True))
+    # Dropout on the weights in training: whole weights dropped, the rest scaled.
+    _, weights = ours(sq, sq, sq, None, 0.5, True, False)
+    _, plain = ours(sq, sq, sq, None, 0.0, True, False)
+    w, p = weights.numpy(), plain.numpy()
+    np.testing.assert_allclose(w[w != 0], 2 * p[w != 0], rtol=1e-6)
+
+
 # --- _transformer_encoder_layer_fwd -------------------------------------------------------------
 
 def _encoder_weights(seed=10):
@@ -234,8 +267,14 @@ def test_fast_path_operators_in_a_script():
     ws = _mha_weights()
     with torch.no_grad():
         theirs = torch.jit.CompilationUnit(SCRIPT).f(*(torch.from_numpy(v.copy()) for v in [x, pad] + ws))
-    ours = kiln.compile(SCRIPT).f(*(kiln.from_numpy(v.copy()) for v in [x, pad] + ws))
-    assert_same(ours, theirs, atol=1e-5)
+    unit = kiln.compile(SCRIPT)
+    args = [kiln.from_numpy(v.copy()) for v in [x, pad] + ws]
+    assert_same(unit.f(*args), theirs, atol=1e-5)
+    # Shape propagation types the attention's output as the query.
+    shapes = kiln.compile("def g(x, w0, w1, w2, w3):\n"
+                          "    return torch._native_multi_head_attention(x, x, x, 8, 2, w0, w1, w2, w3)[0]\n")
+    graph = str(shapes.g.graph_for(args[0], *args[2:]))
+    assert "Float(2, 5, 8" in graph, graph
 
 
 # --- torch's scripted modules, saved and loaded ---------------------------------------------------
@@ -256,7 +295,6 @@ PADDING_MASKS = [None,
                  [[0, 1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 1, 1, 1]]]
 
 
-@needs_pad
 @pytest.mark.parametrize("config", [dict(batch_first=True), dict(batch_first=False),
                                     dict(batch_first=True, norm_first=True, activation="gelu", final_norm=True),
                                     dict(batch_first=True, nhead=1)])
@@ -283,7 +321,6 @@ def test_torch_scripted_transformer_encoder_runs_in_kiln(config):
         loaded(kx, src_key_padding_mask=kiln.zeros([3, 7], dtype=kiln.int64))
 
 
-@needs_pad
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_torch_scripted_encoder_with_a_square_mask(batch_first):
     scripted = torch.jit.script(_encoder(batch_first))
@@ -302,7 +339,6 @@ MHA_CONFIGS = [dict(), dict(batch_first=True), dict(bias=False), dict(add_bias_k
 SCRIPTABLE_MHA_CONFIGS = [c for c in MHA_CONFIGS if "bias" not in c and "kdim" not in c]
 
 
-@needs_pad
 @pytest.mark.parametrize("config", SCRIPTABLE_MHA_CONFIGS)
 def test_torch_scripted_multihead_attention_runs_in_kiln(config):
     torch.manual_seed(0)
@@ -357,7 +393,6 @@ class _MhaNoGrad(torch.nn.Module):
             return self.inner(x, x, x, key_padding_mask=key_padding_mask, need_weights=need_weights)
 
 
-@needs_pad
 def test_torch_scripted_multihead_attention_fast_path():
     torch.manual_seed(5)
     no_grad = torch.jit.script(_MhaNoGrad(torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()))
@@ -467,6 +502,17 @@ def test_kiln_transformer_matches_torch():
     w = ours.encoder.layers[0].linear1.weight
     fresh = kiln.nn.Transformer(16, 4, 1, 1, 32).encoder.layers[0].linear1.weight.numpy()
     assert tuple(w.shape) == (32, 16) and np.abs(fresh).max() <= np.sqrt(6.0 / 48)
+
+
+def test_kiln_encoder_layer_activations():
+    F = kiln.nn.functional
+    for activation, code in (("relu", 1), ("gelu", 2), (F.relu, 1), (F.gelu, 2), (kiln.nn.ReLU(), 1),
+                             (kiln.nn.Tanh(), 0)):
+        layer = kiln.nn.TransformerEncoderLayer(16, 4, 32, activation=activation).eval()
+        assert layer.activation_relu_or_gelu == code
+        assert tuple(kiln.script(layer)(kiln.randn([3, 2, 16])).shape) == (3, 2, 16)
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+        kiln.nn.TransformerEncoderLayer(16, 4, activation="tanh")
 
 
 def test_kiln_decoder_layer_training_mode_runs():

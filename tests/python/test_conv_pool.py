@@ -480,3 +480,26 @@ def test_bad_arguments_raise_torchs_message(index):
     with pytest.raises(RuntimeError) as ours:
         fn(kiln, kiln.from_numpy(x), kiln.from_numpy(w))
     assert message in str(ours.value)
+
+
+def test_torch_traced_module_runs_in_kiln():
+    """Tracing records aten::_convolution and the pooling ops as torch runs them."""
+    torch.manual_seed(0)
+    traced = torch.jit.trace(TorchNet().eval(), torch.ones(1, 3, 9, 9))
+    buffer = io.BytesIO()
+    torch.jit.save(traced, buffer)
+    loaded = kiln.load(io.BytesIO(buffer.getvalue()))
+    x = _array((1, 3, 9, 9))
+    assert_same(loaded(kiln.from_numpy(x.copy())), traced(torch.from_numpy(x.copy())), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_conv_padding_modes_pad_with_f_pad(mode):
+    theirs = torch.nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode=mode)
+    ours = kiln.nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode=mode)
+    assert repr(ours) == repr(theirs)
+    ours.load_state_dict(_kiln_state(theirs))
+    x = _array((2, 3, 6, 7))
+    expected = theirs(torch.from_numpy(x.copy()))
+    assert_same(ours(kiln.from_numpy(x.copy())), expected, rtol=1e-4, atol=1e-5)
+    assert_same(kiln.script(ours)(kiln.from_numpy(x.copy())), expected, rtol=1e-4, atol=1e-5)

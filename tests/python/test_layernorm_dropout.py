@@ -89,6 +89,10 @@ def test_layer_norm_errors_match_torch():
                      lambda: torch.layer_norm(tx, [4], None, torch.ones(3)))
     _raises_as_torch(lambda: kiln.layer_norm(kiln.ones([2, 4], dtype=kiln.int64), [4]),
                      lambda: torch.layer_norm(torch.ones(2, 4, dtype=torch.int64), [4]))
+    _raises_as_torch(lambda: kiln.layer_norm(kiln.from_numpy(np.ones((2, 4), dtype=np.float16)), [4]),
+                     lambda: torch.layer_norm(torch.ones(2, 4, dtype=torch.float16), [4]))
+    _raises_as_torch(lambda: kiln.layer_norm(kx, [4], kiln.ones([4], dtype=kiln.float64)),
+                     lambda: torch.layer_norm(tx, [4], torch.ones(4, dtype=torch.float64)))
 
 
 LAYER_NORM_SCRIPT = """
@@ -196,9 +200,13 @@ def test_native_dropout():
     _raises_as_torch(lambda: kiln.native_dropout(kx, 1.5, True), lambda: torch.native_dropout(tx, 1.5, True))
 
 
-def test_dropout_of_integers_in_training_raises_as_torch():
+def test_dropout_of_integers_and_halves_in_training_raises_as_torch():
     _raises_as_torch(lambda: kiln.dropout(kiln.ones([3, 4], dtype=kiln.int64), 0.5, True),
                      lambda: torch.dropout(torch.ones(3, 4, dtype=torch.int64), 0.5, True))
+    _raises_as_torch(lambda: kiln.dropout(kiln.from_numpy(np.ones((3, 4), dtype=np.float16)), 0.5, True),
+                     lambda: torch.dropout(torch.ones(3, 4, dtype=torch.float16), 0.5, True))
+    # In evaluation any dtype passes through.
+    assert_same(kiln.dropout(kiln.ones([3], dtype=kiln.int64), 0.5, False), torch.ones(3, dtype=torch.int64))
 
 
 DROPOUT_SCRIPT = """

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "kiln/tensor/copy.h"
+#include "kiln/tensor/dropout.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/index.h"
 #include "kiln/tensor/layer_norm.h"
@@ -182,6 +183,51 @@ std::tuple<Tensor, Tensor> nativeMultiHeadAttention(const Tensor& query, const T
   if (average_attn_weights)
     attn = div(sum(attn, DimVector{1}), scalarLike(static_cast<double>(num_head), attn.dtype()));
   return {out, attn};
+}
+
+std::tuple<Tensor, Tensor, Tensor> transformBiasRescaleQkv(const Tensor& qkv, const Tensor& qkv_bias,
+                                                           int64_t num_heads) {
+  KILN_CHECK(qkv.dim() == 3, "expected 3-D `qkv`, got ", qkv.dim(), "-D tensor");
+  const int64_t D = qkv.size(2) / 3;
+  KILN_CHECK(num_heads > 0 && D % num_heads == 0 && qkv.size(2) == 3 * D,
+             "Expected D % num_head == 0 to be true, but got false.  (Could this error message be improved?  If so, "
+             "please report an enhancement request to PyTorch.)");
+  KILN_CHECK(qkv_bias.dim() == 1 && qkv_bias.size(0) == 3 * D, "expected `qkv_bias` to be 1-D of size ", 3 * D);
+  const int64_t dh = D / num_heads;
+  const double scale = qkv.dtype() == ScalarType::Float ? static_cast<double>(1.0f / std::sqrt(static_cast<float>(dh)))
+                                                        : 1.0 / std::sqrt(static_cast<double>(dh));
+  return {headsOf(narrow(qkv, 2, 0, D), narrow(qkv_bias, 0, 0, D), num_heads, scale),
+          headsOf(narrow(qkv, 2, D, D), narrow(qkv_bias, 0, D, D), num_heads, 1.0),
+          headsOf(narrow(qkv, 2, 2 * D, D), narrow(qkv_bias, 0, 2 * D, D), num_heads, 1.0)};
+}
+
+std::tuple<Tensor, Tensor> scaledDotProductAttention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                     const std::optional<Tensor>& attn_mask, double dropout_p,
+                                                     bool is_causal) {
+  KILN_CHECK(!is_causal || !attn_mask,
+             "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
+  const double scale = 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+  Tensor scores = matmul(mul(query, scalarLike(scale, query.dtype())), transpose(key, -2, -1));
+  std::optional<Tensor> mask = attn_mask;
+  if (is_causal) {
+    const int64_t l = query.size(-2), s = key.size(-2);
+    Tensor keep = empty({l, s}, ScalarType::Bool);
+    bool* k = keep.data<bool>();
+    for (int64_t i = 0; i < l; ++i) {
+      for (int64_t j = 0; j < s; ++j) k[i * s + j] = j <= i;
+    }
+    mask = keep;
+  }
+  if (mask) {
+    if (mask->dtype() == ScalarType::Bool) {
+      scores = maskedFill(scores, logicalNot(*mask), -std::numeric_limits<double>::infinity());
+    } else {
+      scores = add(scores, *mask);
+    }
+  }
+  Tensor attn = softmax(scores, -1);
+  if (dropout_p > 0) attn = dropout(attn, dropout_p, true, DropoutKind::Plain);
+  return {matmul(attn, value), attn};
 }
 
 Tensor transformerEncoderLayerFwd(const Tensor& src, int64_t embed_dim, int64_t num_heads, const EncoderLayerWeights& w,

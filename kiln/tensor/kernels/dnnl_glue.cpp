@@ -3,12 +3,15 @@
 #include <omp.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <unordered_map>
 
 #include "kiln/tensor/parallel.h"
+#include "kiln/util/error.h"
 
 namespace kiln::detail {
 namespace {
@@ -89,7 +92,6 @@ memory::desc plainDesc(const Dims& dims) {
 // strides of torch's contiguous layout.
 memory::desc weightDesc(const DnnlConvParams& p) {
   const auto& w = p.weight;
-  size_t spatial = w.size() - 2;
   int64_t k = 1;
   for (size_t i = 2; i < w.size(); ++i) k *= w[i];
   Dims kdims(w.begin() + 2, w.end());
@@ -108,7 +110,6 @@ memory::desc weightDesc(const DnnlConvParams& p) {
   }
   dims.insert(dims.end(), kdims.begin(), kdims.end());
   strides.insert(strides.end(), kstrides.begin(), kstrides.end());
-  (void)spatial;
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
@@ -116,7 +117,14 @@ struct ConvEntry {
   bool ok = false;
   dnnl::primitive conv;
   memory::desc src_user, src, weight_user, weight, bias, dst_user, dst;
+  // Between the plain layouts and the primitive's, where they differ.
+  std::optional<dnnl::reorder> src_in, weight_in, dst_out;
 };
+
+std::optional<dnnl::reorder> reorderBetween(const memory::desc& from, const memory::desc& to) {
+  if (from == to) return std::nullopt;
+  return dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from, cpuEngine(), to));
+}
 
 ConvEntry makeConv(const DnnlConvParams& p) {
   ConvEntry e;
@@ -152,6 +160,9 @@ ConvEntry makeConv(const DnnlConvParams& p) {
       e.conv = dnnl::convolution_forward(pd);
     }
     e.bias = bias_md;
+    e.src_in = reorderBetween(e.src_user, e.src);
+    e.weight_in = reorderBetween(e.weight_user, e.weight);
+    e.dst_out = reorderBetween(e.dst, e.dst_user);
     e.ok = true;
   } catch (const dnnl::error&) {
     e.ok = false;
@@ -159,11 +170,37 @@ ConvEntry makeConv(const DnnlConvParams& p) {
   return e;
 }
 
-// `user` as `wanted`: itself when the layouts agree, else a reordered copy.
-memory asLayout(const memory& user, const memory::desc& wanted, dnnl::stream& stream) {
-  if (user.get_desc() == wanted) return user;
-  memory out(wanted, cpuEngine());
-  dnnl::reorder(user, out).execute(stream, const_cast<memory&>(user), out);
+// Per-thread buffers for the reordered copies, kept between calls: a fresh
+// allocation of this size would be new pages (page faults) every call.
+enum Slot { kSrc, kWeight, kDst, kSlots };
+
+void* scratch(Slot slot, size_t bytes) {
+  struct Buffers {
+    void* data[kSlots] = {};
+    size_t size[kSlots] = {};
+    ~Buffers() {
+      for (void* p : data) std::free(p);
+    }
+  };
+  thread_local Buffers buffers;
+  if (buffers.size[slot] < bytes) {
+    std::free(buffers.data[slot]);
+    size_t rounded = (bytes + 63) / 64 * 64;
+    buffers.data[slot] = std::aligned_alloc(64, rounded);
+    KILN_CHECK(buffers.data[slot] != nullptr, "out of memory allocating ", rounded, " bytes");
+    buffers.size[slot] = rounded;
+  }
+  return buffers.data[slot];
+}
+
+memory inSlot(const memory::desc& desc, Slot slot) { return memory(desc, cpuEngine(), scratch(slot, desc.get_size())); }
+
+// `user` in the primitive's layout: itself, or reordered into a scratch buffer.
+memory asLayout(const memory& user, const memory::desc& wanted, const std::optional<dnnl::reorder>& reorder, Slot slot,
+                dnnl::stream& stream) {
+  if (!reorder) return user;
+  memory out = inSlot(wanted, slot);
+  reorder->execute(stream, const_cast<memory&>(user), out);
   return out;
 }
 
@@ -188,14 +225,14 @@ bool dnnlConvolution(const DnnlConvParams& p, const float* src, const float* wei
     memory src_user(entry->src_user, engine, const_cast<float*>(src));
     memory weight_user(entry->weight_user, engine, const_cast<float*>(weight));
     memory dst_user(entry->dst_user, engine, dst);
-    memory src_mem = asLayout(src_user, entry->src, stream);
-    memory weight_mem = asLayout(weight_user, entry->weight, stream);
-    memory dst_mem = entry->dst == entry->dst_user ? dst_user : memory(entry->dst, engine);
+    memory src_mem = asLayout(src_user, entry->src, entry->src_in, kSrc, stream);
+    memory weight_mem = asLayout(weight_user, entry->weight, entry->weight_in, kWeight, stream);
+    memory dst_mem = entry->dst_out ? inSlot(entry->dst, kDst) : dst_user;
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weight_mem}, {DNNL_ARG_DST, dst_mem}};
     if (p.has_bias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, engine, const_cast<float*>(bias)));
     entry->conv.execute(stream, args);
-    if (!(entry->dst == entry->dst_user)) dnnl::reorder(dst_mem, dst_user).execute(stream, dst_mem, dst_user);
+    if (entry->dst_out) entry->dst_out->execute(stream, dst_mem, dst_user);
     stream.wait();
     return true;
   } catch (const dnnl::error&) {

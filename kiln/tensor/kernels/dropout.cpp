@@ -34,6 +34,7 @@ void checkP(double p) { KILN_CHECK(p >= 0 && p <= 1, "dropout probability has to
 
 // The dropped-out value of `input` (p strictly between 0 and 1, training).
 Tensor dropNoise(const Tensor& input, double p, DropoutKind kind, Tensor& b) {
+  KILN_CHECK(input.dtype() != ScalarType::Half, "\"bernoulli_scalar_cpu_\" not implemented for 'Half'");
   KILN_CHECK(isFloatingType(input.dtype()), "result type Float can't be cast to the desired output type ",
              scalarTypeShortName(input.dtype()));
   DimVector noise_shape;
@@ -88,6 +89,7 @@ std::tuple<Tensor, Tensor> nativeDropout(const Tensor& input, double p, std::opt
   if (train.value_or(true)) {
     const double keep = 1. - p;
     KILN_CHECK(keep >= 0 && keep <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", keep);
+    KILN_CHECK(input.dtype() != ScalarType::Half, "\"bernoulli_scalar_cpu_\" not implemented for 'Half'");
     KILN_CHECK(isFloatingType(input.dtype()), "result type Float can't be cast to the desired output type ",
                scalarTypeShortName(input.dtype()));
     Tensor u = rand(input.sizes(), ScalarType::Float);

@@ -28,6 +28,26 @@ Tensor longIndices(const Tensor& indices, const char* arg, const char* op) {
   return contiguous(to(indices, ScalarType::Long));
 }
 
+// y += row and y += s * row over a row: separate, unaliased loops, so they vectorize.
+template <typename T>
+void addRow(T* __restrict y, const T* __restrict row, int64_t dim) {
+  for (int64_t j = 0; j < dim; ++j) y[j] += row[j];
+}
+
+template <typename T>
+void addScaledRow(T* __restrict y, const T* __restrict row, T s, int64_t dim) {
+  for (int64_t j = 0; j < dim; ++j) y[j] += s * row[j];
+}
+
+constexpr int64_t kPrefetchAhead = 4;
+
+template <typename T>
+void prefetchRow(const T* row, int64_t dim) {
+  const char* p = reinterpret_cast<const char*>(row);
+  const int64_t bytes = dim * static_cast<int64_t>(sizeof(T));
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
+
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
@@ -126,6 +146,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(const Tensor& weight, co
     KILN_CHECK(op[n_offsets - 1] <= count, "offsets[-1] can not be greater than input's length ", count,
                " but got offsets[-1] of ", op[n_offsets - 1]);
   }
+  for (int64_t b = 0; b < n_offsets; ++b) {
+    KILN_CHECK(op[b] >= 0, "embedding_bag: offsets must not be negative, got offsets[", b, "] = ", op[b]);
+  }
   for (int64_t i = 0; i < count; ++i) {
     KILN_CHECK_INDEX(ip[i] >= 0 && ip[i] < rows,
                      "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be ", ip[i]);
@@ -155,6 +178,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(const Tensor& weight, co
         const int64_t begin = bagStart(b), end = bagEnd(b);
         for (int64_t i = begin; i < end; ++i) {
           if (o2b) o2b[i] = b;
+          // Rows are scattered over the table: start loading a later one.
+          if (i + kPrefetchAhead < count) prefetchRow(wp + ip[i + kPrefetchAhead] * dim, dim);
           const int64_t r = ip[i];
           if (r == padding_idx) continue;
           const T* row = wp + r * dim;
@@ -174,10 +199,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embeddingBag(const Tensor& weight, co
               }
             }
           } else if (pp) {
-            const T s = pp[i];
-            for (int64_t j = 0; j < dim; ++j) y[j] += s * row[j];
+            addScaledRow(y, row, pp[i], dim);
           } else {
-            for (int64_t j = 0; j < dim; ++j) y[j] += row[j];
+            addRow(y, row, dim);
           }
           ++n;
         }

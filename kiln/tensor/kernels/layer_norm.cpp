@@ -100,6 +100,10 @@ std::tuple<Tensor, Tensor, Tensor> nativeLayerNorm(const Tensor& input, IntArray
   const ScalarType dtype = input.dtype();
   KILN_CHECK(dtype == ScalarType::Float || dtype == ScalarType::Double || dtype == ScalarType::BFloat16,
              "\"LayerNormKernelImpl\" not implemented for '", scalarTypeShortName(dtype), "'");
+  for (const std::optional<Tensor>* param : {&weight, &bias}) {
+    KILN_CHECK(!*param || (*param)->dtype() == dtype, "expected scalar type ", scalarTypeShortName(dtype),
+               " but found ", scalarTypeShortName((*param)->dtype()));
+  }
   DimVector stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
   for (int64_t i = 0; i < k; ++i) stat_shape.push_back(1);
   // bfloat16 is computed in float and rounded once at the end, as torch does.

@@ -252,7 +252,7 @@ void checkPoolShape(const Tensor& self, int64_t spatial, const Window& w, bool a
 }
 
 Window poolWindow(int64_t spatial, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
-                  IntArrayRef dilation, bool ceil_mode, const char* name, bool is_max) {
+                  IntArrayRef dilation, bool ceil_mode, const char* name) {
   const auto n = static_cast<size_t>(spatial);
   const char* count = countWord(spatial);
   KILN_CHECK(kernel_size.size() == 1 || kernel_size.size() == n, name,
@@ -269,13 +269,8 @@ Window poolWindow(int64_t spatial, const Tensor& self, IntArrayRef kernel_size, 
   w.pad = expandParam(padding, spatial);
   w.dilation = expandParam(dilation, spatial);
   const int64_t rank = self.dim();
-  if (is_max) {
-    KILN_CHECK(rank == spatial + 1 || rank == spatial + 2, "non-empty ", spatial + 1, "D or ", spatial + 2,
-               "D (batch mode) tensor expected for input");
-  } else {
-    KILN_CHECK(rank == spatial + 1 || rank == spatial + 2, "non-empty ", spatial + 1, "D or ", spatial + 2,
-               "D (batch mode) tensor expected for input");
-  }
+  KILN_CHECK(rank == spatial + 1 || rank == spatial + 2, "non-empty ", spatial + 1, "D or ", spatial + 2,
+             "D (batch mode) tensor expected for input");
   for (int64_t i = 0; i < spatial; ++i) {
     w.out.push_back(
         outputSize(self.size(rank - spatial + i), w.kernel[i], w.pad[i], w.stride[i], w.dilation[i], ceil_mode));
@@ -324,7 +319,7 @@ std::tuple<Tensor, Tensor> maxPoolImpl(int64_t spatial, const Tensor& self, IntA
                                        bool want_indices) {
   const bool pool1d = spatial == 1 && std::string_view(name) == "max_pool1d";
   if (pool1d) checkMaxPool1d(self, kernel_size, stride, padding, dilation);
-  Window w = poolWindow(spatial, self, kernel_size, stride, padding, dilation, ceil_mode, name, true);
+  Window w = poolWindow(spatial, self, kernel_size, stride, padding, dilation, ceil_mode, name);
   checkPoolShape(self, spatial, w, pool1d);
   checkFloating(self, spatial == 3 ? "max_pool3d" : "max_pool2d");
   Tensor x = contiguous(self);
@@ -430,7 +425,7 @@ Tensor avgPool(int64_t spatial, const Tensor& self, IntArrayRef kernel_size, Int
     KILN_CHECK(padding.size() == 1, "avg_pool1d() argument 'padding' should contain one int (got ", padding.size(),
                ")");
   }
-  Window w = poolWindow(spatial, self, kernel_size, stride, padding, {1}, ceil_mode, name, false);
+  Window w = poolWindow(spatial, self, kernel_size, stride, padding, {1}, ceil_mode, name);
   KILN_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   checkPoolShape(self, spatial, w, false);
   Tensor x = contiguous(self);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
@@ -75,6 +76,30 @@ void linearRows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const 
     for (int64_t i = 0; i < m; ++i) std::memcpy(c + i * ldc, bias, sizeof(T) * static_cast<size_t>(n));
   }
   gemmNT(m, n, k, a, lda, w, bias ? T(1) : T(0), c, ldc);
+}
+
+// linearRows for a few rows (2 to 32) of a wide product: OpenBLAS is
+// faster with the weight as the left operand (10-25% for an LSTM step), so the product is computed
+// transposed into `scratch` [n x m] and transposed back.
+template <typename T>
+void linearFewRows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* w, const T* bias, T* c,
+                   int64_t ldc, T* scratch) {
+  if (bias) {
+    for (int64_t g = 0; g < n; ++g) std::fill(scratch + g * m, scratch + (g + 1) * m, bias[g]);
+  }
+  const auto bi = [](int64_t v) { return static_cast<blasint>(v); };
+  const T beta = bias ? T(1) : T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(n), bi(m), bi(k), 1.0f, w, bi(k), a, bi(lda), beta, scratch,
+                bi(m));
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, bi(n), bi(m), bi(k), 1.0, w, bi(k), a, bi(lda), beta, scratch,
+                bi(m));
+  }
+  for (int64_t r = 0; r < m; ++r) {
+    T* row = c + r * ldc;
+    for (int64_t g = 0; g < n; ++g) row[g] = scratch[g * m + r];
+  }
 }
 
 // --- the gates of one row ---------------------------------------------------------------
@@ -183,6 +208,8 @@ void runDirection(RnnMode mode, const Steps& steps, bool reverse, const T* x, in
   Tensor hh_buffer = empty({steps.max_batch, G}, dtype);
   T* ih = ih_buffer.data<T>();
   T* hh = hh_buffer.data<T>();
+  Tensor scratch_buffer = empty({steps.max_batch, G}, dtype);
+  T* scratch = scratch_buffer.data<T>();
   linearRows<T>(steps.rows, G, in, x, in, w.w_ih.data<T>(), dataOrNull<T>(w.b_ih), ih, G);
   const bool project = w.w_hr.defined();
   Tensor projected_buffer;
@@ -198,7 +225,11 @@ void runDirection(RnnMode mode, const Steps& steps, bool reverse, const T* x, in
     const int64_t t = reverse ? count - 1 - s : s;
     const int64_t rows = steps.batch[t];
     const T* ih_t = ih + steps.offset[t] * G;
-    linearRows<T>(rows, G, Hout, h, Hout, w_hh, b_hh, hh, G);
+    if (rows >= 2 && rows <= 32 && Hout > 0) {
+      linearFewRows<T>(rows, G, Hout, h, Hout, w_hh, b_hh, hh, G, scratch);
+    } else {
+      linearRows<T>(rows, G, Hout, h, Hout, w_hh, b_hh, hh, G);
+    }
     for (int64_t r = 0; r < rows; ++r) {
       const T* ih_r = ih_t + r * G;
       const T* hh_r = hh + r * G;

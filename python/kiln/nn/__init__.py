@@ -23,8 +23,9 @@ from .pixelshuffle import *
 from .fold import *
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from . import utils
-from .transformer import (LayerNorm, Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,  # noqa: E501
-                          MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
+from .layernorm import LayerNorm
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
+from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
                           TransformerDecoder, Transformer)
 
 __all__ = [

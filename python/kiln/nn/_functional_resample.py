@@ -122,8 +122,15 @@ def interpolate(input, size: Optional[Union[int, List[int], Tuple[int], Tuple[in
         return kiln.nn.functional._upsample_nearest_exact2d(input, output_size, scale_factors)
     if input.dim() == 5 and mode == "nearest-exact":
         return kiln.nn.functional._upsample_nearest_exact3d(input, output_size, scale_factors)
-    if mode == "area":
-        raise NotImplementedError("interpolate: mode 'area' (adaptive average pooling) is not supported by kiln yet")
+    if input.dim() == 3 and mode == "area":
+        assert output_size is not None
+        return kiln.adaptive_avg_pool1d(input, output_size)
+    if input.dim() == 4 and mode == "area":
+        assert output_size is not None
+        return kiln.adaptive_avg_pool2d(input, output_size)
+    if input.dim() == 5 and mode == "area":
+        assert output_size is not None
+        return kiln.adaptive_avg_pool3d(input, output_size)
     if input.dim() == 3 and mode == "linear":
         assert align_corners is not None
         return kiln.upsample_linear1d(input, output_size, align_corners, scale_factors)

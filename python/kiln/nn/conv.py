@@ -133,7 +133,7 @@ class Conv1d(_ConvNd):
     def _conv_forward(self, input, weight, bias: Optional[Tensor]):
         if self._pads_input:
             return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
-                            self.stride, _single(0), self.dilation, self.groups)
+                            self.stride, [0], self.dilation, self.groups)
         return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
@@ -151,7 +151,7 @@ class Conv2d(_ConvNd):
     def _conv_forward(self, input, weight, bias: Optional[Tensor]):
         if self._pads_input:
             return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
-                            self.stride, _pair(0), self.dilation, self.groups)
+                            self.stride, [0, 0], self.dilation, self.groups)
         return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):
@@ -169,7 +169,7 @@ class Conv3d(_ConvNd):
     def _conv_forward(self, input, weight, bias: Optional[Tensor]):
         if self._pads_input:
             return F.conv3d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
-                            self.stride, _triple(0), self.dilation, self.groups)
+                            self.stride, [0, 0, 0], self.dilation, self.groups)
         return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input):

@@ -4,9 +4,11 @@ order is not aten::batch_norm's, F.interpolate is a whole program), which
 kiln writes as scriptable Python in kiln/nn/_functional_<area>.py.
 
 Every module of that name is found here: its functions (those in `__all__`,
-else every public function it defines) win over
-same-named operators, eagerly and in scripts (the script compiler asks _script_function what `F.<name>` means when F is
-torch.nn.functional or kiln.nn.functional)."""
+else every public function it defines) win over same-named operators,
+eagerly and in scripts: F.<name> in script code, for any path to
+torch.nn.functional or kiln.nn.functional, means _SCRIPTABLE[name] where it
+has the name (the frontend's functional hook, python/src/frontend.cpp), the
+operator of that name otherwise."""
 import importlib
 import os
 import pkgutil
@@ -25,18 +27,9 @@ for _info in sorted(pkgutil.iter_modules([os.path.dirname(__file__)]), key=lambd
         for _name in _names:
             _PYTHON[_name] = getattr(_module, _name)
 globals().update(_PYTHON)
-
-
-def _script_function(name):
-    """The compiled function that `F.<name>` means in script code, or None
-    (then it is the operator of that name)."""
-    fn = _PYTHON.get(name)
-    if not isinstance(fn, types.FunctionType):
-        # Absent, or eager-only (a callable object, _functional_conv's pools
-        # with return_indices): the operator of that name.
-        return None
-    from .._jit import script
-    return script(fn)
+# Those the script compiler takes; callable objects are eager-only
+# (_functional_conv's pools with return_indices): scripts call the operator.
+_SCRIPTABLE = {name: fn for name, fn in _PYTHON.items() if isinstance(fn, types.FunctionType)}
 
 
 def _get(name):

@@ -12,7 +12,7 @@ from .._jit_internal import export
 from . import functional as F
 from ._functional_attention import multi_head_attention_forward
 from .container import ModuleList
-from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
+from .dropout import Dropout
 from .layernorm import LayerNorm
 from .layers import Linear, ReLU
 from .module import Module
@@ -165,12 +165,18 @@ def _activation_module(activation):
         if activation == "gelu":
             return GELU(), 2
         raise RuntimeError("activation should be relu/gelu, not {}".format(activation))
-    if activation is F.relu or isinstance(activation, ReLU):
+    if isinstance(activation, ReLU):
         return ReLU(), 1
-    if activation is F.gelu or isinstance(activation, GELU):
+    if isinstance(activation, GELU) and activation.approximate == "none":
         return GELU(), 2
     if isinstance(activation, Module):
         return activation, 0
+    # kiln.nn.functional.relu / gelu (or torch's): made afresh on each access, so known by name.
+    name = getattr(activation, "__name__", None)
+    if name == "relu":
+        return ReLU(), 1
+    if name == "gelu":
+        return GELU(), 2
     raise RuntimeError("kiln.nn: a Transformer activation must be 'relu', 'gelu' or a kiln.nn.Module")
 
 
