@@ -16,6 +16,7 @@
 #include <string>
 
 #include "kiln/api/freeze.h"
+#include "kiln/api/optimize_for_inference.h"
 #include "kiln/api/trace.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/resolver.h"

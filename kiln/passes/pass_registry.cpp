@@ -13,18 +13,22 @@
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/copy_transposed_loop_weights.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/dnnl_blocked_layout.h"
 #include "kiln/passes/fold_frozen_conv_add_sub.h"
 #include "kiln/passes/fold_frozen_conv_batch_norm.h"
 #include "kiln/passes/fold_frozen_conv_mul_div.h"
 #include "kiln/passes/fold_frozen_linear_batch_norm.h"
 #include "kiln/passes/frozen_graph_optimizations.h"
+#include "kiln/passes/fuse_dnnl_convolution.h"
 #include "kiln/passes/inliner.h"
 #include "kiln/passes/loop_unrolling.h"
 #include "kiln/passes/lower_tuples.h"
 #include "kiln/passes/normalize_ops.h"
+#include "kiln/passes/optimize_for_inference.h"
 #include "kiln/passes/peephole.h"
 #include "kiln/passes/peephole_list_idioms.h"
 #include "kiln/passes/pipeline.h"
+#include "kiln/passes/prepack_dnnl_weights.h"
 #include "kiln/passes/remove_dropout.h"
 #include "kiln/passes/remove_mutation.h"
 #include "kiln/util/error.h"
@@ -46,16 +50,21 @@ std::map<std::string, GraphPass, std::less<>>& passes() {
       {"copy_transposed_loop_weights", [](const std::shared_ptr<Graph>& g) { copyTransposedLoopWeights(g); }},
       {"cse", [](const std::shared_ptr<Graph>& g) { eliminateCommonSubexpression(g); }},
       {"dce", eliminateDeadCode},
+      // Block 8 whatever the CPU, so tests print the same everywhere.
+      {"dnnl_blocked_layout", [](const std::shared_ptr<Graph>& g) { useDnnlBlockedLayout(g, 8); }},
       {"fold_frozen_conv_add_sub", [](const std::shared_ptr<Graph>& g) { foldFrozenConvAddOrSub(g); }},
       {"fold_frozen_conv_batch_norm", [](const std::shared_ptr<Graph>& g) { foldFrozenConvBatchNorm(g); }},
       {"fold_frozen_conv_mul_div", [](const std::shared_ptr<Graph>& g) { foldFrozenConvMulOrDiv(g); }},
       {"fold_frozen_linear_batch_norm", [](const std::shared_ptr<Graph>& g) { foldFrozenLinearBatchNorm(g); }},
+      {"fuse_dnnl_convolution", [](const std::shared_ptr<Graph>& g) { fuseDnnlConvolutions(g); }},
       {"inline", inlineCalls},
       {"lower_tuples", lowerSimpleTuples},
       {"normalize_ops", normalizeOps},
       {"optimize", runOptimizationPasses},
+      {"optimize_for_inference", optimizeFrozenGraphForInference},
       {"optimize_frozen", [](const std::shared_ptr<Graph>& g) { optimizeFrozenGraph(g); }},
       {"optimize_frozen_keep_numerics", [](const std::shared_ptr<Graph>& g) { optimizeFrozenGraph(g, false); }},
+      {"prepack_dnnl_weights", [](const std::shared_ptr<Graph>& g) { prepackDnnlWeights(g); }},
       {"peephole", [](const std::shared_ptr<Graph>& g) { peepholeOptimize(g); }},
       {"peephole_list_idioms", [](const std::shared_ptr<Graph>& g) { peepholeOptimizeListIdioms(g); }},
       {"propagate_shapes", propagateShapes},

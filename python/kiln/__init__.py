@@ -19,13 +19,14 @@ from . import nn
 from . import jit  # noqa: F401  (kiln.jit.export, kiln.jit.ignore)
 from .jit import script
 from ._serialization import load, load_pickle, save, save_pickle
-from ._grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from ._freeze import freeze
+from ._optimize import optimize_for_inference
+from ._grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 
 _install_functions(globals())
 
 __all__ = ["Error", "Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "parallel_info", "dtype", "parse_ir",
            "function_from_graph", "ScriptFunction", "CompilationUnit", "compile", "script",
            "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing",
-           "ScriptClass", "ScriptObject", "ScriptMethod", "load", "load_pickle", "save", "save_pickle",
-           "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "freeze"]
+           "ScriptClass", "ScriptObject", "ScriptMethod", "load", "load_pickle", "save", "save_pickle", "freeze",
+           "optimize_for_inference", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]

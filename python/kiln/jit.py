@@ -22,11 +22,12 @@ from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tr
 from .nn._script import ScriptModule, script_module
 from ._serialization import load, save  # noqa: F401  (kiln.jit.load and save, as torch.jit's)
 from ._freeze import freeze, run_frozen_optimizations  # noqa: F401  (as torch.jit's)
+from ._optimize import optimize_for_inference  # noqa: F401  (as torch.jit's)
 from .nn.module import Module
 
 __all__ = ["Final", "script", "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing", "export",
            "ignore", "unused", "modifier", "annotate", "is_scripting", "ScriptModule", "load", "save", "freeze",
-           "run_frozen_optimizations"]
+           "run_frozen_optimizations", "optimize_for_inference"]
 
 
 def script(obj):

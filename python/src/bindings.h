@@ -52,6 +52,7 @@ void bindNn(py::module_& m);
 void bindSerialization(py::module_& m);
 void bindImportSource(py::module_& m);
 void bindFreeze(py::module_& m);
+void bindOptimizeForInference(py::module_& m);
 // `.code` and `.code_with_constants` (the code and a dict {"c0": value, ...}
 // of its CONSTANTS) of a function; `as_method` leaves `self` unannotated.
 std::string functionCode(const Function& function, bool as_method);

@@ -41,6 +41,7 @@ PYBIND11_MODULE(_C, m) {
   bindSerialization(m);
   bindImportSource(m);
   bindFreeze(m);
+  bindOptimizeForInference(m);
 }
 
 }  // namespace kiln::python

@@ -1,0 +1,41 @@
+#pragma once
+// Private to the optimize_for_inference passes (fuse_dnnl_convolution.cpp,
+// dnnl_blocked_layout.cpp, prepack_dnnl_weights.cpp): reading and writing
+// the constant operands of a kiln::conv2d_fused node.
+#include <optional>
+
+#include "kiln/ir/graph.h"
+#include "kiln/tensor/blocked_conv.h"
+
+namespace kiln::detail {
+
+// kiln::conv2d_fused's operands, in schema order.
+enum FusedConvInput : size_t {
+  kFusedInput,
+  kFusedWeight,
+  kFusedBias,
+  kFusedResidual,
+  kFusedWeightSize,
+  kFusedStride,
+  kFusedPadding,
+  kFusedDilation,
+  kFusedGroups,
+  kFusedInBlock,
+  kFusedOutBlock,
+  kFusedActivation,
+  kFusedAlpha,
+  kFusedBeta,
+  kFusedInputCount
+};
+
+Symbol conv2dFusedSymbol();
+bool isConv2dFused(const Node* n);
+
+// The parameters of a kiln::conv2d_fused whose operands after the input,
+// the bias and the residual are constants; nullopt otherwise.
+std::optional<FusedConv2dParams> fusedConvParams(const Node* n);
+
+// Replaces operand `i` of `n` with a constant inserted before `n`.
+void setConstantInput(Node* n, size_t i, const IValue& value);
+
+}  // namespace kiln::detail

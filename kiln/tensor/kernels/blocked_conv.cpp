@@ -1,0 +1,466 @@
+#include "kiln/tensor/blocked_conv.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/tensor/copy.h"
+#include "kiln/tensor/parallel.h"
+
+namespace kiln {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+using Tag = memory::format_tag;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& threadStream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+// oneDNN's OpenMP runtime reads the calling thread's setting: make it kiln's.
+void useKilnThreads() {
+  int n = getNumThreads();
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
+}
+
+Tag blockedTag(int64_t block) {
+  if (block == 16) return Tag::nChw16c;
+  if (block == 8) return Tag::nChw8c;
+  return Tag::nchw;
+}
+
+memory::desc activationDesc(int64_t n, int64_t c, int64_t h, int64_t w, int64_t block) {
+  return memory::desc({n, c, h, w}, memory::data_type::f32, blockedTag(block));
+}
+
+// The sizes of the kiln tensor holding an activation.
+DimVector activationSizes(int64_t n, int64_t c, int64_t h, int64_t w, int64_t block) {
+  if (block == 0) return {n, c, h, w};
+  return {n, (c + block - 1) / block, h, w, block};
+}
+
+int64_t param(IntArrayRef v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
+
+std::optional<dnnl::algorithm> eltwiseAlgorithm(const std::string& name) {
+  using A = dnnl::algorithm;
+  if (name == "relu") return A::eltwise_relu;
+  if (name == "hardtanh") return A::eltwise_clip_v2;
+  if (name == "silu") return A::eltwise_swish;
+  if (name == "sigmoid") return A::eltwise_logistic;
+  if (name == "tanh") return A::eltwise_tanh;
+  if (name == "gelu") return A::eltwise_gelu_erf;
+  if (name == "gelu_tanh") return A::eltwise_gelu_tanh;
+  if (name == "elu") return A::eltwise_elu;
+  return std::nullopt;
+}
+
+struct KeyHash {
+  size_t operator()(const std::vector<int64_t>& key) const {
+    size_t h = 0xcbf29ce484222325ull;
+    for (int64_t v : key) h = (h ^ static_cast<size_t>(v)) * 0x100000001b3ull;
+    return h;
+  }
+};
+
+template <typename Entry>
+class Cache {
+ public:
+  template <typename Make>
+  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const Make& make) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) return it->second;
+    }
+    auto entry = std::make_shared<const Entry>(make());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= 1024) entries_.clear();
+    entries_.emplace(key, entry);
+    return entry;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Entry>, KeyHash> entries_;
+};
+
+int64_t bits(double v) {
+  int64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+std::vector<int64_t> paramsKey(const FusedConv2dParams& p) {
+  std::vector<int64_t> key{p.groups, p.in_block, p.out_block, p.has_bias, p.has_residual, bits(p.alpha), bits(p.beta)};
+  for (char c : p.activation) key.push_back(c);
+  for (IntArrayRef v :
+       {IntArrayRef(p.weight_size), IntArrayRef(p.stride), IntArrayRef(p.padding), IntArrayRef(p.dilation)}) {
+    key.push_back(static_cast<int64_t>(v.size()));
+    key.insert(key.end(), v.begin(), v.end());
+  }
+  return key;
+}
+
+// oneDNN's logical weight dims ((g,) OC/g, C/g, kh, kw), with torch's
+// contiguous strides.
+memory::desc torchWeightDesc(const FusedConv2dParams& p) {
+  const auto& w = p.weight_size;
+  int64_t g = p.groups, k = w[2] * w[3];
+  if (g > 1) {
+    return memory::desc({g, w[0] / g, w[1], w[2], w[3]}, memory::data_type::f32,
+                        Dims{(w[0] / g) * w[1] * k, w[1] * k, k, w[3], 1});
+  }
+  return memory::desc({w[0], w[1], w[2], w[3]}, memory::data_type::f32, Dims{w[1] * k, k, w[3], 1});
+}
+
+Dims weightAnyDims(const FusedConv2dParams& p) {
+  const auto& w = p.weight_size;
+  if (p.groups > 1) return {p.groups, w[0] / p.groups, w[1], w[2], w[3]};
+  return {w[0], w[1], w[2], w[3]};
+}
+
+// Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions: about half the
+// multiplications of the direct algorithm (torch 1.13 does not use it);
+// its rounding stays far inside 1e-4 relative. KILN_DNNL_WINOGRAD=0 turns it off.
+bool useWinograd(const FusedConv2dParams& p) {
+  static const bool enabled = [] {
+    const char* env = std::getenv("KILN_DNNL_WINOGRAD");
+    return !(env && std::string(env) == "0");
+  }();
+  return enabled && p.groups == 1 && p.weight_size[2] == 3 && p.weight_size[3] == 3 && param(p.stride, 0) == 1 &&
+         param(p.stride, 1) == 1 && param(p.dilation, 0) == 1 && param(p.dilation, 1) == 1 && p.in_block != 0;
+}
+
+struct ConvEntry {
+  bool ok = false;
+  bool winograd = false;  // its weight layout depends on the image size
+  dnnl::convolution_forward conv;
+  memory::desc src, weight, bias, dst;
+};
+
+// The convolution for an input of (n, C, h, w).
+ConvEntry makeConv(const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) {
+  ConvEntry e;
+  try {
+    const auto& ws = p.weight_size;
+    int64_t oc = ws[0], c = ws[1] * p.groups;
+    int64_t oh = (h + 2 * param(p.padding, 0) - param(p.dilation, 0) * (ws[2] - 1) - 1) / param(p.stride, 0) + 1;
+    int64_t ow = (w + 2 * param(p.padding, 1) - param(p.dilation, 1) * (ws[3] - 1) - 1) / param(p.stride, 1) + 1;
+    if (oh <= 0 || ow <= 0) return e;
+    e.src = activationDesc(n, c, h, w, p.in_block);
+    e.dst = activationDesc(n, oc, oh, ow, p.out_block);
+    memory::desc weight_any(weightAnyDims(p), memory::data_type::f32, Tag::any);
+    e.bias = p.has_bias ? memory::desc({oc}, memory::data_type::f32, Tag::a) : memory::desc();
+    Dims strides{param(p.stride, 0), param(p.stride, 1)};
+    Dims dilation{param(p.dilation, 0) - 1, param(p.dilation, 1) - 1};
+    Dims pad{param(p.padding, 0), param(p.padding, 1)};
+    dnnl::post_ops ops;
+    if (p.has_residual) ops.append_sum(1.f);
+    if (auto alg = eltwiseAlgorithm(p.activation)) {
+      ops.append_eltwise(1.f, *alg, p.activation == "silu" ? 1.f : static_cast<float>(p.alpha),
+                         static_cast<float>(p.beta));
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    auto make = [&](dnnl::algorithm alg) {
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, e.src, weight_any, e.bias, e.dst,
+                                        strides, dilation, pad, pad);
+      return dnnl::convolution_forward::primitive_desc(d, attr, engine());
+    };
+    dnnl::convolution_forward::primitive_desc pd;
+    bool have = false;
+    if (useWinograd(p)) {
+      try {
+        pd = make(dnnl::algorithm::convolution_winograd);
+        have = true;
+      } catch (const dnnl::error&) {
+      }
+    }
+    e.winograd = have;
+    if (!have) pd = make(dnnl::algorithm::convolution_direct);
+    e.weight = pd.weights_desc();
+    e.conv = dnnl::convolution_forward(pd);
+    e.ok = true;
+  } catch (const dnnl::error&) {
+    e.ok = false;
+  }
+  return e;
+}
+
+// The input size the prepacked layout is chosen for: one image whose
+// output is 8x8 (oneDNN picks the weight layout by ISA and channels, not
+// by image size; a mismatch at run time costs a reorder, not a wrong result).
+std::pair<int64_t, int64_t> nominalInput(const FusedConv2dParams& p) {
+  int64_t in[2];
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t extent = param(p.dilation, i) * (p.weight_size[2 + i] - 1) + 1;
+    int64_t o = 8;
+    do {
+      in[i] = (o - 1) * param(p.stride, i) + extent - 2 * param(p.padding, i);
+      ++o;
+    } while (in[i] < 1);
+  }
+  return {in[0], in[1]};
+}
+
+std::shared_ptr<const ConvEntry> convEntry(const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) {
+  static Cache<ConvEntry> cache;
+  auto key = paramsKey(p);
+  key.insert(key.end(), {n, h, w});
+  return cache.get(key, [&] { return makeConv(p, n, h, w); });
+}
+
+std::shared_ptr<const ConvEntry> nominalEntry(const FusedConv2dParams& p) {
+  auto [h, w] = nominalInput(p);
+  return convEntry(p, 1, h, w);
+}
+
+void checkParams(const FusedConv2dParams& p) {
+  KILN_CHECK(p.weight_size.size() == 4 && p.groups > 0 && p.weight_size[0] % p.groups == 0,
+             "fused_conv2d: expected a 4-d weight size whose output channels divide by groups");
+  for (IntArrayRef v : {IntArrayRef(p.stride), IntArrayRef(p.padding), IntArrayRef(p.dilation)})
+    KILN_CHECK(v.size() == 1 || v.size() == 2, "fused_conv2d: expected 1 or 2 values per parameter");
+  for (int64_t b : {p.in_block, p.out_block})
+    KILN_CHECK(b == 0 || b == 8 || b == 16, "fused_conv2d: channel block must be 0, 8 or 16, got ", b);
+}
+
+Tensor floatContiguous(const Tensor& t, const char* what) {
+  KILN_CHECK(t.dtype() == ScalarType::Float, what, ": expected a float tensor, got ", scalarTypeName(t.dtype()));
+  return t.isContiguous() ? t : contiguous(t);
+}
+
+void reorder(const memory::desc& from, const void* src, const memory::desc& to, void* dst) {
+  memory a(from, engine(), const_cast<void*>(src));
+  memory b(to, engine(), dst);
+  auto& stream = threadStream();
+  dnnl::reorder(a, b).execute(stream, a, b);
+  stream.wait();
+}
+
+struct ConvertedWeight {
+  Tensor source;  // keeps the constant, hence its address, alive
+  memory converted;
+};
+
+memory convertedWeight(const Tensor& weight, const memory::desc& given, const ConvEntry& entry,
+                       const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) {
+  static Cache<ConvertedWeight> cache;
+  auto key = paramsKey(p);
+  key.insert(key.end(), {n, h, w, reinterpret_cast<int64_t>(weight.rawData()), weight.dim()});
+  auto converted = cache.get(key, [&] {
+    ConvertedWeight c{weight, memory(entry.weight, engine())};
+    memory source(given, engine(), weight.rawData());
+    auto& stream = threadStream();
+    dnnl::reorder(source, c.converted).execute(stream, source, c.converted);
+    stream.wait();
+    return c;
+  });
+  return converted->converted;
+}
+
+}  // namespace
+
+int64_t dnnlChannelBlock() {
+  static const int64_t block = [] {
+    auto isa = dnnl::get_effective_cpu_isa();
+    using I = dnnl::cpu_isa;
+    for (I wide : {I::avx512_core, I::avx512_core_vnni, I::avx512_core_bf16, I::avx512_core_amx})
+      if (isa == wide) return int64_t{16};
+    for (I narrow : {I::avx2, I::avx2_vnni})
+      if (isa == narrow) return int64_t{8};
+    return int64_t{0};
+  }();
+  return block;
+}
+
+bool isFusableActivation(const std::string& activation) {
+  return activation == "none" || eltwiseAlgorithm(activation).has_value();
+}
+
+Tensor toBlocked(const Tensor& x, int64_t block) {
+  KILN_CHECK(x.dim() == 4, "to_blocked: expected a 4-d (N, C, H, W) tensor, got ", x.dim(), " dims");
+  KILN_CHECK(block == 8 || block == 16, "to_blocked: block must be 8 or 16, got ", block);
+  Tensor src = floatContiguous(x, "to_blocked");
+  int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  Tensor out = empty(activationSizes(n, c, h, w, block), ScalarType::Float);
+  if (out.numel() == 0) return out;
+  useKilnThreads();
+  reorder(activationDesc(n, c, h, w, 0), src.rawData(), activationDesc(n, c, h, w, block), out.rawData());
+  return out;
+}
+
+Tensor fromBlocked(const Tensor& x, int64_t channels) {
+  KILN_CHECK(x.dim() == 5 && (x.size(4) == 8 || x.size(4) == 16),
+             "from_blocked: expected a 5-d (N, C/b, H, W, b) tensor with b 8 or 16");
+  int64_t block = x.size(4);
+  KILN_CHECK(channels > 0 && (channels + block - 1) / block == x.size(1), "from_blocked: ", channels,
+             " channels do not fill ", x.size(1), " blocks of ", block);
+  Tensor src = floatContiguous(x, "from_blocked");
+  int64_t n = x.size(0), h = x.size(2), w = x.size(3);
+  Tensor out = empty(activationSizes(n, channels, h, w, 0), ScalarType::Float);
+  if (out.numel() == 0) return out;
+  useKilnThreads();
+  reorder(activationDesc(n, channels, h, w, block), src.rawData(), activationDesc(n, channels, h, w, 0), out.rawData());
+  return out;
+}
+
+std::optional<Tensor> prepackConv2dWeight(const Tensor& weight, const FusedConv2dParams& p) {
+  checkParams(p);
+  KILN_CHECK(weight.sizes() == IntArrayRef(p.weight_size), "prepack: weight sizes differ from the parameters'");
+  if (!isFusableActivation(p.activation)) return std::nullopt;
+  Tensor w = floatContiguous(weight, "prepack");
+  auto entry = nominalEntry(p);
+  if (!entry->ok) return std::nullopt;
+  // A Winograd weight's layout depends on the image size: it is converted
+  // from torch's layout once per size, on first use (fusedConv2d).
+  if (entry->winograd) return w;
+  Tensor packed = empty({static_cast<int64_t>(entry->weight.get_size() / sizeof(float))}, ScalarType::Float);
+  useKilnThreads();
+  reorder(torchWeightDesc(p), w.rawData(), entry->weight, packed.rawData());
+  return packed;
+}
+
+Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::optional<Tensor>& bias,
+                   const std::optional<Tensor>& residual, const FusedConv2dParams& p) {
+  checkParams(p);
+  const auto& ws = p.weight_size;
+  const int64_t oc = ws[0], c = ws[1] * p.groups;
+  Tensor x = floatContiguous(input, "fused_conv2d");
+  if (p.in_block == 0) {
+    KILN_CHECK(x.dim() == 4 && x.size(1) == c, "fused_conv2d: expected input of shape (N, ", c, ", H, W), got ",
+               shapeString(x.sizes()));
+  } else {
+    KILN_CHECK(x.dim() == 5 && x.size(4) == p.in_block && x.size(1) == (c + p.in_block - 1) / p.in_block,
+               "fused_conv2d: expected a blocked input of ", c, " channels in blocks of ", p.in_block, ", got ",
+               shapeString(x.sizes()));
+  }
+  int64_t n = x.size(0), h = x.size(2), w = x.size(3);
+  KILN_CHECK(n > 0 && h > 0 && w > 0, "fused_conv2d: empty input");
+  auto entry = convEntry(p, n, h, w);
+  KILN_CHECK(entry->ok, "fused_conv2d: oneDNN has no convolution for input ", shapeString(x.sizes()),
+             " (kernel larger than the padded input?)");
+  // A 4-d weight is torch's layout (before prepack_dnnl_weights ran); a 1-d
+  // one was prepacked for the nominal image size.
+  const bool torch_layout = packed_weight.dim() == 4;
+  auto nominal = nominalEntry(p);
+  if (torch_layout) {
+    KILN_CHECK(packed_weight.sizes() == IntArrayRef(p.weight_size), "fused_conv2d: weight of shape ",
+               shapeString(packed_weight.sizes()), " for weight_size ", shapeString(p.weight_size));
+  } else {
+    KILN_CHECK(nominal->ok && packed_weight.dim() == 1 &&
+                   static_cast<size_t>(packed_weight.nbytes()) == nominal->weight.get_size(),
+               "fused_conv2d: the weight was not prepacked for these parameters");
+  }
+  const auto& dd = entry->dst.dims();
+  Tensor out = empty(activationSizes(dd[0], oc, dd[2], dd[3], p.out_block), ScalarType::Float);
+  KILN_CHECK(static_cast<size_t>(out.nbytes()) == entry->dst.get_size(), "fused_conv2d: unexpected output size");
+  if (p.has_residual) {
+    KILN_CHECK(residual.has_value(), "fused_conv2d: missing residual");
+    Tensor r = floatContiguous(*residual, "fused_conv2d residual");
+    KILN_CHECK(r.sizes() == out.sizes(), "fused_conv2d: residual of shape ", shapeString(r.sizes()),
+               " does not match the output's ", shapeString(out.sizes()));
+    std::memcpy(out.rawData(), r.rawData(), out.nbytes());
+  }
+  Tensor b;
+  if (p.has_bias) {
+    KILN_CHECK(bias.has_value(), "fused_conv2d: missing bias");
+    b = floatContiguous(*bias, "fused_conv2d bias");
+    KILN_CHECK(b.numel() == oc, "fused_conv2d: bias of ", b.numel(), " elements for ", oc, " output channels");
+  }
+  Tensor wt = floatContiguous(packed_weight, "fused_conv2d weight");
+  useKilnThreads();
+  auto& eng = engine();
+  auto& stream = threadStream();
+  memory weight_mem(entry->weight, eng);
+  const memory::desc& given = torch_layout ? torchWeightDesc(p) : nominal->weight;
+  if (given == entry->weight) {
+    weight_mem = memory(entry->weight, eng, wt.rawData());
+  } else {
+    // The layout this convolution wants differs from the constant's
+    // (Winograd, or oneDNN chose another layout for this image size):
+    // converted once per weight and size, then kept.
+    if (wt.isSame(packed_weight)) {
+      weight_mem = convertedWeight(wt, given, *entry, p, n, h, w);
+    } else {
+      // A copy made for this call has no lasting address to key a cache by.
+      memory source(given, eng, wt.rawData());
+      dnnl::reorder(source, weight_mem).execute(stream, source, weight_mem);
+    }
+  }
+  memory src_mem(entry->src, eng, x.rawData());
+  memory dst_mem(entry->dst, eng, out.rawData());
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weight_mem}, {DNNL_ARG_DST, dst_mem}};
+  if (p.has_bias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, eng, b.rawData()));
+  entry->conv.execute(stream, args);
+  stream.wait();
+  return out;
+}
+
+Tensor blockedMaxPool2d(const Tensor& input, int64_t channels, IntArrayRef kernel, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  KILN_CHECK(input.dim() == 5 && (input.size(4) == 8 || input.size(4) == 16) &&
+                 input.size(1) == (channels + input.size(4) - 1) / input.size(4),
+             "blocked_max_pool2d: expected a blocked input of ", channels, " channels");
+  for (IntArrayRef v : {kernel, padding, dilation})
+    KILN_CHECK(v.size() == 1 || v.size() == 2, "blocked_max_pool2d: expected 1 or 2 values per parameter");
+  KILN_CHECK(stride.size() <= 2, "blocked_max_pool2d: expected 0, 1 or 2 strides");
+  IntArrayRef st = stride.empty() ? kernel : stride;
+  Tensor x = floatContiguous(input, "blocked_max_pool2d");
+  int64_t block = x.size(4), n = x.size(0);
+  int64_t in[2] = {x.size(2), x.size(3)}, out[2];
+  Dims k(2), s(2), d(2), pl(2), pr(2);
+  for (size_t i = 0; i < 2; ++i) {
+    k[i] = param(kernel, i);
+    s[i] = param(st, i);
+    d[i] = param(dilation, i);
+    pl[i] = param(padding, i);
+    KILN_CHECK(k[i] > 0 && s[i] > 0 && d[i] > 0 && pl[i] >= 0 && pl[i] <= k[i] / 2,
+               "blocked_max_pool2d: invalid window");
+    int64_t num = in[i] + 2 * pl[i] - d[i] * (k[i] - 1) - 1 + (ceil_mode ? s[i] - 1 : 0);
+    KILN_CHECK(num >= 0, "blocked_max_pool2d: output size is too small");
+    out[i] = num / s[i] + 1;
+    if (ceil_mode && (out[i] - 1) * s[i] >= in[i] + pl[i]) --out[i];
+    pr[i] = (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 - in[i] - pl[i];
+    if (pr[i] < 0) pr[i] = 0;
+    d[i] -= 1;  // oneDNN counts the gaps
+  }
+  static Cache<std::pair<bool, dnnl::pooling_v2_forward>> cache;
+  std::vector<int64_t> key{n,    channels, block, in[0], in[1], k[0],  k[1], s[0],
+                           s[1], d[0],     d[1],  pl[0], pl[1], pr[0], pr[1]};
+  auto src_md = activationDesc(n, channels, in[0], in[1], block);
+  auto dst_md = activationDesc(n, channels, out[0], out[1], block);
+  auto entry = cache.get(key, [&] {
+    try {
+      dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src_md,
+                                          dst_md, s, k, d, pl, pr);
+      return std::make_pair(true, dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, engine())));
+    } catch (const dnnl::error&) {
+      return std::make_pair(false, dnnl::pooling_v2_forward());
+    }
+  });
+  KILN_CHECK(entry->first, "blocked_max_pool2d: oneDNN has no pooling for these parameters");
+  Tensor result = empty(activationSizes(n, channels, out[0], out[1], block), ScalarType::Float);
+  useKilnThreads();
+  auto& stream = threadStream();
+  memory src_mem(src_md, engine(), x.rawData());
+  memory dst_mem(dst_md, engine(), result.rawData());
+  entry->second.execute(stream, {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DST, dst_mem}});
+  stream.wait();
+  return result;
+}
+
+}  // namespace kiln
