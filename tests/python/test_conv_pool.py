@@ -201,6 +201,20 @@ def test_max_pool_propagates_nan_and_ties_pick_the_first():
         check_both(lambda lib, x: getattr(lib.nn.functional, name)(x, size, return_indices=True), x)
 
 
+
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=4), dict(kernel_size=3, stride=2, padding=1, dilation=2),
+                                    dict(kernel_size=4, stride=3, padding=2, ceil_mode=True)])
+def test_max_pool1d_nan_and_infinities(kwargs):
+    # max_pool1d without indices takes a branch-free path; NaN still wins its window.
+    x = _array((2, 3, 23))
+    x[0, 0, 5] = np.nan
+    x[1, 2, 0] = np.nan
+    x[0, 1, 7:11] = -np.inf
+    x[1, 1, 3] = np.inf
+    check_both(lambda lib, x: lib.nn.functional.max_pool1d(x, **kwargs), x)
+    check_both(lambda lib, x: lib.nn.functional.max_pool1d(x, return_indices=True, **kwargs), x)
+    check_both(lambda lib, x: lib.nn.functional.max_pool2d(x, (1, 3)), x[None])
+
 AVG_POOL_CASES = [
     (1, (2, 3, 11), dict(kernel_size=3)),
     (1, (2, 3, 11), dict(kernel_size=4, stride=3, padding=2, ceil_mode=True, count_include_pad=False)),
