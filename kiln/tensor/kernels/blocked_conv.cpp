@@ -1,16 +1,14 @@
 #include "kiln/tensor/blocked_conv.h"
 
-#include <omp.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
 
 #include "kiln/tensor/copy.h"
+#include "kiln/tensor/kernels/dnnl_glue.h"
 #include "kiln/tensor/parallel.h"
 
 namespace kiln {
@@ -20,21 +18,9 @@ using dnnl::memory;
 using Dims = memory::dims;
 using Tag = memory::format_tag;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-dnnl::stream& threadStream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
-
-// oneDNN's OpenMP runtime reads the calling thread's setting: make it kiln's.
-void useKilnThreads() {
-  int n = getNumThreads();
-  if (omp_get_max_threads() != n) omp_set_num_threads(n);
-}
+dnnl::engine& engine() { return detail::dnnlEngine(); }
+dnnl::stream& threadStream() { return detail::dnnlThreadStream(); }
+void useKilnThreads() { detail::useKilnThreadsForDnnl(); }
 
 Tag blockedTag(int64_t block) {
   if (block == 16) return Tag::nChw16c;
@@ -67,35 +53,8 @@ std::optional<dnnl::algorithm> eltwiseAlgorithm(const std::string& name) {
   return std::nullopt;
 }
 
-struct KeyHash {
-  size_t operator()(const std::vector<int64_t>& key) const {
-    size_t h = 0xcbf29ce484222325ull;
-    for (int64_t v : key) h = (h ^ static_cast<size_t>(v)) * 0x100000001b3ull;
-    return h;
-  }
-};
-
 template <typename Entry>
-class Cache {
- public:
-  template <typename Make>
-  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const Make& make) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = entries_.find(key);
-      if (it != entries_.end()) return it->second;
-    }
-    auto entry = std::make_shared<const Entry>(make());
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (entries_.size() >= 1024) entries_.clear();
-    entries_.emplace(key, entry);
-    return entry;
-  }
-
- private:
-  std::mutex mutex_;
-  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Entry>, KeyHash> entries_;
-};
+using Cache = detail::PrimitiveCache<Entry, 1024>;
 
 int64_t bits(double v) {
   int64_t b;

@@ -4,74 +4,40 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <memory>
-#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
-#include <unordered_map>
 
 #include "kiln/tensor/parallel.h"
 #include "kiln/util/error.h"
 
 namespace kiln::detail {
-namespace {
 
-using dnnl::memory;
-using Dims = memory::dims;
-
-dnnl::engine& cpuEngine() {
+dnnl::engine& dnnlEngine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
 
 // Streams are cheap and not meant to be shared between threads.
-dnnl::stream& threadStream() {
-  thread_local dnnl::stream stream(cpuEngine());
+dnnl::stream& dnnlThreadStream() {
+  thread_local dnnl::stream stream(dnnlEngine());
   return stream;
 }
 
-// oneDNN's OpenMP runtime reads the calling thread's OpenMP setting; make it
-// kiln's count (threads that never called setNumThreads have the default).
-void useKilnThreads() {
+void useKilnThreadsForDnnl() {
   int n = getNumThreads();
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+dnnl::engine& cpuEngine() { return dnnlEngine(); }
+dnnl::stream& threadStream() { return dnnlThreadStream(); }
+void useKilnThreads() { useKilnThreadsForDnnl(); }
+
 std::atomic<int64_t> g_built{0};
-
-struct KeyHash {
-  size_t operator()(const std::vector<int64_t>& key) const {
-    size_t h = 0xcbf29ce484222325ull;
-    for (int64_t v : key) h = (h ^ static_cast<size_t>(v)) * 0x100000001b3ull;
-    return h;
-  }
-};
-
-// Built primitives by their parameters. Bounded: a program that keeps
-// changing shapes clears it rather than growing without end.
-template <typename Entry>
-class PrimitiveCache {
- public:
-  template <typename Make>
-  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const Make& make) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = entries_.find(key);
-      if (it != entries_.end()) return it->second;
-    }
-    auto entry = std::make_shared<const Entry>(make());
-    ++g_built;
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (entries_.size() >= kCapacity) entries_.clear();
-    entries_.emplace(key, entry);
-    return entry;
-  }
-
- private:
-  static constexpr size_t kCapacity = 512;
-  std::mutex mutex_;
-  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Entry>, KeyHash> entries_;
-};
 
 void append(std::vector<int64_t>& key, const std::vector<int64_t>& values) {
   key.push_back(static_cast<int64_t>(values.size()));
@@ -216,7 +182,10 @@ bool dnnlConvolution(const DnnlConvParams& p, const float* src, const float* wei
   static PrimitiveCache<ConvEntry> cache;
   std::vector<int64_t> key{p.transposed, p.groups, p.has_bias};
   for (const auto* v : {&p.src, &p.weight, &p.dst, &p.stride, &p.dilation, &p.pad_l, &p.pad_r}) append(key, *v);
-  auto entry = cache.get(key, [&] { return makeConv(p); });
+  auto entry = cache.get(key, [&] {
+    ++g_built;
+    return makeConv(p);
+  });
   if (!entry->ok) return false;
   try {
     useKilnThreads();
@@ -245,6 +214,7 @@ bool dnnlPooling(const DnnlPoolParams& p, const float* src, float* dst) {
   std::vector<int64_t> key{static_cast<int64_t>(p.kind)};
   for (const auto* v : {&p.src, &p.dst, &p.kernel, &p.stride, &p.dilation, &p.pad_l, &p.pad_r}) append(key, *v);
   auto entry = cache.get(key, [&] {
+    ++g_built;
     PoolEntry e;
     try {
       e.src = plainDesc(p.src);

@@ -6,10 +6,59 @@
 // OpenMP, kiln's runtime, with kiln's thread count (kiln/tensor/parallel.h).
 // Each entry point returns false when oneDNN has no implementation for the
 // case (the caller then runs kiln's own kernel); it never throws.
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
+namespace dnnl {
+struct engine;
+struct stream;
+}  // namespace dnnl
+
 namespace kiln::detail {
+
+// The process's one oneDNN CPU engine, and this thread's stream on it.
+dnnl::engine& dnnlEngine();
+dnnl::stream& dnnlThreadStream();
+// oneDNN's OpenMP runtime reads the calling thread's OpenMP setting; this
+// makes it kiln's thread count before a primitive runs.
+void useKilnThreadsForDnnl();
+
+struct KeyHash {
+  size_t operator()(const std::vector<int64_t>& key) const {
+    size_t h = 0xcbf29ce484222325ull;
+    for (int64_t v : key) h = (h ^ static_cast<size_t>(v)) * 0x100000001b3ull;
+    return h;
+  }
+};
+
+// What oneDNN built (primitives, converted weights) by the parameters that
+// determine it, shared between threads. Bounded: a program that keeps
+// changing shapes clears it rather than growing without end.
+template <typename Entry, size_t Capacity = 512>
+class PrimitiveCache {
+ public:
+  template <typename Make>
+  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const Make& make) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = entries_.find(key);
+      if (it != entries_.end()) return it->second;
+    }
+    auto entry = std::make_shared<const Entry>(make());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= Capacity) entries_.clear();
+    entries_.emplace(key, entry);
+    return entry;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Entry>, KeyHash> entries_;
+};
 
 struct DnnlConvParams {
   bool transposed = false;
