@@ -6,7 +6,12 @@
 // over what follows it when the convolution's result has no other use: an
 // add of another tensor (the residual, `out += identity`: a oneDNN sum
 // post-op) and then one activation (relu, hardtanh/relu6, silu, sigmoid,
-// tanh, gelu, elu: an eltwise post-op). Layouts stay plain NCHW (in_block
+// tanh, gelu, elu: an eltwise post-op). A float32 aten::conv1d runs as a
+// 2-d convolution of height 1 between an unsqueeze and a squeeze (no
+// residual fused); between two such convolutions the views cancel, a
+// max_pool1d becomes a max_pool2d of height 1 and a rank check of the
+// squeezed value folds to 3, so the blocked layout reaches 1-d networks too.
+// Layouts stay plain NCHW (in_block
 // and out_block 0) and the weight keeps torch's layout until
 // dnnl_blocked_layout.h and prepack_dnnl_weights.h run.
 // Assumes a frozen SSA graph whose convolutions see batched (N, C, H, W)

@@ -233,3 +233,45 @@ def test_activation_and_residual_fusion(activation, channels, groups):
     x = torch.randn(2, channels, 11, 13)
     with torch.no_grad():
         assert_close(fast(_kiln_input(x)), model(x))
+
+
+@pytest.mark.parametrize("channels,groups", [(1, 1), (16, 1), (20, 4), (32, 32)])
+def test_conv1d_runs_as_fused_2d(channels, groups):
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv0 = torch.nn.Conv1d(channels, 24 if groups == 1 else channels, 5, stride=2, padding=2,
+                                         groups=1 if channels == 1 else groups)
+            c = self.conv0.out_channels
+            self.bn0 = torch.nn.BatchNorm1d(c)
+            self.pool0 = torch.nn.MaxPool1d(3, 2, 1, ceil_mode=True)
+            self.conv1 = torch.nn.Conv1d(c, c, 3, dilation=2, padding=2, groups=groups if c % groups == 0 else 1)
+            self.pool1 = torch.nn.MaxPool1d(2)
+            self.conv2 = torch.nn.Conv1d(c, 8, 1, bias=False)
+
+        def forward(self, x):
+            y = self.pool0(torch.relu(self.bn0(self.conv0(x))))
+            y = self.pool1(torch.nn.functional.gelu(self.conv1(y)))
+            z = self.conv2(y)
+            return z, y.sum(1)  # y also read plain
+
+    torch.manual_seed(0)
+    model = Net().eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm1d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2)
+    loaded = kiln.load(io.BytesIO(_saved(torch.jit.script(model))))
+    fast = kiln.optimize_for_inference(loaded)
+    kinds = node_kinds(fast.graph)
+    assert kinds["kiln::conv2d_fused"] == 3 and kinds["aten::conv1d"] == 0, kinds
+    assert kinds["aten::relu"] == 0 and kinds["aten::gelu"] == 0, kinds
+    assert kinds["aten::max_pool1d"] == 0, kinds
+    for length in (61, 100):
+        x = torch.randn(3, channels, length)
+        with torch.no_grad():
+            expected = model(x)
+        got = fast(_kiln_input(x))
+        for g, e in zip(got, expected):
+            assert_close(g, e)
