@@ -80,6 +80,23 @@ TEST(Conv, ResultsDoNotDependOnTheThreadCount) {
   expectClose(pooled_two, pooled_one, 1e-5);
 }
 
+TEST(Conv, SmallPrimitivesRunOnOneThreadAndFollowTheThreadCount) {
+  const int saved = getNumThreads();
+  setNumThreads(2);
+  EXPECT_EQ(detail::dnnlThreadsFor(1000), 1);
+  EXPECT_EQ(detail::dnnlThreadsFor(1e9), 2);
+  // A convolution big enough to split is built again for another count
+  // (oneDNN fixes a primitive's split when it builds it).
+  Tensor x = to(values({2, 32, 24, 24}, 1), ScalarType::Float), w = to(values({32, 32, 3, 3}, 2), ScalarType::Float);
+  Tensor two = convolution(x, w, std::nullopt, {1}, {1}, {1}, false, {0}, 1);
+  const int64_t built = detail::dnnlPrimitivesBuilt();
+  setNumThreads(1);
+  Tensor one = convolution(x, w, std::nullopt, {1}, {1}, {1}, false, {0}, 1);
+  EXPECT_EQ(detail::dnnlPrimitivesBuilt(), built + 1);
+  setNumThreads(saved);
+  expectClose(one, two, 1e-5);
+}
+
 TEST(Pool, OutputSizesFollowTorch) {
   EXPECT_EQ(poolingOutputSize(5, 2, 0, 2, 1, false), 2);
   EXPECT_EQ(poolingOutputSize(5, 2, 0, 2, 1, true), 3);

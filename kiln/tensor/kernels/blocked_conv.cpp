@@ -20,7 +20,10 @@ using Tag = memory::format_tag;
 
 dnnl::engine& engine() { return detail::dnnlEngine(); }
 dnnl::stream& threadStream() { return detail::dnnlThreadStream(); }
-void useKilnThreads() { detail::useKilnThreadsForDnnl(); }
+void useKilnThreads() { detail::useKilnThreadsForDnnl(getNumThreads()); }
+
+// Threads for a reorder or pooling touching `elements` elements.
+int elementThreads(double elements) { return elements < detail::kDnnlSerialElements ? 1 : getNumThreads(); }
 
 Tag blockedTag(int64_t block) {
   if (block == 16) return Tag::nChw16c;
@@ -105,6 +108,7 @@ bool useWinograd(const FusedConv2dParams& p) {
 
 struct ConvEntry {
   bool ok = false;
+  int threads = 1;  // built for, and run with (detail::dnnlThreadsFor)
   bool winograd = false;  // its weight layout depends on the image size
   dnnl::convolution_forward conv;
   memory::desc src, weight, bias, dst;
@@ -177,9 +181,20 @@ std::pair<int64_t, int64_t> nominalInput(const FusedConv2dParams& p) {
 
 std::shared_ptr<const ConvEntry> convEntry(const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) {
   static Cache<ConvEntry> cache;
+  const auto& ws = p.weight_size;
+  // Multiply-adds, over the output as if unpadded (the grain is rough).
+  double work = static_cast<double>(n) * ws[0] * ws[1] * ws[2] * ws[3] *
+                static_cast<double>(std::max<int64_t>(1, h / param(p.stride, 0))) *
+                static_cast<double>(std::max<int64_t>(1, w / param(p.stride, 1)));
+  const int threads = detail::dnnlThreadsFor(work);
+  detail::useKilnThreadsForDnnl(threads);
   auto key = paramsKey(p);
-  key.insert(key.end(), {n, h, w});
-  return cache.get(key, [&] { return makeConv(p, n, h, w); });
+  key.insert(key.end(), {n, h, w, threads});
+  return cache.get(key, [&] {
+    ConvEntry e = makeConv(p, n, h, w);
+    e.threads = threads;
+    return e;
+  });
 }
 
 std::shared_ptr<const ConvEntry> nominalEntry(const FusedConv2dParams& p) {
@@ -218,7 +233,7 @@ memory convertedWeight(const Tensor& weight, const memory::desc& given, const Co
                        const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) {
   static Cache<ConvertedWeight> cache;
   auto key = paramsKey(p);
-  key.insert(key.end(), {n, h, w, reinterpret_cast<int64_t>(weight.rawData()), weight.dim()});
+  key.insert(key.end(), {n, h, w, entry.threads, reinterpret_cast<int64_t>(weight.rawData()), weight.dim()});
   auto converted = cache.get(key, [&] {
     ConvertedWeight c{weight, memory(entry.weight, engine())};
     memory source(given, engine(), weight.rawData());
@@ -256,7 +271,7 @@ Tensor toBlocked(const Tensor& x, int64_t block) {
   int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   Tensor out = empty(activationSizes(n, c, h, w, block), ScalarType::Float);
   if (out.numel() == 0) return out;
-  useKilnThreads();
+  detail::useKilnThreadsForDnnl(elementThreads(static_cast<double>(out.numel())));
   reorder(activationDesc(n, c, h, w, 0), src.rawData(), activationDesc(n, c, h, w, block), out.rawData());
   return out;
 }
@@ -271,7 +286,7 @@ Tensor fromBlocked(const Tensor& x, int64_t channels) {
   int64_t n = x.size(0), h = x.size(2), w = x.size(3);
   Tensor out = empty(activationSizes(n, channels, h, w, 0), ScalarType::Float);
   if (out.numel() == 0) return out;
-  useKilnThreads();
+  detail::useKilnThreadsForDnnl(elementThreads(static_cast<double>(out.numel())));
   reorder(activationDesc(n, channels, h, w, block), src.rawData(), activationDesc(n, channels, h, w, 0), out.rawData());
   return out;
 }
@@ -340,7 +355,7 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
     KILN_CHECK(b.numel() == oc, "fused_conv2d: bias of ", b.numel(), " elements for ", oc, " output channels");
   }
   Tensor wt = floatContiguous(packed_weight, "fused_conv2d weight");
-  useKilnThreads();
+  detail::useKilnThreadsForDnnl(entry->threads);
   auto& eng = engine();
   auto& stream = threadStream();
   memory weight_mem(entry->weight, eng);
@@ -398,8 +413,10 @@ Tensor blockedMaxPool2d(const Tensor& input, int64_t channels, IntArrayRef kerne
     d[i] -= 1;  // oneDNN counts the gaps
   }
   static Cache<std::pair<bool, dnnl::pooling_v2_forward>> cache;
-  std::vector<int64_t> key{n,    channels, block, in[0], in[1], k[0],  k[1], s[0],
-                           s[1], d[0],     d[1],  pl[0], pl[1], pr[0], pr[1]};
+  const int threads = elementThreads(static_cast<double>(n) * channels * out[0] * out[1] * k[0] * k[1]);
+  detail::useKilnThreadsForDnnl(threads);
+  std::vector<int64_t> key{n,    channels, block, in[0], in[1], k[0],  k[1],  s[0],
+                           s[1], d[0],     d[1],  pl[0], pl[1], pr[0], pr[1], threads};
   auto src_md = activationDesc(n, channels, in[0], in[1], block);
   auto dst_md = activationDesc(n, channels, out[0], out[1], block);
   auto entry = cache.get(key, [&] {
@@ -413,7 +430,7 @@ Tensor blockedMaxPool2d(const Tensor& input, int64_t channels, IntArrayRef kerne
   });
   KILN_CHECK(entry->first, "blocked_max_pool2d: oneDNN has no pooling for these parameters");
   Tensor result = empty(activationSizes(n, channels, out[0], out[1], block), ScalarType::Float);
-  useKilnThreads();
+  detail::useKilnThreadsForDnnl(threads);
   auto& stream = threadStream();
   memory src_mem(src_md, engine(), x.rawData());
   memory dst_mem(dst_md, engine(), result.rawData());

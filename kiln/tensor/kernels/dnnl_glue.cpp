@@ -23,9 +23,13 @@ dnnl::stream& dnnlThreadStream() {
   return stream;
 }
 
-void useKilnThreadsForDnnl() {
+void useKilnThreadsForDnnl(int threads) {
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+int dnnlThreadsFor(double work) {
   int n = getNumThreads();
-  if (omp_get_max_threads() != n) omp_set_num_threads(n);
+  return work < kDnnlSerialMacs ? 1 : n;
 }
 
 namespace {
@@ -35,7 +39,6 @@ using Dims = memory::dims;
 
 dnnl::engine& cpuEngine() { return dnnlEngine(); }
 dnnl::stream& threadStream() { return dnnlThreadStream(); }
-void useKilnThreads() { useKilnThreadsForDnnl(); }
 
 std::atomic<int64_t> g_built{0};
 
@@ -180,7 +183,13 @@ struct PoolEntry {
 
 bool dnnlConvolution(const DnnlConvParams& p, const float* src, const float* weight, const float* bias, float* dst) {
   static PrimitiveCache<ConvEntry> cache;
-  std::vector<int64_t> key{p.transposed, p.groups, p.has_bias};
+  // Multiply-adds: every output element sums over a (C/g, k...) window.
+  double work = 1;
+  for (int64_t d : p.dst) work *= static_cast<double>(d);
+  for (size_t i = 1; i < p.weight.size(); ++i) work *= static_cast<double>(p.weight[i]);
+  const int threads = dnnlThreadsFor(work);
+  useKilnThreadsForDnnl(threads);
+  std::vector<int64_t> key{p.transposed, p.groups, p.has_bias, threads};
   for (const auto* v : {&p.src, &p.weight, &p.dst, &p.stride, &p.dilation, &p.pad_l, &p.pad_r}) append(key, *v);
   auto entry = cache.get(key, [&] {
     ++g_built;
@@ -188,7 +197,6 @@ bool dnnlConvolution(const DnnlConvParams& p, const float* src, const float* wei
   });
   if (!entry->ok) return false;
   try {
-    useKilnThreads();
     auto& engine = cpuEngine();
     auto& stream = threadStream();
     memory src_user(entry->src_user, engine, const_cast<float*>(src));
@@ -211,7 +219,12 @@ bool dnnlConvolution(const DnnlConvParams& p, const float* src, const float* wei
 
 bool dnnlPooling(const DnnlPoolParams& p, const float* src, float* dst) {
   static PrimitiveCache<PoolEntry> cache;
-  std::vector<int64_t> key{static_cast<int64_t>(p.kind)};
+  double work = 1;
+  for (int64_t d : p.dst) work *= static_cast<double>(d);
+  for (int64_t k : p.kernel) work *= static_cast<double>(k);
+  const int threads = work < kDnnlSerialElements ? 1 : getNumThreads();
+  useKilnThreadsForDnnl(threads);
+  std::vector<int64_t> key{static_cast<int64_t>(p.kind), threads};
   for (const auto* v : {&p.src, &p.dst, &p.kernel, &p.stride, &p.dilation, &p.pad_l, &p.pad_r}) append(key, *v);
   auto entry = cache.get(key, [&] {
     ++g_built;
@@ -236,7 +249,6 @@ bool dnnlPooling(const DnnlPoolParams& p, const float* src, float* dst) {
   });
   if (!entry->ok) return false;
   try {
-    useKilnThreads();
     auto& engine = cpuEngine();
     auto& stream = threadStream();
     memory src_mem(entry->src, engine, const_cast<float*>(src));

@@ -23,9 +23,23 @@ namespace kiln::detail {
 // The process's one oneDNN CPU engine, and this thread's stream on it.
 dnnl::engine& dnnlEngine();
 dnnl::stream& dnnlThreadStream();
-// oneDNN's OpenMP runtime reads the calling thread's OpenMP setting; this
-// makes it kiln's thread count before a primitive runs.
-void useKilnThreadsForDnnl();
+// oneDNN's OpenMP runtime reads the calling thread's OpenMP setting, both
+// when it builds a primitive (its jit kernels split the work for that many
+// threads, for good) and when it runs one. This sets it to `threads`.
+void useKilnThreadsForDnnl(int threads);
+
+// The threads a oneDNN primitive doing `work` (multiply-adds, or elements
+// touched) is built and run with: kiln's count, or 1 below a grain where a
+// fork and join of the team costs more than the split saves (small
+// convolutions and reorders of late CNN stages and 1-d networks are
+// slower on two threads than on one otherwise). Primitives are cached by
+// this count too, so a change of kiln.set_num_threads takes effect.
+int dnnlThreadsFor(double work);
+
+// Work below which oneDNN runs on one thread: multiply-adds of a
+// convolution, elements of a reorder or pooling window.
+constexpr double kDnnlSerialMacs = 1 << 19;
+constexpr double kDnnlSerialElements = 1 << 16;
 
 struct KeyHash {
   size_t operator()(const std::vector<int64_t>& key) const {
