@@ -1,7 +1,11 @@
 // Puts the passes' pipeline into the graph executor when the library loads:
 // the runtime does not include pass headers (docs/architecture.md, "Layers"), so this
 // layer, which sees both, connects them.
+#include <cstdlib>
+#include <string>
+
 #include "kiln/fuser/graph_fuser.h"
+#include "kiln/passes/fuse_conv_post_ops.h"
 #include "kiln/passes/pipeline.h"
 #include "kiln/runtime/graph_executor.h"
 
@@ -11,6 +15,17 @@ namespace {
 const bool pipeline_registered = [] {
   registerGraphExecutorPass(PassStage::Required, "required", runRequiredPasses);
   registerGraphExecutorPass(PassStage::Optimization, "optimization", runOptimizationPasses);
+  // What inference optimization does that stays right when parameters
+  // change (docs/inference.md, "In the executor"): convolutions with their
+  // activation and residual as oneDNN post-ops, weights read every call.
+  // KILN_CONV_POST_OPS=0 turns it off.
+  registerGraphExecutorPass(PassStage::Optimization, "conv_post_ops", [](const std::shared_ptr<Graph>& g) {
+    static const bool enabled = [] {
+      const char* env = std::getenv("KILN_CONV_POST_OPS");
+      return !(env && std::string(env) == "0");
+    }();
+    if (enabled) fuseConvolutionPostOps(g);
+  });
   // Fusion comes last: the groups it forms are opaque to the passes above.
   registerGraphExecutorPass(PassStage::Optimization, "fusion", fuseGraph);
   return true;

@@ -3,7 +3,9 @@
 // oneDNN convolution with fused post-ops and a prepacked weight, max pooling
 // of channel-blocked activations, and the conversions between the plain
 // NCHW layout and the blocked one (kiln/tensor/blocked_conv.h), with their
-// shape rules. They are script-only: no Python tensor API exposes them.
+// shape rules; and the guard of the graph executor's fusion of
+// convolutions with their post-ops over live weights
+// (kiln/passes/fuse_conv_post_ops.h). They are script-only: no Python tensor API exposes them.
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/blocked_conv.h"
@@ -140,6 +142,24 @@ KILN_REGISTER_SCRIPT_OPS(
          return fusedConv2d(input, weight, bias, residual, p);
        })
         .shape(conv2dFusedShape),
+    // The guard of the executor's post-op fusion (kiln/passes/fuse_conv_post_ops.h).
+    op("kiln::conv2d_fusable(Tensor input, Tensor weight, Tensor? bias, Tensor? residual, int[2] stride, "
+       "int[2] padding, int[2] dilation, int groups, str activation=\"none\") -> bool",
+       [](const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+          const std::optional<Tensor>& residual, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+          int64_t groups, const std::string& activation) {
+         if (weight.dim() != 4) return false;
+         FusedConv2dParams p;
+         p.weight_size = DimVector(weight.sizes().begin(), weight.sizes().end());
+         p.stride = DimVector(stride.begin(), stride.end());
+         p.padding = DimVector(padding.begin(), padding.end());
+         p.dilation = DimVector(dilation.begin(), dilation.end());
+         p.groups = groups;
+         p.activation = activation;
+         p.has_bias = bias.has_value();
+         p.has_residual = residual.has_value();
+         return canRunFusedConv2d(input, weight, bias, residual, p);
+       }),
     op("kiln::blocked_max_pool2d(Tensor self, int channels, int[2] kernel_size, int[2] stride, int[2] padding, "
        "int[2] dilation, bool ceil_mode) -> Tensor",
        [](const Tensor& self, int64_t channels, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,

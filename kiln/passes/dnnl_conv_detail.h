@@ -3,6 +3,7 @@
 // dnnl_blocked_layout.cpp, prepack_dnnl_weights.cpp): reading and writing
 // the constant operands of a kiln::conv2d_fused node.
 #include <optional>
+#include <string>
 
 #include "kiln/ir/graph.h"
 #include "kiln/tensor/blocked_conv.h"
@@ -37,5 +38,23 @@ std::optional<FusedConv2dParams> fusedConvParams(const Node* n);
 
 // Replaces operand `i` of `n` with a constant inserted before `n`.
 void setConstantInput(Node* n, size_t i, const IValue& value);
+
+// What the fusion passes (fuse_dnnl_convolution.h, fuse_conv_post_ops.h)
+// recognise after a convolution.
+
+// The single node using `v`, if there is one use.
+Node* onlyUser(const Value* v);
+
+// `add(v, other, 1)` or `add(other, v, 1)` (and `v.add_(other)`) of two
+// tensors: the other tensor; nullptr for anything else.
+Value* addedOperand(Node* add, const Value* v);
+
+struct Activation {
+  std::string name;  // as FusedConv2dParams::activation
+  double alpha = 0, beta = 0;
+};
+
+// `n` as an eltwise post-op on its first input.
+std::optional<Activation> activationOf(const Node* n);
 
 }  // namespace kiln::detail

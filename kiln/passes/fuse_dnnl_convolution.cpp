@@ -40,9 +40,6 @@ std::optional<ConvOperands> convolutionOperands(const Node* n) {
   return std::nullopt;
 }
 
-// The single node using `v`, if there is one use.
-Node* onlyUser(const Value* v) { return v->uses().size() == 1 ? v->uses()[0].user : nullptr; }
-
 // Whether `v` comes from an op whose result is an (N, C, H, W) activation
 // like a convolution's: the sum post-op does not broadcast, so a residual
 // must have the output's shape. (A convolution of another shape still
@@ -55,58 +52,10 @@ bool hasConvolutionShape(const Value* v) {
   return false;
 }
 
-// `add(v, other, 1)` or `add(other, v, 1)` (and `v.add_(other)`): the other tensor.
+// The residual of `add`, when it is known to have the convolution's shape.
 Value* residualOperand(Node* add, const Value* v) {
-  static const Symbol add_out = Symbol::aten("add"), add_in = Symbol::aten("add_");
-  if ((add->kind() != add_out && add->kind() != add_in) || add->inputs().size() != 3 || add->outputs().size() != 1)
-    return nullptr;
-  if (add->input(0)->type()->kind() != TypeKind::Tensor || add->input(1)->type()->kind() != TypeKind::Tensor)
-    return nullptr;
-  auto alpha = toIValue(add->input(2));
-  if (!alpha || !((alpha->isInt() && alpha->toInt() == 1) || (alpha->isDouble() && alpha->toDouble() == 1.0)))
-    return nullptr;
-  Value* other = nullptr;
-  if (add->input(0) == v && add->input(1) != v) other = add->input(1);
-  if (add->kind() == add_out && add->input(1) == v && add->input(0) != v) other = add->input(0);
+  Value* other = addedOperand(add, v);
   return other && hasConvolutionShape(other) ? other : nullptr;
-}
-
-struct Activation {
-  std::string name;
-  double alpha = 0, beta = 0;
-};
-
-// `n` as an eltwise post-op on its first input.
-std::optional<Activation> activationOf(const Node* n) {
-  std::string_view kind = n->kind().name();
-  if (!n->kind().isAten() || n->outputs().size() != 1) return std::nullopt;
-  if (!kind.empty() && kind.back() == '_') kind.remove_suffix(1);
-  auto number = [&](size_t i) -> std::optional<double> {
-    auto v = toIValue(n->input(i));
-    if (v && v->isDouble()) return v->toDouble();
-    if (v && v->isInt()) return static_cast<double>(v->toInt());
-    return std::nullopt;
-  };
-  size_t arity = n->inputs().size();
-  if ((kind == "relu" || kind == "silu" || kind == "sigmoid" || kind == "tanh") && arity == 1)
-    return Activation{std::string(kind)};
-  if (kind == "relu6" && arity == 1) return Activation{"hardtanh", 0, 6};
-  if (kind == "hardtanh" && arity == 3) {
-    auto lo = number(1), hi = number(2);
-    if (lo && hi && *lo <= *hi) return Activation{"hardtanh", *lo, *hi};
-  }
-  if (kind == "gelu" && arity == 2) {
-    auto approximate = toIValue(n->input(1));
-    if (approximate && approximate->isString()) {
-      if (approximate->toStringRef() == "none") return Activation{"gelu"};
-      if (approximate->toStringRef() == "tanh") return Activation{"gelu_tanh"};
-    }
-  }
-  if (kind == "elu" && arity == 4) {
-    auto alpha = number(1), scale = number(2), input_scale = number(3);
-    if (alpha && scale && input_scale && *scale == 1 && *input_scale == 1) return Activation{"elu", *alpha};
-  }
-  return std::nullopt;
 }
 
 // A 1-d convolution runs as a 2-d one of height 1: (N, C, L) is viewed as

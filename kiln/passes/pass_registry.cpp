@@ -19,6 +19,7 @@
 #include "kiln/passes/fold_frozen_conv_mul_div.h"
 #include "kiln/passes/fold_frozen_linear_batch_norm.h"
 #include "kiln/passes/frozen_graph_optimizations.h"
+#include "kiln/passes/fuse_conv_post_ops.h"
 #include "kiln/passes/fuse_dnnl_convolution.h"
 #include "kiln/passes/inliner.h"
 #include "kiln/passes/loop_unrolling.h"
@@ -56,6 +57,7 @@ std::map<std::string, GraphPass, std::less<>>& passes() {
       {"fold_frozen_conv_batch_norm", [](const std::shared_ptr<Graph>& g) { foldFrozenConvBatchNorm(g); }},
       {"fold_frozen_conv_mul_div", [](const std::shared_ptr<Graph>& g) { foldFrozenConvMulOrDiv(g); }},
       {"fold_frozen_linear_batch_norm", [](const std::shared_ptr<Graph>& g) { foldFrozenLinearBatchNorm(g); }},
+      {"fuse_conv_post_ops", [](const std::shared_ptr<Graph>& g) { fuseConvolutionPostOps(g); }},
       {"fuse_dnnl_convolution", [](const std::shared_ptr<Graph>& g) { fuseDnnlConvolutions(g); }},
       {"inline", inlineCalls},
       {"lower_tuples", lowerSimpleTuples},

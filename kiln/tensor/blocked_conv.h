@@ -47,10 +47,25 @@ bool isFusableActivation(const std::string& activation);
 std::optional<Tensor> prepackConv2dWeight(const Tensor& weight, const FusedConv2dParams& p);
 
 // act(conv(input, weight) + bias + residual), `weight` from
-// prepackConv2dWeight with the same parameters. `input` and `residual`
+// prepackConv2dWeight with the same parameters, or torch's 4-d weight. A
+// torch weight that oneDNN wants in another layout is converted once per
+// weight and image size and kept when the activations are blocked (a
+// frozen graph's constant); with plain activations (the executor's fusion
+// of live parameters, which the user may change in place) it is converted
+// on every call. `input` and `residual`
 // (the output's shape and layout) are laid out as in_block and out_block say.
 Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::optional<Tensor>& bias,
                    const std::optional<Tensor>& residual, const FusedConv2dParams& p);
+
+// Whether fusedConv2d computes exactly what torch's conv2d (then add of the
+// residual, then the activation) computes for these operands: float32, a
+// batched 4-d input of the weight's channels, a bias of one value per
+// output channel, a residual of the output's shape, an output that is not
+// empty, plain layouts, and a convolution oneDNN runs. The executor's
+// post-op fusion (kiln/passes/fuse_conv_post_ops.h) runs the unfused ops
+// otherwise, so that other dtypes and torch's errors stay as they were.
+bool canRunFusedConv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                       const std::optional<Tensor>& residual, const FusedConv2dParams& p);
 
 // max_pool2d of a blocked activation of `channels` channels, blocked
 // result; torch's arguments (kernel, stride, padding, dilation of 1 or 2 values).

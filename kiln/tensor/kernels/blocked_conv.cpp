@@ -112,6 +112,9 @@ struct ConvEntry {
   bool winograd = false;  // its weight layout depends on the image size
   dnnl::convolution_forward conv;
   memory::desc src, weight, bias, dst;
+  // The activations' layouts as kiln holds them; with plain activations
+  // the primitive picks its own (src, dst) and the call reorders.
+  memory::desc src_user, dst_user;
 };
 
 // The convolution for an input of (n, C, h, w).
@@ -123,8 +126,15 @@ ConvEntry makeConv(const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) 
     int64_t oh = (h + 2 * param(p.padding, 0) - param(p.dilation, 0) * (ws[2] - 1) - 1) / param(p.stride, 0) + 1;
     int64_t ow = (w + 2 * param(p.padding, 1) - param(p.dilation, 1) * (ws[3] - 1) - 1) / param(p.stride, 1) + 1;
     if (oh <= 0 || ow <= 0) return e;
-    e.src = activationDesc(n, c, h, w, p.in_block);
-    e.dst = activationDesc(n, oc, oh, ow, p.out_block);
+    e.src_user = e.src = activationDesc(n, c, h, w, p.in_block);
+    e.dst_user = e.dst = activationDesc(n, oc, oh, ow, p.out_block);
+    if (p.in_block == 0 && p.out_block == 0) {
+      // Plain NCHW on both sides (the executor's fusion over live weights):
+      // oneDNN's direct kernels want blocked activations, so let it choose,
+      // as aten::conv2d does, and reorder around the call.
+      e.src = memory::desc({n, c, h, w}, memory::data_type::f32, Tag::any);
+      e.dst = memory::desc({n, oc, oh, ow}, memory::data_type::f32, Tag::any);
+    }
     memory::desc weight_any(weightAnyDims(p), memory::data_type::f32, Tag::any);
     e.bias = p.has_bias ? memory::desc({oc}, memory::data_type::f32, Tag::a) : memory::desc();
     Dims strides{param(p.stride, 0), param(p.stride, 1)};
@@ -155,6 +165,8 @@ ConvEntry makeConv(const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) 
     e.winograd = have;
     if (!have) pd = make(dnnl::algorithm::convolution_direct);
     e.weight = pd.weights_desc();
+    e.src = pd.src_desc();
+    e.dst = pd.dst_desc();
     e.conv = dnnl::convolution_forward(pd);
     e.ok = true;
   } catch (const dnnl::error&) {
@@ -338,15 +350,36 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
                    static_cast<size_t>(packed_weight.nbytes()) == nominal->weight.get_size(),
                "fused_conv2d: the weight was not prepacked for these parameters");
   }
-  const auto& dd = entry->dst.dims();
+  const auto& dd = entry->dst_user.dims();
   Tensor out = empty(activationSizes(dd[0], oc, dd[2], dd[3], p.out_block), ScalarType::Float);
-  KILN_CHECK(static_cast<size_t>(out.nbytes()) == entry->dst.get_size(), "fused_conv2d: unexpected output size");
+  KILN_CHECK(static_cast<size_t>(out.nbytes()) == entry->dst_user.get_size(), "fused_conv2d: unexpected output size");
+  detail::useKilnThreadsForDnnl(entry->threads);
+  auto& eng = engine();
+  auto& stream = threadStream();
+  // Where the primitive reads and writes: the tensors themselves, or
+  // buffers in its own layouts.
+  const bool reorder_src = entry->src != entry->src_user, reorder_dst = entry->dst != entry->dst_user;
+  Tensor src_buffer = reorder_src ? empty({static_cast<int64_t>(entry->src.get_size() / sizeof(float))},
+                                          ScalarType::Float)
+                                  : x;
+  Tensor dst_buffer = reorder_dst ? empty({static_cast<int64_t>(entry->dst.get_size() / sizeof(float))},
+                                          ScalarType::Float)
+                                  : out;
+  if (reorder_src) {
+    memory from(entry->src_user, eng, x.rawData()), to(entry->src, eng, src_buffer.rawData());
+    dnnl::reorder(from, to).execute(stream, from, to);
+  }
   if (p.has_residual) {
     KILN_CHECK(residual.has_value(), "fused_conv2d: missing residual");
     Tensor r = floatContiguous(*residual, "fused_conv2d residual");
     KILN_CHECK(r.sizes() == out.sizes(), "fused_conv2d: residual of shape ", shapeString(r.sizes()),
                " does not match the output's ", shapeString(out.sizes()));
-    std::memcpy(out.rawData(), r.rawData(), out.nbytes());
+    if (reorder_dst) {
+      memory from(entry->dst_user, eng, r.rawData()), to(entry->dst, eng, dst_buffer.rawData());
+      dnnl::reorder(from, to).execute(stream, from, to);
+    } else {
+      std::memcpy(out.rawData(), r.rawData(), out.nbytes());
+    }
   }
   Tensor b;
   if (p.has_bias) {
@@ -355,9 +388,6 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
     KILN_CHECK(b.numel() == oc, "fused_conv2d: bias of ", b.numel(), " elements for ", oc, " output channels");
   }
   Tensor wt = floatContiguous(packed_weight, "fused_conv2d weight");
-  detail::useKilnThreadsForDnnl(entry->threads);
-  auto& eng = engine();
-  auto& stream = threadStream();
   memory weight_mem(entry->weight, eng);
   const memory::desc& given = torch_layout ? torchWeightDesc(p) : nominal->weight;
   if (given == entry->weight) {
@@ -366,7 +396,7 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
     // The layout this convolution wants differs from the constant's
     // (Winograd, or oneDNN chose another layout for this image size):
     // converted once per weight and size, then kept.
-    if (wt.isSame(packed_weight)) {
+    if (wt.isSame(packed_weight) && p.in_block != 0) {
       weight_mem = convertedWeight(wt, given, *entry, p, n, h, w);
     } else {
       // A copy made for this call has no lasting address to key a cache by.
@@ -374,14 +404,47 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
       dnnl::reorder(source, weight_mem).execute(stream, source, weight_mem);
     }
   }
-  memory src_mem(entry->src, eng, x.rawData());
-  memory dst_mem(entry->dst, eng, out.rawData());
+  memory src_mem(entry->src, eng, src_buffer.rawData());
+  memory dst_mem(entry->dst, eng, dst_buffer.rawData());
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weight_mem}, {DNNL_ARG_DST, dst_mem}};
   if (p.has_bias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, eng, b.rawData()));
   entry->conv.execute(stream, args);
+  if (reorder_dst) {
+    memory to(entry->dst_user, eng, out.rawData());
+    dnnl::reorder(dst_mem, to).execute(stream, dst_mem, to);
+  }
   stream.wait();
   return out;
+}
+
+bool canRunFusedConv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                       const std::optional<Tensor>& residual, const FusedConv2dParams& p) {
+  if (p.in_block != 0 || p.out_block != 0 || !isFusableActivation(p.activation)) return false;
+  if (p.weight_size.size() != 4 || p.groups <= 0 || p.weight_size[0] % p.groups != 0) return false;
+  for (IntArrayRef v : {IntArrayRef(p.stride), IntArrayRef(p.padding), IntArrayRef(p.dilation)})
+    if (v.size() != 1 && v.size() != 2) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (param(p.stride, i) <= 0 || param(p.padding, i) < 0 || param(p.dilation, i) <= 0) return false;
+  const ScalarType f = ScalarType::Float;
+  if (input.dtype() != f || weight.dtype() != f || input.dim() != 4 || weight.sizes() != IntArrayRef(p.weight_size))
+    return false;
+  const auto& ws = p.weight_size;
+  if (input.size(1) != ws[1] * p.groups || input.numel() == 0 || weight.numel() == 0) return false;
+  if (bias.has_value() != p.has_bias || residual.has_value() != p.has_residual) return false;
+  if (bias && (bias->dtype() != f || bias->dim() != 1 || bias->size(0) != ws[0])) return false;
+  int64_t out[2];
+  for (size_t i = 0; i < 2; ++i) {
+    out[i] = (input.size(2 + i) + 2 * param(p.padding, i) - param(p.dilation, i) * (ws[2 + i] - 1) - 1) /
+                 param(p.stride, i) +
+             1;
+    if (input.size(2 + i) + 2 * param(p.padding, i) < param(p.dilation, i) * (ws[2 + i] - 1) + 1) return false;
+  }
+  if (residual) {
+    const DimVector expected{input.size(0), ws[0], out[0], out[1]};
+    if (residual->dtype() != f || residual->sizes() != IntArrayRef(expected)) return false;
+  }
+  return convEntry(p, input.size(0), input.size(2), input.size(3))->ok;
 }
 
 Tensor blockedMaxPool2d(const Tensor& input, int64_t channels, IntArrayRef kernel, IntArrayRef stride,
