@@ -76,9 +76,9 @@ bool fuseOne(const std::shared_ptr<Graph>& graph_ptr, Node* conv) {
   Value* none = graph.insertNode(graph.createNone())->output();
   Value* r = residual ? residual : none;
   Value* activation = constant(IValue(act.name));
-  Node* check = graph.insertNode(graph.create(
-      fusableSymbol(), {conv->input(0), conv->input(1), conv->input(2), r, conv->input(3), conv->input(4),
-                        conv->input(5), conv->input(6), activation}));
+  Node* check =
+      graph.insertNode(graph.create(fusableSymbol(), {conv->input(0), conv->input(1), conv->input(2), r, conv->input(3),
+                                                      conv->input(4), conv->input(5), conv->input(6), activation}));
   check->output()->setType(BoolType::get());
   Node* branch = graph.insertNode(graph.create(Symbol::prim("If"), {check->output()}));
   // The fused branch runs only for float32, whose result the original's type describes.

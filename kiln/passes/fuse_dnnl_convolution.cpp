@@ -100,9 +100,9 @@ Value* maxPoolOfHeightOne(Graph& graph, Node* pool, Value* input) {
   auto list = [&](const DimVector& v, int64_t lead) {
     return graph.insertConstant(v.empty() ? IValue(IntArrayRef(v)) : IValue(IntArrayRef(DimVector{lead, v[0]})));
   };
-  Node* pool2d = graph.insertNode(graph.create(
-      Symbol::aten("max_pool2d"),
-      {input, list(kernel, 1), list(stride, 1), list(padding, 0), list(dilation, 1), pool->input(5)}));
+  Node* pool2d =
+      graph.insertNode(graph.create(Symbol::aten("max_pool2d"), {input, list(kernel, 1), list(stride, 1),
+                                                                 list(padding, 0), list(dilation, 1), pool->input(5)}));
   pool2d->output()->setType(TensorType::get());
   pool2d->setSourceRange(pool->sourceRange());
   return pool2d->output();
@@ -238,7 +238,8 @@ bool fuseOne(const std::shared_ptr<Graph>& graph_ptr, Node* conv, HeightOneViews
   Node* fused = graph.insertNode(graph.create(conv2dFusedSymbol(), inputs));
   fused->output()->setType(TensorType::get());
   fused->setSourceRange(conv->sourceRange());
-  result->replaceAllUsesWith(one_d ? insertUnsqueezeOrSqueeze(graph, "squeeze", fused->output(), views) : fused->output());
+  result->replaceAllUsesWith(one_d ? insertUnsqueezeOrSqueeze(graph, "squeeze", fused->output(), views)
+                                   : fused->output());
   for (auto it = absorbed.rbegin(); it != absorbed.rend(); ++it) (*it)->destroy();
   conv->destroy();
   return true;

@@ -1,6 +1,5 @@
 #include "kiln/tensor/blocked_conv.h"
 
-
 #include <cstdlib>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -108,7 +107,7 @@ bool useWinograd(const FusedConv2dParams& p) {
 
 struct ConvEntry {
   bool ok = false;
-  int threads = 1;  // built for, and run with (detail::dnnlThreadsFor)
+  int threads = 1;        // built for, and run with (detail::dnnlThreadsFor)
   bool winograd = false;  // its weight layout depends on the image size
   dnnl::convolution_forward conv;
   memory::desc src, weight, bias, dst;
@@ -359,12 +358,10 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
   // Where the primitive reads and writes: the tensors themselves, or
   // buffers in its own layouts.
   const bool reorder_src = entry->src != entry->src_user, reorder_dst = entry->dst != entry->dst_user;
-  Tensor src_buffer = reorder_src ? empty({static_cast<int64_t>(entry->src.get_size() / sizeof(float))},
-                                          ScalarType::Float)
-                                  : x;
-  Tensor dst_buffer = reorder_dst ? empty({static_cast<int64_t>(entry->dst.get_size() / sizeof(float))},
-                                          ScalarType::Float)
-                                  : out;
+  Tensor src_buffer =
+      reorder_src ? empty({static_cast<int64_t>(entry->src.get_size() / sizeof(float))}, ScalarType::Float) : x;
+  Tensor dst_buffer =
+      reorder_dst ? empty({static_cast<int64_t>(entry->dst.get_size() / sizeof(float))}, ScalarType::Float) : out;
   if (reorder_src) {
     memory from(entry->src_user, eng, x.rawData()), to(entry->src, eng, src_buffer.rawData());
     dnnl::reorder(from, to).execute(stream, from, to);

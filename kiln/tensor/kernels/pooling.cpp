@@ -79,8 +79,7 @@ void forEachPlane(const Pool& p, const F& f) {
 // and the NaN rule are the general kernel's.
 template <typename T>
 void maxPoolLastDimKernel(const Pool& p, const T* x, T* y, int64_t* indices) {
-  const int64_t in_w = p.in[2], out_w = p.out[2], k = p.kernel[2], s = p.stride[2], pad = p.pad[2],
-                dil = p.dilation[2];
+  const int64_t in_w = p.in[2], out_w = p.out[2], k = p.kernel[2], s = p.stride[2], pad = p.pad[2], dil = p.dilation[2];
   forEachPlane(p, [&](int64_t plane) {
     const T* in = x + plane * in_w;
     T* out = y + plane * out_w;
