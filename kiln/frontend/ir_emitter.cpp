@@ -1707,49 +1707,58 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
   };
   gather(classinfo);
   const TypePtr& actual = v->type();
-  std::optional<bool> result = false;
-  TypePtr refined;
-  for (const TypePtr& t : types) {
-    bool matches;
-    if (!t) {
-      matches = actual->kind() == TypeKind::Tuple;
-    } else if (auto list = t->cast<ListType>(); list && list->elementType()->kind() == TypeKind::Any) {
-      matches = actual->kind() == TypeKind::List;
-    } else if (auto dict = t->cast<DictType>(); dict && dict->keyType()->kind() == TypeKind::Any) {
-      matches = actual->kind() == TypeKind::Dict;
+  // What the value may be at run time: the members of an Optional or Union
+  // (an Optional[Union[...]] flattened), or nothing to go by for Any and
+  // Scalar. The check is decided when compiling unless some members match a
+  // type and some do not; the true branch then sees the members that matched
+  // any of the types (the types themselves for Any and Scalar).
+  std::vector<TypePtr> members;
+  std::function<void(const TypePtr&)> flatten = [&](const TypePtr& t) {
+    if (auto opt = t->cast<OptionalType>()) {
+      flatten(opt->elementType());
+      members.push_back(NoneType::get());
+    } else if (auto u = t->cast<UnionType>()) {
+      for (const TypePtr& m : u->members()) flatten(m);
     } else {
-      matches = actual->isSubtypeOf(*t);
-      // Optional[T] checked against T: decided at run time, refined when true.
-      if (!matches) {
-        if (auto opt = actual->cast<OptionalType>(); opt && opt->elementType()->isSubtypeOf(*t)) {
-          result = std::nullopt;
-          refined = opt->elementType();
-          continue;
-        }
-        // A Union with members of type t, or Any: decided at run time too.
-        if (auto u = actual->cast<UnionType>()) {
-          std::vector<TypePtr> members;
-          for (const TypePtr& m : u->members()) {
-            if (m->isSubtypeOf(*t)) members.push_back(m);
-          }
-          if (!members.empty()) {
-            result = std::nullopt;
-            refined = UnionType::create(std::move(members));
-            continue;
-          }
-        }
-        if (actual->kind() == TypeKind::Any) {
-          result = std::nullopt;
-          refined = t;
-          continue;
-        }
-      }
+      members.push_back(t);
     }
-    if (matches) {
+  };
+  bool opaque = actual->kind() == TypeKind::Any || actual->kind() == TypeKind::Number;
+  if (!opaque) flatten(actual);
+  auto fits = [](const TypePtr& candidate, const TypePtr& t) {
+    if (!t) return candidate->kind() == TypeKind::Tuple;
+    if (auto list = t->cast<ListType>(); list && list->elementType()->kind() == TypeKind::Any)
+      return candidate->kind() == TypeKind::List;
+    if (auto dict = t->cast<DictType>(); dict && dict->keyType()->kind() == TypeKind::Any)
+      return candidate->kind() == TypeKind::Dict;
+    return candidate->isSubtypeOf(*t);
+  };
+  std::optional<bool> result = false;
+  std::vector<TypePtr> matched;
+  for (const TypePtr& t : types) {
+    if (fits(actual, t)) {
       result = true;
       break;
     }
+    if (opaque) {
+      // A Scalar is an int, a float or a complex: nothing else can match.
+      bool possible = actual->kind() == TypeKind::Any ||
+                      (t && (t->kind() == TypeKind::Int || t->kind() == TypeKind::Float ||
+                             t->kind() == TypeKind::Complex || t->kind() == TypeKind::Number));
+      if (possible) {
+        result = std::nullopt;
+        if (t) matched.push_back(t);
+      }
+      continue;
+    }
+    for (const TypePtr& m : members) {
+      if (fits(m, t)) {
+        result = std::nullopt;
+        matched.push_back(m);
+      }
+    }
   }
+  TypePtr refined = matched.empty() ? nullptr : UnionType::create(matched);
   if (result) return constantCond(obj.range(), *result);
   // Only an Optional, a Union or Any can be undecided: prim::isinstance checks at run time.
   std::vector<TypePtr> checked;
@@ -1762,14 +1771,14 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
   RefinementSet refs;
   if (obj.kind() == TK_VAR) {
     const std::string& name = Var(obj.tree()).name().name();
-    refs.true_refinements.push_back({name, refined});
+    if (refined) refs.true_refinements.push_back({name, refined});
     // A Union is, when the check fails, one of the members it did not match.
-    if (auto u = actual->cast<UnionType>()) {
+    if (actual->kind() == TypeKind::Union || actual->kind() == TypeKind::Optional) {
       std::vector<TypePtr> rest;
-      for (const TypePtr& m : u->members()) {
-        bool matched = false;
-        for (const TypePtr& t : checked) matched = matched || m->isSubtypeOf(*t);
-        if (!matched) rest.push_back(m);
+      for (const TypePtr& m : members) {
+        bool hit = false;
+        for (const TypePtr& t : types) hit = hit || fits(m, t);
+        if (!hit) rest.push_back(m);
       }
       if (!rest.empty()) refs.false_refinements.push_back({name, UnionType::create(std::move(rest))});
     }

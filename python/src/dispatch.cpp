@@ -107,6 +107,19 @@ std::optional<IValue> inferIValue(py::handle obj) {
   return std::nullopt;
 }
 
+// A Union parameter takes a value whose own type (an int is `int`, [1, 2] is
+// `List[int]`) is one of its members, as torch 1.13 converts it: a bool is not
+// an int here, nor an int a float. Members are tried one by one only where
+// inference cannot say (empty containers, numpy arrays).
+std::optional<IValue> unionToIValue(py::handle obj, const UnionType& type, bool relaxed) {
+  if (auto v = inferIValue(obj); v && v->type()->isSubtypeOf(type)) return v;
+  if (isPythonNumber(obj)) return std::nullopt;
+  for (const TypePtr& member : type.members()) {
+    if (auto v = toIValueOfType(obj, member, "", relaxed)) return v;
+  }
+  return std::nullopt;
+}
+
 std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text, bool relaxed) {
   switch (type->kind()) {
     case TypeKind::Tensor:
@@ -202,6 +215,7 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
     }
     case TypeKind::Any:
     case TypeKind::Var: return inferIValue(obj);
+    case TypeKind::Union: return unionToIValue(obj, *type->cast<UnionType>(), relaxed);
     case TypeKind::Class: return objectToIValue(obj, type);
     default: return std::nullopt;
   }
@@ -326,6 +340,12 @@ class OpDispatcher {
       for (auto item : kwargs) {
         shape.keywords.push_back(py::str(item.first));
         keyword_values.push_back(item.second);
+      }
+      // torch's Python functions call `self` `input` (torch.ceil(input=x)).
+      if (schema.argumentIndex("self") && !schema.argumentIndex("input")) {
+        for (std::string& name : shape.keywords) {
+          if (name == "input") name = "self";
+        }
       }
     }
     PythonPolicy policy(positional, keyword_values, relaxed, stack, mutated);
