@@ -1758,13 +1758,26 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
       }
     }
   }
+  // Every member matching some type: always true.
+  if (!result && !opaque && std::all_of(members.begin(), members.end(), [&](const TypePtr& m) {
+        return std::any_of(types.begin(), types.end(), [&](const TypePtr& t) { return fits(m, t); });
+      })) {
+    result = true;
+  }
   TypePtr refined = matched.empty() ? nullptr : UnionType::create(matched);
   if (result) return constantCond(obj.range(), *result);
   // Only an Optional, a Union or Any can be undecided: prim::isinstance checks at run time.
   std::vector<TypePtr> checked;
+  bool plain = true;
   for (const TypePtr& t : types) {
     if (t) checked.push_back(t);
+    // A bare `list`, `dict` or `tuple` (List[Any], ...) has no place in 1.13's order.
+    plain = plain && t && !(t->cast<ListType>() && t->cast<ListType>()->elementType()->kind() == TypeKind::Any) &&
+            !(t->cast<DictType>() && t->cast<DictType>()->keyType()->kind() == TypeKind::Any);
   }
+  // 1.13 lists the types in a Union's order (isinstance(x, (int, float)) checks [float, int]).
+  if (TypePtr u = plain ? UnionType::create(checked) : nullptr; u && u->kind() == TypeKind::Union)
+    checked = u->cast<UnionType>()->members();
   Node* check = g_.insertNode(g_.create(prim::isinstance, {v}));
   check->tys_(attr::types, checked);
   check->output()->setType(BoolType::get());
@@ -1781,6 +1794,8 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
         if (!hit) rest.push_back(m);
       }
       if (!rest.empty()) refs.false_refinements.push_back({name, UnionType::create(std::move(rest))});
+    } else if (actual->kind() == TypeKind::Any) {
+      refs.false_refinements.push_back({name, actual});  // still Any, as 1.13 casts it
     }
   }
   return {check->output(), refs, std::nullopt};

@@ -109,14 +109,10 @@ std::optional<IValue> inferIValue(py::handle obj) {
 
 // A Union parameter takes a value whose own type (an int is `int`, [1, 2] is
 // `List[int]`) is one of its members, as torch 1.13 converts it: a bool is not
-// an int here, nor an int a float. Members are tried one by one only where
-// inference cannot say (empty containers, numpy arrays).
-std::optional<IValue> unionToIValue(py::handle obj, const UnionType& type, bool relaxed) {
+// an int here, nor an int a float, and an empty list or dict has no type.
+std::optional<IValue> unionToIValue(py::handle obj, const UnionType& type) {
+  if ((py::isinstance<py::list>(obj) || py::isinstance<py::dict>(obj)) && py::len(obj) == 0) return std::nullopt;
   if (auto v = inferIValue(obj); v && v->type()->isSubtypeOf(type)) return v;
-  if (isPythonNumber(obj)) return std::nullopt;
-  for (const TypePtr& member : type.members()) {
-    if (auto v = toIValueOfType(obj, member, "", relaxed)) return v;
-  }
   return std::nullopt;
 }
 
@@ -215,7 +211,7 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
     }
     case TypeKind::Any:
     case TypeKind::Var: return inferIValue(obj);
-    case TypeKind::Union: return unionToIValue(obj, *type->cast<UnionType>(), relaxed);
+    case TypeKind::Union: return unionToIValue(obj, *type->cast<UnionType>());
     case TypeKind::Class: return objectToIValue(obj, type);
     default: return std::nullopt;
   }
