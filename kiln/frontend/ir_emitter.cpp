@@ -2111,6 +2111,18 @@ Value* FunctionEmitter::emitListLiteral(const ListLiteral& ll, const TypePtr& ty
   if (type_hint) {
     auto list = type_hint->cast<ListType>();
     if (auto opt = type_hint->cast<OptionalType>()) list = opt->elementType()->cast<ListType>();
+    // A Union with one list member types the literal; with several, the elements must.
+    size_t lists = 0;
+    if (auto u = type_hint->cast<UnionType>()) {
+      for (const TypePtr& m : u->members()) {
+        if (m->kind() == TypeKind::List) list = ++lists == 1 ? m->cast<ListType>() : nullptr;
+      }
+    }
+    if (lists > 1 && ll.inputs().empty()) {
+      throwSourceError(ll.range(), "Cannot assign an empty list to a variable annotated to be type " +
+                                       type_hint->annotationStr() +
+                                       " because there are multiple possible List type candidates in the Union annotation");
+    }
     if (list) elem_hint = list->elementType();
   }
   std::vector<Value*> values;
@@ -2203,12 +2215,25 @@ Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr&
   Value* list = g_.insertNode(g_.create(prim::ListConstruct, 1))->output();
   list->setType(ListType::create(TensorType::get()));
   bool type_set = false;
-  if (type_hint) {
-    if (!type_hint->cast<ListType>()) {
-      throwSourceError(loc,
-                       "Expected list type annotation for list comprehension, found " + type_hint->annotationStr());
+  TypePtr hint = type_hint;
+  // A Union (or Optional) annotation gives the list type when it has one
+  // list member; with several, the elements decide, as in 1.13.
+  if (hint && (hint->kind() == TypeKind::Union || hint->kind() == TypeKind::Optional)) {
+    std::vector<TypePtr> lists;
+    for (const TypePtr& m : hint->containedTypes()) {
+      if (m->kind() == TypeKind::List) lists.push_back(m);
     }
-    list->setType(type_hint);
+    if (lists.empty())
+      throwSourceError(lc.elt().range(),
+                       "Expected an Union type annotation with an inner List type, but got " + hint->annotationStr());
+    hint = lists.size() == 1 ? lists[0] : nullptr;
+  }
+  if (hint) {
+    if (!hint->cast<ListType>()) {
+      throwSourceError(loc,
+                       "Expected list type annotation for list comprehension, found " + hint->annotationStr());
+    }
+    list->setType(hint);
     type_set = true;
   }
   auto emit_element = [&] {

@@ -393,3 +393,52 @@ def test_requires_grad_is_reported():
         kx = kiln.ones(2).requires_grad_(flag)
         assert kx.requires_grad is flag
         assert k(kx) is t(tx) is flag
+
+
+# --- Union annotations on list literals and comprehensions -------------------------------------
+
+LIST_TEMPLATE = '''
+def fn():
+    x: {ann} = {lhs}
+    if isinstance(x, List[torch.Tensor]):
+        x.append(torch.tensor(3))
+    return x
+'''
+
+UNION_LISTS = [
+    ("Union[List[str], List[torch.Tensor]]", "[torch.arange(3), torch.arange(5)]"),
+    ("Union[List[str], List[torch.Tensor]]", '["foo", "bar", "baz"]'),
+    ("Union[List[str], List[torch.Tensor]]", "[torch.add(x, 1) for x in [torch.arange(3), torch.arange(5)]]"),
+    ("Union[List[str], List[torch.Tensor]]", '[x + "!" for x in ["foo", "bar", "baz"]]'),
+    ("Union[List[torch.Tensor], int]", "[]"),
+    ("Union[List[torch.Tensor], int]", "[torch.arange(3), torch.arange(5)]"),
+    ("Union[List[torch.Tensor], int]", "[torch.add(x, 1) for x in [torch.arange(3), torch.arange(5)]]"),
+    ("Optional[List[int]]", "[i * 2 for i in range(3)]"),
+]
+
+
+@pytest.mark.parametrize("ann, lhs", UNION_LISTS)
+def test_union_annotated_lists(ann, lhs):
+    check(LIST_TEMPLATE.format(ann=ann, lhs=lhs), ())
+
+
+UNION_LIST_ERRORS = [
+    ("Union[List[str], List[torch.Tensor]]", "[]",
+     "there are multiple possible List type candidates in the Union annotation"),
+    ("Union[int, torch.Tensor]", "[torch.add(x, 1) for x in [torch.arange(3), torch.arange(5)]]",
+     "Expected an Union type annotation with an inner List type"),
+    ("Union[List[torch.Tensor], int]", '["foo", "bar", "baz"]', None),
+    ("Union[List[str], List[torch.Tensor]]", "[torch.arange(5), 1]", None),
+]
+
+
+@pytest.mark.parametrize("ann, lhs, phrase", UNION_LIST_ERRORS)
+def test_union_annotated_list_errors(ann, lhs, phrase):
+    src = LIST_TEMPLATE.format(ann=ann, lhs=lhs)
+    with pytest.raises(RuntimeError) as t:
+        torch_fn(src)
+    with pytest.raises(RuntimeError) as k:
+        kiln_fn(src)
+    if phrase:
+        assert phrase in str(t.value) and phrase in str(k.value)
+        assert error_location(str(k.value)) == error_location(str(t.value))
