@@ -1770,7 +1770,8 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
   std::vector<TypePtr> checked;
   bool plain = true;
   for (const TypePtr& t : types) {
-    if (t) checked.push_back(t);
+    // A bare `tuple` is checked as `Tuple[()]`, which prim::isinstance takes for any tuple.
+    checked.push_back(t ? t : TupleType::create({}));
     // A bare `list`, `dict` or `tuple` (List[Any], ...) has no place in 1.13's order.
     plain = plain && t && !(t->cast<ListType>() && t->cast<ListType>()->elementType()->kind() == TypeKind::Any) &&
             !(t->cast<DictType>() && t->cast<DictType>()->keyType()->kind() == TypeKind::Any);

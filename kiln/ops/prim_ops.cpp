@@ -58,6 +58,8 @@ bool isInstance(const IValue& value, const std::vector<TypePtr>& types) {
       return true;
     if (auto dict = t->cast<DictType>(); dict && value.isDict() && dict->keyType()->kind() == TypeKind::Any)
       return true;
+    // `Tuple[()]` stands for a bare `tuple` (1.13's AnyTupleType): any tuple.
+    if (auto tuple = t->cast<TupleType>(); tuple && value.isTuple() && tuple->elements().empty()) return true;
     if (actual->isSubtypeOf(*t)) return true;
   }
   return false;
