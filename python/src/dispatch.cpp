@@ -107,12 +107,13 @@ std::optional<IValue> inferIValue(py::handle obj) {
   return std::nullopt;
 }
 
-// A Union parameter takes a value whose own type (an int is `int`, [1, 2] is
-// `List[int]`) is one of its members, as torch 1.13 converts it: a bool is not
-// an int here, nor an int a float, and an empty list or dict has no type.
-std::optional<IValue> unionToIValue(py::handle obj, const UnionType& type) {
+// A Union (or Any) parameter takes a value whose own type (an int is `int`,
+// [1, 2] is `List[int]`) is one of its members, as torch 1.13 converts it: a
+// bool is not an int here, nor an int a float, and an empty list or dict has
+// no type.
+std::optional<IValue> unionToIValue(py::handle obj, const TypePtr& type) {
   if ((py::isinstance<py::list>(obj) || py::isinstance<py::dict>(obj)) && py::len(obj) == 0) return std::nullopt;
-  if (auto v = inferIValue(obj); v && v->type()->isSubtypeOf(type)) return v;
+  if (auto v = inferIValue(obj); v && v->type()->isSubtypeOf(*type)) return v;
   return std::nullopt;
 }
 
@@ -210,8 +211,8 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
       return IValue(makeIntrusive<TupleObj>(std::move(elems)));
     }
     case TypeKind::Any:
+    case TypeKind::Union: return unionToIValue(obj, type);
     case TypeKind::Var: return inferIValue(obj);
-    case TypeKind::Union: return unionToIValue(obj, *type->cast<UnionType>());
     case TypeKind::Class: return objectToIValue(obj, type);
     default: return std::nullopt;
   }
