@@ -1707,71 +1707,96 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
   };
   gather(classinfo);
   const TypePtr& actual = v->type();
-  std::optional<bool> result = false;
-  TypePtr refined;
-  for (const TypePtr& t : types) {
-    bool matches;
-    if (!t) {
-      matches = actual->kind() == TypeKind::Tuple;
-    } else if (auto list = t->cast<ListType>(); list && list->elementType()->kind() == TypeKind::Any) {
-      matches = actual->kind() == TypeKind::List;
-    } else if (auto dict = t->cast<DictType>(); dict && dict->keyType()->kind() == TypeKind::Any) {
-      matches = actual->kind() == TypeKind::Dict;
+  // What the value may be at run time: the members of an Optional or Union
+  // (an Optional[Union[...]] flattened), or nothing to go by for Any and
+  // Scalar. The check is decided when compiling unless some members match a
+  // type and some do not; the true branch then sees the members that matched
+  // any of the types (the types themselves for Any and Scalar).
+  std::vector<TypePtr> members;
+  std::function<void(const TypePtr&)> flatten = [&](const TypePtr& t) {
+    if (auto opt = t->cast<OptionalType>()) {
+      flatten(opt->elementType());
+      members.push_back(NoneType::get());
+    } else if (auto u = t->cast<UnionType>()) {
+      for (const TypePtr& m : u->members()) flatten(m);
     } else {
-      matches = actual->isSubtypeOf(*t);
-      // Optional[T] checked against T: decided at run time, refined when true.
-      if (!matches) {
-        if (auto opt = actual->cast<OptionalType>(); opt && opt->elementType()->isSubtypeOf(*t)) {
-          result = std::nullopt;
-          refined = opt->elementType();
-          continue;
-        }
-        // A Union with members of type t, or Any: decided at run time too.
-        if (auto u = actual->cast<UnionType>()) {
-          std::vector<TypePtr> members;
-          for (const TypePtr& m : u->members()) {
-            if (m->isSubtypeOf(*t)) members.push_back(m);
-          }
-          if (!members.empty()) {
-            result = std::nullopt;
-            refined = UnionType::create(std::move(members));
-            continue;
-          }
-        }
-        if (actual->kind() == TypeKind::Any) {
-          result = std::nullopt;
-          refined = t;
-          continue;
-        }
-      }
+      members.push_back(t);
     }
-    if (matches) {
+  };
+  bool opaque = actual->kind() == TypeKind::Any || actual->kind() == TypeKind::Number;
+  if (!opaque) flatten(actual);
+  auto fits = [](const TypePtr& candidate, const TypePtr& t) {
+    if (!t) return candidate->kind() == TypeKind::Tuple;
+    if (auto list = t->cast<ListType>(); list && list->elementType()->kind() == TypeKind::Any)
+      return candidate->kind() == TypeKind::List;
+    if (auto dict = t->cast<DictType>(); dict && dict->keyType()->kind() == TypeKind::Any)
+      return candidate->kind() == TypeKind::Dict;
+    return candidate->isSubtypeOf(*t);
+  };
+  std::optional<bool> result = false;
+  std::vector<TypePtr> matched;
+  for (const TypePtr& t : types) {
+    if (fits(actual, t)) {
       result = true;
       break;
     }
+    if (opaque) {
+      // A Scalar is an int, a float or a complex: nothing else can match.
+      bool possible = actual->kind() == TypeKind::Any ||
+                      (t && (t->kind() == TypeKind::Int || t->kind() == TypeKind::Float ||
+                             t->kind() == TypeKind::Complex || t->kind() == TypeKind::Number));
+      if (possible) {
+        result = std::nullopt;
+        if (t) matched.push_back(t);
+      }
+      continue;
+    }
+    for (const TypePtr& m : members) {
+      if (fits(m, t)) {
+        result = std::nullopt;
+        matched.push_back(m);
+      }
+    }
   }
+  // Every member matching some type: always true.
+  if (!result && !opaque && std::all_of(members.begin(), members.end(), [&](const TypePtr& m) {
+        return std::any_of(types.begin(), types.end(), [&](const TypePtr& t) { return fits(m, t); });
+      })) {
+    result = true;
+  }
+  TypePtr refined = matched.empty() ? nullptr : UnionType::create(matched);
   if (result) return constantCond(obj.range(), *result);
   // Only an Optional, a Union or Any can be undecided: prim::isinstance checks at run time.
   std::vector<TypePtr> checked;
+  bool plain = true;
   for (const TypePtr& t : types) {
-    if (t) checked.push_back(t);
+    // A bare `tuple` is checked as `Tuple[()]`, which prim::isinstance takes for any tuple.
+    checked.push_back(t ? t : TupleType::create({}));
+    // A bare `list`, `dict` or `tuple` (List[Any], ...) has no place in 1.13's order.
+    plain = plain && t && !(t->cast<ListType>() && t->cast<ListType>()->elementType()->kind() == TypeKind::Any) &&
+            !(t->cast<DictType>() && t->cast<DictType>()->keyType()->kind() == TypeKind::Any);
   }
+  // 1.13 lists the types in a Union's order (isinstance(x, (int, float)) checks [float, int]).
+  if (TypePtr u = plain ? UnionType::create(checked) : nullptr; u && u->kind() == TypeKind::Union)
+    checked = u->cast<UnionType>()->members();
   Node* check = g_.insertNode(g_.create(prim::isinstance, {v}));
   check->tys_(attr::types, checked);
   check->output()->setType(BoolType::get());
   RefinementSet refs;
   if (obj.kind() == TK_VAR) {
     const std::string& name = Var(obj.tree()).name().name();
-    refs.true_refinements.push_back({name, refined});
+    if (refined) refs.true_refinements.push_back({name, refined});
     // A Union is, when the check fails, one of the members it did not match.
-    if (auto u = actual->cast<UnionType>()) {
+    if (actual->kind() == TypeKind::Union || actual->kind() == TypeKind::Optional) {
       std::vector<TypePtr> rest;
-      for (const TypePtr& m : u->members()) {
-        bool matched = false;
-        for (const TypePtr& t : checked) matched = matched || m->isSubtypeOf(*t);
-        if (!matched) rest.push_back(m);
+      for (const TypePtr& m : members) {
+        bool hit = false;
+        for (const TypePtr& t : types) hit = hit || fits(m, t);
+        if (!hit) rest.push_back(m);
       }
       if (!rest.empty()) refs.false_refinements.push_back({name, UnionType::create(std::move(rest))});
+    } else if (actual->kind() == TypeKind::Any) {
+      refs.false_refinements.push_back({name, actual});  // still Any, as 1.13 casts it
     }
   }
   return {check->output(), refs, std::nullopt};
@@ -2087,6 +2112,18 @@ Value* FunctionEmitter::emitListLiteral(const ListLiteral& ll, const TypePtr& ty
   if (type_hint) {
     auto list = type_hint->cast<ListType>();
     if (auto opt = type_hint->cast<OptionalType>()) list = opt->elementType()->cast<ListType>();
+    // A Union with one list member types the literal; with several, the elements must.
+    size_t lists = 0;
+    if (auto u = type_hint->cast<UnionType>()) {
+      for (const TypePtr& m : u->members()) {
+        if (m->kind() == TypeKind::List) list = ++lists == 1 ? m->cast<ListType>() : nullptr;
+      }
+    }
+    if (lists > 1 && ll.inputs().empty()) {
+      throwSourceError(ll.range(), "Cannot assign an empty list to a variable annotated to be type " +
+                                       type_hint->annotationStr() +
+                                       " because there are multiple possible List type candidates in the Union annotation");
+    }
     if (list) elem_hint = list->elementType();
   }
   std::vector<Value*> values;
@@ -2179,12 +2216,25 @@ Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr&
   Value* list = g_.insertNode(g_.create(prim::ListConstruct, 1))->output();
   list->setType(ListType::create(TensorType::get()));
   bool type_set = false;
-  if (type_hint) {
-    if (!type_hint->cast<ListType>()) {
-      throwSourceError(loc,
-                       "Expected list type annotation for list comprehension, found " + type_hint->annotationStr());
+  TypePtr hint = type_hint;
+  // A Union (or Optional) annotation gives the list type when it has one
+  // list member; with several, the elements decide, as in 1.13.
+  if (hint && (hint->kind() == TypeKind::Union || hint->kind() == TypeKind::Optional)) {
+    std::vector<TypePtr> lists;
+    for (const TypePtr& m : hint->containedTypes()) {
+      if (m->kind() == TypeKind::List) lists.push_back(m);
     }
-    list->setType(type_hint);
+    if (lists.empty())
+      throwSourceError(lc.elt().range(),
+                       "Expected an Union type annotation with an inner List type, but got " + hint->annotationStr());
+    hint = lists.size() == 1 ? lists[0] : nullptr;
+  }
+  if (hint) {
+    if (!hint->cast<ListType>()) {
+      throwSourceError(loc,
+                       "Expected list type annotation for list comprehension, found " + hint->annotationStr());
+    }
+    list->setType(hint);
     type_set = true;
   }
   auto emit_element = [&] {

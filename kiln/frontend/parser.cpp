@@ -679,7 +679,7 @@ TreeRef Parser::parseParams() {
 
 // `# type: (int, Tensor) -> Tensor` gives the parameter and return types.
 // Returns (list (params with types) (option return_type)) as a TK_LIST.
-TreeRef Parser::applyTypeComment(const Token& comment, TreeRef params, TreeRef return_type) {
+TreeRef Parser::applyTypeComment(const Token& comment, TreeRef params, TreeRef /*return_type*/) {
   Parser sub(Lexer(lexer_.source(), comment.range.start(), comment.range.end()));
   Lexer& l = sub.lexer_;
   l.expect('(');
@@ -689,18 +689,17 @@ TreeRef Parser::applyTypeComment(const Token& comment, TreeRef params, TreeRef r
     if (!l.nextIf(',')) break;
   }
   l.expect(')');
-  l.expect(TK_ARROW);
-  TreeRef comment_return = sub.parseExp();
+  // As in 1.13, `-> T` may be left out (the return type is then inferred),
+  // and the comment's types replace any annotations of the `def`.
+  TreeRef comment_return;
+  if (l.cur().kind != TK_NEWLINE && l.cur().kind != TK_EOF) {
+    l.expect(TK_ARROW);
+    comment_return = sub.parseExp();
+  }
   l.nextIf(TK_NEWLINE);
   if (l.cur().kind != TK_EOF) l.reportUnexpected("the end of the type comment");
 
   const TreeList& ps = params->trees();
-  for (const TreeRef& p : ps) {
-    if (!p->tree(1)->trees().empty())
-      throwSourceError(p->range(), "a function cannot have both type annotations and a type comment");
-  }
-  if (return_type)
-    throwSourceError(return_type->range(), "a function cannot have both type annotations and a type comment");
   // Methods leave `self` out of the comment.
   size_t skip = ps.size() == types.size() + 1 && Param(ps[0]).ident().name() == "self" ? 1 : 0;
   if (ps.size() != types.size() + skip) {

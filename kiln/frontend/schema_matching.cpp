@@ -259,6 +259,13 @@ std::optional<MatchedSchema> tryMatchSchema(const FunctionSchema& schema, const 
   CallShape shape;
   shape.num_positional = args.size();
   for (const NamedValue& kw : kwargs) shape.keywords.push_back(kw.name.value_or(""));
+  // As in 1.13, an aten operator's `self` may be passed as `input=`
+  // (torch.ceil(input=x)), the name torch's Python functions give it.
+  if (schema.name().rfind("aten::", 0) == 0 && schema.argumentIndex("self") && !schema.argumentIndex("input")) {
+    for (std::string& name : shape.keywords) {
+      if (name == "input") name = "self";
+    }
+  }
   shape.has_self = self.has_value();
   ScriptPolicy policy(graph, loc, args, kwargs, self, failures != nullptr, allow_conversions);
   TypeEnv env;

@@ -53,6 +53,13 @@ bool isInstance(const IValue& value, const std::vector<TypePtr>& types) {
     // An empty list or dict is an instance of every list or dict type.
     if (t->kind() == TypeKind::List && value.isList() && value.toListRef().elements.empty()) return true;
     if (t->kind() == TypeKind::Dict && value.isDict() && value.toDictRef().empty()) return true;
+    // A bare `list` or `dict` (isinstance(x, list)) is List[Any] / Dict[Any, Any]: any list or dict.
+    if (auto list = t->cast<ListType>(); list && value.isList() && list->elementType()->kind() == TypeKind::Any)
+      return true;
+    if (auto dict = t->cast<DictType>(); dict && value.isDict() && dict->keyType()->kind() == TypeKind::Any)
+      return true;
+    // `Tuple[()]` stands for a bare `tuple` (1.13's AnyTupleType): any tuple.
+    if (auto tuple = t->cast<TupleType>(); tuple && value.isTuple() && tuple->elements().empty()) return true;
     if (actual->isSubtypeOf(*t)) return true;
   }
   return false;

@@ -92,7 +92,7 @@ size_t GraphFunction::keywordIndex(std::string_view name) const {
 
 void GraphFunction::throwTypeMismatch(size_t position, const std::string& actual_type, const std::string& value) const {
   const Argument& formal = schema_->arguments()[position];
-  KILN_ERROR(name_, "() Expected a value of type '", formal.type->str(), "' for argument '", formal.name,
+  KILN_ERROR(name_, "() Expected a value of type '", formal.type->annotationStr(), "' for argument '", formal.name,
              "' but instead found type '", actual_type, "'.\nPosition: ", position, "\nValue: ", value,
              "\nDeclaration: ", *schema_);
 }

@@ -107,6 +107,16 @@ std::optional<IValue> inferIValue(py::handle obj) {
   return std::nullopt;
 }
 
+// A Union (or Any) parameter takes a value whose own type (an int is `int`,
+// [1, 2] is `List[int]`) is one of its members, as torch 1.13 converts it: a
+// bool is not an int here, nor an int a float, and an empty list or dict has
+// no type.
+std::optional<IValue> unionToIValue(py::handle obj, const TypePtr& type) {
+  if ((py::isinstance<py::list>(obj) || py::isinstance<py::dict>(obj)) && py::len(obj) == 0) return std::nullopt;
+  if (auto v = inferIValue(obj); v && v->type()->isSubtypeOf(*type)) return v;
+  return std::nullopt;
+}
+
 std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const std::string& type_text, bool relaxed) {
   switch (type->kind()) {
     case TypeKind::Tensor:
@@ -201,6 +211,7 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
       return IValue(makeIntrusive<TupleObj>(std::move(elems)));
     }
     case TypeKind::Any:
+    case TypeKind::Union: return unionToIValue(obj, type);
     case TypeKind::Var: return inferIValue(obj);
     case TypeKind::Class: return objectToIValue(obj, type);
     default: return std::nullopt;
@@ -326,6 +337,12 @@ class OpDispatcher {
       for (auto item : kwargs) {
         shape.keywords.push_back(py::str(item.first));
         keyword_values.push_back(item.second);
+      }
+      // torch's Python functions call `self` `input` (torch.ceil(input=x)).
+      if (schema.argumentIndex("self") && !schema.argumentIndex("input")) {
+        for (std::string& name : shape.keywords) {
+          if (name == "input") name = "self";
+        }
       }
     }
     PythonPolicy policy(positional, keyword_values, relaxed, stack, mutated);

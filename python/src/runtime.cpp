@@ -91,6 +91,16 @@ IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle give
   py::object obj = py::isinstance<py::array>(given) || isContainer(given) ? withTensorsForArrays(given)
                                                                           : py::reinterpret_borrow<py::object>(given);
   if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
+  // torch 1.13 takes a one-element tensor for an int or float parameter (its
+  // __int__ / __float__): the value, truncated for int.
+  if (TypeKind k = formal.type->kind(); (k == TypeKind::Int || k == TypeKind::Float) && py::isinstance<Tensor>(obj)) {
+    Tensor t = obj.cast<Tensor>();
+    if (t.numel() == 1) {
+      Scalar s = t.item();
+      if (k == TypeKind::Int) return IValue(s.isFloatingPoint() ? static_cast<int64_t>(s.toDouble()) : s.toLong());
+      return IValue(s.toDouble());
+    }
+  }
   std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
   if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
   if (auto object = objectToIValue(obj, nullptr)) type_name = object->toObjectRef().type->annotationStr();

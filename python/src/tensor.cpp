@@ -141,6 +141,13 @@ void bindTensor(py::module_& m) {
       .def_property(
           "requires_grad", [](const Tensor& t) { return t.requiresGrad(); },
           [](Tensor& t, bool value) { t.impl()->setRequiresGrad(value); })
+      .def(
+          "requires_grad_",
+          [](Tensor& t, bool value) {
+            t.impl()->setRequiresGrad(value);
+            return t;
+          },
+          py::arg("requires_grad") = true)
       .def_property_readonly(
           "shape",
           [](const Tensor& t) { return py::tuple(py::cast(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()))); })

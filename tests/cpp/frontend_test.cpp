@@ -351,8 +351,13 @@ TEST(FrontendParser, TypeCommentSignatures) {
             "(subscript (variable (ident List)) (list (variable (ident int))))");
   EXPECT_NE(errorOf("def f(x, y):\n    # type: (int) -> int\n    pass\n").find("Number of type annotations (1)"),
             std::string::npos);
-  EXPECT_NE(errorOf("def f(x: int):\n    # type: (int) -> int\n    pass\n").find("both type annotations"),
-            std::string::npos);
+  // As in 1.13, the comment's types win over annotations, and `-> T` is optional.
+  Def both(parseSource("def f(x: float) -> float:\n    # type: (int) -> int\n    pass\n").at(0));
+  EXPECT_EQ(both.decl().params()[0].type().get().toString(), "(variable (ident int))");
+  EXPECT_EQ(both.decl().returnType().get().toString(), "(variable (ident int))");
+  Def no_return(parseSource("def f(x) -> int:\n    # type: (bool)\n    pass\n").at(0));
+  EXPECT_EQ(no_return.decl().params()[0].type().get().toString(), "(variable (ident bool))");
+  EXPECT_FALSE(no_return.decl().returnType().present());
   // Errors inside the comment point into the comment.
   EXPECT_EQ(errorOf("def f(x):\n    # type: (int) int\n    pass\n"),
             "expected '->' but found 'int' here:\n  File \"<string>\", line 2\n    # type: (int) int\n                 "
