@@ -1845,7 +1845,9 @@ CondValue FunctionEmitter::emitCondExpr(const Expr& e) {
     case TK_CHAIN_COMPARE: return emitChainCompare(ChainCompare(e.tree()));
     case TK_APPLY: {
       Apply apply(e.tree());
-      if (apply.callee().kind() == TK_VAR && Var(apply.callee().tree()).name().name() == "isinstance") {
+      std::string callee = apply.callee().range().text();
+      if ((apply.callee().kind() == TK_VAR && Var(apply.callee().tree()).name().name() == "isinstance") ||
+          callee == "torch.jit.isinstance" || callee == "kiln.jit.isinstance") {
         if (apply.inputs().size() != 2) throwSourceError(apply.range(), "isinstance expected exactly 2 arguments");
         return emitIsInstance(apply.inputs()[0], apply.inputs()[1]);
       }
@@ -1979,6 +1981,10 @@ Value* FunctionEmitter::emitBinaryOp(const BinOp& op) {
     return g_.insertNode(g_.createTuple(elements))->output();
   }
   auto s = [](const char* q) { return Symbol::fromQualString(q); };
+  // "%d items" % n: printf-style formatting of one value or a tuple of them.
+  if (op.kind() == '%' && lhs->type()->kind() == TypeKind::String) {
+    return call(op.range(), s("aten::percentFormat"), {lhs, rhs});
+  }
   Symbol kind;
   switch (op.kind()) {
     case '+': kind = aten::add; break;

@@ -220,6 +220,9 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
         {"shape", aten::size},
         {"ndim", aten::dim},
         {"T", Symbol::fromQualString("aten::numpy_T")},
+        {"mT", Symbol::fromQualString("aten::mT")},
+        {"mH", Symbol::fromQualString("aten::mH")},
+        {"H", Symbol::fromQualString("aten::matrix_H")},
         {"is_leaf", Symbol::fromQualString("aten::is_leaf")},
         {"grad", Symbol::fromQualString("prim::grad")},
     };
@@ -422,6 +425,7 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   }
   if (name_ == "torch.jit" || name_ == "kiln.jit") {
     if (field == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));
+    if (field == "isinstance") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::isinstance"));
     if (field == "is_scripting")
       return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
   }
