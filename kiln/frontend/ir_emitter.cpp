@@ -252,6 +252,13 @@ class FunctionEmitter {
   SugaredValuePtr emitHasattrForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitGetattrForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitTupleForm(const Apply& apply, const TypePtr& type_hint);
+  // builtin_forms.inc: dict(...), slice(...), torch.tensordot; slice objects
+  // and Ellipsis in subscripts.
+  SugaredValuePtr emitDictForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitSliceForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitTensordotForm(const Apply& apply, const TypePtr& type_hint);
+  List<Expr> desugarSubscripts(const List<Expr>& subscripts);
+  TreeRef boundVarTree(const SourceRange& r, const SugaredValuePtr& v);
   // The forms printed code uses (imported archives): unchecked_cast(T, v)
   // and uninitialized(T).
   SugaredValuePtr emitUncheckedCastForm(const Apply& apply, const TypePtr& type_hint);
@@ -948,7 +955,8 @@ void FunctionEmitter::emitExprsAssign(const List<Expr>& lhs, const std::vector<S
 void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscript& lhs, Value* rhs) {
   Value* sliceable = emitExpr(lhs.value());
   if (sliceable->type()->isSubtypeOf(*TensorType::get())) {
-    auto [sliced, tensor_indices] = emitIntAndSliceIndexing(lhs.range(), sliceable, lhs.subscriptExprs());
+    auto [sliced, tensor_indices] =
+        emitIntAndSliceIndexing(lhs.range(), sliceable, desugarSubscripts(lhs.subscriptExprs()));
     Value* value = rhs;
     if (!value->type()->isSubtypeOf(*TensorType::get())) {
       // A number becomes a tensor of the target's dtype and device.
@@ -1492,6 +1500,9 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       {"hasattr", &FunctionEmitter::emitHasattrForm},
       {"getattr", &FunctionEmitter::emitGetattrForm},
       {"TupleConstruct", &FunctionEmitter::emitTupleForm},
+      {"dict", &FunctionEmitter::emitDictForm},
+      {"slice", &FunctionEmitter::emitSliceForm},
+      {"tensordot", &FunctionEmitter::emitTensordotForm},
       {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
       {"Uninitialized", &FunctionEmitter::emitUninitializedForm},
       {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
@@ -2377,7 +2388,7 @@ std::pair<Value*, std::vector<Value*>> FunctionEmitter::emitIntAndSliceIndexing(
 
 Value* FunctionEmitter::emitSubscript(const Subscript& subscript) {
   SugaredValuePtr sv = emitSugaredExpr(subscript.value(), 1);
-  List<Expr> subscripts = subscript.subscriptExprs();
+  List<Expr> subscripts = desugarSubscripts(subscript.subscriptExprs());
   const SourceRange& range = subscript.range();
   const SourceRange& value_range = subscript.value().range();
   Value* sliceable = sv->asValue(value_range, g_);
@@ -2398,6 +2409,8 @@ Value* FunctionEmitter::emitSubscript(const Subscript& subscript) {
   if (sliceable->type()->cast<TupleType>()) return emitTupleIndex(range, sliceable, index);
   return sv->getitem(range, g_, index)->asValue(range, g_);
 }
+
+#include "kiln/frontend/builtin_forms.inc"
 
 }  // namespace
 

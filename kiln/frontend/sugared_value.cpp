@@ -429,6 +429,9 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
     if (field == "is_scripting")
       return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
   }
+  if ((name_ == "torch" || name_ == "kiln" || name_ == "torch.functional") && field == "tensordot") {
+    return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::tensordot"));
+  }
   Symbol op = Symbol::fromQualString("aten::" + field);
   if (!isBuiltinOperator(op)) {
     // Functions Python's math module has but TorchScript does not.
@@ -697,6 +700,9 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
     g["sorted"] = builtin("aten::sorted");
     g["tuple"] = special("prim::TupleConstruct");
     g["list"] = special("prim::list");
+    g["dict"] = special("prim::dict");
+    g["slice"] = special("prim::slice");
+    g["Ellipsis"] = special("prim::Ellipsis");
     g["isinstance"] = special("prim::isinstance");
     g["range"] = special("prim::range");
     g["zip"] = special("prim::zip");
