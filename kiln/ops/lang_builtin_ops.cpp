@@ -31,9 +31,8 @@ int64_t hashValue(const IValue& value) {
 
 // tensor.H: the conjugate transpose of a matrix; kiln's tensors are real.
 Tensor matrixH(const Tensor& self) {
-  KILN_CHECK(self.dim() == 2 || self.dim() == 0,
-             "tensor.H is only supported on matrices (2-D tensors). Got ", self.dim(),
-             "-D tensor.", self.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+  KILN_CHECK(self.dim() == 2 || self.dim() == 0, "tensor.H is only supported on matrices (2-D tensors). Got ",
+             self.dim(), "-D tensor.", self.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
   return self.dim() == 0 ? self : transpose(self, 0, 1);
 }
 
@@ -41,9 +40,10 @@ Tensor matrixH(const Tensor& self) {
 // pairs multiplied and summed by one matrix product.
 Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other) {
   KILN_CHECK(dims_self.size() == dims_other.size(), "both dimension lists should have same length");
-  KILN_CHECK(self.dtype() == other.dtype(), "expected scalar type ", scalarTypeShortName(self.dtype()),
-             " but found ", scalarTypeShortName(other.dtype()));
-  std::vector<bool> contracted_self(static_cast<size_t>(self.dim())), contracted_other(static_cast<size_t>(other.dim()));
+  KILN_CHECK(self.dtype() == other.dtype(), "expected scalar type ", scalarTypeShortName(self.dtype()), " but found ",
+             scalarTypeShortName(other.dtype()));
+  std::vector<bool> contracted_self(static_cast<size_t>(self.dim())),
+      contracted_other(static_cast<size_t>(other.dim()));
   DimVector perm_self, perm_other, free_sizes;
   int64_t size = 1;
   for (size_t i = 0; i < dims_self.size(); ++i) {
@@ -51,8 +51,8 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
     int64_t s1 = self.sizes()[d1], s2 = other.sizes()[d2];
     KILN_CHECK(s1 == s2, "contracted dimensions need to match, but first has size ", s1, " in dim ", d1,
                " and second has size ", s2, " in dim ", d2);
-    KILN_CHECK(!contracted_self[static_cast<size_t>(d1)] && !contracted_other[static_cast<size_t>(d2)],
-               "dim ", contracted_self[static_cast<size_t>(d1)] ? d1 : d2, " appears multiple times in the list of dims");
+    KILN_CHECK(!contracted_self[static_cast<size_t>(d1)] && !contracted_other[static_cast<size_t>(d2)], "dim ",
+               contracted_self[static_cast<size_t>(d1)] ? d1 : d2, " appears multiple times in the list of dims");
     contracted_self[static_cast<size_t>(d1)] = contracted_other[static_cast<size_t>(d2)] = true;
     size *= s1;
   }
@@ -115,32 +115,33 @@ Tensor triangleIndices(int64_t row, int64_t col, int64_t offset, OptDtype dtype,
 
 }  // namespace
 
-KILN_REGISTER_OPS(
-    op("aten::hash.generic(t value) -> int", [](const IValue& value) { return hashValue(value); }),
-    op("aten::mH(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
-        .shape(shapes::mT),
-    op("aten::mH.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
-        .shape(shapes::mT),
-    op("aten::matrix_H(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
-        .shape(shapes::mT),
-    op("aten::matrix_H.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
-        .shape(shapes::mT),
-    op("aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
-       [](const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other) {
-         return tensordot(self, other, dims_self, dims_other);
-       }),
-    op("aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
-       [](const Tensor& self, int64_t dim, int64_t start, int64_t length) {
-         return narrowCopy(self, dim, start, length);
-       })
-        .shape(shapes::sameDtype),
-    op("aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
-       "Device? device=None, bool? pin_memory=None) -> Tensor",
-       triangleIndices<true>)
-        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
-    op("aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
-       "Device? device=None, bool? pin_memory=None) -> Tensor",
-       triangleIndices<false>)
-        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory), );
+KILN_REGISTER_OPS(op("aten::hash.generic(t value) -> int", [](const IValue& value) { return hashValue(value); }),
+                  op("aten::mH(Tensor(a) self) -> Tensor(a)",
+                     [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
+                      .shape(shapes::mT),
+                  op("aten::mH.a(Tensor(a) self) -> Tensor(a)",
+                     [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
+                      .shape(shapes::mT),
+                  op("aten::matrix_H(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
+                      .shape(shapes::mT),
+                  op("aten::matrix_H.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
+                      .shape(shapes::mT),
+                  op("aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
+                     [](const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other) {
+                       return tensordot(self, other, dims_self, dims_other);
+                     }),
+                  op("aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+                     [](const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+                       return narrowCopy(self, dim, start, length);
+                     })
+                      .shape(shapes::sameDtype),
+                  op("aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
+                     "Device? device=None, bool? pin_memory=None) -> Tensor",
+                     triangleIndices<true>)
+                      .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+                  op("aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
+                     "Device? device=None, bool? pin_memory=None) -> Tensor",
+                     triangleIndices<false>)
+                      .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory), );
 
 }  // namespace kiln
