@@ -257,6 +257,8 @@ class FunctionEmitter {
   SugaredValuePtr emitDictForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitSliceForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitTensordotForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitJitIsInstanceForm(const Apply& apply, const TypePtr& type_hint);
+  void checkJitIsInstanceTypes(const Expr& classinfo);
   List<Expr> desugarSubscripts(const List<Expr>& subscripts);
   TreeRef boundVarTree(const SourceRange& r, const SugaredValuePtr& v);
   // The forms printed code uses (imported archives): unchecked_cast(T, v)
@@ -1503,6 +1505,7 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       {"dict", &FunctionEmitter::emitDictForm},
       {"slice", &FunctionEmitter::emitSliceForm},
       {"tensordot", &FunctionEmitter::emitTensordotForm},
+      {"jit_isinstance", &FunctionEmitter::emitJitIsInstanceForm},
       {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
       {"Uninitialized", &FunctionEmitter::emitUninitializedForm},
       {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
@@ -1857,9 +1860,11 @@ CondValue FunctionEmitter::emitCondExpr(const Expr& e) {
     case TK_APPLY: {
       Apply apply(e.tree());
       std::string callee = apply.callee().range().text();
+      bool jit_isinstance = callee == "torch.jit.isinstance" || callee == "kiln.jit.isinstance";
       if ((apply.callee().kind() == TK_VAR && Var(apply.callee().tree()).name().name() == "isinstance") ||
-          callee == "torch.jit.isinstance" || callee == "kiln.jit.isinstance") {
+          jit_isinstance) {
         if (apply.inputs().size() != 2) throwSourceError(apply.range(), "isinstance expected exactly 2 arguments");
+        if (jit_isinstance) checkJitIsInstanceTypes(apply.inputs()[1]);
         return emitIsInstance(apply.inputs()[0], apply.inputs()[1]);
       }
       break;

@@ -425,7 +425,8 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   }
   if (name_ == "torch.jit" || name_ == "kiln.jit") {
     if (field == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));
-    if (field == "isinstance") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::isinstance"));
+    if (field == "isinstance")
+      return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::jit_isinstance"));
     if (field == "is_scripting")
       return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
   }

@@ -49,8 +49,8 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
   for (size_t i = 0; i < dims_self.size(); ++i) {
     int64_t d1 = wrapDim(dims_self[i], self.dim()), d2 = wrapDim(dims_other[i], other.dim());
     int64_t s1 = self.sizes()[d1], s2 = other.sizes()[d2];
-    KILN_CHECK(s1 == s2, "contracted dimensions need to match, but first has size ", s1, " in dim ", d1,
-               " and second has size ", s2, " in dim ", d2);
+    KILN_CHECK(s1 == s2, "contracted dimensions need to match, but first has size ", s1, " in dim ", dims_self[i],
+               " and second has size ", s2, " in dim ", dims_other[i]);
     KILN_CHECK(!contracted_self[static_cast<size_t>(d1)] && !contracted_other[static_cast<size_t>(d2)], "dim ",
                contracted_self[static_cast<size_t>(d1)] ? d1 : d2, " appears multiple times in the list of dims");
     contracted_self[static_cast<size_t>(d1)] = contracted_other[static_cast<size_t>(d2)] = true;
