@@ -115,33 +115,53 @@ Tensor triangleIndices(int64_t row, int64_t col, int64_t offset, OptDtype dtype,
 
 }  // namespace
 
-KILN_REGISTER_OPS(op("aten::hash.generic(t value) -> int", [](const IValue& value) { return hashValue(value); }),
-                  op("aten::mH(Tensor(a) self) -> Tensor(a)",
-                     [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
-                      .shape(shapes::mT),
-                  op("aten::mH.a(Tensor(a) self) -> Tensor(a)",
-                     [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
-                      .shape(shapes::mT),
-                  op("aten::matrix_H(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
-                      .shape(shapes::mT),
-                  op("aten::matrix_H.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
-                      .shape(shapes::mT),
-                  op("aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
-                     [](const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other) {
-                       return tensordot(self, other, dims_self, dims_other);
-                     }),
-                  op("aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
-                     [](const Tensor& self, int64_t dim, int64_t start, int64_t length) {
-                       return narrowCopy(self, dim, start, length);
-                     })
-                      .shape(shapes::sameDtype),
-                  op("aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
-                     "Device? device=None, bool? pin_memory=None) -> Tensor",
-                     triangleIndices<true>)
-                      .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
-                  op("aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
-                     "Device? device=None, bool? pin_memory=None) -> Tensor",
-                     triangleIndices<false>)
-                      .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory), );
+KILN_REGISTER_OPS(
+    op("aten::hash.generic(t value) -> int", [](const IValue& value) { return hashValue(value); }),
+    op("aten::mH(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
+        .shape(shapes::mT),
+    op("aten::mH.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
+        .shape(shapes::mT),
+    op("aten::matrix_H(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
+        .shape(shapes::mT),
+    op("aten::matrix_H.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
+        .shape(shapes::mT),
+    op("aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
+       [](const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other) {
+         return tensordot(self, other, dims_self, dims_other);
+       }),
+    op("aten::tensordot.out(Tensor self, Tensor other, int[] dims_self, int[] dims_other, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other, Tensor out) {
+         return writeOut(out, tensordot(self, other, dims_self, dims_other), "tensordot");
+       }),
+    op("aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, int64_t start, int64_t length, Tensor out) {
+         return writeOut(out, narrowCopy(self, dim, start, length), "narrow_copy");
+       }),
+    op("aten::tril_indices.out(int row, int col, int offset=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t row, int64_t col, int64_t offset, Tensor out) {
+         return writeOut(out,
+                         triangleIndices<true>(row, col, offset, std::nullopt, std::nullopt, IValue(), std::nullopt),
+                         "tril_indices");
+       }),
+    op("aten::triu_indices.out(int row, int col, int offset=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](int64_t row, int64_t col, int64_t offset, Tensor out) {
+         return writeOut(out,
+                         triangleIndices<false>(row, col, offset, std::nullopt, std::nullopt, IValue(), std::nullopt),
+                         "triu_indices");
+       }),
+    op("aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+       [](const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+         return narrowCopy(self, dim, start, length);
+       })
+        .shape(shapes::sameDtype),
+    op("aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       triangleIndices<true>)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       triangleIndices<false>)
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory), );
 
 }  // namespace kiln

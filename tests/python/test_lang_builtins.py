@@ -329,3 +329,19 @@ def test_graph_has_torch_ops(name, kinds):
     kiln_graph = str(kiln.compile(src).f.graph)
     for kind in kinds:
         assert kind in torch_graph and kind in kiln_graph
+
+
+@pytest.mark.parametrize("overload, args", [
+    ("tril_indices.out", (3, 4, 1)),
+    ("triu_indices.out", (4, 3, -1)),
+    ("narrow_copy.out", (_M, 1, 1, 2)),
+    ("tensordot.out", (_M, _M.T.copy(), [1], [0])),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_out_overloads(overload, args):
+    name, _, variant = overload.partition(".")
+    dtype = "int64" if "indices" in name else "float32"
+    expected = getattr(getattr(torch.ops.aten, name), variant)(*convert(list(args), "torch"),
+                                                              out=torch.empty(0, dtype=getattr(torch, dtype)))
+    got = kiln._C._overload("aten::" + overload)(*convert(list(args), "kiln"),
+                                                 out=kiln.empty([0], dtype=getattr(kiln, dtype)))
+    assert_same_values(got, expected)
