@@ -13,7 +13,7 @@ import torch
 from torch import Tensor  # noqa: F401
 
 import kiln
-from conftest import assert_same_values, convert, script_graph_text
+from conftest import assert_same_values, check_both, convert, script_graph_text
 
 _X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 _M = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -345,3 +345,59 @@ def test_out_overloads(overload, args):
     got = kiln._C._overload("aten::" + overload)(*convert(list(args), "kiln"),
                                                  out=kiln.empty([0], dtype=getattr(kiln, dtype)))
     assert_same_values(got, expected)
+
+
+# torch.nn.functional functions 1.13 scripts that kiln writes in
+# python/kiln/nn/_functional_more.py: called from scripts and eagerly.
+_rng = np.random.default_rng(0)
+_A = _rng.standard_normal((4, 5)).astype(np.float32)
+_B = _rng.standard_normal((4, 5)).astype(np.float32)
+_C = _rng.standard_normal((4, 5)).astype(np.float32)
+_SIGN4 = np.array([1, -1, -1, 1], np.float32)
+_SIGN45 = np.sign(_rng.standard_normal((4, 5))).astype(np.float32)
+_BITS45 = (_rng.random((4, 5)) > 0.5).astype(np.float32)
+_POS = np.abs(_A) + 0.5
+_IDX = np.array([[0, 2], [1, 3]], dtype=np.int64)
+_X3 = _rng.standard_normal((2, 3, 8)).astype(np.float32)
+_X4 = np.abs(_rng.standard_normal((2, 3, 6, 6))).astype(np.float32)
+
+FUNCTIONAL_CALLS = [
+    ("softsign(x)", [_A]), ("tanhshrink(x)", [_A]), ("softmin(x, 1)", [_A]), ("softmin(x)", [_A]),
+    ("normalize(x)", [_A]), ("normalize(x, 1.0, 0)", [_A]),
+    ("one_hot(x)", [_IDX]), ("one_hot(x, 6)", [_IDX]), ("one_hot(x, 2)", [_IDX]),
+    ("cosine_similarity(x, y)", [_A, _B]), ("cosine_similarity(x, y, 0)", [_A, _B]),
+    ("pairwise_distance(x, y)", [_A, _B]), ("pairwise_distance(x, y, 1.0, 1e-6, True)", [_A, _B]),
+    ("lp_pool1d(x, 2.0, 3)", [_X3]), ("lp_pool1d(x, 1.5, 2, [1])", [_X3]), ("lp_pool2d(x, 2.0, [2, 2])", [_X4]),
+    ("margin_ranking_loss(x, y, z)", [_A[:, 0].copy(), _B[:, 0].copy(), _SIGN4]),
+    ("margin_ranking_loss(x, y, z, 0.5, reduction='none')", [_A[:, 0].copy(), _B[:, 0].copy(), _SIGN4]),
+    ("hinge_embedding_loss(x, y)", [_A, _SIGN45]), ("hinge_embedding_loss(x, y, 0.5, reduction='sum')", [_A, _SIGN45]),
+    ("soft_margin_loss(x, y)", [_A, _SIGN45]), ("multilabel_soft_margin_loss(x, y)", [_A, _BITS45]),
+    ("multilabel_soft_margin_loss(x, y, reduction='none')", [_A, _BITS45]),
+    ("cosine_embedding_loss(x, y, z)", [_A, _B, _SIGN4]),
+    ("cosine_embedding_loss(x, y, z, 0.2, reduction='sum')", [_A, _B, _SIGN4]),
+    ("poisson_nll_loss(x, y)", [_A, _POS]), ("poisson_nll_loss(x, y, False, True)", [_POS, _POS * 3]),
+    ("triplet_margin_loss(x, y, z)", [_A, _B, _C]),
+    ("triplet_margin_loss(x, y, z, swap=True, reduction='none')", [_A, _B, _C]),
+]
+
+
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice")
+@pytest.mark.parametrize("call, args", FUNCTIONAL_CALLS, ids=[c for c, _ in FUNCTIONAL_CALLS])
+def test_functional_scripted(call, args):
+    params = ", ".join(f"{n}: Tensor" for n in "xyz"[:len(args)])
+    src = f"def f({params}):\n    return torch.nn.functional.{call}\n"
+    expected, torch_error = _run(torch.jit.CompilationUnit(src, _frames_up=0).f, convert(list(args), "torch"))
+    got, kiln_error = _run(kiln.compile(src).f, convert(list(args), "kiln"))
+    if torch_error is not None:
+        assert kiln_error is not None and _last_line(torch_error).split(": ", 1)[1] in _last_line(kiln_error)
+        return
+    assert kiln_error is None, f"kiln raised {kiln_error!r}"
+    assert_same_values(got, expected)
+
+
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice")
+@pytest.mark.parametrize("call, args", FUNCTIONAL_CALLS[:16], ids=[c for c, _ in FUNCTIONAL_CALLS[:16]])
+def test_functional_eager(call, args):
+    def fn(lib, *values):
+        return eval("F." + call, {"F": lib.nn.functional}, dict(zip("xyz", values)))  # noqa: S307 - the test's text
+    check_both(fn, *args)
