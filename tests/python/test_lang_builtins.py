@@ -115,6 +115,19 @@ def f(x: Tensor) -> List[Tensor]:
     return [x[slice(None, 1)], x[slice(0, 2), 1], x[slice(None, 3, 1), ...], x[Ellipsis, 1], x[..., slice(1, None, 2)],
             x[0, Ellipsis, None]]
 """, [(_X,)]),
+    "slice_tuple_and_dynamic": ("""
+def f(t: Tuple[int, int, int], x: List[int], a: int, b: int) -> Tuple[Tuple[int, int], List[int]]:
+    return t[slice(0, 2)], x[slice(a, b)]
+""", [((1, 2, 3), [1, 2, 3, 4], 1, 3), ((1, 2, 3), [1, 2, 3, 4], -1, 9)]),
+    "slice_keyword": ("""
+def f(x: List[int]) -> List[int]:
+    return x[slice(1, stop=2)]
+""", [([1, 2, 3],)]),
+    "dict_items_and_empty": ("""
+def f(d: Dict[str, int]) -> Tuple[Dict[str, int], Dict[str, int]]:
+    x: List[Tuple[str, int]] = []
+    return dict(d.items()), dict(x)
+""", [({"a": 1, "b": 2},)]),
     "slice_assign": ("""
 def f(x: Tensor) -> Tensor:
     x[slice(0, 1)] = 5.0
