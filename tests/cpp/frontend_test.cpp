@@ -124,8 +124,8 @@ TEST(FrontendLexer, Strings) {
 // f"a{x}b{y}" is read as ("a{}b{}".format(x, y)), as 1.13's Python frontend does.
 TEST(FrontendLexer, FormattedStringsAreFormatCalls) {
   auto ts = tokens("f'a{x}{{b}}{y[0]}'");
-  std::vector<int> expected = {'(', TK_STRING, '.', TK_IDENT, '(', TK_IDENT, ',', TK_IDENT, '[', TK_NUMBER, ']',
-                               ')', ')'};
+  std::vector<int> expected = {'(',      TK_STRING, '.',       TK_IDENT, '(', TK_IDENT, ',',
+                               TK_IDENT, '[',       TK_NUMBER, ']',      ')', ')'};
   std::vector<int> got;
   for (size_t i = 0; i < expected.size() && i < ts.size(); ++i) got.push_back(ts[i].kind);
   EXPECT_EQ(got, expected);
