@@ -252,6 +252,15 @@ class FunctionEmitter {
   SugaredValuePtr emitHasattrForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitGetattrForm(const Apply& apply, const TypePtr& type_hint);
   SugaredValuePtr emitTupleForm(const Apply& apply, const TypePtr& type_hint);
+  // builtin_forms.inc: dict(...), slice(...), torch.tensordot; slice objects
+  // and Ellipsis in subscripts.
+  SugaredValuePtr emitDictForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitSliceForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitTensordotForm(const Apply& apply, const TypePtr& type_hint);
+  SugaredValuePtr emitJitIsInstanceForm(const Apply& apply, const TypePtr& type_hint);
+  void checkJitIsInstanceTypes(const Expr& classinfo);
+  List<Expr> desugarSubscripts(const List<Expr>& subscripts);
+  TreeRef boundVarTree(const SourceRange& r, const SugaredValuePtr& v);
   // The forms printed code uses (imported archives): unchecked_cast(T, v)
   // and uninitialized(T).
   SugaredValuePtr emitUncheckedCastForm(const Apply& apply, const TypePtr& type_hint);
@@ -948,7 +957,8 @@ void FunctionEmitter::emitExprsAssign(const List<Expr>& lhs, const std::vector<S
 void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscript& lhs, Value* rhs) {
   Value* sliceable = emitExpr(lhs.value());
   if (sliceable->type()->isSubtypeOf(*TensorType::get())) {
-    auto [sliced, tensor_indices] = emitIntAndSliceIndexing(lhs.range(), sliceable, lhs.subscriptExprs());
+    auto [sliced, tensor_indices] =
+        emitIntAndSliceIndexing(lhs.range(), sliceable, desugarSubscripts(lhs.subscriptExprs()));
     Value* value = rhs;
     if (!value->type()->isSubtypeOf(*TensorType::get())) {
       // A number becomes a tensor of the target's dtype and device.
@@ -1492,6 +1502,10 @@ SugaredValuePtr FunctionEmitter::emitApplySpecialForm(Symbol form, const Apply& 
       {"hasattr", &FunctionEmitter::emitHasattrForm},
       {"getattr", &FunctionEmitter::emitGetattrForm},
       {"TupleConstruct", &FunctionEmitter::emitTupleForm},
+      {"dict", &FunctionEmitter::emitDictForm},
+      {"slice", &FunctionEmitter::emitSliceForm},
+      {"tensordot", &FunctionEmitter::emitTensordotForm},
+      {"jit_isinstance", &FunctionEmitter::emitJitIsInstanceForm},
       {"unchecked_cast", &FunctionEmitter::emitUncheckedCastForm},
       {"Uninitialized", &FunctionEmitter::emitUninitializedForm},
       {"CreateObject", &FunctionEmitter::emitCreateObjectForm},
@@ -1870,8 +1884,12 @@ CondValue FunctionEmitter::emitCondExpr(const Expr& e) {
     case TK_CHAIN_COMPARE: return emitChainCompare(ChainCompare(e.tree()));
     case TK_APPLY: {
       Apply apply(e.tree());
-      if (apply.callee().kind() == TK_VAR && Var(apply.callee().tree()).name().name() == "isinstance") {
+      std::string callee = apply.callee().range().text();
+      bool jit_isinstance = callee == "torch.jit.isinstance" || callee == "kiln.jit.isinstance";
+      if ((apply.callee().kind() == TK_VAR && Var(apply.callee().tree()).name().name() == "isinstance") ||
+          jit_isinstance) {
         if (apply.inputs().size() != 2) throwSourceError(apply.range(), "isinstance expected exactly 2 arguments");
+        if (jit_isinstance) checkJitIsInstanceTypes(apply.inputs()[1]);
         return emitIsInstance(apply.inputs()[0], apply.inputs()[1]);
       }
       break;
@@ -2004,6 +2022,10 @@ Value* FunctionEmitter::emitBinaryOp(const BinOp& op) {
     return g_.insertNode(g_.createTuple(elements))->output();
   }
   auto s = [](const char* q) { return Symbol::fromQualString(q); };
+  // "%d items" % n: printf-style formatting of one value or a tuple of them.
+  if (op.kind() == '%' && lhs->type()->kind() == TypeKind::String) {
+    return call(op.range(), s("aten::percentFormat"), {lhs, rhs});
+  }
   Symbol kind;
   switch (op.kind()) {
     case '+': kind = aten::add; break;
@@ -2421,7 +2443,7 @@ std::pair<Value*, std::vector<Value*>> FunctionEmitter::emitIntAndSliceIndexing(
 
 Value* FunctionEmitter::emitSubscript(const Subscript& subscript) {
   SugaredValuePtr sv = emitSugaredExpr(subscript.value(), 1);
-  List<Expr> subscripts = subscript.subscriptExprs();
+  List<Expr> subscripts = desugarSubscripts(subscript.subscriptExprs());
   const SourceRange& range = subscript.range();
   const SourceRange& value_range = subscript.value().range();
   Value* sliceable = sv->asValue(value_range, g_);
@@ -2442,6 +2464,8 @@ Value* FunctionEmitter::emitSubscript(const Subscript& subscript) {
   if (sliceable->type()->cast<TupleType>()) return emitTupleIndex(range, sliceable, index);
   return sv->getitem(range, g_, index)->asValue(range, g_);
 }
+
+#include "kiln/frontend/builtin_forms.inc"
 
 }  // namespace
 

@@ -337,13 +337,14 @@ class Tokenizer {
 
   void string(size_t start, std::string_view prefix) {
     bool raw = false;
+    bool formatted = false;
     for (char p : prefix) {
       char l = static_cast<char>(std::tolower(p));
       if (l == 'r' && !raw) {
         raw = true;
       } else if (l == 'u' && prefix.size() == 1) {
-      } else if (l == 'f') {
-        error(start, pos_, "f-strings are not supported");
+      } else if (l == 'f' && !formatted) {
+        formatted = true;
       } else if (l == 'b') {
         error(start, pos_, "bytes literals are not supported");
       } else {
@@ -353,6 +354,7 @@ class Tokenizer {
     char quote = text_[pos_];
     bool triple = pos_ + 2 < end_ && text_[pos_ + 1] == quote && text_[pos_ + 2] == quote;
     pos_ += triple ? 3 : 1;
+    if (formatted) return formattedString(start, quote, triple, raw);
     std::string value;
     while (true) {
       if (pos_ >= end_)
@@ -383,6 +385,112 @@ class Tokenizer {
       ++pos_;
     }
     push(TK_STRING, start, pos_, std::move(value));
+  }
+
+  // f"a{x}b{y}": as 1.13's frontend reads it, the tokens of
+  // ("a{}b{}".format(x, y)), each expression lexed where it is written.
+  // Conversions (`{x!r}`) and format specs (`{x:3}`) are errors, as in 1.13.
+  void formattedString(size_t start, char quote, bool triple, bool raw) {
+    std::string literal;
+    std::vector<std::pair<size_t, size_t>> fields;
+    while (true) {
+      if (pos_ >= end_)
+        error(start, pos_, triple ? "unterminated triple-quoted string literal" : "unterminated string literal");
+      char c = text_[pos_];
+      if (c == quote && (!triple || (pos_ + 2 < end_ && text_[pos_ + 1] == quote && text_[pos_ + 2] == quote))) {
+        pos_ += triple ? 3 : 1;
+        break;
+      }
+      if (c == '\n' && !triple) error(start, pos_, "unterminated string literal");
+      if ((c == '{' || c == '}') && pos_ + 1 < end_ && text_[pos_ + 1] == c) {
+        literal += c;
+        pos_ += 2;
+        continue;
+      }
+      if (c == '}') error(pos_, pos_ + 1, "f-string: single '}' is not allowed");
+      if (c == '{') {
+        size_t field_start = ++pos_;
+        int depth = 0;
+        char in_string = 0;
+        for (; pos_ < end_; ++pos_) {
+          char f = text_[pos_];
+          if (in_string) {
+            if (f == in_string) in_string = 0;
+            continue;
+          }
+          if (f == quote || f == '\n' || f == '\\') error(field_start, pos_, "f-string: expecting '}'");
+          if (f == '\'' || f == '"') {
+            in_string = f;
+          } else if (f == '(' || f == '[' || f == '{') {
+            ++depth;
+          } else if (f == ')' || f == ']' || (f == '}' && depth > 0)) {
+            --depth;
+          } else if (depth == 0 &&
+                     (f == '}' || f == ':' || (f == '!' && (pos_ + 1 >= end_ || text_[pos_ + 1] != '=')))) {
+            break;
+          }
+        }
+        if (pos_ >= end_ || text_[pos_] != '}') {
+          if (pos_ < end_ && text_[pos_] == '!') error(start, pos_, "Don't support conversion in JoinedStr");
+          if (pos_ < end_ && text_[pos_] == ':') error(start, pos_, "Don't support formatting in JoinedStr");
+          error(field_start, pos_, "f-string: expecting '}'");
+        }
+        if (std::string_view(text_.data() + field_start, pos_ - field_start).find_first_not_of(" \t") ==
+            std::string_view::npos) {
+          error(field_start, pos_, "f-string: empty expression not allowed");
+        }
+        fields.emplace_back(field_start, pos_);
+        literal += "{}";
+        ++pos_;
+        continue;
+      }
+      if (c == '\\' && pos_ + 1 < end_) {
+        if (raw) {
+          literal += c;
+          literal += text_[pos_ + 1];
+          pos_ += 2;
+        } else {
+          escape(literal);
+        }
+        continue;
+      }
+      if (c != '\r') literal += c;
+      ++pos_;
+    }
+    size_t stop = pos_;
+    push('(', start, start + 1, "(");
+    push(TK_STRING, start, stop, std::move(literal));
+    push('.', start, start + 1, ".");
+    push(TK_IDENT, start, start + 1, "format");
+    push('(', start, start + 1, "(");
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i) push(',', fields[i].first, fields[i].first, ",");
+      Tokenizer inner(source_, fields[i].first, fields[i].second);
+      for (Token& t : inner.runExpression()) tokens_.push_back(std::move(t));
+    }
+    push(')', stop - 1, stop, ")");
+    push(')', stop - 1, stop, ")");
+  }
+
+  // The tokens of one expression (an f-string's field): as inside brackets,
+  // line breaks are spaces and there is no layout.
+  std::vector<Token> runExpression() {
+    brackets_.push_back(pos_);
+    while (true) {
+      skipSpaces();
+      if (pos_ >= end_) break;
+      if (text_[pos_] == '\n') {
+        ++pos_;
+        continue;
+      }
+      if (text_[pos_] == '#') error(pos_, pos_ + 1, "f-string expression part cannot include '#'");
+      token();
+    }
+    if (brackets_.size() != 1) {
+      error(brackets_.back(), brackets_.back() + 1,
+            "'" + std::string(1, text_[brackets_.back()]) + "' was never closed");
+    }
+    return std::move(tokens_);
   }
 
   // At a backslash inside a non-raw string.

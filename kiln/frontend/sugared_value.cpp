@@ -220,6 +220,9 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
         {"shape", aten::size},
         {"ndim", aten::dim},
         {"T", Symbol::fromQualString("aten::numpy_T")},
+        {"mT", Symbol::fromQualString("aten::mT")},
+        {"mH", Symbol::fromQualString("aten::mH")},
+        {"H", Symbol::fromQualString("aten::matrix_H")},
         {"is_leaf", Symbol::fromQualString("aten::is_leaf")},
         {"grad", Symbol::fromQualString("prim::grad")},
     };
@@ -422,8 +425,13 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   }
   if (name_ == "torch.jit" || name_ == "kiln.jit") {
     if (field == "annotate") return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::annotate"));
+    if (field == "isinstance")
+      return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::jit_isinstance"));
     if (field == "is_scripting")
       return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
+  }
+  if ((name_ == "torch" || name_ == "kiln" || name_ == "torch.functional") && field == "tensordot") {
+    return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::tensordot"));
   }
   Symbol op = Symbol::fromQualString("aten::" + field);
   if (!isBuiltinOperator(op)) {
@@ -693,6 +701,9 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
     g["sorted"] = builtin("aten::sorted");
     g["tuple"] = special("prim::TupleConstruct");
     g["list"] = special("prim::list");
+    g["dict"] = special("prim::dict");
+    g["slice"] = special("prim::slice");
+    g["Ellipsis"] = special("prim::Ellipsis");
     g["isinstance"] = special("prim::isinstance");
     g["range"] = special("prim::range");
     g["zip"] = special("prim::zip");

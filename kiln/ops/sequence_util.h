@@ -24,14 +24,15 @@ struct SliceRange {
   int64_t count;
 };
 
-// CPython's PySlice_AdjustIndices (which 1.13 copies): a missing start or end
-// means the sequence's edge in the direction of `step`; out-of-range bounds clamp.
+// CPython's PySlice_Unpack and PySlice_AdjustIndices (which 1.13 copies): a
+// missing start or end, or the largest int (what `slice(None)` passes), means
+// the sequence's edge in the direction of `step`; out-of-range bounds clamp.
 inline SliceRange sliceRange(int64_t length, std::optional<int64_t> start_arg, std::optional<int64_t> end_arg,
                              int64_t step) {
   KILN_CHECK(step != 0, "List slice should have non-zero step");
   KILN_CHECK(step != std::numeric_limits<int64_t>::min(), "List slice step is out of bounds");
   auto clamp = [&](std::optional<int64_t> bound, int64_t missing) {
-    if (!bound) return missing;
+    if (!bound || *bound == std::numeric_limits<int64_t>::max()) return missing;
     int64_t b = *bound;
     if (b < 0) {
       b += length;

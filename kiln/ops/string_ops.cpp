@@ -337,8 +337,23 @@ void formatString(Stack& stack, size_t num_inputs) {
   stack.emplace_back(std::move(result));
 }
 
+// The name 1.13's messages give a value's kind (c10's IValue::tagKind).
+const char* tagKind(const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::Double: return "Double";
+    case IValue::Tag::Int: return "Int";
+    case IValue::Tag::Bool: return "Bool";
+    case IValue::Tag::String: return "String";
+    case IValue::Tag::List: return "GenericList";
+    case IValue::Tag::Tuple: return "Tuple";
+    case IValue::Tag::Dict: return "GenericDict";
+    case IValue::Tag::Object: return "Object";
+    default: return v.tagName();
+  }
+}
+
 double percentNumber(char key, const IValue& arg) {
-  KILN_CHECK(arg.isInt() || arg.isDouble(), "%", key, " requires a number for formatting, but got ", arg.tagName());
+  KILN_CHECK(arg.isInt() || arg.isDouble(), "%", key, " requires a number for formatting, but got ", tagKind(arg));
   return arg.isInt() ? static_cast<double>(arg.toInt()) : arg.toDouble();
 }
 
@@ -372,7 +387,7 @@ void percentArg(std::ostream& out, char key, const IValue& arg) {
     }
     case 'c':
       KILN_CHECK(arg.isInt() || (arg.isString() && arg.toStringRef().size() == 1), "%", key,
-                 " requires an int or char for formatting, but got ", arg.tagName());
+                 " requires an int or char for formatting, but got ", tagKind(arg));
       if (arg.isInt()) {
         out << static_cast<char>(arg.toInt());
       } else {

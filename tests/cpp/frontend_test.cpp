@@ -117,9 +117,24 @@ TEST(FrontendLexer, Strings) {
   EXPECT_THROW(tokens("'abc"), Error);
   EXPECT_THROW(tokens("'a\nb'"), Error);
   EXPECT_THROW(tokens("'''abc"), Error);
-  EXPECT_THROW(tokens("f'x'"), Error);
   EXPECT_THROW(tokens("b'x'"), Error);
   EXPECT_THROW(tokens("'\\x4'"), Error);
+}
+
+// f"a{x}b{y}" is read as ("a{}b{}".format(x, y)), as 1.13's Python frontend does.
+TEST(FrontendLexer, FormattedStringsAreFormatCalls) {
+  auto ts = tokens("f'a{x}{{b}}{y[0]}'");
+  std::vector<int> expected = {'(',      TK_STRING, '.',       TK_IDENT, '(', TK_IDENT, ',',
+                               TK_IDENT, '[',       TK_NUMBER, ']',      ')', ')'};
+  std::vector<int> got;
+  for (size_t i = 0; i < expected.size() && i < ts.size(); ++i) got.push_back(ts[i].kind);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(ts[1].text, "a{}{b}{}");
+  EXPECT_EQ(ts[3].text, "format");
+  EXPECT_EQ(tokens("f'plain'")[1].text, "plain");
+  for (const char* bad : {"f'{x!r}'", "f'{x:3}'", "f'{x'", "f'x}'", "f'{}'", "f'{a\\b}'", "ff'x'", "f'{(x}'"}) {
+    EXPECT_THROW(tokens(bad), Error) << bad;
+  }
 }
 
 TEST(FrontendLexer, TypeCommentsAreTokensOtherCommentsVanish) {
