@@ -1,4 +1,4 @@
-// Matrix products: OpenBLAS for float32/float64, loops for integer dtypes.
+// Matrix products: BLAS for float32/float64, loops for integer dtypes.
 #include "kiln/tensor/linalg.h"
 
 #include <cblas.h>
@@ -700,6 +700,13 @@ Tensor& linearOut(const Tensor& input, const Tensor& weight, const std::optional
   matmulOut(input, weight_t, out);
   if (has_bias) add_(out, *bias);
   return out;
+}
+
+void gemmFloat(int64_t n, int64_t m, int64_t k, float alpha, const float* a, int64_t a_row_stride,
+               int64_t a_col_stride, const float* b, int64_t b_row_stride, int64_t b_col_stride, float beta, float* c,
+               int64_t ldc) {
+  gemm<float>(n, m, k, alpha, Mat<float>{a, a_row_stride, a_col_stride}, Mat<float>{b, b_row_stride, b_col_stride},
+              beta, c, ldc);
 }
 
 }  // namespace kiln
