@@ -11,9 +11,9 @@ namespace kiln {
 namespace {
 
 using shapes::Args;
+using shapes::contiguousOut;
 using shapes::DimList;
 using shapes::OutputFacts;
-using shapes::contiguousOut;
 using Bias = std::optional<Tensor>;
 using Out = std::vector<OutputFacts>;
 

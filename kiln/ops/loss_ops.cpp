@@ -9,8 +9,8 @@ namespace kiln {
 namespace {
 
 using shapes::Args;
-using shapes::OutputFacts;
 using shapes::contiguousOut;
+using shapes::OutputFacts;
 using Out = std::vector<OutputFacts>;
 using Opt = std::optional<Tensor>;
 

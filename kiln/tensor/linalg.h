@@ -50,9 +50,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
 // under every float product above: a is n x k and b is k x m, each with its
 // own row and column strides in elements (one of the two 1, as BLAS reads
 // them), c row-major with leading dimension ldc. beta == 0 never reads c.
-void gemmFloat(int64_t n, int64_t m, int64_t k, float alpha, const float* a, int64_t a_row_stride,
-               int64_t a_col_stride, const float* b, int64_t b_row_stride, int64_t b_col_stride, float beta, float* c,
-               int64_t ldc);
+void gemmFloat(int64_t n, int64_t m, int64_t k, float alpha, const float* a, int64_t a_row_stride, int64_t a_col_stride,
+               const float* b, int64_t b_row_stride, int64_t b_col_stride, float beta, float* c, int64_t ldc);
 Tensor& linearOut(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, Tensor& out);
 
 }  // namespace kiln

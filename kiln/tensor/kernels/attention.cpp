@@ -194,8 +194,8 @@ std::tuple<Tensor, Tensor> nativeMultiHeadAttention(const Tensor& query, const T
   const auto isFloat = [](const Tensor& t) { return t.dtype() == ScalarType::Float; };
   if (!mask && !nested && query.isSame(key) && key.isSame(value) && isFloat(query) && query.isContiguous() &&
       isFloat(qkv_weight) && isFloat(qkv_bias) && isFloat(proj_weight) && isFloat(proj_bias) && B * T > 0) {
-    auto [out, attn] = denseSelfAttention(query, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias,
-                                          static_cast<float>(scale));
+    auto [out, attn] =
+        denseSelfAttention(query, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias, static_cast<float>(scale));
     if (!need_weights) return {out, Tensor()};
     if (average_attn_weights)
       attn = div(sum(attn, DimVector{1}), scalarLike(static_cast<double>(num_head), attn.dtype()));

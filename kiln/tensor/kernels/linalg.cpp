@@ -102,8 +102,8 @@ bool dnnlSgemm(const BlasLayout& la, const BlasLayout& lb, int n, int m, int k, 
   // oneDNN's OpenMP runtime reads the calling thread's setting: make it kiln's.
   const int threads = getNumThreads();
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
-  return dnnl_sgemm(la.trans == CblasTrans ? 'T' : 'N', lb.trans == CblasTrans ? 'T' : 'N', n, m, k, alpha, a, la.ld,
-                    b, lb.ld, beta, c, ldc) == dnnl_success;
+  return dnnl_sgemm(la.trans == CblasTrans ? 'T' : 'N', lb.trans == CblasTrans ? 'T' : 'N', n, m, k, alpha, a, la.ld, b,
+                    lb.ld, beta, c, ldc) == dnnl_success;
 }
 
 // One BLAS call for c = beta * c + alpha * a @ b (float or double); a
@@ -702,9 +702,8 @@ Tensor& linearOut(const Tensor& input, const Tensor& weight, const std::optional
   return out;
 }
 
-void gemmFloat(int64_t n, int64_t m, int64_t k, float alpha, const float* a, int64_t a_row_stride,
-               int64_t a_col_stride, const float* b, int64_t b_row_stride, int64_t b_col_stride, float beta, float* c,
-               int64_t ldc) {
+void gemmFloat(int64_t n, int64_t m, int64_t k, float alpha, const float* a, int64_t a_row_stride, int64_t a_col_stride,
+               const float* b, int64_t b_row_stride, int64_t b_col_stride, float beta, float* c, int64_t ldc) {
   gemm<float>(n, m, k, alpha, Mat<float>{a, a_row_stride, a_col_stride}, Mat<float>{b, b_row_stride, b_col_stride},
               beta, c, ldc);
 }
