@@ -17,12 +17,7 @@ using shapes::OutputFacts;
 std::vector<OutputFacts> multiHeadAttentionShape(const Args& a) {
   const TensorType* q = a.tensor("query");
   if (!q) return {};
-  OutputFacts out;
-  out.kind = OutputFacts::Kind::Tensor;
-  out.tensor.dtype = q->scalarType();
-  out.tensor.sizes = q->sizes();
-  out.tensor.contiguous = true;
-  return {out, OutputFacts{}};
+  return {shapes::contiguousOut(q->scalarType(), q->sizes()), OutputFacts{}};
 }
 
 std::tuple<Tensor, IValue> multiHeadAttention(const Tensor& query, const Tensor& key, const Tensor& value,

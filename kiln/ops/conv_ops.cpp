@@ -11,19 +11,11 @@ namespace kiln {
 namespace {
 
 using shapes::Args;
+using shapes::contiguousOut;
 using shapes::DimList;
 using shapes::OutputFacts;
 using Bias = std::optional<Tensor>;
 using Out = std::vector<OutputFacts>;
-
-OutputFacts tensorFacts(std::optional<ScalarType> dtype, VaryingShape sizes) {
-  OutputFacts o;
-  o.kind = OutputFacts::Kind::Tensor;
-  o.tensor.dtype = dtype;
-  o.tensor.sizes = std::move(sizes);
-  o.tensor.contiguous = true;
-  return o;
-}
 
 std::optional<DimList> dimsOf(const TensorType* t) {
   if (!t || !t->sizes().dims()) return std::nullopt;
@@ -46,12 +38,12 @@ Out convShape(const Args& a) {
   auto input = a.tensor("input");
   auto x = dimsOf(input), w = dimsOf(a.tensor("weight"));
   auto dtype = dtypeOf(input);
-  if (!x || !w || w->size() < 3) return {tensorFacts(dtype, VaryingShape())};
+  if (!x || !w || w->size() < 3) return {contiguousOut(dtype, VaryingShape())};
   std::optional<bool> transposed =
       a.has("transposed") ? a.knownBool("transposed") : std::optional<bool>(a.has("output_padding"));
   const size_t spatial = w->size() - 2;
   const bool batched = x->size() == w->size();
-  if (!transposed || (!batched && x->size() + 1 != w->size())) return {tensorFacts(dtype, VaryingShape())};
+  if (!transposed || (!batched && x->size() + 1 != w->size())) return {contiguousOut(dtype, VaryingShape())};
   DimList out;
   if (batched) out.push_back((*x)[0]);
   std::optional<int64_t> groups = a.has("groups") ? a.knownInt("groups") : std::nullopt;
@@ -87,7 +79,7 @@ Out convShape(const Args& a) {
       out.push_back((*in + 2 * *p - *d * (*k - 1) - 1) / *s + 1);
     }
   }
-  return {tensorFacts(dtype, VaryingShape(out))};
+  return {contiguousOut(dtype, VaryingShape(out))};
 }
 
 // Pooling with a window: the batch dims of self, then each spatial size.
@@ -97,8 +89,8 @@ Out poolShape(const Args& a) {
   auto x = dimsOf(self);
   auto dtype = dtypeOf(self);
   auto result = [&](VaryingShape sizes) {
-    Out out{tensorFacts(dtype, sizes)};
-    if (WithIndices) out.push_back(tensorFacts(ScalarType::Long, sizes));
+    Out out{contiguousOut(dtype, sizes)};
+    if (WithIndices) out.push_back(contiguousOut(ScalarType::Long, sizes));
     return out;
   };
   const auto n = static_cast<size_t>(Spatial);
@@ -126,8 +118,8 @@ Out adaptiveShape(const Args& a) {
   auto x = dimsOf(self);
   auto dtype = dtypeOf(self);
   auto result = [&](VaryingShape sizes) {
-    Out out{tensorFacts(dtype, sizes)};
-    if (WithIndices) out.push_back(tensorFacts(ScalarType::Long, sizes));
+    Out out{contiguousOut(dtype, sizes)};
+    if (WithIndices) out.push_back(contiguousOut(ScalarType::Long, sizes));
     return out;
   };
   const auto n = static_cast<size_t>(Spatial);

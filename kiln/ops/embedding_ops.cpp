@@ -10,19 +10,11 @@ namespace kiln {
 namespace {
 
 using shapes::Args;
+using shapes::contiguousOut;
 using shapes::OutputFacts;
 using Out = std::vector<OutputFacts>;
 using Opt = std::optional<Tensor>;
 using BagResult = std::tuple<Tensor, Tensor, Tensor, Tensor>;
-
-OutputFacts tensorFacts(std::optional<ScalarType> dtype, VaryingShape sizes) {
-  OutputFacts o;
-  o.kind = OutputFacts::Kind::Tensor;
-  o.tensor.dtype = dtype;
-  o.tensor.sizes = std::move(sizes);
-  o.tensor.contiguous = true;
-  return o;
-}
 
 // The indices' sizes and the row length: (*indices, D), weight's dtype.
 Out embeddingRule(const Args& a) {
@@ -35,20 +27,20 @@ Out embeddingRule(const Args& a) {
     dims.push_back(weight->sizes()[1]);
     sizes = VaryingShape(std::move(dims));
   }
-  return {tensorFacts(dtype, std::move(sizes))};
+  return {contiguousOut(dtype, std::move(sizes))};
 }
 
 // (output of the weight's dtype, three int64 tensors).
 Out embeddingBagRule(const Args& a) {
   const TensorType* weight = a.tensor("weight");
   std::optional<ScalarType> dtype = weight ? weight->scalarType() : std::nullopt;
-  return {tensorFacts(dtype, VaryingShape(2)), tensorFacts(ScalarType::Long, VaryingShape(1)),
-          tensorFacts(ScalarType::Long, VaryingShape(1)), tensorFacts(ScalarType::Long, VaryingShape())};
+  return {contiguousOut(dtype, VaryingShape(2)), contiguousOut(ScalarType::Long, VaryingShape(1)),
+          contiguousOut(ScalarType::Long, VaryingShape(1)), contiguousOut(ScalarType::Long, VaryingShape())};
 }
 
 Out renormRule(const Args& a) {
   const TensorType* self = a.tensor("self");
-  return {tensorFacts(self ? self->scalarType() : std::nullopt, self ? self->sizes() : VaryingShape())};
+  return {contiguousOut(self ? self->scalarType() : std::nullopt, self ? self->sizes() : VaryingShape())};
 }
 
 BagResult bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets, int64_t mode, const Opt& psw,

@@ -9,18 +9,10 @@ namespace kiln {
 namespace {
 
 using shapes::Args;
+using shapes::contiguousOut;
 using shapes::OutputFacts;
 using Out = std::vector<OutputFacts>;
 using Opt = std::optional<Tensor>;
-
-OutputFacts tensorFacts(std::optional<ScalarType> dtype, VaryingShape sizes) {
-  OutputFacts o;
-  o.kind = OutputFacts::Kind::Tensor;
-  o.tensor.dtype = dtype;
-  o.tensor.sizes = std::move(sizes);
-  o.tensor.contiguous = true;
-  return o;
-}
 
 std::optional<ScalarType> dtypeOf(const Args& a, const char* name) {
   const TensorType* t = a.tensor(name);
@@ -48,7 +40,7 @@ Out pointwiseLossRule(const Args& a) {
   const TensorType* s = a.tensor("self");
   const TensorType* t = a.tensor("target");
   VaryingShape unreduced = s && t && s->sizes() == t->sizes() ? s->sizes() : VaryingShape();
-  return {tensorFacts(promotedDtype(a), reducedSizes(a, unreduced))};
+  return {contiguousOut(promotedDtype(a), reducedSizes(a, unreduced))};
 }
 
 // huber_loss keeps self's dtype.
@@ -59,12 +51,12 @@ Out huberLossRule(const Args& a) {
 }
 
 // Losses whose dtype is self's (nll, cross entropy, binary cross entropy).
-Out selfDtypeLossRule(const Args& a) { return {tensorFacts(dtypeOf(a, "self"), reducedSizes(a, VaryingShape()))}; }
+Out selfDtypeLossRule(const Args& a) { return {contiguousOut(dtypeOf(a, "self"), reducedSizes(a, VaryingShape()))}; }
 
 // nll_loss_forward / nll_loss2d_forward: (output, 0-dim total_weight).
 Out nllForwardRule(const Args& a) {
-  return {tensorFacts(dtypeOf(a, "self"), reducedSizes(a, VaryingShape())),
-          tensorFacts(dtypeOf(a, "self"), VaryingShape(std::vector<std::optional<int64_t>>{}))};
+  return {contiguousOut(dtypeOf(a, "self"), reducedSizes(a, VaryingShape())),
+          contiguousOut(dtypeOf(a, "self"), VaryingShape(std::vector<std::optional<int64_t>>{}))};
 }
 
 std::tuple<Tensor, Tensor> writeTwo(const std::tuple<Tensor, Tensor>& r, Tensor a, Tensor b, const char* op) {

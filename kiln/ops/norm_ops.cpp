@@ -9,18 +9,10 @@ namespace kiln {
 namespace {
 
 using shapes::Args;
+using shapes::contiguousOut;
 using shapes::OutputFacts;
 using Out = std::vector<OutputFacts>;
 using Opt = std::optional<Tensor>;
-
-OutputFacts tensorFacts(std::optional<ScalarType> dtype, VaryingShape sizes) {
-  OutputFacts o;
-  o.kind = OutputFacts::Kind::Tensor;
-  o.tensor.dtype = dtype;
-  o.tensor.sizes = std::move(sizes);
-  o.tensor.contiguous = true;
-  return o;
-}
 
 std::optional<ScalarType> inputDtype(const Args& a) {
   const TensorType* t = a.tensor("input");
@@ -37,7 +29,7 @@ std::optional<int64_t> inputDim(const Args& a, size_t d) {
 }
 
 // The normalized result: the input's dtype and sizes.
-Out normalized(const Args& a) { return {tensorFacts(inputDtype(a), inputSizes(a))}; }
+Out normalized(const Args& a) { return {contiguousOut(inputDtype(a), inputSizes(a))}; }
 
 // (output, save_mean, save_invstd): the statistics have C elements in
 // training, none in eval.
@@ -45,13 +37,13 @@ Out batchNormResults(const Args& a) {
   std::optional<bool> training = a.knownBool("training");
   VaryingShape stats(1);
   if (training) stats = VaryingShape({*training ? inputDim(a, 1) : std::optional<int64_t>(0)});
-  return {tensorFacts(inputDtype(a), inputSizes(a)), tensorFacts(inputDtype(a), stats),
-          tensorFacts(inputDtype(a), stats)};
+  return {contiguousOut(inputDtype(a), inputSizes(a)), contiguousOut(inputDtype(a), stats),
+          contiguousOut(inputDtype(a), stats)};
 }
 
 Out batchNormImplIndex(const Args& a) {
   Out out = batchNormResults(a);
-  out.push_back(tensorFacts(inputDtype(a), VaryingShape({std::optional<int64_t>(0)})));
+  out.push_back(contiguousOut(inputDtype(a), VaryingShape({std::optional<int64_t>(0)})));
   out.push_back(OutputFacts{});
   return out;
 }
@@ -59,8 +51,8 @@ Out batchNormImplIndex(const Args& a) {
 // (output, mean, rstd), the statistics of shape (N, group).
 Out groupNormResults(const Args& a) {
   VaryingShape stats({a.knownInt("N"), a.knownInt("group")});
-  return {tensorFacts(inputDtype(a), inputSizes(a)), tensorFacts(inputDtype(a), stats),
-          tensorFacts(inputDtype(a), stats)};
+  return {contiguousOut(inputDtype(a), inputSizes(a)), contiguousOut(inputDtype(a), stats),
+          contiguousOut(inputDtype(a), stats)};
 }
 
 std::tuple<Tensor, Tensor, Tensor> writeThree(const std::tuple<Tensor, Tensor, Tensor>& r, Tensor a, Tensor b, Tensor c,

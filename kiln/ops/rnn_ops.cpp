@@ -13,16 +13,9 @@ namespace {
 using shapes::Args;
 using shapes::DimList;
 using shapes::OutputFacts;
+using shapes::tensorOut;
 
 // --- shape rules ----------------------------------------------------------------------------
-
-OutputFacts tensorFacts(std::optional<ScalarType> dtype, VaryingShape sizes) {
-  OutputFacts o;
-  o.kind = OutputFacts::Kind::Tensor;
-  o.tensor.dtype = dtype;
-  o.tensor.sizes = std::move(sizes);
-  return o;
-}
 
 std::optional<ScalarType> dtypeOf(const TensorType* t) { return t ? t->scalarType() : std::nullopt; }
 VaryingShape sizesOf(const TensorType* t) { return t ? t->sizes() : VaryingShape(); }
@@ -52,10 +45,10 @@ std::vector<OutputFacts> stackedRule(const Args& a, bool lstm, bool packed) {
   VaryingShape out;
   if (packed && in && in->size() == 2) out = VaryingShape(DimList{(*in)[0], features});
   if (!packed && in && in->size() == 3) out = VaryingShape(DimList{(*in)[0], (*in)[1], features});
-  std::vector<OutputFacts> result{tensorFacts(dtype, out), tensorFacts(dtype, h ? sizesOf(h) : VaryingShape(3))};
+  std::vector<OutputFacts> result{tensorOut(dtype, out), tensorOut(dtype, h ? sizesOf(h) : VaryingShape(3))};
   if (lstm) {
     const TensorType* c = listElement(a, "hx", 1);
-    result.push_back(tensorFacts(dtype, c ? sizesOf(c) : VaryingShape(3)));
+    result.push_back(tensorOut(dtype, c ? sizesOf(c) : VaryingShape(3)));
   }
   return result;
 }
@@ -69,11 +62,11 @@ std::vector<OutputFacts> lstmCellRule(const Args& a) {
   const auto dtype = dtypeOf(a.tensor("input"));
   const TensorType* h = listElement(a, "hx", 0);
   const TensorType* c = listElement(a, "hx", 1);
-  return {tensorFacts(dtype, h ? sizesOf(h) : VaryingShape(2)), tensorFacts(dtype, c ? sizesOf(c) : VaryingShape(2))};
+  return {tensorOut(dtype, h ? sizesOf(h) : VaryingShape(2)), tensorOut(dtype, c ? sizesOf(c) : VaryingShape(2))};
 }
 
 std::vector<OutputFacts> cellRule(const Args& a) {
-  return {tensorFacts(dtypeOf(a.tensor("input")), sizesOf(a.tensor("hx")))};
+  return {tensorOut(dtypeOf(a.tensor("input")), sizesOf(a.tensor("hx")))};
 }
 
 // The number of packed rows depends on the lengths' values.
@@ -85,7 +78,7 @@ std::vector<OutputFacts> packRule(const Args& a) {
     d.insert(d.end(), in->begin() + 2, in->end());
     data = VaryingShape(d);
   }
-  return {tensorFacts(dtypeOf(input), data), tensorFacts(ScalarType::Long, VaryingShape(1))};
+  return {tensorOut(dtypeOf(input), data), tensorOut(ScalarType::Long, VaryingShape(1))};
 }
 
 std::vector<OutputFacts> padRule(const Args& a) {
@@ -96,7 +89,7 @@ std::vector<OutputFacts> padRule(const Args& a) {
     d.insert(d.end(), in->begin() + 1, in->end());
     padded = VaryingShape(d);
   }
-  return {tensorFacts(dtypeOf(data), padded), tensorFacts(ScalarType::Long, VaryingShape(1))};
+  return {tensorOut(dtypeOf(data), padded), tensorOut(ScalarType::Long, VaryingShape(1))};
 }
 
 // --- kernels ---------------------------------------------------------------------------------

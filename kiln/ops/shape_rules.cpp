@@ -185,6 +185,8 @@ using Out = std::vector<OutputFacts>;
 
 // --- building results ------------------------------------------------------------
 
+}  // namespace
+
 OutputFacts tensorOut(std::optional<ScalarType> dtype, VaryingShape sizes) {
   OutputFacts o;
   o.kind = OutputFacts::Kind::Tensor;
@@ -193,16 +195,18 @@ OutputFacts tensorOut(std::optional<ScalarType> dtype, VaryingShape sizes) {
   return o;
 }
 
+OutputFacts contiguousOut(std::optional<ScalarType> dtype, VaryingShape sizes) {
+  OutputFacts o = tensorOut(dtype, std::move(sizes));
+  o.tensor.contiguous = true;
+  return o;
+}
+
+namespace {
+
 // A fresh result laid out like its inputs.
 OutputFacts freshOut(std::optional<ScalarType> dtype, VaryingShape sizes) {
   OutputFacts o = tensorOut(dtype, std::move(sizes));
   o.tensor.contiguous_like_inputs = true;
-  return o;
-}
-
-OutputFacts contiguousOut(std::optional<ScalarType> dtype, VaryingShape sizes) {
-  OutputFacts o = tensorOut(dtype, std::move(sizes));
-  o.tensor.contiguous = true;
   return o;
 }
 

@@ -112,6 +112,11 @@ using Formula = ShapeRule;
 // declaration names, or null.
 Formula findFormula(const Node* node, const FunctionSchema& schema);
 
+// One tensor output of `dtype` and `sizes` (either may be unknown); the
+// second is also known to be contiguous (a freshly allocated result).
+OutputFacts tensorOut(std::optional<ScalarType> dtype, VaryingShape sizes);
+OutputFacts contiguousOut(std::optional<ScalarType> dtype, VaryingShape sizes);
+
 // The rules of pointwise operators, named by their declarations.
 // One tensor: its dtype, float (integers promote), or bool; its sizes.
 std::vector<OutputFacts> sameDtype(const Args& a);

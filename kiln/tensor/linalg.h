@@ -1,5 +1,6 @@
 #pragma once
-// Matrix products. float32/float64 go through OpenBLAS (strided and
+// Matrix products. float32/float64 go through BLAS (oneDNN's sgemm for
+// float32 where oneDNN has AVX-512, else OpenBLAS; strided and
 // transposed operands are passed as they are when BLAS can read them);
 // integer dtypes use plain loops, as PyTorch's CPU fallback does. Operands
 // must share one dtype (no type promotion, as in PyTorch); shapes and dtypes
@@ -44,6 +45,13 @@ Tensor matmul(const Tensor& self, const Tensor& other);
 Tensor& matmulOut(const Tensor& self, const Tensor& other, Tensor& out);
 // input @ weight^T (+ bias).
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias);
+
+// c = beta * c + alpha * a @ b over float32 matrices in memory, the GEMM
+// under every float product above: a is n x k and b is k x m, each with its
+// own row and column strides in elements (one of the two 1, as BLAS reads
+// them), c row-major with leading dimension ldc. beta == 0 never reads c.
+void gemmFloat(int64_t n, int64_t m, int64_t k, float alpha, const float* a, int64_t a_row_stride, int64_t a_col_stride,
+               const float* b, int64_t b_row_stride, int64_t b_col_stride, float beta, float* c, int64_t ldc);
 Tensor& linearOut(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, Tensor& out);
 
 }  // namespace kiln

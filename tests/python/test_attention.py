@@ -110,6 +110,34 @@ def test_native_multi_head_attention_matches_torch(need_weights, average, masked
         assert ours[1] is None and theirs[1] is None
 
 
+@pytest.mark.parametrize("need_weights,average", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("batch,length,dim,heads", [(1, 64, 256, 8), (3, 33, 96, 4), (2, 1, 16, 2)])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_native_multi_head_attention_dense_self_attention(need_weights, average, batch, length, dim, heads, layout):
+    # Self-attention over a dense float32 batch reads q, k and v in place from
+    # the input projection (kiln's fast path); a non-contiguous query takes the
+    # general path. Both agree with torch.
+    x = _randn(batch, length, dim, seed=11)
+    if layout == "contiguous":
+        kx, tx = _pair(x)
+    else:
+        xt = np.ascontiguousarray(x.transpose(1, 0, 2))
+        kx, tx = kiln.from_numpy(xt.copy()).transpose(0, 1), torch.from_numpy(xt.copy()).transpose(0, 1)
+    ws = [_randn(3 * dim, dim, seed=5, scale=0.2), _randn(3 * dim, seed=6), _randn(dim, dim, seed=7, scale=0.2),
+          _randn(dim, seed=8)]
+    kw = [kiln.from_numpy(w.copy()) for w in ws]
+    tw = [torch.from_numpy(w.copy()) for w in ws]
+    ours = _op("_native_multi_head_attention")(kx, kx, kx, dim, heads, *kw, None, need_weights, average, None)
+    with torch.no_grad():
+        theirs = torch._native_multi_head_attention(tx, tx, tx, dim, heads, *tw, None, need_weights, average, None)
+    # Sums of up to 256 products in another order (oneDNN's GEMM, not OpenBLAS's).
+    assert_same(ours[0], theirs[0], rtol=1e-4, atol=1e-4)
+    if need_weights:
+        assert_same(ours[1], theirs[1], rtol=1e-4, atol=1e-5)
+    else:
+        assert ours[1] is None and theirs[1] is None
+
+
 def test_native_multi_head_attention_cross_and_float_mask():
     q, k, v = _randn(B, T, D), _randn(B, T, D, seed=1), _randn(B, T, D, seed=2)
     ws = _mha_weights()

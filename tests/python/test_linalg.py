@@ -272,6 +272,22 @@ def test_addmm_beta_zero_ignores_nan(rng):
                **F32)
 
 
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2), (0, 1), (0, -0.5)])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_addmm_large_float(beta, alpha, layout, rng):
+    # Big enough for oneDNN's sgemm where oneDNN has AVX-512 (else OpenBLAS):
+    # every transpose, alpha and beta, and beta == 0 never reading a NaN self.
+    a, b = arr(rng, (37, 96)), arr(rng, (96, 70))
+    if layout[0] == "t":
+        a = np.asfortranarray(a)
+    if layout[1] == "t":
+        b = np.asfortranarray(b)
+    s = arr(rng, (70,)) if beta else np.full((37, 70), np.nan, dtype=np.float32)
+    check_both(lambda lib, x, p, q: lib.addmm(x, p, q, beta=beta, alpha=alpha), s, a, b, **F32)
+    check_both(lambda lib, p, q: lib.mm(p, q), a, b, **F32)
+    check_both(lambda lib, p, q: lib.matmul(p, q), arr(rng, (3, 33, 64)), arr(rng, (3, 64, 40)), **F32)
+
+
 def test_addmm_k_zero_gives_beta_self(rng):
     s = arr(rng, (3, 4))
     check_both(lambda lib, x, p, q: lib.addmm(x, p, q, beta=2), s, np.zeros((3, 0), np.float32),

@@ -15,6 +15,7 @@
 #include "kiln/tensor/index.h"
 #include "kiln/tensor/layer_norm.h"
 #include "kiln/tensor/linalg.h"
+#include "kiln/tensor/parallel.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/tensor/reduce.h"
 #include "kiln/tensor/shape.h"
@@ -88,6 +89,52 @@ Tensor headsOf(const Tensor& projected, const Tensor& bias, int64_t num_head, do
   return contiguous(permute(view(contiguous(x), {b, t, num_head, d / num_head}), {0, 2, 1, 3}));
 }
 
+// Self-attention of a dense float32 batch without a mask, the common case of
+// torch's fast path, without the general path's copies: q, k and v stay
+// interleaved in the rows of the input projection ([B, T, 3D]), each head's
+// two products read them in place (leading dimension 3D), and the heads'
+// outputs land in the rows of [B, T, D] that the output projection reads.
+// Same operations as the general path (and torch): q = (x Wq + bq) * scale,
+// softmax(q k^T) v, then the output projection. Returns the output and the
+// per-head attention weights [B, H, T, T].
+std::tuple<Tensor, Tensor> denseSelfAttention(const Tensor& x, int64_t num_head, const Tensor& qkv_weight,
+                                              const Tensor& qkv_bias, const Tensor& proj_weight,
+                                              const Tensor& proj_bias, float scale) {
+  const int64_t B = x.size(0), T = x.size(1), D = x.size(2), dh = D / num_head, H = num_head;
+  Tensor qkv = linear(x, qkv_weight, qkv_bias);  // [B, T, 3D]
+  float* qkv_data = qkv.data<float>();
+  const int64_t row = 3 * D;
+  for (int64_t r = 0; r < B * T; ++r) {
+    float* q = qkv_data + r * row;
+    for (int64_t i = 0; i < D; ++i) q[i] = q[i] * scale;
+  }
+  Tensor scores = empty({B, H, T, T}, ScalarType::Float);
+  float* s_data = scores.data<float>();
+  // One head a task: each product is small (T x T x D/H) and runs on one thread.
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, T * T * dh));
+  parallelFor(0, B * H, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / H, h = bh % H;
+      const float* q = qkv_data + b * T * row + h * dh;
+      const float* k = q + D;
+      // scores = q (T x dh, rows 3D apart) @ k^T (dh x T: k's rows as columns).
+      gemmFloat(T, T, dh, 1.0f, q, row, 1, k, 1, row, 0.0f, s_data + bh * T * T, T);
+    }
+  });
+  Tensor attn = softmax(scores, -1);
+  const float* a_data = attn.data<float>();
+  Tensor ctx = empty({B, T, D}, ScalarType::Float);
+  float* c_data = ctx.data<float>();
+  parallelFor(0, B * H, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / H, h = bh % H;
+      const float* v = qkv_data + b * T * row + 2 * D + h * dh;
+      gemmFloat(T, dh, T, 1.0f, a_data + bh * T * T, T, 1, v, row, 1, 0.0f, c_data + b * T * D + h * dh, D);
+    }
+  });
+  return {linear(ctx, proj_weight, proj_bias), attn};
+}
+
 }  // namespace
 
 std::optional<std::vector<int64_t>> nestedLengths(const Tensor& t) {
@@ -144,6 +191,16 @@ std::tuple<Tensor, Tensor> nativeMultiHeadAttention(const Tensor& query, const T
   const double scale = query.dtype() == ScalarType::Float
                            ? static_cast<double>(1.0f / std::sqrt(static_cast<float>(dh)))
                            : 1.0 / std::sqrt(static_cast<double>(dh));
+  const auto isFloat = [](const Tensor& t) { return t.dtype() == ScalarType::Float; };
+  if (!mask && !nested && query.isSame(key) && key.isSame(value) && isFloat(query) && query.isContiguous() &&
+      isFloat(qkv_weight) && isFloat(qkv_bias) && isFloat(proj_weight) && isFloat(proj_bias) && B * T > 0) {
+    auto [out, attn] =
+        denseSelfAttention(query, num_head, qkv_weight, qkv_bias, proj_weight, proj_bias, static_cast<float>(scale));
+    if (!need_weights) return {out, Tensor()};
+    if (average_attn_weights)
+      attn = div(sum(attn, DimVector{1}), scalarLike(static_cast<double>(num_head), attn.dtype()));
+    return {out, attn};
+  }
   Tensor q, k, v;
   if (query.isSame(key) && key.isSame(value)) {
     const Tensor qkv = linear(query, qkv_weight, std::nullopt);
