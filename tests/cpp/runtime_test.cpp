@@ -359,14 +359,13 @@ TEST(Interpreter, ForkAndWait) {
 }
 
 TEST(Interpreter, WaitSuspendsAndResumesOnAnotherThread) {
-  auto g = forkGraph(100);
+  // The forked task sleeps far longer than runAsync needs even on a loaded machine, so a
+  // future that is still pending shows runAsync came back at the wait instead of blocking.
+  // (No wall-clock bound is asserted: a busy CI machine made one flaky.)
+  auto g = forkGraph(500);
   Stack inputs{IValue(int64_t{1})};
-  auto start = std::chrono::steady_clock::now();
   IntrusivePtr<FutureObj> result = InterpreterState(std::make_shared<Code>(g, "test")).runAsync(inputs);
-  auto returned_after = std::chrono::steady_clock::now() - start;
-  // runAsync came back at the wait instead of blocking for the forked task.
   EXPECT_FALSE(result->completed());
-  EXPECT_LT(returned_after, std::chrono::milliseconds(90));
   EXPECT_EQ(result->wait().toInt(), 3);
 }
 
