@@ -1,5 +1,9 @@
 #include "kiln/runtime/memory_plan.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -380,9 +384,13 @@ void MemoryPlanner::Impl::runRecorded(const std::function<void()>& body) {
     state = State::Ready;
     ++counters().plans;
     counters().arena_bytes += plan->total;
-    // The blocks this run freed into the allocator's cache are the ones
-    // the arena now stands in for.
+    // The blocks the unplanned runs freed (into the allocator's cache, and
+    // into malloc's heap, which keeps freed pages resident) are the ones
+    // the arena now stands in for: return them, or they add to its size.
     releaseLargeAllocCache();
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
   } else {
     state = State::Off;  // nothing to plan
     off = true;
