@@ -12,12 +12,13 @@ hits both alike; each row is the median of the repeats with the spread.
       [--models a,b] [--quick] [--memory]
 
 --memory reports memory instead of time: each engine runs in a subprocess of
-its own (torch; kiln; kiln with KILN_MEMORY_PLAN=0), which measures its
-resident set (VmRSS) once the model is ready and before its first call, then
-the peak (VmHWM, reset through /proc/self/clear_refs) over the steady-state
-calls that follow three warm-up calls, and what the warm-up calls kept
-resident (caches, plans, converted weights). Figures are growth over that
-baseline, so weights and libraries count for neither side.
+its own (torch; kiln; kiln with KILN_MEMORY_PLAN=0). Each measures its
+resident set (VmRSS) with the eager torch model and input built, then sets
+up its engine (the optimized module: its weights, prepacked or not, count),
+makes three warm-up calls, returns freed heap pages (malloc_trim, on both
+sides) and reports what stayed resident, then the peak (VmHWM, reset through
+/proc/self/clear_refs) over the steady-state calls. Figures are MiB over the
+first measure, the same in every subprocess.
 
 Targets (issue 19): kiln <= 0.8x torch at batch 1 on ResNet-18, MobileNetV2,
 the Transformer encoder and the LSTM model; <= 1.0x everywhere.
@@ -132,44 +133,46 @@ def reset_peak():
         f.write("5")
 
 
+def trimmed_rss():
+    """VmRSS in MiB once freed heap pages are back with the system (either engine's garbage counts for neither)."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return memory_status()[0]
+
+
 def memory_child(engine, name, batch, runs):
-    """In a fresh process: MiB of growth over the ready model, at the warm-up peak and the steady-state peak."""
+    """In a fresh process: MiB over the eager torch model, kept after warm-up and at the steady-state peak."""
     builder, make_input = MODELS[name]
     torch.manual_seed(0)
     model = builder(zoo.TORCH).eval()
     x = make_input(batch)
+    base = trimmed_rss()
     with torch.no_grad():
         scripted, frozen = torch_best(model, x)
         buffer = io.BytesIO()
         torch.jit.save(scripted, buffer)
+    del scripted
     if engine == "torch":
-        del scripted
-
         def call():
             with torch.no_grad():
                 frozen(x)
     else:
-        del scripted, frozen
+        del frozen
         mine, _ = kiln_best(buffer.getvalue())
         kx = kiln.from_numpy(x.numpy().copy())
 
         def call():
             with kiln.no_grad():
                 mine(kx)
-    gc.collect()
-    # Freed heap pages from the setup would otherwise count against whichever side trims first
-    # (kiln trims once when it builds a memory plan).
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
-    base, _ = memory_status()
-    reset_peak()
+    del buffer
     for _ in range(3):
         call()
-    retained, warm = (v - base for v in memory_status())
+    kept = trimmed_rss() - base
     reset_peak()
     for _ in range(runs):
         call()
     steady = memory_status()[1] - base
-    print(json.dumps({"base": base, "warm": warm, "retained": retained, "steady": steady}))
+    print(json.dumps({"kept": kept, "steady": steady}))
 
 
 def memory_row(name, batch, threads, runs):
@@ -184,11 +187,12 @@ def memory_row(name, batch, threads, runs):
     t = child("torch")
     k = child("kiln")
     n = child("kiln", {"KILN_MEMORY_PLAN": "0"})
-    print(f"{name:14s} b{batch:<3d} steady-state peak growth (MiB): torch {t['steady']:7.1f}   "
+    print(f"{name:14s} b{batch:<3d} steady-state peak (MiB over the eager model): torch {t['steady']:7.1f}   "
           f"kiln {k['steady']:7.1f} ({k['steady'] / max(t['steady'], 0.1):5.2f}x)   "
           f"kiln without plan {n['steady']:7.1f} ({n['steady'] / max(t['steady'], 0.1):5.2f}x)   "
-          f"kept after warm-up: torch {t['retained']:.1f}, kiln {k['retained']:.1f}, without plan {n['retained']:.1f}",
-          flush=True)
+          f"kept after warm-up: torch {t['kept']:.1f}, kiln {k['kept']:.1f}, without plan {n['kept']:.1f}; "
+          f"calls add: torch {t['steady'] - t['kept']:.1f}, kiln {k['steady'] - k['kept']:.1f}, "
+          f"without plan {n['steady'] - n['kept']:.1f}", flush=True)
 
 
 def main():
