@@ -9,15 +9,28 @@ taken in turn (torch, kiln, torch, ...) so that drift in a shared machine
 hits both alike; each row is the median of the repeats with the spread.
 
   PYTHONPATH=python /usr/bin/python3 bench/bench_models.py [--threads N] [--batch B] [--repeat R]
-      [--models a,b] [--quick]
+      [--models a,b] [--quick] [--memory]
+
+--memory reports memory instead of time: each engine runs in a subprocess of
+its own (torch; kiln; kiln with KILN_MEMORY_PLAN=0). Each measures its
+resident set (VmRSS) with the eager torch model and input built, then sets
+up its engine (the optimized module: its weights, prepacked or not, count),
+makes three warm-up calls, returns freed heap pages (malloc_trim, on both
+sides) and reports what stayed resident, then the peak (VmHWM, reset through
+/proc/self/clear_refs) over the steady-state calls. Figures are MiB over the
+first measure, the same in every subprocess.
 
 Targets (issue 19): kiln <= 0.8x torch at batch 1 on ResNet-18, MobileNetV2,
 the Transformer encoder and the LSTM model; <= 1.0x everywhere.
 """
 import argparse
+import ctypes
+import gc
 import io
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -105,6 +118,83 @@ def bench(name, batch, repeat, warmup):
     return k_med / t_med
 
 
+def memory_status():
+    """(VmRSS, VmHWM) of this process in MiB."""
+    fields = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            fields[key] = value
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def trimmed_rss():
+    """VmRSS in MiB once freed heap pages are back with the system (either engine's garbage counts for neither)."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return memory_status()[0]
+
+
+def memory_child(engine, name, batch, runs):
+    """In a fresh process: MiB over the eager torch model, kept after warm-up and at the steady-state peak."""
+    builder, make_input = MODELS[name]
+    torch.manual_seed(0)
+    model = builder(zoo.TORCH).eval()
+    x = make_input(batch)
+    base = trimmed_rss()
+    with torch.no_grad():
+        scripted, frozen = torch_best(model, x)
+        buffer = io.BytesIO()
+        torch.jit.save(scripted, buffer)
+    del scripted
+    if engine == "torch":
+        def call():
+            with torch.no_grad():
+                frozen(x)
+    else:
+        del frozen
+        mine, _ = kiln_best(buffer.getvalue())
+        kx = kiln.from_numpy(x.numpy().copy())
+
+        def call():
+            with kiln.no_grad():
+                mine(kx)
+    del buffer
+    for _ in range(3):
+        call()
+    kept = trimmed_rss() - base
+    reset_peak()
+    for _ in range(runs):
+        call()
+    steady = memory_status()[1] - base
+    print(json.dumps({"kept": kept, "steady": steady}))
+
+
+def memory_row(name, batch, threads, runs):
+    def child(engine, env=None):
+        command = [sys.executable, os.path.abspath(__file__), "--memory-child", engine, "--models", name,
+                   "--batch", str(batch), "--threads", str(threads), "--repeat", str(runs)]
+        out = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
+        if out.returncode != 0:
+            raise RuntimeError((out.stderr.strip().splitlines() or ["?"])[-1])
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    t = child("torch")
+    k = child("kiln")
+    n = child("kiln", {"KILN_MEMORY_PLAN": "0"})
+    print(f"{name:14s} b{batch:<3d} steady-state peak (MiB over the eager model): torch {t['steady']:7.1f}   "
+          f"kiln {k['steady']:7.1f} ({k['steady'] / max(t['steady'], 0.1):5.2f}x)   "
+          f"kiln without plan {n['steady']:7.1f} ({n['steady'] / max(t['steady'], 0.1):5.2f}x)   "
+          f"kept after warm-up: torch {t['kept']:.1f}, kiln {k['kept']:.1f}, without plan {n['kept']:.1f}; "
+          f"calls add: torch {t['steady'] - t['kept']:.1f}, kiln {k['steady'] - k['kept']:.1f}, "
+          f"without plan {n['steady'] - n['kept']:.1f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=1)
@@ -112,9 +202,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--models", type=str, default=",".join(MODELS))
     parser.add_argument("--quick", action="store_true", help="batch 1, 5 repeats")
+    parser.add_argument("--memory", action="store_true", help="peak memory growth instead of time")
+    parser.add_argument("--memory-child", choices=["torch", "kiln"], help=argparse.SUPPRESS)
     opts = parser.parse_args()
     torch.set_num_threads(opts.threads)
     kiln.set_num_threads(opts.threads)
+    if opts.memory_child:
+        memory_child(opts.memory_child, opts.models, int(opts.batch), opts.repeat)
+        return
     batches = [1] if opts.quick else [int(b) for b in opts.batch.split(",")]
     repeat = 5 if opts.quick else opts.repeat
     isa = "AVX-512" if kiln._C._vec_isa() == "avx512" else kiln._C._vec_isa()
@@ -122,6 +217,9 @@ def main():
     for batch in batches:
         for name in opts.models.split(","):
             try:
+                if opts.memory:
+                    memory_row(name, batch, opts.threads, repeat)
+                    continue
                 bench(name, batch, repeat, warmup=2)
             except Exception as error:  # a model kiln cannot run yet is a row, not the end of the table
                 print(f"{name:14s} b{batch:<3d} kiln failed: {str(error).splitlines()[0][:150]}", flush=True)

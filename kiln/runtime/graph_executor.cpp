@@ -33,6 +33,14 @@ std::vector<NamedPass> passesOf(PassStage stage) {
   return r.stages[static_cast<int>(stage)];
 }
 
+// A run that forks or waits continues on other threads, where no plan follows it.
+bool plannableMemory(const Code& code) {
+  for (const Instruction& inst : code.instructions()) {
+    if (inst.op == OpCode::FORK || inst.op == OpCode::WAIT) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void registerGraphExecutorPass(PassStage stage, std::string name, GraphPass pass) {
@@ -81,6 +89,7 @@ std::unique_ptr<ExecutionPlan> GraphExecutor::compile(const ArgumentSpec& spec, 
     for (const NamedPass& p : passesOf(PassStage::Optimization)) p.pass(plan->graph);
   }
   plan->code = std::make_shared<const Code>(plan->graph, name_, resolver_);
+  if (with_shapes && plannableMemory(*plan->code)) plan->memory = std::make_unique<MemoryPlanner>();
   return plan;
 }
 
@@ -117,7 +126,14 @@ const ExecutionPlan& GraphExecutor::getPlanFor(const Stack& stack) {
   return *plans->any_shape;
 }
 
-void GraphExecutor::run(Stack& stack) { InterpreterState(getPlanFor(stack).code).run(stack); }
+void GraphExecutor::run(Stack& stack) {
+  const ExecutionPlan& plan = getPlanFor(stack);
+  if (plan.memory) {
+    plan.memory->run([&] { InterpreterState(plan.code).run(stack); });
+    return;
+  }
+  InterpreterState(plan.code).run(stack);
+}
 
 IntrusivePtr<FutureObj> GraphExecutor::runAsync(Stack& stack) {
   return InterpreterState(getPlanFor(stack).code).runAsync(stack);

@@ -18,12 +18,16 @@
 
 #include "kiln/runtime/argument_spec.h"
 #include "kiln/runtime/code.h"
+#include "kiln/runtime/memory_plan.h"
 
 namespace kiln {
 
 struct ExecutionPlan {
   std::shared_ptr<Graph> graph;  // the specialized, optimized graph
   std::shared_ptr<const Code> code;
+  // Plans whose input shapes are known place their intermediates in a
+  // static memory plan (memory_plan.h); null for the others.
+  std::unique_ptr<MemoryPlanner> memory;
 };
 
 using GraphPass = std::function<void(const std::shared_ptr<Graph>& graph)>;

@@ -22,5 +22,8 @@ size_t largeAllocCachedBytes();
 // Changes the limit, returning what the cache holds beyond it to the system
 // (0 empties and disables the cache).
 void setLargeAllocCacheLimit(size_t bytes);
+// Returns every cached block to the system, keeping the limit (a memory plan
+// that now serves the blocks' former contents calls it once).
+void releaseLargeAllocCache();
 
 }  // namespace kiln

@@ -180,6 +180,7 @@ size_t roundUpLarge(size_t rounded) {
 size_t largeAllocCacheLimit() { return largeBlockCache().limit(); }
 size_t largeAllocCachedBytes() { return largeBlockCache().cached(); }
 void setLargeAllocCacheLimit(size_t bytes) { largeBlockCache().setLimit(bytes); }
+void releaseLargeAllocCache() { largeBlockCache().releaseAll(); }
 
 void* smallAlloc(size_t nbytes) {
   // No block this big can exist, and rounding it up would overflow.

@@ -14,6 +14,8 @@
 #include "kiln/ops/prim_ops.h"
 #include "kiln/passes/analysis/shape_analysis.h"
 #include "kiln/runtime/function.h"
+#include "kiln/runtime/memory_plan.h"
+#include "kiln/tensor/allocation_hook.h"
 
 namespace kiln::python {
 
@@ -189,6 +191,31 @@ void bindRuntime(py::module_& m) {
         "How many distinct input shapes per dtype/rank signature get plans specialized to their sizes "
         "(0: ranks only, as 1.13's legacy executor).");
   m.def("_get_shape_specialization_limit", &shapeSpecializationLimit);
+  m.def("_set_memory_planning", &setMemoryPlanning, py::arg("enabled"),
+        "Turns static memory plans for shape-specialized executions on or off (KILN_MEMORY_PLAN=0 starts it off).");
+  m.def("_get_memory_planning", &memoryPlanning);
+  m.def(
+      "_memory_plan_stats",
+      [] {
+        MemoryPlanStats stats = memoryPlanStats();
+        py::dict out;
+        out["plans"] = stats.plans;
+        out["planned_runs"] = stats.planned_runs;
+        out["deviations"] = stats.deviations;
+        out["given_up"] = stats.given_up;
+        out["arena_bytes"] = stats.arena_bytes;
+        return out;
+      },
+      "Process-wide counts of memory plans built, runs served from them, runs that left them, "
+      "planners that gave up, and the bytes of the arenas built.");
+  m.def(
+      "_storage_allocations",
+      [] {
+        StorageAllocationCounts counts = storageAllocationCounts();
+        return py::make_tuple(counts.count, counts.bytes);
+      },
+      "(count, bytes) of the tensor memory requests this thread sent to the allocator, not served by a "
+      "memory plan, since it started.");
   m.def("_jit_set_fusion_enabled", &fuser::setFusionEnabled, py::arg("enabled"),
         "Turns the fuser on or off for plans compiled from now on (KILN_FUSION=0 starts it off).");
   m.def("_jit_fusion_enabled", &fuser::fusionEnabled);
