@@ -1,5 +1,6 @@
 #include "kiln/frontend/sugared_value.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -152,6 +153,7 @@ SugaredValuePtr NamedTupleConstructor::call(const SourceRange& loc, Graph& graph
     Argument field;
     field.name = i < type_->fieldNames().size() ? type_->fieldNames()[i] : "_" + std::to_string(i);
     field.type = type_->elements()[i];
+    if (i < defaults_.size()) field.default_value = defaults_[i];
     fields.push_back(std::move(field));
   }
   FunctionSchema schema(type_->name().value_or("NamedTuple"), "", std::move(fields), {});
@@ -234,6 +236,17 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
     };
     if (auto it = casts.find(field); it != casts.end()) return std::make_shared<TensorCastMethod>(value_, it->second);
     if (field == "tolist") return std::make_shared<TensorToListValue>(value_);
+  }
+  if (auto tuple = type->cast<TupleType>()) {
+    // A NamedTuple's field: prim::TupleIndex with the field's position, as 1.13 emits.
+    const auto& names = tuple->fieldNames();
+    if (auto it = std::find(names.begin(), names.end(), field); it != names.end()) {
+      auto i = static_cast<size_t>(it - names.begin());
+      Value* index = graph.insertConstant(static_cast<int64_t>(i), loc);
+      Node* n = graph.insertNode(graph.createTupleIndex(value_, index, tuple->elements().at(i)));
+      n->setSourceRange(loc);
+      return std::make_shared<SimpleValue>(n->output());
+    }
   }
   Symbol method = Symbol::fromQualString("aten::" + field);
   if (isBuiltinOperator(method)) {
