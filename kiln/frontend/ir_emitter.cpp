@@ -2014,7 +2014,8 @@ Value* FunctionEmitter::emitMagicCall(const SourceRange& loc, Value* self, const
   return MethodValue(self, name).call(loc, g_, named, {}, 1)->asValue(loc, g_);
 }
 
-// The magic method a binary operator or comparison calls on a script object.
+// The magic method a binary operator or comparison calls on a script object
+// (1.13 calls none for `//` and `@`).
 const char* magicMethodName(int kind) {
   switch (kind) {
     case '+': return "__add__";
@@ -2022,9 +2023,7 @@ const char* magicMethodName(int kind) {
     case '*': return "__mul__";
     case '/': return "__truediv__";
     case '%': return "__mod__";
-    case '@': return "__matmul__";
     case TK_POW: return "__pow__";
-    case TK_FLOOR_DIV: return "__floordiv__";
     case '&': return "__and__";
     case '|': return "__or__";
     case '^': return "__xor__";

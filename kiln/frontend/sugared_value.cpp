@@ -662,6 +662,16 @@ SugaredValuePtr CastValue::call(const SourceRange& loc, Graph& graph, const std:
     Value* v = args[0].value;
     if (v->type()->isSubtypeOf(*type_)) return std::make_shared<SimpleValue>(v);
     const TypePtr& t = v->type();
+    // int(obj), float(obj), bool(obj) (and `if obj:`), str(obj): the magic
+    // method of a script object's class, as 1.13 calls it.
+    if (const auto* cls = t->cast<ClassType>(); cls && !cls->isModule()) {
+      const char* magic = type_->kind() == TypeKind::Int      ? "__int__"
+                          : type_->kind() == TypeKind::Float  ? "__float__"
+                          : type_->kind() == TypeKind::Bool   ? "__bool__"
+                          : type_->kind() == TypeKind::String ? "__str__"
+                                                              : nullptr;
+      if (magic && cls->findMethod(magic)) return MethodValue(v, magic).call(loc, graph, {}, {}, n_binders);
+    }
     if (type_->kind() == TypeKind::Bool &&
         (t->cast<ListType>() || t->kind() == TypeKind::String || t->cast<DictType>())) {
       Value* zero = graph.insertConstant(int64_t(0), loc);

@@ -130,7 +130,115 @@ def named_tuple_optional(flag: bool) -> Optional[Pair]:
     return None
 
 
+class Number(object):
+    def __init__(self, x: int):
+        self.x = x
+
+    def __add__(self, other: int) -> int:
+        return self.x + other
+
+    def __sub__(self, other: int) -> int:
+        return self.x - other
+
+    def __mul__(self, other: int) -> int:
+        return self.x * other
+
+    def __truediv__(self, other: int) -> float:
+        return self.x / other
+
+    def __floordiv__(self, other: int) -> int:
+        return self.x // other
+
+    def __mod__(self, other: int) -> int:
+        return self.x % other
+
+    def __pow__(self, other: int) -> int:
+        return int(self.x ** other)
+
+    def __and__(self, other: int) -> int:
+        return self.x & other
+
+    def __or__(self, other: int) -> int:
+        return self.x | other
+
+    def __xor__(self, other: int) -> int:
+        return self.x ^ other
+
+    def __eq__(self, other: int) -> bool:  # noqa: PLE0302
+        return self.x == other
+
+    def __ne__(self, other: int) -> bool:
+        return self.x != other
+
+    def __lt__(self, other: int) -> bool:
+        return self.x < other
+
+    def __le__(self, other: int) -> bool:
+        return self.x <= other
+
+    def __gt__(self, other: int) -> bool:
+        return self.x > other
+
+    def __ge__(self, other: int) -> bool:
+        return self.x >= other
+
+    def __neg__(self) -> "Number":
+        return Number(-self.x)
+
+    def __len__(self) -> int:
+        return abs(self.x)
+
+    def __getitem__(self, i: int) -> int:
+        return self.x * 10 + i
+
+    def __setitem__(self, i: int, v: int):
+        self.x = i * v
+
+    def __contains__(self, v: int) -> bool:
+        return v <= self.x
+
+    def __call__(self, v: int) -> int:
+        return self.x * v * 3
+
+    def __int__(self) -> int:
+        return self.x * 100
+
+    def __float__(self) -> float:
+        return self.x / 4
+
+    def __bool__(self) -> bool:
+        return self.x > 2
+
+    def __str__(self) -> str:
+        return "Number(" + str(self.x) + ")"
+
+
+def magic_arithmetic(x: int, y: int) -> List[int]:
+    n = Number(x)
+    return [n + y, n - y, n * y, n % y, n ** y, n & y, n | y, n ^ y, (-n).x]
+
+
+def magic_compare(x: int, y: int) -> List[bool]:
+    n = Number(x)
+    return [n == y, n != y, n < y, n <= y, n > y, n >= y, y in n, y not in n]
+
+
+def magic_protocols(x: int) -> Tuple[float, int, int, int, int, float, bool, str, int]:
+    n = Number(x)
+    a = n[2]
+    n[3] = 4
+    flag = 0
+    if n:
+        flag = 1
+    return n / 3, len(n), a, n(2), int(n), float(n), bool(n), str(n), flag
+
+
 FUNCTIONS = {
+    "magic_arithmetic": (magic_arithmetic, [7, 3]),
+    "magic_compare_lt": (magic_compare, [2, 5]),
+    "magic_compare_eq": (magic_compare, [5, 5]),
+    "magic_protocols": (magic_protocols, [3]),
+    "magic_protocols_small": (magic_protocols, [-1]),
     "object_base": (object_base, [3, -4]),
     "body_annotations": (body_annotations, [2]),
     "static_method": (static_method, [np.arange(3.0, dtype=np.float32), 4]),
@@ -162,6 +270,16 @@ def _plain(value):
     if isinstance(value, (list, tuple)):
         return type(value)(_plain(v) for v in value)
     return value
+
+
+def test_floordiv_is_no_magic_method():
+    def use(x: int) -> int:
+        return Number(x) // 2
+
+    with pytest.raises(RuntimeError, match="floordiv"):
+        torch.jit.script(use)
+    with pytest.raises(RuntimeError, match="floordiv"):
+        kiln.script(use)
 
 
 def test_named_tuple_comes_back_as_a_namedtuple():
