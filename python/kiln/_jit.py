@@ -147,6 +147,8 @@ def _free_names(fn):
             value = value.class_type
         elif _is_named_tuple(value):
             value = _script_named_tuple(value)
+        elif _is_enum(value):
+            value = _script_enum(value)
         elif _is_script_class_candidate(value):
             value = script(value).class_type
         return (value,)
@@ -247,6 +249,8 @@ def _class_free_names(cls):
                 return (value.class_type,)
             if _is_named_tuple(value):
                 return (_script_named_tuple(value),)
+            if _is_enum(value):
+                return (_script_enum(value),)
             if _is_script_class_candidate(value):
                 return (script(value).class_type,)
             return (value,)
@@ -270,6 +274,42 @@ def _script_named_tuple(cls):
     source, filename, first_line = _class_source(cls)
     compiled = _C._compile_named_tuple(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))
     cls.__kiln_named_tuple__ = compiled
+    return compiled
+
+
+def _is_enum(value):
+    return isinstance(value, type) and issubclass(value, enum.Enum) and value is not enum.Enum
+
+
+_ENUM_SOURCE = """class {name}:
+    def __init__(self, name: str, value: {value_type}):
+        self.name = name
+        self.value = value
+
+    def __eq__(self, other: {name}) -> bool:
+        return self.name == other.name
+
+    def __ne__(self, other: {name}) -> bool:
+        return self.name != other.name
+"""
+
+
+def _script_enum(cls):
+    """An Enum class for script code (kiln._C.EnumClass): a script class with
+    `name` and `value` whose objects are its members. Made once (kept as
+    `cls.__kiln_enum__`)."""
+    cached = cls.__dict__.get("__kiln_enum__")
+    if cached is not None:
+        return cached
+    members = [(m.name, m.value) for m in cls]
+    kinds = {type(value) for _, value in members}
+    if len(kinds) != 1 or next(iter(kinds)) not in (int, float, str):
+        raise RuntimeError(f"Cannot create Enum {cls.__qualname__}: its values must all be int, all float or all str "
+                           f"(found {', '.join(sorted(k.__name__ for k in kinds))})")
+    source = _ENUM_SOURCE.format(name=cls.__name__, value_type=next(iter(kinds)).__name__)
+    class_type = _C._compile_class(source, f"<enum {cls.__qualname__}>", 1, None, _qualified_name(cls))
+    compiled = _C._enum_class(class_type, members, cls)
+    type.__setattr__(cls, "__kiln_enum__", compiled)
     return compiled
 
 
@@ -320,7 +360,7 @@ def script(fn):
         return fn
     if isinstance(fn, type):
         if issubclass(fn, enum.Enum):
-            return fn  # as torch: enums need no scripting
+            return fn  # as torch: script code uses enums without scripting
         if _is_named_tuple(fn):
             return fn
         return _script_class(fn)

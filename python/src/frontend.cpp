@@ -58,6 +58,7 @@ class PythonResolver : public Resolver {
     }
     if (auto cls = classTypeFromPython(value)) return makeClassValue(cls);
     if (py::isinstance<PyNamedTuple>(value)) return value.cast<PyNamedTuple&>().value;
+    if (auto enum_class = enumClassValue(value)) return enum_class;
     if (auto constant = constantFromPython(value)) return makeConstantValue(std::move(*constant));
     return nullptr;
   }

@@ -5,6 +5,7 @@ methods, class-body attribute annotations, and the errors 1.13 raises for
 class inheritance. The same Python classes and functions are scripted by
 torch.jit.script and by kiln.script and must agree (results and their
 types); sources given to kiln.compile must agree with torch.jit.CompilationUnit."""
+from enum import Enum
 from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -452,3 +453,87 @@ def test_named_tuple_default_of_the_wrong_type():
 def test_source_class_errors(source, message):
     with pytest.raises(RuntimeError, match=message):
         kiln.compile(source)
+
+
+# --- Enum classes (used by script code without scripting, as in 1.13) ---------------------
+
+class Color(Enum):
+    RED = 1
+    GREEN = 2
+    BLUE = 4
+
+
+class Unit(Enum):
+    METER = "m"
+    INCH = "in"
+
+
+class Scale(Enum):
+    SMALL = 0.5
+    LARGE = 2.0
+
+
+def enum_value(c: Color) -> int:
+    if c == Color.RED:
+        return c.value * 10
+    return c.value
+
+
+def enum_name(c: Color) -> str:
+    return c.name + "!"
+
+
+def enum_compare(a: Color, b: Color) -> Tuple[bool, bool]:
+    return a == b, a != b
+
+
+def enum_iterate() -> Tuple[List[str], int]:
+    names: List[str] = []
+    total = 0
+    for c in Color:
+        names.append(c.name)
+        total += c.value
+    return names, total
+
+
+def enum_returned(i: int) -> Color:
+    if i == 0:
+        return Color.RED
+    if i == 1:
+        return Color.GREEN
+    return Color.BLUE
+
+
+def enum_str_and_float(u: Unit, s: Scale) -> Tuple[str, float, bool]:
+    return u.value, s.value * 2.0, u == Unit.INCH
+
+
+def enum_in_containers(cs: List[Color]) -> List[int]:
+    return [c.value for c in cs]
+
+
+@pytest.mark.parametrize("fn,args", [
+    (enum_value, (Color.RED,)), (enum_value, (Color.BLUE,)), (enum_name, (Color.GREEN,)),
+    (enum_compare, (Color.RED, Color.RED)), (enum_compare, (Color.RED, Color.BLUE)), (enum_iterate, ()),
+    (enum_returned, (0,)), (enum_returned, (2,)), (enum_str_and_float, (Unit.INCH, Scale.SMALL)),
+    (enum_str_and_float, (Unit.METER, Scale.LARGE)), (enum_in_containers, ([Color.BLUE, Color.RED],)),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_enum_same_as_torch(fn, args):
+    expected = torch.jit.script(fn)(*args)
+    got = kiln.script(fn)(*args)
+    assert got == expected
+    assert_same_types(got, expected)
+
+
+def test_enum_members_come_back_as_members():
+    assert kiln.script(enum_returned)(1) is Color.GREEN
+
+
+def test_enum_unknown_member():
+    def use() -> int:
+        return Color.PURPLE.value
+
+    with pytest.raises(RuntimeError):
+        torch.jit.script(use)
+    with pytest.raises(RuntimeError, match="PURPLE"):
+        kiln.script(use)
