@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "kiln/core/operator.h"
+#include "kiln/frontend/class_definition.h"
 #include "kiln/frontend/convert_to_ssa.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/parser.h"
@@ -117,6 +118,12 @@ class no_grad:
 
 // Compiles functions on demand, so that a callee is compiled before its callers.
 class DefinitionCompiler;
+
+// An object of a script class (not a module).
+bool isScriptObject(const Value* v) {
+  const auto* cls = v->type()->cast<ClassType>();
+  return cls && !cls->isModule();
+}
 
 // The class a method belongs to, while it is compiled.
 struct MethodContext {
@@ -279,6 +286,10 @@ class FunctionEmitter {
   Value* emitIfExpr(const SourceRange& range, const CondValue& cond, const std::function<Value*()>& true_expr,
                     const std::function<Value*()>& false_expr);
   Value* emitToBool(const SourceRange& loc, Value* v);
+  // `obj + x`, `obj < x`, `-obj`, `obj[i]`, `x in obj`...: on an object of a
+  // script class that defines the magic method `name`, its call (as 1.13);
+  // null for any other value.
+  Value* emitMagicCall(const SourceRange& loc, Value* self, const std::string& name, const std::vector<Value*>& args);
   Value* emitBinaryOp(const BinOp& op);
   Value* emitCompare(const SourceRange& loc, int kind, Value* lhs, Value* rhs);
   Value* emitUnaryOp(const UnaryOp& op);
@@ -341,7 +352,16 @@ class DefinitionCompiler {
     if (methods.count(name) || cls->findMethod(name)) {
       throwSourceError(def.name().range(), "method '" + name + "' is already defined");
     }
-    methods.emplace(name, PendingMethod{def, resolver ? resolver : resolver_});
+    methods.emplace(name, PendingMethod{def, resolver ? resolver : resolver_, isStaticMethod(def)});
+  }
+  // A NamedTuple class of the source: its type is built when first used
+  // (its fields may name classes defined after it).
+  void addNamedTuple(const ClassDef& def, const std::string& qualified_name) {
+    const std::string& name = def.name().name();
+    if (classes_.count(name) || pending_.count(name) || named_tuple_defs_.count(name)) {
+      throwSourceError(def.name().range(), "class '" + name + "' is already defined");
+    }
+    named_tuple_defs_.emplace(name, std::make_pair(def, qualified_name));
   }
   // Script classes: every method, __init__ first (it defines the attributes).
   void compileClasses() {
@@ -417,7 +437,9 @@ class DefinitionCompiler {
     compiling_.push_back(label);
     std::optional<FunctionSchema> schema;
     try {
-      schema = FunctionEmitter(*this, graph, it->second.resolver, context).emitDef(def);
+      schema = FunctionEmitter(*this, graph, it->second.resolver,
+                               it->second.is_static ? std::nullopt : std::optional<MethodContext>(context))
+                   .emitDef(def);
     } catch (const Error& e) {
       if (!use || caller.empty()) throw;
       std::string message =
@@ -478,6 +500,7 @@ class DefinitionCompiler {
 
   SugaredValuePtr resolve(const std::string& name, Graph& graph, const SourceRange& loc, const ResolverPtr& resolver) {
     if (auto it = classes_.find(name); it != classes_.end()) return makeClassValue(it->second);
+    if (auto named_tuple = namedTuple(name, graph)) return named_tuple;
     if (auto fn = ensureDefined(name, &loc)) return makeFunctionValue(fn);
     if (auto fn = target_.find ? target_.find(name) : nullptr) return makeFunctionValue(fn);
     if (resolver) {
@@ -489,6 +512,7 @@ class DefinitionCompiler {
   // A class (or an imported NamedTuple) named in a type annotation, or null.
   TypePtr resolveClass(const std::string& name, Graph& graph, const SourceRange& loc, const ResolverPtr& resolver) {
     if (auto it = classes_.find(name); it != classes_.end()) return it->second;
+    if (auto named_tuple = namedTuple(name, graph)) return named_tuple->type();
     if (pending_.count(name)) return nullptr;
     if (!resolver) return nullptr;
     SugaredValuePtr value = resolver->resolveValue(name, graph, loc);
@@ -510,7 +534,12 @@ class DefinitionCompiler {
   struct PendingMethod {
     Def def;
     ResolverPtr resolver;
+    // A @staticmethod: compiled as a function (no self), called as `C.f(...)`.
+    bool is_static = false;
   };
+  std::shared_ptr<NamedTupleConstructor> namedTuple(const std::string& name, Graph& graph);
+  std::map<std::string, std::pair<ClassDef, std::string>> named_tuple_defs_;
+  std::map<std::string, std::shared_ptr<NamedTupleConstructor>> named_tuples_;
   ResolverPtr resolver_;
   CompilationTarget& target_;
   std::map<std::string, Def> pending_;
@@ -714,6 +743,38 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
   ret.name = "";
   ret.type = merged_return_type_;
   return FunctionSchema(def.name().name(), "", std::move(arguments), {ret});
+}
+
+std::shared_ptr<NamedTupleConstructor> DefinitionCompiler::namedTuple(const std::string& name, Graph& graph) {
+  if (auto it = named_tuples_.find(name); it != named_tuples_.end()) return it->second;
+  auto def = named_tuple_defs_.find(name);
+  if (def == named_tuple_defs_.end()) return nullptr;
+  std::vector<std::string> names;
+  std::vector<TypePtr> types;
+  std::vector<std::optional<IValue>> defaults;
+  for (const NamedTupleField& field : namedTupleFields(def->second.first)) {
+    names.push_back(field.name);
+    types.push_back(typeFromExpr(field.type, [&](const std::string& n, const SourceRange& loc) -> TypePtr {
+      return resolveClass(n, graph, loc, resolver_);
+    }));
+    std::optional<IValue> value;
+    if (field.default_value) {
+      value = evaluateDefault(*field.default_value);
+      // 1.13 checks defaults as arguments: `scale: float = 2` is an error (no int-to-float here).
+      TypePtr value_type = value->type();
+      if (!value_type->isSubtypeOf(*types.back())) {
+        throwSourceError(field.default_value->range(), "Expected a value of type '" + types.back()->annotationStr() +
+                                                           "' for argument '" + field.name +
+                                                           "' but instead found type '" + value_type->annotationStr() + "'.");
+      }
+    }
+    defaults.push_back(std::move(value));
+  }
+  auto type = std::static_pointer_cast<const TupleType>(
+      TupleType::createNamed(def->second.second, std::move(names), std::move(types)));
+  auto ctor = std::make_shared<NamedTupleConstructor>(type, std::move(defaults));
+  named_tuples_[name] = ctor;
+  return ctor;
 }
 
 IValue DefinitionCompiler::evaluateDefault(const Expr& e) {
@@ -956,6 +1017,10 @@ void FunctionEmitter::emitExprsAssign(const List<Expr>& lhs, const std::vector<S
 
 void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscript& lhs, Value* rhs) {
   Value* sliceable = emitExpr(lhs.value());
+  if (lhs.subscriptExprs().size() == 1 && isScriptObject(sliceable)) {
+    Value* index = emitExpr(lhs.subscriptExprs()[0]);
+    if (emitMagicCall(range, sliceable, "__setitem__", {index, rhs})) return;
+  }
   if (sliceable->type()->isSubtypeOf(*TensorType::get())) {
     auto [sliced, tensor_indices] =
         emitIntAndSliceIndexing(lhs.range(), sliceable, desugarSubscripts(lhs.subscriptExprs()));
@@ -1436,6 +1501,8 @@ SugaredValuePtr FunctionEmitter::emitSugaredExpr(const Expr& e, size_t n_binders
         if (auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(object->type()))) {
           ensureField(cls, field, select.range());
         }
+      } else if (auto cls = classOfValue(value)) {
+        compiler_.ensureMethod(cls, field, &select.range());  // `C.static_method`
       }
       return value->attr(select.range(), g_, field);
     }
@@ -1478,6 +1545,7 @@ SugaredValuePtr FunctionEmitter::emitApplyExpr(const Apply& apply, size_t n_bind
         compiler_.ensureLenMethod(cls, *arg->staticLen());
         return MethodValue(v, "__len__").call(apply.range(), g_, {}, {}, n_binders);
       }
+      if (Value* r = emitMagicCall(apply.range(), v, "__len__", {})) return std::make_shared<SimpleValue>(r);
       return std::make_shared<SimpleValue>(arg->len(apply.range(), g_));
     }
     std::vector<NamedValue> args = {NamedValue(apply.inputs()[0].range(), arg->asValue(apply.inputs()[0].range(), g_))};
@@ -1980,7 +2048,49 @@ Value* FunctionEmitter::emitIfExpr(const SourceRange& range, const CondValue& co
   return n->addOutput()->setType(*unified);
 }
 
+Value* FunctionEmitter::emitMagicCall(const SourceRange& loc, Value* self, const std::string& name,
+                                      const std::vector<Value*>& args) {
+  auto cls = std::const_pointer_cast<ClassType>(std::dynamic_pointer_cast<const ClassType>(self->type()));
+  if (!cls || cls->isModule() || !compiler_.ensureMethod(cls, name, &loc)) return nullptr;
+  std::vector<NamedValue> named;
+  for (Value* a : args) named.emplace_back(loc, a);
+  return MethodValue(self, name).call(loc, g_, named, {}, 1)->asValue(loc, g_);
+}
+
+// The magic method a binary operator or comparison calls on a script object
+// (1.13 calls none for `//` and `@`).
+const char* magicMethodName(int kind) {
+  switch (kind) {
+    case '+': return "__add__";
+    case '-': return "__sub__";
+    case '*': return "__mul__";
+    case '/': return "__truediv__";
+    case '%': return "__mod__";
+    case TK_POW: return "__pow__";
+    case '&': return "__and__";
+    case '|': return "__or__";
+    case '^': return "__xor__";
+    case TK_LSHIFT: return "__lshift__";
+    case TK_RSHIFT: return "__rshift__";
+    case TK_EQ: return "__eq__";
+    case TK_NE: return "__ne__";
+    case '<': return "__lt__";
+    case '>': return "__gt__";
+    case TK_LE: return "__le__";
+    case TK_GE: return "__ge__";
+    default: return nullptr;
+  }
+}
+
 Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs, Value* rhs) {
+  if (const char* magic = magicMethodName(kind)) {
+    if (Value* v = emitMagicCall(loc, lhs, magic, {rhs})) return v;
+  }
+  if (kind == TK_IN || kind == TK_NOTIN) {
+    if (Value* v = emitMagicCall(loc, rhs, "__contains__", {lhs})) {
+      return kind == TK_IN ? v : call(loc, aten::__not__, {v});
+    }
+  }
   switch (kind) {
     case TK_EQ: return call(loc, aten::eq, {lhs, rhs});
     case TK_NE: return call(loc, aten::ne, {lhs, rhs});
@@ -2011,6 +2121,11 @@ Value* FunctionEmitter::emitCompare(const SourceRange& loc, int kind, Value* lhs
 Value* FunctionEmitter::emitBinaryOp(const BinOp& op) {
   Value* lhs = emitExpr(op.lhs());
   Value* rhs = emitExpr(op.rhs());
+  if (const char* magic = magicMethodName(op.kind()); magic && op.kind() != TK_EQ && op.kind() != TK_NE &&
+                                                      op.kind() != '<' && op.kind() != '>' && op.kind() != TK_LE &&
+                                                      op.kind() != TK_GE) {
+    if (Value* v = emitMagicCall(op.range(), lhs, magic, {rhs})) return v;
+  }
   // Tuples concatenate here: no operator schema can say their lengths.
   if (op.kind() == '+' && lhs->type()->kind() == TypeKind::Tuple && rhs->type()->kind() == TypeKind::Tuple) {
     std::vector<Value*> elements;
@@ -2048,6 +2163,9 @@ Value* FunctionEmitter::emitBinaryOp(const BinOp& op) {
 
 Value* FunctionEmitter::emitUnaryOp(const UnaryOp& op) {
   Value* v = emitExpr(op.operand());
+  if (op.kind() == TK_UNARY_MINUS) {
+    if (Value* r = emitMagicCall(op.range(), v, "__neg__", {})) return r;
+  }
   switch (op.kind()) {
     case TK_UNARY_MINUS: {
       // -1 is a constant, not a negation.
@@ -2447,6 +2565,9 @@ Value* FunctionEmitter::emitSubscript(const Subscript& subscript) {
   const SourceRange& range = subscript.range();
   const SourceRange& value_range = subscript.value().range();
   Value* sliceable = sv->asValue(value_range, g_);
+  if (subscripts.size() == 1 && subscripts[0].kind() != TK_SLICE_EXPR && isScriptObject(sliceable)) {
+    if (Value* v = emitMagicCall(range, sliceable, "__getitem__", {emitExpr(subscripts[0])})) return v;
+  }
   if (sliceable->type()->isSubtypeOf(*TensorType::get())) {
     auto [sliced, tensor_indices] = emitIntAndSliceIndexing(range, sliceable, subscripts);
     if (tensor_indices.empty()) return sliced;
@@ -2477,22 +2598,9 @@ void addClassBody(DefinitionCompiler& compiler, const ClassTypePtr& cls, const C
                   const ResolverPtr& resolver) {
   for (Stmt stmt : def.body()) {
     switch (stmt.kind()) {
-      case TK_DEF: {
-        Def method(stmt.tree());
-        for (Expr decorator : method.decorators()) {
-          std::string text = decorator.range().text();
-          if (text == "staticmethod" || text == "classmethod") {
-            throwSourceError(decorator.range(), "@" + text + " methods of script classes are not supported");
-          }
-        }
-        compiler.addMethod(cls, method, resolver);
-        break;
-      }
-      case TK_PASS: break;
-      case TK_EXPR_STMT:
-        if (ExprStmt(stmt.tree()).expr().kind() == TK_STRINGLITERAL) break;
-        throwSourceError(stmt.range(), "expected def in the body of class '" + def.name().name() + "'");
+      case TK_DEF: compiler.addMethod(cls, Def(stmt.tree()), resolver); break;
       default:
+        if (isIgnoredClassStatement(stmt)) break;
         throwSourceError(stmt.range(), "expected def in the body of class '" + def.name().name() + "' but found '" +
                                            kindToString(stmt.kind()) + "'");
     }
@@ -2508,7 +2616,10 @@ void defineFunctions(const std::vector<TreeRef>& definitions, const ResolverPtr&
       case TK_DEF: compiler.add(Def(tree)); break;
       case TK_CLASS: {
         ClassDef def(tree);
-        if (!def.bases().empty()) throwSourceError(def.bases().range(), "class inheritance is not supported");
+        if (classKind(def) == ClassKind::NamedTuple) {
+          compiler.addNamedTuple(def, "__torch__." + def.name().name());
+          break;
+        }
         KILN_CHECK(target.define_class && target.define_method, "this compilation target cannot take classes");
         auto cls = ClassType::create("__torch__." + def.name().name());
         target.define_class(cls);
@@ -2532,11 +2643,25 @@ void defineClass(const ClassTypePtr& cls, const TreeRef& class_def, const Resolv
                  CompilationTarget& target) {
   if (class_def->kind() != TK_CLASS) throwSourceError(class_def->range(), "expected a class definition");
   ClassDef def(class_def);
-  if (!def.bases().empty()) throwSourceError(def.bases().range(), "class inheritance is not supported");
+  if (classKind(def) == ClassKind::NamedTuple) {
+    throwSourceError(def.name().range(), "a NamedTuple class is a type, not a script class");
+  }
   DefinitionCompiler compiler(resolver, target);
   compiler.addClass(def.name().name(), cls, def.name().range());
   addClassBody(compiler, cls, def, resolver);
   compiler.compileClasses();
+}
+
+SugaredValuePtr defineNamedTuple(const TreeRef& class_def, const std::string& qualified_name,
+                                 const ResolverPtr& resolver) {
+  if (class_def->kind() != TK_CLASS) throwSourceError(class_def->range(), "expected a class definition");
+  ClassDef def(class_def);
+  if (classKind(def) != ClassKind::NamedTuple) throwSourceError(def.name().range(), "expected a NamedTuple class");
+  CompilationTarget target;
+  DefinitionCompiler compiler(resolver, target);
+  compiler.addNamedTuple(def, qualified_name);
+  Graph graph;
+  return compiler.resolve(def.name().name(), graph, def.name().range(), resolver);
 }
 
 void defineMethods(const ClassTypePtr& cls, const std::vector<MethodSource>& methods,

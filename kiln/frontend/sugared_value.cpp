@@ -1,5 +1,6 @@
 #include "kiln/frontend/sugared_value.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -152,6 +153,7 @@ SugaredValuePtr NamedTupleConstructor::call(const SourceRange& loc, Graph& graph
     Argument field;
     field.name = i < type_->fieldNames().size() ? type_->fieldNames()[i] : "_" + std::to_string(i);
     field.type = type_->elements()[i];
+    if (i < defaults_.size()) field.default_value = defaults_[i];
     fields.push_back(std::move(field));
   }
   FunctionSchema schema(type_->name().value_or("NamedTuple"), "", std::move(fields), {});
@@ -237,6 +239,17 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
     };
     if (auto it = casts.find(field); it != casts.end()) return std::make_shared<TensorCastMethod>(value_, it->second);
     if (field == "tolist") return std::make_shared<TensorToListValue>(value_);
+  }
+  if (auto tuple = type->cast<TupleType>()) {
+    // A NamedTuple's field: prim::TupleIndex with the field's position, as 1.13 emits.
+    const auto& names = tuple->fieldNames();
+    if (auto it = std::find(names.begin(), names.end(), field); it != names.end()) {
+      auto i = static_cast<size_t>(it - names.begin());
+      Value* index = graph.insertConstant(static_cast<int64_t>(i), loc);
+      Node* n = graph.insertNode(graph.createTupleIndex(value_, index, tuple->elements().at(i)));
+      n->setSourceRange(loc);
+      return std::make_shared<SimpleValue>(n->output());
+    }
   }
   Symbol method = Symbol::fromQualString("aten::" + field);
   if (isBuiltinOperator(method)) {
@@ -657,6 +670,16 @@ SugaredValuePtr CastValue::call(const SourceRange& loc, Graph& graph, const std:
     Value* v = args[0].value;
     if (v->type()->isSubtypeOf(*type_)) return std::make_shared<SimpleValue>(v);
     const TypePtr& t = v->type();
+    // int(obj), float(obj), bool(obj) (and `if obj:`), str(obj): the magic
+    // method of a script object's class, as 1.13 calls it.
+    if (const auto* cls = t->cast<ClassType>(); cls && !cls->isModule()) {
+      const char* magic = type_->kind() == TypeKind::Int      ? "__int__"
+                          : type_->kind() == TypeKind::Float  ? "__float__"
+                          : type_->kind() == TypeKind::Bool   ? "__bool__"
+                          : type_->kind() == TypeKind::String ? "__str__"
+                                                              : nullptr;
+      if (magic && cls->findMethod(magic)) return MethodValue(v, magic).call(loc, graph, {}, {}, n_binders);
+    }
     if (type_->kind() == TypeKind::Bool &&
         (t->cast<ListType>() || t->kind() == TypeKind::String || t->cast<DictType>())) {
       Value* zero = graph.insertConstant(int64_t(0), loc);

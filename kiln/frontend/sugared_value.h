@@ -289,7 +289,10 @@ class ClassValue : public SugaredValue {
 // tuple, fields by position or keyword); as an annotation it is the type.
 class NamedTupleConstructor : public SugaredValue {
  public:
-  explicit NamedTupleConstructor(std::shared_ptr<const TupleType> type) : type_(std::move(type)) {}
+  // `defaults[i]`: field i's default (`b: float = 2.0` in the class), when it has one.
+  explicit NamedTupleConstructor(std::shared_ptr<const TupleType> type,
+                                 std::vector<std::optional<IValue>> defaults = {})
+      : type_(std::move(type)), defaults_(std::move(defaults)) {}
   std::string kind() const override { return "NamedTuple"; }
   SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                        const std::vector<NamedValue>& kwargs, size_t n_binders) override;
@@ -297,6 +300,7 @@ class NamedTupleConstructor : public SugaredValue {
 
  private:
   std::shared_ptr<const TupleType> type_;
+  std::vector<std::optional<IValue>> defaults_;
 };
 
 // A class TorchScript defines itself (`torch.no_grad`): the emitter compiles

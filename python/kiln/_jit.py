@@ -2,6 +2,7 @@
 kiln.function_from_graph, kiln.CompilationUnit and the ScriptFunction objects
 they make (kiln._C.ScriptFunction); script classes (kiln.script on a Python
 class: kiln.ScriptClass, whose objects are kiln._C.ScriptObject)."""
+import enum
 import inspect
 import linecache
 import re
@@ -144,6 +145,10 @@ def _free_names(fn):
             value = script(value)
         elif isinstance(value, ScriptClass):
             value = value.class_type
+        elif _is_named_tuple(value):
+            value = _script_named_tuple(value)
+        elif _is_enum(value):
+            value = _script_enum(value)
         elif _is_script_class_candidate(value):
             value = script(value).class_type
         return (value,)
@@ -171,7 +176,8 @@ def _is_script_class_candidate(value):
         return True
     if issubclass(value, Module):
         return False
-    return "__init__" in value.__dict__ and isinstance(value.__dict__["__init__"], types.FunctionType)
+    # A class whose __init__ is inherited is one too (kiln.script refuses it, as torch).
+    return any(isinstance(c.__dict__.get("__init__"), types.FunctionType) for c in value.__mro__[:-1])
 
 
 class ScriptClass:
@@ -241,6 +247,10 @@ def _class_free_names(cls):
                 return (script(value),)
             if isinstance(value, ScriptClass):
                 return (value.class_type,)
+            if _is_named_tuple(value):
+                return (_script_named_tuple(value),)
+            if _is_enum(value):
+                return (_script_enum(value),)
             if _is_script_class_candidate(value):
                 return (script(value).class_type,)
             return (value,)
@@ -249,12 +259,76 @@ def _class_free_names(cls):
     return lookup
 
 
+def _is_named_tuple(value):
+    """A `class P(NamedTuple)` (or typing.NamedTuple("P", ...)) of the user."""
+    return (isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields")
+            and "__annotations__" in value.__dict__)
+
+
+def _script_named_tuple(cls):
+    """The TorchScript named tuple type of a NamedTuple class, compiled from
+    its source once (kept as `cls.__kiln_named_tuple__`)."""
+    cached = cls.__dict__.get("__kiln_named_tuple__")
+    if cached is not None:
+        return cached
+    source, filename, first_line = _class_source(cls)
+    compiled = _C._compile_named_tuple(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))
+    cls.__kiln_named_tuple__ = compiled
+    return compiled
+
+
+def _is_enum(value):
+    return isinstance(value, type) and issubclass(value, enum.Enum) and value is not enum.Enum
+
+
+_ENUM_SOURCE = """class {name}:
+    def __init__(self, name: str, value: {value_type}):
+        self.name = name
+        self.value = value
+
+    def __eq__(self, other: {name}) -> bool:
+        return self.name == other.name
+
+    def __ne__(self, other: {name}) -> bool:
+        return self.name != other.name
+"""
+
+
+def _script_enum(cls):
+    """An Enum class for script code (kiln._C.EnumClass): a script class with
+    `name` and `value` whose objects are its members. Made once (kept as
+    `cls.__kiln_enum__`)."""
+    cached = cls.__dict__.get("__kiln_enum__")
+    if cached is not None:
+        return cached
+    members = [(m.name, m.value) for m in cls]
+    kinds = {type(value) for _, value in members}
+    if len(kinds) != 1 or next(iter(kinds)) not in (int, float, str):
+        raise RuntimeError(f"Cannot create Enum {cls.__qualname__}: its values must all be int, all float or all str "
+                           f"(found {', '.join(sorted(k.__name__ for k in kinds))})")
+    source = _ENUM_SOURCE.format(name=cls.__name__, value_type=next(iter(kinds)).__name__)
+    class_type = _C._compile_class(source, f"<enum {cls.__qualname__}>", 1, None, _qualified_name(cls))
+    compiled = _C._enum_class(class_type, members, cls)
+    type.__setattr__(cls, "__kiln_enum__", compiled)
+    return compiled
+
+
+def _check_class(cls):
+    """TorchScript 1.13's refusals of classes it cannot compile, in its words."""
+    if issubclass(cls, Module):
+        raise RuntimeError(f"Type '{cls}' cannot be compiled since it inherits from nn.Module, pass an instance instead")
+    if len(cls.mro()) > 2:
+        raise RuntimeError("TorchScript classes does not support inheritance yet. "
+                           "Please directly inherit from 'object'.")
+
+
 def _script_class(cls):
     cached = cls.__dict__.get("__kiln_script_class__")
     if cached is _COMPILING:
         raise RuntimeError(f"kiln.script: class {cls.__qualname__} refers to itself while it is being compiled")
     if cached is not None:
         return cached
+    _check_class(cls)
     source, filename, first_line = _class_source(cls)
     cls.__kiln_script_class__ = _COMPILING
     try:
@@ -285,6 +359,10 @@ def script(fn):
     if isinstance(fn, (ScriptFunction, ScriptClass)):
         return fn
     if isinstance(fn, type):
+        if issubclass(fn, enum.Enum):
+            return fn  # as torch: script code uses enums without scripting
+        if _is_named_tuple(fn):
+            return fn
         return _script_class(fn)
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"kiln.script expects a Python function, class or kiln.nn.Module, got {type(fn).__name__}")

@@ -67,5 +67,12 @@ std::optional<IValue> objectToIValue(py::handle obj, const TypePtr& type);
 py::object objectToPython(const IValue& value);
 // The class type a kiln._C.ClassType stands for, or null.
 std::shared_ptr<ClassType> classTypeFromPython(py::handle obj);
+// Enum classes (enum_class.cpp): a kiln._C.EnumClass as the value its name
+// stands for in script code (null for anything else); a Python Enum member
+// as the object script code holds for it (of `type`, when not null), and back.
+void bindEnumClasses(py::module_& m);
+SugaredValuePtr enumClassValue(py::handle obj);
+std::optional<IValue> enumMemberToIValue(py::handle obj, const TypePtr& type);
+std::optional<py::object> enumMemberToPython(const IValue& value);
 
 }  // namespace kiln::python

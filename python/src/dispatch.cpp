@@ -208,7 +208,9 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
         if (!v) return std::nullopt;
         elems.push_back(std::move(*v));
       }
-      return IValue(makeIntrusive<TupleObj>(std::move(elems)));
+      // A NamedTuple parameter's value carries its name and fields (from a
+      // Python namedtuple or a plain tuple, as 1.13 accepts both).
+      return IValue(makeIntrusive<TupleObj>(std::move(elems), type->cast<TupleType>()->isNamed() ? type : nullptr));
     }
     case TypeKind::Any:
     case TypeKind::Union: return unionToIValue(obj, type);

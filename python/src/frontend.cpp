@@ -5,6 +5,7 @@
 
 #include "bindings.h"
 #include "kiln/api/kiln.h"
+#include "kiln/frontend/class_definition.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/parser.h"
 #include "kiln/frontend/sugared_value.h"
@@ -12,6 +13,13 @@
 namespace kiln::python {
 
 namespace {
+
+// A Python NamedTuple class compiled for script code (what kiln.script's
+// lookup hands the resolver for it).
+struct PyNamedTuple {
+  SugaredValuePtr value;
+  std::string qualified_name;
+};
 
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
 // for a name it knows, None otherwise, and `()` for a function whose
@@ -49,6 +57,8 @@ class PythonResolver : public Resolver {
       return makeBuiltinModule(value.attr("__name__").cast<std::string>());
     }
     if (auto cls = classTypeFromPython(value)) return makeClassValue(cls);
+    if (py::isinstance<PyNamedTuple>(value)) return value.cast<PyNamedTuple&>().value;
+    if (auto enum_class = enumClassValue(value)) return enum_class;
     if (auto constant = constantFromPython(value)) return makeConstantValue(std::move(*constant));
     return nullptr;
   }
@@ -113,6 +123,22 @@ void bindFrontend(py::module_& m) {
     if (!py::isinstance<GraphFunction>(fn)) return nullptr;
     return fn.cast<std::shared_ptr<GraphFunction>>();
   });
+  py::class_<PyNamedTuple>(m, "NamedTupleType", "A Python NamedTuple class as a TorchScript named tuple type.")
+      .def_property_readonly("qualified_name", [](const PyNamedTuple& t) { return t.qualified_name; });
+  m.def(
+      "_compile_named_tuple",
+      [](const std::string& source, const std::string& filename, size_t first_line, const py::object& lookup,
+         const std::string& qualified_name) {
+        Parser parser(std::make_shared<const Source>(source, filename, first_line));
+        for (const TreeRef& t : parser.parseFile()) {
+          if (t->kind() != TK_CLASS) continue;
+          ResolverPtr resolver = lookup.is_none() ? nullptr : makePythonResolver(lookup, qualified_name);
+          return PyNamedTuple{defineNamedTuple(t, qualified_name, resolver), qualified_name};
+        }
+        throw Error("expected a class definition in the source of " + qualified_name);
+      },
+      py::arg("source"), py::arg("filename"), py::arg("first_line"), py::arg("lookup"), py::arg("qualified_name"),
+      "Compiles a NamedTuple class (the source of its `class` statement) into a named tuple type.");
   // One s-expression line per top-level statement.
   m.def(
       "_parse_source",

@@ -37,6 +37,7 @@ PYBIND11_MODULE(_C, m) {
   bindFrontend(m);
   bindTrace(m);
   bindObjects(m);
+  bindEnumClasses(m);
   bindNn(m);
   bindSerialization(m);
   bindImportSource(m);

@@ -211,13 +211,16 @@ class PythonClassResolver : public Resolver {
 }  // namespace
 
 std::optional<IValue> objectToIValue(py::handle obj, const TypePtr& type) {
-  if (!py::isinstance<PyScriptObject>(obj)) return std::nullopt;
+  if (!py::isinstance<PyScriptObject>(obj)) return enumMemberToIValue(obj, type);
   const auto& object = obj.cast<PyScriptObject&>().object;
   if (type && !object->type->isSubtypeOf(*type)) return std::nullopt;
   return IValue(object);
 }
 
-py::object objectToPython(const IValue& value) { return py::cast(PyScriptObject{value.toObject()}); }
+py::object objectToPython(const IValue& value) {
+  if (auto member = enumMemberToPython(value)) return *member;
+  return py::cast(PyScriptObject{value.toObject()});
+}
 
 std::shared_ptr<ClassType> classTypeFromPython(py::handle obj) {
   if (!py::isinstance<PyClassType>(obj)) return nullptr;

@@ -1,0 +1,539 @@
+"""Classes in the TorchScript language (issue 20, item 3), differential
+against torch 1.13: classes inheriting from `object`, NamedTuple classes
+(fields, defaults, indexing, returned to Python as namedtuples), static
+methods, class-body attribute annotations, and the errors 1.13 raises for
+class inheritance. The same Python classes and functions are scripted by
+torch.jit.script and by kiln.script and must agree (results and their
+types); sources given to kiln.compile must agree with torch.jit.CompilationUnit."""
+from enum import Enum
+from typing import List, NamedTuple, Optional, Tuple
+
+import numpy as np
+import pytest
+import torch
+
+import kiln
+from conftest import assert_same, assert_same_types, convert
+
+
+# --- classes and functions both compilers script --------------------------------------------
+
+class Point(object):
+    def __init__(self, x: int, y: int):
+        self.x = x
+        self.y = y
+
+    def norm1(self) -> int:
+        return abs(self.x) + abs(self.y)
+
+
+class Annotated:
+    total: int
+    names: List[str]
+
+    def __init__(self, start: int):
+        self.total = start
+        self.names: List[str] = []
+
+    def add(self, name: str, k: int) -> int:
+        self.names.append(name)
+        self.total += k
+        return self.total
+
+
+class WithStatic(object):
+    def __init__(self, x: int):
+        self.x = x
+
+    @staticmethod
+    def identity(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    @staticmethod
+    def twice(n: int) -> int:
+        return n * 2
+
+    def scaled(self) -> int:
+        return WithStatic.twice(self.x) + 1
+
+
+class Pair(NamedTuple):
+    first: int
+    second: float
+
+
+class WithDefaults(NamedTuple):
+    a: torch.Tensor
+    n: int = 3
+    scale: float = 2.0
+    tag: str = "t"
+
+
+class Nested(NamedTuple):
+    pair: Pair
+    values: List[int]
+
+
+def object_base(a: int, b: int) -> int:
+    return Point(a, b).norm1() + Point(b, a).x
+
+
+def body_annotations(n: int) -> Tuple[int, List[str]]:
+    c = Annotated(n)
+    c.add("a", 1)
+    return c.add("b", 2), c.names
+
+
+def static_method(x: torch.Tensor, n: int) -> Tuple[torch.Tensor, int, int]:
+    return WithStatic.identity(x) + 1, WithStatic.twice(n), WithStatic(n).scaled()
+
+
+def named_tuple_fields(i: int, f: float) -> Tuple[int, float, int, float]:
+    p = Pair(i, f)
+    q = Pair(second=f * 2, first=i + 1)
+    return p.first, p[1], q[0], q.second
+
+
+def named_tuple_returned(i: int, f: float) -> Pair:
+    return Pair(i * 2, f)
+
+
+def named_tuple_param(p: Pair) -> float:
+    return p.first + p.second
+
+
+def named_tuple_defaults(x: torch.Tensor) -> Tuple[torch.Tensor, int, float, str]:
+    w = WithDefaults(x)
+    v = WithDefaults(x, 5, tag="u")
+    return w.a * w.scale, w.n + v.n, v.scale, w.tag + v.tag
+
+
+def named_tuple_unpack(i: int) -> int:
+    a, b = Pair(i, 1.5)
+    return a + int(b)
+
+
+def named_tuple_nested(i: int) -> Nested:
+    n = Nested(Pair(i, 0.5), [i, i + 1])
+    return n
+
+
+def named_tuple_list(n: int) -> List[Pair]:
+    out: List[Pair] = []
+    for i in range(n):
+        out.append(Pair(i, float(i) / 2))
+    return out
+
+
+def named_tuple_optional(flag: bool) -> Optional[Pair]:
+    if flag:
+        return Pair(1, 2.0)
+    return None
+
+
+class Number(object):
+    def __init__(self, x: int):
+        self.x = x
+
+    def __add__(self, other: int) -> int:
+        return self.x + other
+
+    def __sub__(self, other: int) -> int:
+        return self.x - other
+
+    def __mul__(self, other: int) -> int:
+        return self.x * other
+
+    def __truediv__(self, other: int) -> float:
+        return self.x / other
+
+    def __floordiv__(self, other: int) -> int:
+        return self.x // other
+
+    def __mod__(self, other: int) -> int:
+        return self.x % other
+
+    def __pow__(self, other: int) -> int:
+        return int(self.x ** other)
+
+    def __and__(self, other: int) -> int:
+        return self.x & other
+
+    def __or__(self, other: int) -> int:
+        return self.x | other
+
+    def __xor__(self, other: int) -> int:
+        return self.x ^ other
+
+    def __eq__(self, other: int) -> bool:  # noqa: PLE0302
+        return self.x == other
+
+    def __ne__(self, other: int) -> bool:
+        return self.x != other
+
+    def __lt__(self, other: int) -> bool:
+        return self.x < other
+
+    def __le__(self, other: int) -> bool:
+        return self.x <= other
+
+    def __gt__(self, other: int) -> bool:
+        return self.x > other
+
+    def __ge__(self, other: int) -> bool:
+        return self.x >= other
+
+    def __neg__(self) -> "Number":
+        return Number(-self.x)
+
+    def __len__(self) -> int:
+        return abs(self.x)
+
+    def __getitem__(self, i: int) -> int:
+        return self.x * 10 + i
+
+    def __setitem__(self, i: int, v: int):
+        self.x = i * v
+
+    def __contains__(self, v: int) -> bool:
+        return v <= self.x
+
+    def __call__(self, v: int) -> int:
+        return self.x * v * 3
+
+    def __int__(self) -> int:
+        return self.x * 100
+
+    def __float__(self) -> float:
+        return self.x / 4
+
+    def __bool__(self) -> bool:
+        return self.x > 2
+
+    def __str__(self) -> str:
+        return "Number(" + str(self.x) + ")"
+
+
+def magic_arithmetic(x: int, y: int) -> List[int]:
+    n = Number(x)
+    return [n + y, n - y, n * y, n % y, n ** y, n & y, n | y, n ^ y, (-n).x]
+
+
+def magic_compare(x: int, y: int) -> List[bool]:
+    n = Number(x)
+    return [n == y, n != y, n < y, n <= y, n > y, n >= y, y in n, y not in n]
+
+
+def magic_protocols(x: int) -> Tuple[float, int, int, int, int, float, bool, str, int]:
+    n = Number(x)
+    a = n[2]
+    n[3] = 4
+    flag = 0
+    if n:
+        flag = 1
+    return n / 3, len(n), a, n(2), int(n), float(n), bool(n), str(n), flag
+
+
+FUNCTIONS = {
+    "magic_arithmetic": (magic_arithmetic, [7, 3]),
+    "magic_compare_lt": (magic_compare, [2, 5]),
+    "magic_compare_eq": (magic_compare, [5, 5]),
+    "magic_protocols": (magic_protocols, [3]),
+    "magic_protocols_small": (magic_protocols, [-1]),
+    "object_base": (object_base, [3, -4]),
+    "body_annotations": (body_annotations, [2]),
+    "static_method": (static_method, [np.arange(3.0, dtype=np.float32), 4]),
+    "named_tuple_fields": (named_tuple_fields, [2, 1.25]),
+    "named_tuple_returned": (named_tuple_returned, [2, 1.25]),
+    "named_tuple_defaults": (named_tuple_defaults, [np.arange(3.0, dtype=np.float32)]),
+    "named_tuple_unpack": (named_tuple_unpack, [4]),
+    "named_tuple_nested": (named_tuple_nested, [4]),
+    "named_tuple_list": (named_tuple_list, [3]),
+    "named_tuple_optional_true": (named_tuple_optional, [True]),
+    "named_tuple_optional_false": (named_tuple_optional, [False]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_same_results_as_torch(name):
+    fn, args = FUNCTIONS[name]
+    expected = torch.jit.script(fn)(*convert(args, "torch"))
+    got = kiln.script(fn)(*convert(args, "kiln"))
+    assert_same(got, expected)
+    assert_same_types(_plain(got), _plain(expected))
+
+
+def _plain(value):
+    """A namedtuple as (its class name, its fields, its values as plain data):
+    torch returns namedtuples of a class it makes, kiln of the user's class."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return (type(value).__name__, value._fields, tuple(_plain(v) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def test_floordiv_is_no_magic_method():
+    def use(x: int) -> int:
+        return Number(x) // 2
+
+    with pytest.raises(RuntimeError, match="floordiv"):
+        torch.jit.script(use)
+    with pytest.raises(RuntimeError, match="floordiv"):
+        kiln.script(use)
+
+
+def test_named_tuple_comes_back_as_a_namedtuple():
+    expected = torch.jit.script(named_tuple_returned)(3, 0.5)
+    got = kiln.script(named_tuple_returned)(3, 0.5)
+    assert type(got).__name__ == type(expected).__name__ == "Pair"
+    assert got._fields == expected._fields == ("first", "second")
+    assert got.first == expected.first and got.second == expected.second
+    nested = kiln.script(named_tuple_nested)(2)
+    assert nested.pair.second == 0.5 and nested.values == [2, 3]
+
+
+def test_named_tuple_from_python():
+    p = Pair(3, 0.25)
+    assert kiln.script(named_tuple_param)(p) == torch.jit.script(named_tuple_param)(p)
+    assert kiln.script(named_tuple_param)((1, 2.0)) == 3.0
+
+
+def test_named_tuple_schema_and_graph():
+    fn = kiln.script(named_tuple_returned)
+    assert "NamedTuple" in str(fn.graph) or "Pair" in str(fn.graph)
+    torch_fn = torch.jit.script(named_tuple_returned)
+    assert str(fn.schema).split("->")[0] == str(torch_fn.schema).split("->")[0]
+
+
+def test_static_method_is_call_function_as_in_torch():
+    def call_static(x: int) -> int:
+        return WithStatic.twice(x)
+
+    kinds = [line.split("=")[1].split("(")[0].strip() for line in str(kiln.script(call_static).graph).splitlines()
+             if "=" in line and "prim::" in line]
+    assert "prim::CallFunction" in kinds
+    assert "prim::CallFunction" in str(torch.jit.script(call_static).graph)
+
+
+def test_scripting_a_class_with_object_base_and_static_method():
+    K = kiln.script(WithStatic)
+    assert K(5).scaled() == torch.jit.script(WithStatic)(5).scaled() == 11
+
+
+def test_named_tuple_and_enum_classes_script_to_themselves():
+    import enum
+
+    class Color(enum.Enum):
+        RED = 1
+
+    assert kiln.script(Color) is Color is torch.jit.script(Color)
+    assert kiln.script(Pair) is Pair
+
+
+# --- errors, as 1.13 words them -------------------------------------------------------------
+
+class Base(object):
+    def __init__(self):
+        self.b = 2
+
+
+class Derived(Base):
+    def two(self, x: int) -> int:
+        return x + self.b
+
+
+def test_inheritance_is_refused_as_in_torch():
+    with pytest.raises(RuntimeError, match="does not support inheritance") as torch_error:
+        torch.jit.script(Derived)
+    with pytest.raises(RuntimeError, match="does not support inheritance") as kiln_error:
+        kiln.script(Derived)
+    assert str(kiln_error.value) == str(torch_error.value)
+
+
+def test_function_using_a_derived_class_is_refused():
+    def use(x: int) -> int:
+        return Derived().two(x)
+
+    # torch compiles Derived's own methods and fails on `self.b`; kiln refuses the base.
+    with pytest.raises(RuntimeError, match="has no attribute or method 'b'"):
+        torch.jit.script(use)
+    with pytest.raises(RuntimeError, match="does not support inheritance"):
+        kiln.script(use)
+
+
+# --- the same in TorchScript source (kiln.compile vs torch.jit.CompilationUnit) ------------
+
+SOURCE = '''
+class Acc(object):
+    count: int
+
+    def __init__(self, start: int):
+        self.count = start
+
+    @staticmethod
+    def clamp(n: int) -> int:
+        return min(n, 10)
+
+    def bump(self, k: int) -> int:
+        self.count = Acc.clamp(self.count + k)
+        return self.count
+
+class Span(NamedTuple):
+    lo: int
+    hi: int = 7
+
+def run(n: int) -> Tuple[int, int, int]:
+    a = Acc(n)
+    a.bump(3)
+    s = Span(n)
+    return a.bump(4), s.hi - s.lo, Span(1, 2)[1]
+
+def make(n: int) -> Span:
+    return Span(n, n + 1)
+'''
+
+
+def test_source_classes_same_as_python():
+    # torch.jit.CompilationUnit takes no classes; plain Python is the oracle here.
+    python = {}
+    exec("from typing import NamedTuple, Tuple\n" + SOURCE, python)
+    kiln_cu = kiln.compile(SOURCE)
+    for n in (0, 5):
+        assert kiln_cu.run(n) == python["run"](n)
+    got, expected = kiln_cu.make(2), python["make"](2)
+    assert tuple(got) == tuple(expected) and got._fields == expected._fields
+
+
+class IgnoredAnnotation:
+    names: List[str]  # 1.13 ignores class-body annotations: `[]` below is a List[Tensor]
+
+    def __init__(self):
+        self.names = []
+
+    def add(self, name: str):
+        self.names.append(name)
+
+
+class IntDefault(NamedTuple):
+    a: int
+    scale: float = 2
+
+
+def test_class_body_annotations_do_not_type_attributes():
+    def use() -> int:
+        c = IgnoredAnnotation()
+        c.add("x")
+        return len(c.names)
+
+    with pytest.raises(RuntimeError, match="append"):
+        torch.jit.script(use)
+    with pytest.raises(RuntimeError, match="append"):
+        kiln.script(use)
+
+
+def test_named_tuple_default_of_the_wrong_type():
+    def use() -> float:
+        return IntDefault(1).scale
+
+    message = "Expected a value of type 'float' for argument 'scale' but instead found type 'int'"
+    with pytest.raises(RuntimeError, match=message):
+        torch.jit.script(use)
+    with pytest.raises(RuntimeError, match=message):
+        kiln.script(use)
+
+
+@pytest.mark.parametrize("source,message", [
+    ("class B(A):\n    def __init__(self):\n        pass\n", "does not support inheritance"),
+    ("class P(NamedTuple):\n    x: int\n    def f(self) -> int:\n        return 1\ndef g() -> P:\n    return P(1)\n",
+     "cannot have methods"),
+    ("class C(object):\n    @classmethod\n    def make(cls) -> int:\n        return 1\n", "@classmethod"),
+    ("class C(object):\n    x = 3\n    def __init__(self):\n        pass\n", "expected def in the body of class 'C'"),
+])
+def test_source_class_errors(source, message):
+    with pytest.raises(RuntimeError, match=message):
+        kiln.compile(source)
+
+
+# --- Enum classes (used by script code without scripting, as in 1.13) ---------------------
+
+class Color(Enum):
+    RED = 1
+    GREEN = 2
+    BLUE = 4
+
+
+class Unit(Enum):
+    METER = "m"
+    INCH = "in"
+
+
+class Scale(Enum):
+    SMALL = 0.5
+    LARGE = 2.0
+
+
+def enum_value(c: Color) -> int:
+    if c == Color.RED:
+        return c.value * 10
+    return c.value
+
+
+def enum_name(c: Color) -> str:
+    return c.name + "!"
+
+
+def enum_compare(a: Color, b: Color) -> Tuple[bool, bool]:
+    return a == b, a != b
+
+
+def enum_iterate() -> Tuple[List[str], int]:
+    names: List[str] = []
+    total = 0
+    for c in Color:
+        names.append(c.name)
+        total += c.value
+    return names, total
+
+
+def enum_returned(i: int) -> Color:
+    if i == 0:
+        return Color.RED
+    if i == 1:
+        return Color.GREEN
+    return Color.BLUE
+
+
+def enum_str_and_float(u: Unit, s: Scale) -> Tuple[str, float, bool]:
+    return u.value, s.value * 2.0, u == Unit.INCH
+
+
+def enum_in_containers(cs: List[Color]) -> List[int]:
+    return [c.value for c in cs]
+
+
+@pytest.mark.parametrize("fn,args", [
+    (enum_value, (Color.RED,)), (enum_value, (Color.BLUE,)), (enum_name, (Color.GREEN,)),
+    (enum_compare, (Color.RED, Color.RED)), (enum_compare, (Color.RED, Color.BLUE)), (enum_iterate, ()),
+    (enum_returned, (0,)), (enum_returned, (2,)), (enum_str_and_float, (Unit.INCH, Scale.SMALL)),
+    (enum_str_and_float, (Unit.METER, Scale.LARGE)), (enum_in_containers, ([Color.BLUE, Color.RED],)),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_enum_same_as_torch(fn, args):
+    expected = torch.jit.script(fn)(*args)
+    got = kiln.script(fn)(*args)
+    assert got == expected
+    assert_same_types(got, expected)
+
+
+def test_enum_members_come_back_as_members():
+    assert kiln.script(enum_returned)(1) is Color.GREEN
+
+
+def test_enum_unknown_member():
+    def use() -> int:
+        return Color.PURPLE.value
+
+    with pytest.raises(RuntimeError):
+        torch.jit.script(use)
+    with pytest.raises(RuntimeError, match="PURPLE"):
+        kiln.script(use)
