@@ -199,9 +199,10 @@ def test_errors():
 
 
 def test_graph_printing():
-    src = "def f(a: complex):\n    return a + (1.5 + 2j) * 3j + cmath.infj\n"
+    src = "def f(a: complex):\n    return a * 3j + a * 1.5e20j + cmath.infj\n"
     g = str(kiln.compile(src).f.graph)
     assert "complex = prim::Constant[value=0.+3.j]()" in g
+    assert "complex = prim::Constant[value=0.+1.5e+20j]()" in g
     assert "complex = prim::Constant[value=0.+infj]()" in g
     assert "%a.1 : complex" in g
 
