@@ -10,6 +10,7 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/tensor/complex.h"
 #include "kiln/tensor/copy.h"
+#include "kiln/tensor/shape.h"
 
 namespace kiln {
 namespace detail {
@@ -168,6 +169,17 @@ KILN_REGISTER_SCRIPT_OPS(
 // Complex tensors.
 namespace kiln {
 
+namespace {
+// An out= form: the result resized into `out` (which must hold its dtype exactly).
+Tensor copyToOut(const Tensor& result, Tensor out) {
+  KILN_CHECK(out.dtype() == result.dtype(), "Expected out tensor to have dtype ", scalarTypeName(result.dtype()),
+             ", but got ", scalarTypeName(out.dtype()), " instead");
+  resizeOutput(out, result.sizes());
+  copy_(out, result);
+  return out;
+}
+}  // namespace
+
 KILN_REGISTER_OPS(
     op("aten::real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return real(self); }),
     op("aten::imag(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return imag(self); }),
@@ -177,12 +189,16 @@ KILN_REGISTER_OPS(
     op("aten::conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return conj(self); }),
     op("aten::_conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return conj(self); }),
     op("aten::conj_physical(Tensor self) -> Tensor", [](const Tensor& self) { return conj(self); }),
+    op("aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, Tensor out) { return copyToOut(conj(self), out); }),
     op("aten::resolve_conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return self; }),
     op("aten::resolve_neg(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return self; }),
     op("aten::complex(Tensor real, Tensor imag) -> Tensor",
        [](const Tensor& re, const Tensor& im) { return complexFromParts(re, im); }),
     op("aten::polar(Tensor abs, Tensor angle) -> Tensor",
-       [](const Tensor& abs, const Tensor& angle) { return polar(abs, angle); }), );
+       [](const Tensor& abs, const Tensor& angle) { return polar(abs, angle); }),
+    op("aten::polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& abs, const Tensor& angle, Tensor out) { return copyToOut(polar(abs, angle), out); }), );
 
 KILN_REGISTER_SCRIPT_OPS(
     op("aten::tensor.complex(complex t, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> "
