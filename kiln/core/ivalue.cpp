@@ -1,6 +1,8 @@
 #include "kiln/core/ivalue.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <iomanip>
 #include <limits>
 #include <ostream>
@@ -27,6 +29,10 @@ IValue::IValue(const Scalar& s) {
       tag_ = Tag::Bool;
       payload_.i = s.toBool();
       break;
+    case Scalar::Kind::Complex:
+      tag_ = Tag::Complex;
+      payload_.p = makeIntrusive<ComplexObj>(s.toComplexDouble()).release();
+      break;
   }
 }
 
@@ -43,6 +49,7 @@ IntrusivePtr<ListObj> makeList(const TypePtr& element_type, const Range& values)
 IValue::IValue(const std::vector<int64_t>& v) : IValue(makeList(IntType::get(), v)) {}
 IValue::IValue(IntArrayRef v) : IValue(makeList(IntType::get(), v)) {}
 IValue::IValue(const std::vector<double>& v) : IValue(makeList(FloatType::get(), v)) {}
+IValue::IValue(const std::vector<std::complex<double>>& v) : IValue(makeList(ComplexType::get(), v)) {}
 IValue::IValue(const std::vector<std::string>& v) : IValue(makeList(StringType::get(), v)) {}
 IValue::IValue(const std::vector<Tensor>& v) : IValue(makeList(TensorType::get(), v)) {}
 // Starts as None: the assignment below swaps the old value out and destroys it.
@@ -72,6 +79,7 @@ const char* IValue::tagName() const {
     case Tag::Dict: return "dict";
     case Tag::Object: return "object";
     case Tag::Future: return "Future";
+    case Tag::Complex: return "complex";
   }
   return "?";
 }
@@ -91,6 +99,7 @@ Scalar IValue::toScalar() const {
     case Tag::Double: return Scalar(payload_.d);
     case Tag::Int: return Scalar(payload_.i);
     case Tag::Bool: return Scalar(payload_.i != 0);
+    case Tag::Complex: return Scalar(toComplexDouble());
     case Tag::Tensor: return toTensor().item();
     default: wrongTag("Scalar");
   }
@@ -144,6 +153,11 @@ std::vector<double> IValue::toDoubleVector() const {
   for (const IValue& v : toListRef().elements) out.push_back(v.toDouble());
   return out;
 }
+std::vector<std::complex<double>> IValue::toComplexVector() const {
+  std::vector<std::complex<double>> out;
+  for (const IValue& v : toListRef().elements) out.push_back(v.toComplexDouble());
+  return out;
+}
 std::vector<bool> IValue::toBoolVector() const {
   std::vector<bool> out;
   for (const IValue& v : toListRef().elements) out.push_back(v.toBool());
@@ -180,12 +194,14 @@ TypePtr IValue::type() const {
     case Tag::Dict: return DictType::create(toDictRef().key_type, toDictRef().value_type);
     case Tag::Object: return toObjectRef().type;
     case Tag::Future: return FutureType::create(toFutureRef().element_type);
+    case Tag::Complex: return ComplexType::get();
   }
   return AnyType::get();
 }
 
 bool IValue::isSameIdentity(const IValue& other) const {
   if (tag_ != other.tag_) return false;
+  if (tag_ == Tag::Complex) return toComplexDouble() == other.toComplexDouble();
   if (isPointer()) return payload_.p == other.payload_.p;
   if (tag_ == Tag::Double) return payload_.d == other.payload_.d;
   return payload_.i == other.payload_.i;
@@ -202,6 +218,7 @@ bool tensorsEqual(const Tensor& a, const Tensor& b) {
   KILN_CHECK(a.numel() == 1 && b.numel() == 1, "Boolean value of Tensor with ",
              n == 0 ? "no values" : "more than one value", " is ambiguous");
   Scalar x = a.item(), y = b.item();
+  if (x.isComplex() || y.isComplex()) return x.toComplexDouble() == y.toComplexDouble();
   if (x.isFloatingPoint() || y.isFloatingPoint()) return x.toDouble() == y.toDouble();
   return x.toLong() == y.toLong();
 }
@@ -222,6 +239,10 @@ size_t IValue::hash(const IValue& v) {
     case Tag::None: return 0;
     case Tag::Bool: return std::hash<bool>()(v.payload_.i != 0);
     case Tag::Double: return std::hash<double>()(v.payload_.d);
+    case Tag::Complex: {
+      const std::complex<double> z = v.toComplexDouble();
+      return combineHash(std::hash<double>()(z.real()), std::hash<double>()(z.imag()));
+    }
     case Tag::Int: return std::hash<int64_t>()(v.payload_.i);
     case Tag::Device: return std::hash<int64_t>()(v.payload_.i);
     case Tag::Tensor: return std::hash<const void*>()(v.payload_.p);  // Tensor.__hash__ is id()
@@ -240,6 +261,7 @@ bool operator==(const IValue& a, const IValue& b) {
     case IValue::Tag::None: return b.isNone();
     case IValue::Tag::Tensor: return b.isTensor() && tensorsEqual(a.toTensor(), b.toTensor());
     case IValue::Tag::Double: return b.isDouble() && a.toDouble() == b.toDouble();
+    case IValue::Tag::Complex: return b.isComplex() && a.toComplexDouble() == b.toComplexDouble();
     case IValue::Tag::Int: return b.isInt() && a.toInt() == b.toInt();
     case IValue::Tag::Bool: return b.isBool() && a.toBool() == b.toBool();
     case IValue::Tag::Device: return b.isDevice() && a.toDevice() == b.toDevice();
@@ -268,6 +290,7 @@ size_t DictKeyHash::operator()(const IValue& key) const {
     case IValue::Tag::Int:
     case IValue::Tag::String:
     case IValue::Tag::Double:
+    case IValue::Tag::Complex:
     case IValue::Tag::Bool:
     case IValue::Tag::Tensor:
     case IValue::Tag::Device:
@@ -366,8 +389,55 @@ void printIRDouble(std::ostream& out, double d) {
   printMaxPrecision(out, d);
 }
 
+namespace {
+// c10's double text, which complex numbers use for both parts: `2.` for
+// integral values below 1e10 (no sign on -0.), else 17 significant digits.
+void printC10Double(std::ostream& out, double d) {
+  int c = std::fpclassify(d);
+  if ((c == FP_NORMAL || c == FP_ZERO) && std::fabs(d) < 1e10) {
+    auto i = static_cast<int64_t>(d);
+    if (static_cast<double>(i) == d) {
+      out << i << ".";
+      return;
+    }
+  }
+  printMaxPrecision(out, d);
+}
+}  // namespace
+
+void printIRComplex(std::ostream& out, std::complex<double> z) {
+  printC10Double(out, z.real());
+  out << (z.imag() >= 0 ? "+" : "-");
+  printC10Double(out, std::fabs(z.imag()));
+  out << "j";
+}
+
+void printPythonComplex(std::ostream& out, std::complex<double> z) {
+  // Python's repr: shortest round-trip digits, `(re+imj)` unless the real
+  // part is +0.
+  auto part = [](double d) {
+    if (std::isnan(d)) return std::string("nan");
+    if (std::isinf(d)) return std::string(d > 0 ? "inf" : "-inf");
+    char buf[32];
+    for (int precision = 1; precision <= 17; ++precision) {
+      std::snprintf(buf, sizeof buf, "%.*g", precision, d);
+      if (std::strtod(buf, nullptr) == d) break;
+    }
+    return std::string(buf);
+  };
+  const bool bare = z.real() == 0 && !std::signbit(z.real());
+  if (bare) {
+    out << part(z.imag()) << "j";
+    return;
+  }
+  const double im = z.imag();
+  out << "(" << part(z.real()) << (im >= 0 || std::isnan(im) ? "+" : "-") << part(std::isnan(im) ? im : std::fabs(im))
+      << "j)";
+}
+
 std::ostream& operator<<(std::ostream& out, const IValue& v) {
   switch (v.tag()) {
+    case IValue::Tag::Complex: printIRComplex(out, v.toComplexDouble()); return out;
     case IValue::Tag::None: return out << "None";
     case IValue::Tag::Tensor: printTensorATenStyle(out, v.toTensor()); return out;
     case IValue::Tag::Double: printPlainDouble(out, v.toDouble()); return out;

@@ -2,7 +2,7 @@
 // IValue: the interpreter's value, a 16-byte tagged union. Scalars (int,
 // float, bool, None, device) are stored unboxed; everything else is one
 // refcounted pointer (tensors, strings, lists, tuples, dicts, objects,
-// futures).
+// futures, and complex numbers, which do not fit the 8-byte payload).
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -42,13 +42,18 @@ struct TupleObj : RefCounted {
   TypePtr type;  // set for named tuples; otherwise derived from the elements
 };
 
+struct ComplexObj : RefCounted {
+  explicit ComplexObj(std::complex<double> v) : value(v) {}
+  std::complex<double> value;
+};
+
 struct DictObj;
 struct ObjectObj;
 struct FutureObj;
 
 class IValue {
  public:
-  enum class Tag : uint8_t { None, Tensor, Double, Int, Bool, Device, String, List, Tuple, Dict, Object, Future };
+  enum class Tag : uint8_t { None, Tensor, Double, Int, Bool, Device, String, List, Tuple, Dict, Object, Future, Complex };
 
   IValue() : tag_(Tag::None) { payload_.i = 0; }
   IValue(std::nullopt_t) : IValue() {}
@@ -62,6 +67,7 @@ class IValue {
   IValue(Device d) : tag_(Tag::Device) {
     payload_.i = static_cast<int64_t>(d.type) | (static_cast<int64_t>(d.index) << 8);
   }
+  IValue(std::complex<double> z) : tag_(Tag::Complex) { payload_.p = makeIntrusive<ComplexObj>(z).release(); }
   IValue(const Scalar& s);
   IValue(std::string s) : tag_(Tag::String) { payload_.p = makeIntrusive<StringObj>(std::move(s)).release(); }
   IValue(const char* s) : IValue(std::string(s)) {}
@@ -74,6 +80,7 @@ class IValue {
   IValue(const std::vector<int64_t>& v);
   IValue(IntArrayRef v);
   IValue(const std::vector<double>& v);
+  IValue(const std::vector<std::complex<double>>& v);
   IValue(const std::vector<bool>& v);
   IValue(const std::vector<std::string>& v);
   IValue(const std::vector<Tensor>& v);
@@ -119,9 +126,12 @@ class IValue {
   bool isDict() const { return tag_ == Tag::Dict; }
   bool isObject() const { return tag_ == Tag::Object; }
   bool isFuture() const { return tag_ == Tag::Future; }
-  bool isScalar() const { return isDouble() || isInt() || isBool(); }
+  bool isComplex() const { return tag_ == Tag::Complex; }
+  // A number: int, float, bool or complex (a `Scalar` argument).
+  bool isScalar() const { return isDouble() || isInt() || isBool() || isComplex(); }
   bool isIntList() const { return isListOf(TypeKind::Int); }
   bool isDoubleList() const { return isListOf(TypeKind::Float); }
+  bool isComplexList() const { return isListOf(TypeKind::Complex); }
   bool isBoolList() const { return isListOf(TypeKind::Bool); }
   bool isTensorList() const { return isListOf(TypeKind::Tensor); }
 
@@ -143,6 +153,13 @@ class IValue {
     if (tag_ == Tag::Bool) return payload_.i != 0;
     wrongTag("bool");
   }
+  // A complex, or an int, float or bool as one (TorchScript's implicit widening).
+  std::complex<double> toComplexDouble() const {
+    if (tag_ == Tag::Complex) return static_cast<const ComplexObj*>(payload_.p)->value;
+    if (tag_ == Tag::Double) return payload_.d;
+    if (tag_ == Tag::Int || tag_ == Tag::Bool) return static_cast<double>(payload_.i);
+    wrongTag("complex");
+  }
   Device toDevice() const;
   Scalar toScalar() const;
   const std::string& toStringRef() const;
@@ -159,6 +176,7 @@ class IValue {
   DimVector toDimVector() const;  // an int[] as a shape
   std::vector<int64_t> toIntVector() const;
   std::vector<double> toDoubleVector() const;
+  std::vector<std::complex<double>> toComplexVector() const;
   std::vector<bool> toBoolVector() const;
   std::vector<std::string> toStringVector() const;
   std::vector<Tensor> toTensorVector() const;
@@ -212,6 +230,10 @@ void printQuotedString(std::ostream& out, std::string_view s);
 // A float as graphs print it: `1.` for integral values below 1e10, else 17
 // significant digits.
 void printIRDouble(std::ostream& out, double d);
+// A complex number as graphs print it: `1.+2.j`, `-3.j`.
+void printIRComplex(std::ostream& out, std::complex<double> z);
+// A complex number as Python's repr writes it: `(1+2j)`, `3j`, `(nan+infj)`.
+void printPythonComplex(std::ostream& out, std::complex<double> z);
 
 // Dict keys hash and compare like TorchScript's: tensors by identity.
 struct DictKeyHash {

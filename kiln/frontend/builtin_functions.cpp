@@ -12,7 +12,7 @@ namespace kiln {
 
 namespace {
 
-// The sources, as in TorchScript 1.13 (${Scalar} stands for int and float).
+// The sources, as in TorchScript 1.13 (${Scalar} stands for int, float and complex).
 const char* const kScalarFirstOps = R"(
 def mul(a : ${Scalar}, b : Tensor) -> Tensor:
   return b * a
@@ -26,6 +26,10 @@ def sub(a : ${Scalar}, b : Tensor) -> Tensor:
   return torch.neg(b) + a
 def div(a : ${Scalar}, b : Tensor) -> Tensor:
   return torch.reciprocal(b) * a
+)";
+
+// Ordering has no complex form.
+const char* const kScalarFirstOrderings = R"(
 def lt(a : ${Scalar}, b : Tensor) -> Tensor:
   return b > a
 def le(a : ${Scalar}, b : Tensor) -> Tensor:
@@ -64,7 +68,10 @@ class Function0 : public Function {
 std::map<Symbol, std::vector<ScriptBuiltin>> compileBuiltins() {
   std::map<Symbol, std::vector<ScriptBuiltin>> out;
   std::vector<std::string> sources;
-  for (const char* scalar : {"int", "float"}) sources.push_back(substitute(kScalarFirstOps, "${Scalar}", scalar));
+  for (const char* scalar : {"int", "float", "complex"}) {
+    sources.push_back(substitute(kScalarFirstOps, "${Scalar}", scalar));
+  }
+  for (const char* scalar : {"int", "float"}) sources.push_back(substitute(kScalarFirstOrderings, "${Scalar}", scalar));
   for (const char* rhs : {"number", "Tensor"}) sources.push_back(substitute(kTensorFloordiv, "${Rhs}", rhs));
   compiling_builtins = true;
   for (const std::string& source : sources) {

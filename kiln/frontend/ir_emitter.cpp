@@ -2186,6 +2186,13 @@ Value* FunctionEmitter::emitSimpleExpr(const TreeRef& tree, const TypePtr& type_
   switch (tree->kind()) {
     case TK_CONST: {
       Const c(tree);
+      if (!c.text().empty() && (c.text().back() | 0x20) == 'j') {  // an imaginary literal: 2j, 1.5e3j
+        std::string digits;
+        for (char ch : c.text()) {
+          if (ch != '_') digits += ch;
+        }
+        return g_.insertConstant(std::complex<double>(0, std::strtod(digits.c_str(), nullptr)), loc);
+      }
       if (c.isFloatingPoint()) return g_.insertConstant(c.asDouble(), loc);
       auto value = parseIntLiteral(c.text());
       if (!value) throwSourceError(loc, "integer literal out of range");

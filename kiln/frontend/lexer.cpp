@@ -298,8 +298,9 @@ class Tokenizer {
   void number() {
     size_t start = pos_;
     bool is_float = false;
-    if (text_[pos_] == '0' && pos_ + 1 < end_ &&
-        std::string_view("xXoObB").find(text_[pos_ + 1]) != std::string_view::npos) {
+    const bool is_hex_octal_or_binary = text_[pos_] == '0' && pos_ + 1 < end_ &&
+                                        std::string_view("xXoObB").find(text_[pos_ + 1]) != std::string_view::npos;
+    if (is_hex_octal_or_binary) {
       char p = static_cast<char>(std::tolower(text_[pos_ + 1]));
       pos_ += 2;
       if (pos_ < end_ && text_[pos_] == '_') ++pos_;  // 0x_ff is valid Python
@@ -320,7 +321,8 @@ class Tokenizer {
         if (pos_ < end_ && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
         if (!digits(10)) error(e, pos_, "invalid exponent in numeric literal");
       }
-      if (!is_float) {
+      const bool imaginary = pos_ < end_ && (text_[pos_] == 'j' || text_[pos_] == 'J');
+      if (!is_float && !imaginary) {  // Python allows 012j
         std::string_view t(text_.data() + start, pos_ - start);
         if (t.size() > 1 && t[0] == '0' && t.find_first_not_of("0_") != std::string_view::npos) {
           error(start, pos_,
@@ -328,8 +330,11 @@ class Tokenizer {
         }
       }
     }
-    if (pos_ < end_ && (text_[pos_] == 'j' || text_[pos_] == 'J'))
-      error(start, pos_ + 1, "complex literals are not supported");
+    // An imaginary literal (`2j`, `1.5e3J`) keeps its suffix in the token text.
+    if (pos_ < end_ && (text_[pos_] == 'j' || text_[pos_] == 'J')) {
+      if (is_hex_octal_or_binary) error(start, pos_ + 1, "invalid numeric literal");
+      ++pos_;
+    }
     if (pos_ < end_ && (isIdentChar(text_[pos_]) || text_[pos_] == '.'))
       error(start, pos_ + 1, "invalid numeric literal");
     push(TK_NUMBER, start, pos_, std::string(text_.substr(start, pos_ - start)));

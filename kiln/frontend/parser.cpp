@@ -200,7 +200,8 @@ TreeRef Parser::parseAtom() {
 }
 
 TreeRef Parser::parseNumber(const Token& t) {
-  if (!isFloatLiteral(t.text) && !parseIntLiteral(t.text)) {
+  const bool imaginary = !t.text.empty() && (t.text.back() | 0x20) == 'j';
+  if (!imaginary && !isFloatLiteral(t.text) && !parseIntLiteral(t.text)) {
     throwSourceError(t.range, "integer literal is too large for a 64-bit integer");
   }
   return Tree::create(TK_CONST, t.range, {Tree::atom(t.text, t.range)});

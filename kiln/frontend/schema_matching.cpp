@@ -171,6 +171,7 @@ Value* tryConvertToType(const SourceRange& loc, Graph& graph, const TypePtr& con
     if (target == TypeKind::Float) return insert(aten::FloatImplicit);
     if (target == TypeKind::Int) return insert(aten::IntImplicit);
     if (target == TypeKind::Number) return insert(aten::ScalarImplicit);
+    if (target == TypeKind::Complex) return insert(Symbol::fromQualString("aten::ComplexImplicit"));
   } else if (actual.kind() == TypeKind::Number) {
     if (target == TypeKind::Float) return insert(aten::Float);
     if (target == TypeKind::Int) return insert(aten::Int);

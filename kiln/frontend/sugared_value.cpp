@@ -227,6 +227,8 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
         {"H", Symbol::fromQualString("aten::matrix_H")},
         {"is_leaf", Symbol::fromQualString("aten::is_leaf")},
         {"grad", Symbol::fromQualString("prim::grad")},
+        {"real", Symbol::fromQualString("aten::real")},
+        {"imag", Symbol::fromQualString("aten::imag")},
     };
     if (auto it = properties.find(field); it != properties.end()) {
       return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, it->second, {value_}));
@@ -394,6 +396,18 @@ std::optional<IValue> moduleConstant(const std::string& module, const std::strin
     };
     if (auto it = constants.find(field); it != constants.end()) return IValue(it->second);
   }
+  if (module == "cmath") {
+    static const std::unordered_map<std::string, IValue> constants = {
+        {"pi", IValue(M_PI)},
+        {"e", IValue(M_E)},
+        {"tau", IValue(2 * M_PI)},
+        {"inf", IValue(std::numeric_limits<double>::infinity())},
+        {"nan", IValue(std::numeric_limits<double>::quiet_NaN())},
+        {"infj", IValue(std::complex<double>(0, std::numeric_limits<double>::infinity()))},
+        {"nanj", IValue(std::complex<double>(0, std::numeric_limits<double>::quiet_NaN()))},
+    };
+    if (auto it = constants.find(field); it != constants.end()) return it->second;
+  }
   if (module == "torch" || module == "kiln") {
     // dtypes are ints to TorchScript.
     static const std::unordered_map<std::string, ScalarType> dtypes = {
@@ -402,7 +416,9 @@ std::optional<IValue> moduleConstant(const std::string& module, const std::strin
         {"int64", ScalarType::Long},        {"long", ScalarType::Long},     {"float16", ScalarType::Half},
         {"half", ScalarType::Half},         {"float32", ScalarType::Float}, {"float", ScalarType::Float},
         {"float64", ScalarType::Double},    {"double", ScalarType::Double}, {"bool", ScalarType::Bool},
-        {"bfloat16", ScalarType::BFloat16},
+        {"bfloat16", ScalarType::BFloat16}, {"complex64", ScalarType::ComplexFloat},
+        {"cfloat", ScalarType::ComplexFloat}, {"complex128", ScalarType::ComplexDouble},
+        {"cdouble", ScalarType::ComplexDouble},
     };
     if (auto it = dtypes.find(field); it != dtypes.end()) return IValue(static_cast<int64_t>(it->second));
     if (field == "strided") return IValue(int64_t(0));
@@ -446,7 +462,9 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   if ((name_ == "torch" || name_ == "kiln" || name_ == "torch.functional") && field == "tensordot") {
     return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::tensordot"));
   }
-  Symbol op = Symbol::fromQualString("aten::" + field);
+  // cmath's functions are TorchScript's complex overloads, two under other names.
+  const std::string op_name = name_ != "cmath" ? field : field == "phase" ? "angle" : field == "rect" ? "polar" : field;
+  Symbol op = Symbol::fromQualString("aten::" + op_name);
   if (!isBuiltinOperator(op)) {
     // Functions Python's math module has but TorchScript does not.
     static const char* const python_math[] = {"hypot", "fsum", "isqrt", "prod", "perm", "comb",   "nextafter",
@@ -465,6 +483,7 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
 SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
   static const char* const known[] = {"torch",
                                       "math",
+                                      "cmath",
                                       "kiln",
                                       "torch.jit",
                                       "kiln.jit",
@@ -703,6 +722,7 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
     g["float"] = std::make_shared<CastValue>(FloatType::get(), aten::Float);
     g["int"] = std::make_shared<CastValue>(IntType::get(), aten::Int);
     g["bool"] = std::make_shared<CastValue>(BoolType::get(), aten::Bool);
+    g["complex"] = std::make_shared<CastValue>(ComplexType::get(), Symbol::fromQualString("aten::Complex"));
     g["str"] = std::make_shared<CastValue>(StringType::get(), aten::str);
     g["len"] = builtin("aten::len");
     g["hex"] = builtin("aten::hex");
@@ -739,7 +759,7 @@ SugaredValuePtr builtinGlobal(const std::string& name) {
           "ZeroDivisionError", "StopIteration", "AttributeError", "ArithmeticError", "OverflowError", "LookupError"}) {
       g[e] = std::make_shared<ExceptionValue>(e);
     }
-    for (const char* m : {"torch", "math", "kiln"}) g[m] = makeBuiltinModule(m);
+    for (const char* m : {"torch", "math", "cmath", "kiln"}) g[m] = makeBuiltinModule(m);
     return g;
   }();
   auto it = globals.find(name);

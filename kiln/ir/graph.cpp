@@ -845,6 +845,7 @@ Value* Graph::insertConstant(const IValue& value, std::optional<SourceRange> ran
       n->s_(attr::value, value.toDevice().str());
       out->setType(DeviceObjType::get());
       break;
+    case IValue::Tag::Complex:
     case IValue::Tag::List:
     case IValue::Tag::Tuple:
     case IValue::Tag::Dict:

@@ -148,7 +148,7 @@ IValue dictFromPairs(const IValue& inputs) {
 KILN_REGISTER_SCRIPT_OPS(op("aten::dict() -> Dict(str, Tensor)",
                             [] { return IValue(makeIntrusive<DictObj>(StringType::get(), TensorType::get())); }),
                          KILN_DICT_OPS("str"), KILN_DICT_OPS("int"), KILN_DICT_OPS("bool"), KILN_DICT_OPS("float"),
-                         KILN_DICT_OPS("Tensor"), );
+                         KILN_DICT_OPS("complex"), KILN_DICT_OPS("Tensor"), );
 
 #undef KILN_DICT_OPS
 

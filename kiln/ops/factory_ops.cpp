@@ -139,7 +139,7 @@ Tensor& randpermOut(int64_t n, Tensor& out) {
 Tensor withOptions(const char* op, Tensor t, OptDtype dtype, const IValue& device, bool requires_grad = false) {
   checkDevice(op, device);
   if (dtype) t = to(t, *dtype);
-  KILN_CHECK(!requires_grad || isFloatingType(t.dtype()),
+  KILN_CHECK(!requires_grad || isFloatingType(t.dtype()) || isComplexType(t.dtype()),
              "Only Tensors of floating point and complex dtype can require gradients");
   t.impl()->setRequiresGrad(requires_grad);
   return t;
@@ -200,6 +200,11 @@ Tensor tensorFromList(const IValue& data) {
       return tensorOfLeaves<float>(data, sizes, ScalarType::Float, [](const IValue& v) { return v.toDouble(); });
     case TypeKind::Bool:
       return tensorOfLeaves<bool>(data, sizes, ScalarType::Bool, [](const IValue& v) { return v.toBool(); });
+    case TypeKind::Complex:  // the default complex dtype, complex64
+      return tensorOfLeaves<std::complex<float>>(data, sizes, ScalarType::ComplexFloat, [](const IValue& v) {
+        const std::complex<double> z = v.toComplexDouble();
+        return std::complex<float>(static_cast<float>(z.real()), static_cast<float>(z.imag()));
+      });
     default: {
       const bool empty_tensor_list = leaf->kind() == TypeKind::Tensor && sizes.size() == 1 && sizes[0] == 0;
       KILN_ERROR("Input must be of ints, floats, or bools, got ", leaf->str(),

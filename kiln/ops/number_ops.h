@@ -59,6 +59,7 @@ auto onNumbers(const Scalar& a, const Scalar& b, IntFn int_fn, FloatFn float_fn)
   using IntResult = decltype(int_fn(int64_t{}, int64_t{}));
   using FloatResult = decltype(float_fn(0.0, 0.0));
   using Result = std::conditional_t<std::is_same_v<IntResult, FloatResult>, IntResult, Scalar>;
+  KILN_CHECK(!a.isComplex() && !b.isComplex(), "this operator is not implemented for complex numbers");
   if (a.isFloatingPoint() || b.isFloatingPoint()) return Result(float_fn(a.toDouble(), b.toDouble()));
   return Result(int_fn(a.toLong(), b.toLong()));
 }
@@ -67,6 +68,7 @@ auto onNumbers(const Scalar& a, const Scalar& b, IntFn int_fn, FloatFn float_fn)
 // `IntCast` for an int argument and to `FloatCast` for a float one.
 template <typename IntCast, typename FloatCast, typename Fn>
 Scalar onNumber(const Scalar& a, Fn fn) {
+  KILN_CHECK(!a.isComplex(), "this operator is not implemented for complex numbers");
   if (a.isFloatingPoint()) return Scalar(static_cast<FloatCast>(fn(a.toDouble())));
   return Scalar(static_cast<IntCast>(fn(a.toLong())));
 }

@@ -284,7 +284,9 @@ KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tens
                          // A float Scalar goes through a checked conversion to C++ int (32 bits).
                          op("aten::Int.Scalar(Scalar a) -> int",
                             [](const Scalar& a) {
-                              if (!a.isFloatingPoint()) return a.toLong();
+                              KILN_CHECK(!a.isComplex() || a.toComplexDouble().imag() == 0,
+                                         "value cannot be converted to type int without overflow");
+                              if (!a.isFloatingPoint() && !a.isComplex()) return a.toLong();
                               return checkedToInt(a.toDouble(), std::numeric_limits<int32_t>::min(),
                                                   std::numeric_limits<int32_t>::max(), "int");
                             })
@@ -321,6 +323,7 @@ KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tens
                          // A plain 0-dim tensor, not a wrapped number: it promotes as a tensor.
                          op("prim::NumToTensor.Scalar(Scalar a) -> Tensor",
                             [](const Scalar& a) {
+                              if (a.isComplex()) return scalarToTensor(a, ScalarType::ComplexDouble);
                               return a.isFloatingPoint() ? scalarToTensor(a, ScalarType::Double)
                                                          : scalarToTensor(a.toLong(), ScalarType::Long);
                             })
@@ -359,7 +362,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self) { return static_cast<int64_t>(self.itemsize()); }),
     op("aten::is_floating_point(Tensor self) -> bool", [](const Tensor& self) { return isFloatingType(self.dtype()); }),
     op("aten::is_signed(Tensor self) -> bool", [](const Tensor& self) { return isSignedType(self.dtype()); }),
-    op("aten::is_complex(Tensor self) -> bool", [](const Tensor&) { return false; }),
+    op("aten::is_complex(Tensor self) -> bool", [](const Tensor& self) { return isComplexType(self.dtype()); }),
     op("aten::is_nonzero(Tensor self) -> bool", [](const Tensor& self) { return isNonzero(self); }),
     op("aten::is_contiguous(Tensor self) -> bool", [](const Tensor& self) { return self.isContiguous(); }),
     op("aten::is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool",

@@ -267,8 +267,7 @@ class PeepholeOptimizer {
         return replaceWithConstant(n, IValue(device->type == DeviceType::CUDA), "a known device");
       default:
         if (!dtype) return false;
-        // kiln has no complex dtypes.
-        bool answer = n->kind() == isFloatingPointSymbol() && isFloatingType(*dtype);
+        bool answer = n->kind() == isFloatingPointSymbol() ? isFloatingType(*dtype) : isComplexType(*dtype);
         return replaceWithConstant(n, IValue(answer), "a known dtype");
     }
   }

@@ -1288,6 +1288,7 @@ class Pickler {
       case IValue::Tag::Object: return writeObject(v);
       case IValue::Tag::Device: return writeDevice(v.toDevice());
       case IValue::Tag::Future: KILN_ERROR("pickle: cannot pickle a Future");
+      case IValue::Tag::Complex: KILN_ERROR("pickle: complex numbers cannot be saved yet");
     }
   }
 

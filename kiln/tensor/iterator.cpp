@@ -13,12 +13,13 @@ namespace kiln {
 
 namespace {
 
-enum class Category { Undefined, Bool, Integral, Floating };
+enum class Category { Undefined, Bool, Integral, Floating, Complex };
 
 Category categoryOf(ScalarType t) {
   if (t == ScalarType::Undefined) return Category::Undefined;
   if (t == ScalarType::Bool) return Category::Bool;
   if (isFloatingType(t)) return Category::Floating;
+  if (isComplexType(t)) return Category::Complex;
   return Category::Integral;
 }
 
@@ -45,7 +46,8 @@ ScalarType resultType(const Tensor& a, const Scalar& b) { return resultType(a, s
 
 bool canCast(ScalarType from, ScalarType to) {
   Category f = categoryOf(from), t = categoryOf(to);
-  if (f == Category::Floating && t != Category::Floating) return false;
+  if (f == Category::Complex && t != Category::Complex) return false;
+  if (f == Category::Floating && t != Category::Floating && t != Category::Complex) return false;
   if (f != Category::Bool && t == Category::Bool) return false;
   return true;
 }
@@ -162,7 +164,7 @@ void TensorIter::computeTypes() {
       compute_dtype_ = operands_[0].tensor.dtype();
     }
   }
-  if (int_to_float_ && !isFloatingType(compute_dtype_)) compute_dtype_ = defaultFloatType();
+  if (int_to_float_ && !isFloatingType(compute_dtype_) && !isComplexType(compute_dtype_)) compute_dtype_ = defaultFloatType();
   if (promote_inputs_) {
     for (int i = noutputs_; i < ntensors_; ++i) {
       Tensor& in = operands_[i].tensor;

@@ -17,11 +17,13 @@ Scalar Scalar::operator-() const {
     // Stays a bool: sub and rsub negate alpha, and PyTorch rejects a bool
     // alpha (for non-bool results) before negating it.
     case Kind::Bool: return *this;
+    case Kind::Complex: return Scalar(-toComplexDouble());
   }
   return *this;
 }
 
 bool Scalar::equal(const Scalar& other) const {
+  if (kind_ == Kind::Complex || other.kind_ == Kind::Complex) return toComplexDouble() == other.toComplexDouble();
   if (kind_ == Kind::Double || other.kind_ == Kind::Double) return toDouble() == other.toDouble();
   return value_.i == other.value_.i;
 }
@@ -31,6 +33,10 @@ std::ostream& operator<<(std::ostream& out, const Scalar& s) {
     case Scalar::Kind::Double: return out << s.toDouble();
     case Scalar::Kind::Int: return out << s.toLong();
     case Scalar::Kind::Bool: return out << (s.toBool() ? "True" : "False");
+    case Scalar::Kind::Complex: {
+      const std::complex<double> z = s.toComplexDouble();
+      return out << z.real() << (z.imag() >= 0 ? "+" : "-") << std::fabs(z.imag()) << "j";
+    }
   }
   return out;
 }
@@ -69,7 +75,10 @@ Range rangeOf(ScalarType dtype) {
 
 bool scalarFits(const Scalar& s, ScalarType dtype) {
   // Bool results and bool numbers never overflow.
-  if (dtype == ScalarType::Bool || s.isBoolean()) return true;
+  if (dtype == ScalarType::Bool || s.isBoolean() || isComplexType(dtype)) return true;
+  // A complex number goes only into complex tensors (c10: "value cannot be
+  // converted to type float without overflow" for a nonzero imaginary part).
+  if (s.isComplex() && s.toComplexDouble().imag() != 0) return false;
   const Range r = rangeOf(dtype);
   if (s.isFloatingPoint()) {
     const double d = s.toDouble();

@@ -15,7 +15,10 @@ size_t elementSize(ScalarType type) {
     case ScalarType::Int:
     case ScalarType::Float: return 4;
     case ScalarType::Long:
-    case ScalarType::Double: return 8;
+    case ScalarType::Double:
+    case ScalarType::ComplexFloat: return 8;
+    case ScalarType::ComplexDouble: return 16;
+    case ScalarType::ComplexHalf: return 4;
     case ScalarType::Undefined: break;
   }
   KILN_ERROR("elementSize: undefined dtype");
@@ -33,6 +36,9 @@ std::string_view scalarTypeName(ScalarType type) {
     case ScalarType::Double: return "float64";
     case ScalarType::Bool: return "bool";
     case ScalarType::BFloat16: return "bfloat16";
+    case ScalarType::ComplexHalf: return "complex32";
+    case ScalarType::ComplexFloat: return "complex64";
+    case ScalarType::ComplexDouble: return "complex128";
     case ScalarType::Undefined: return "undefined";
   }
   return "undefined";
@@ -50,6 +56,9 @@ std::string_view scalarTypeShortName(ScalarType type) {
     case ScalarType::Double: return "Double";
     case ScalarType::Bool: return "Bool";
     case ScalarType::BFloat16: return "BFloat16";
+    case ScalarType::ComplexHalf: return "ComplexHalf";
+    case ScalarType::ComplexFloat: return "ComplexFloat";
+    case ScalarType::ComplexDouble: return "ComplexDouble";
     case ScalarType::Undefined: return "Undefined";
   }
   return "Undefined";
@@ -58,7 +67,8 @@ std::string_view scalarTypeShortName(ScalarType type) {
 ScalarType scalarTypeFromName(std::string_view name) {
   static constexpr ScalarType all[] = {ScalarType::Byte, ScalarType::Char,    ScalarType::Short, ScalarType::Int,
                                        ScalarType::Long, ScalarType::Half,    ScalarType::Float, ScalarType::Double,
-                                       ScalarType::Bool, ScalarType::BFloat16};
+                                       ScalarType::Bool, ScalarType::BFloat16, ScalarType::ComplexHalf,
+                                       ScalarType::ComplexFloat, ScalarType::ComplexDouble};
   for (ScalarType t : all) {
     if (name == scalarTypeName(t) || name == scalarTypeShortName(t)) return t;
   }
@@ -68,6 +78,9 @@ ScalarType scalarTypeFromName(std::string_view name) {
   if (name == "int") return ScalarType::Int;
   if (name == "short") return ScalarType::Short;
   if (name == "half") return ScalarType::Half;
+  if (name == "cfloat") return ScalarType::ComplexFloat;
+  if (name == "cdouble") return ScalarType::ComplexDouble;
+  if (name == "chalf") return ScalarType::ComplexHalf;
   return ScalarType::Undefined;
 }
 
@@ -81,11 +94,14 @@ ScalarType scalarTypeFromInt(int64_t value) {
     case 5:
     case 6:
     case 7:
+    case 9:
+    case 10:
     case 11:
     case 15: return static_cast<ScalarType>(value);
     default:
       KILN_ERROR("unsupported dtype code ", value,
-                 " (kiln supports uint8, int8, int16, int32, int64, float16, float32, float64, bool, bfloat16)");
+                 " (kiln supports uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128, "
+                 "bool, bfloat16)");
   }
 }
 
@@ -95,6 +111,14 @@ ScalarType promoteTypes(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == ScalarType::Undefined) return b;
   if (b == ScalarType::Undefined) return a;
+  if (isComplexType(a) || isComplexType(b)) {
+    // The complex type whose parts hold both (complex64 + float64 = complex128).
+    const ScalarType real = promoteTypes(toRealValueType(a), toRealValueType(b));
+    if (real == ScalarType::Double) return ScalarType::ComplexDouble;
+    if (real == ScalarType::Half) return ScalarType::ComplexHalf;
+    if (real == ScalarType::Float || real == ScalarType::BFloat16) return ScalarType::ComplexFloat;
+    return isComplexType(a) ? a : b;
+  }
   // Rows and columns: u1 i1 i2 i4 i8 f2 f4 f8 b1 bf16, PyTorch's table.
   auto index = [](ScalarType t) {
     switch (t) {

@@ -2,6 +2,7 @@
 // Element types. The numbering is PyTorch's: TorchScript graphs carry dtypes
 // as plain ints (`%6 : int = prim::Constant[value=6]()` is float32), so the
 // numbers are part of the IR format.
+#include <complex>
 #include <cstdint>
 #include <iosfwd>
 #include <string_view>
@@ -19,6 +20,9 @@ enum class ScalarType : int8_t {
   Half = 5,    // float16 (storage and conversion only)
   Float = 6,   // float32
   Double = 7,  // float64
+  ComplexHalf = 8,    // known by number only: no tensor of it can be made
+  ComplexFloat = 9,   // complex64: std::complex<float>
+  ComplexDouble = 10,  // complex128: std::complex<double>
   Bool = 11,
   BFloat16 = 15,  // storage and conversion only
   Undefined = -1,
@@ -39,6 +43,26 @@ std::ostream& operator<<(std::ostream& out, ScalarType type);
 
 inline bool isFloatingType(ScalarType t) {
   return t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::Half || t == ScalarType::BFloat16;
+}
+inline bool isComplexType(ScalarType t) {
+  return t == ScalarType::ComplexHalf || t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble;
+}
+// complex64 -> float32, complex128 -> float64; other types unchanged.
+inline ScalarType toRealValueType(ScalarType t) {
+  switch (t) {
+    case ScalarType::ComplexHalf: return ScalarType::Half;
+    case ScalarType::ComplexFloat: return ScalarType::Float;
+    case ScalarType::ComplexDouble: return ScalarType::Double;
+    default: return t;
+  }
+}
+// float32 -> complex64, float64 -> complex128 (float16 -> complex32).
+inline ScalarType toComplexType(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half: return ScalarType::ComplexHalf;
+    case ScalarType::Double: return ScalarType::ComplexDouble;
+    default: return isComplexType(t) ? t : ScalarType::ComplexFloat;
+  }
 }
 inline bool isIntegralType(ScalarType t, bool include_bool) {
   switch (t) {
@@ -74,6 +98,8 @@ KILN_CPP_SCALAR(int64_t, Long)
 KILN_CPP_SCALAR(float, Float)
 KILN_CPP_SCALAR(double, Double)
 KILN_CPP_SCALAR(bool, Bool)
+KILN_CPP_SCALAR(std::complex<float>, ComplexFloat)
+KILN_CPP_SCALAR(std::complex<double>, ComplexDouble)
 #undef KILN_CPP_SCALAR
 
 }  // namespace kiln
@@ -107,6 +133,13 @@ KILN_CPP_SCALAR(bool, Bool)
   KILN_DISPATCH_CASE(Int, int32_t, __VA_ARGS__)   \
   KILN_DISPATCH_CASE(Long, int64_t, __VA_ARGS__)
 
+#define KILN_COMPLEX_CASES(...)                                \
+  KILN_DISPATCH_CASE(ComplexFloat, std::complex<float>, __VA_ARGS__) \
+  KILN_DISPATCH_CASE(ComplexDouble, std::complex<double>, __VA_ARGS__)
+
+#define KILN_DISPATCH_COMPLEX_TYPES(TYPE, NAME, ...) KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_COMPLEX_CASES(__VA_ARGS__))
+#define KILN_DISPATCH_FLOATING_AND_COMPLEX_TYPES(TYPE, NAME, ...) \
+  KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_FLOATING_CASES(__VA_ARGS__) KILN_COMPLEX_CASES(__VA_ARGS__))
 #define KILN_DISPATCH_FLOATING_TYPES(TYPE, NAME, ...) KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_FLOATING_CASES(__VA_ARGS__))
 #define KILN_DISPATCH_INTEGRAL_TYPES(TYPE, NAME, ...) KILN_DISPATCH_SWITCH(TYPE, NAME, KILN_INTEGRAL_CASES(__VA_ARGS__))
 #define KILN_DISPATCH_INTEGRAL_TYPES_AND_BOOL(TYPE, NAME, ...) \

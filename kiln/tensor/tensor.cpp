@@ -64,6 +64,8 @@ Scalar Tensor::item() const {
   // The reduced floats are storage types, outside the dispatch below.
   if (dtype() == ScalarType::Half) return Scalar(static_cast<float>(*static_cast<const Half*>(rawData())));
   if (dtype() == ScalarType::BFloat16) return Scalar(static_cast<float>(*static_cast<const BFloat16*>(rawData())));
+  if (dtype() == ScalarType::ComplexFloat) return Scalar(*static_cast<const std::complex<float>*>(rawData()));
+  if (dtype() == ScalarType::ComplexDouble) return Scalar(*static_cast<const std::complex<double>*>(rawData()));
   return KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype(), "item", [&]() -> Scalar {
     scalar_t v = *static_cast<const scalar_t*>(rawData());
     if constexpr (std::is_floating_point_v<scalar_t>) {
@@ -135,8 +137,13 @@ Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int6
 
 Tensor scalarToTensor(const Scalar& s, ScalarType dtype) {
   Tensor t = empty({}, dtype);
-  KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "scalar_tensor",
-                                   [&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); });
+  KILN_DISPATCH_SWITCH(dtype, "scalar_tensor",
+                       KILN_FLOATING_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
+                           KILN_INTEGRAL_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
+                               KILN_COMPLEX_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
+                                   KILN_DISPATCH_CASE(Bool, bool, [&] {
+                                     *static_cast<scalar_t*>(t.rawData()) = s.toBool();
+                                   }));
   return t;
 }
 

@@ -7,6 +7,10 @@ namespace {
 // PyTorch's combine_categories: the higher tier wins unless the lower tier is
 // of a higher category (a float scalar with an int tensor gives a float).
 ScalarType combineCategories(ScalarType higher, ScalarType lower) {
+  if (isComplexType(higher)) return higher;
+  // A complex lower tier keeps a floating higher tier's precision (float64
+  // tensor * 1j is complex128); an integral higher tier takes the complex type.
+  if (isComplexType(lower)) return isFloatingType(higher) ? toComplexType(higher) : lower;
   if (isFloatingType(higher)) return higher;
   if (higher == ScalarType::Bool || isFloatingType(lower)) {
     if (higher == ScalarType::Undefined) return lower;
@@ -24,6 +28,7 @@ ScalarType resultType(ArrayRef<PromotionOperand> operands) {
   for (const PromotionOperand& op : operands) {
     ScalarType dtype = op.dtype;
     if (op.tier == PromotionTier::WrappedNumber && isFloatingType(dtype)) dtype = defaultFloatType();
+    if (op.tier == PromotionTier::WrappedNumber && isComplexType(dtype)) dtype = ScalarType::ComplexFloat;
     ScalarType& tier = tiers[static_cast<int>(op.tier)];
     tier = tier == ScalarType::Undefined ? dtype : promoteTypes(tier, dtype);
   }

@@ -8,7 +8,7 @@ from . import _C
 from ._C import Error, Tensor, from_numpy, set_num_threads, get_num_threads, parallel_info
 from ._C import parse_ir
 from ._dtype import (dtype, uint8, int8, int16, int32, int64, float16, float32, float64, bool,
-                     bfloat16, half, float, double, short, int, long)
+                     bfloat16, half, float, double, short, int, long, complex64, complex128, cfloat, cdouble)
 from . import _tensor  # noqa: F401  (installs Tensor methods and operators)
 from ._functions import install as _install_functions
 from ._factories import tensor, as_tensor, manual_seed

@@ -20,6 +20,10 @@ class dtype:
     def __reduce__(self):
         return self._name
 
+    @property
+    def is_complex(self):
+        return self._name.startswith("complex")
+
     def to_numpy(self):
         import numpy as np
         return np.dtype(self._name if self._name != "bool" else builtins.bool)
@@ -35,10 +39,13 @@ float32 = dtype(6, "float32", 4, True, True)
 float64 = dtype(7, "float64", 8, True, True)
 bool = dtype(11, "bool", 1, False, False)
 bfloat16 = dtype(15, "bfloat16", 2, True, True)
+complex64 = dtype(9, "complex64", 8, False, True)
+complex128 = dtype(10, "complex128", 16, False, True)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
 
-ALL = [uint8, int8, int16, int32, int64, float16, float32, float64, bool, bfloat16]
+ALL = [uint8, int8, int16, int32, int64, float16, float32, float64, bool, bfloat16, complex64, complex128]
 for _d in ALL:
     _C._register_dtype(_d._kiln_dtype_code, _d)

@@ -24,6 +24,8 @@ def tensor(data, dtype=None):
         array = array.astype(_numpy_dtype(dtype))
     elif from_python and array.dtype == np.float64:
         array = array.astype(np.float32)
+    elif from_python and array.dtype == np.complex128:  # Python complex numbers become complex64, as in torch
+        array = array.astype(np.complex64)
     elif array.dtype.kind in "iu" and from_python:
         array = array.astype(np.int64)
     # np.array(..., copy) keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d).

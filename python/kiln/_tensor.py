@@ -101,7 +101,7 @@ def _iter(self):
 def _repr(self):
     body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
     extra = ""
-    if self.dtype._name not in ("float32", "int64", "bool"):
+    if self.dtype._name not in ("float32", "int64", "bool", "complex64"):
         extra = ", dtype=kiln." + self.dtype._name
     return "tensor(" + body + extra + ")"
 
@@ -123,7 +123,7 @@ Tensor.__str__ = _repr
 Tensor.__array__ = _array
 Tensor.tolist = _tolist
 # Attribute-style views are properties, as in torch.
-for _attr, _aten in {"T": "numpy_T", "mT": "mT"}.items():
+for _attr, _aten in {"T": "numpy_T", "mT": "mT", "real": "real", "imag": "imag"}.items():
     if _aten in _ATEN:
         setattr(Tensor, _attr, property(_make_method(_ATEN[_aten])))
 
@@ -144,7 +144,7 @@ def _conversion(dtype_name):
 for _method_name, _dtype_name in {"float": "float32", "double": "float64", "half": "float16",
                                   "bfloat16": "bfloat16", "long": "int64", "int": "int32",
                                   "short": "int16", "char": "int8", "byte": "uint8",
-                                  "bool": "bool"}.items():
+                                  "bool": "bool", "cfloat": "complex64", "cdouble": "complex128"}.items():
     setattr(Tensor, _method_name, _conversion(_dtype_name))
 
 

@@ -20,7 +20,11 @@ namespace {
 
 bool isPythonInt(py::handle obj) { return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr()); }
 bool isPythonNumber(py::handle obj) {
-  return PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) || PyBool_Check(obj.ptr());
+  return PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) || PyBool_Check(obj.ptr()) || PyComplex_Check(obj.ptr());
+}
+IValue complexToIValue(py::handle obj) {
+  Py_complex z = PyComplex_AsCComplex(obj.ptr());
+  return IValue(std::complex<double>(z.real, z.imag));
 }
 bool isSequence(py::handle obj) { return py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj); }
 
@@ -136,6 +140,10 @@ std::optional<IValue> toIValueOfType(py::handle obj, const TypePtr& type, const 
       return std::nullopt;
     case TypeKind::Bool:
       if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
+      return std::nullopt;
+    case TypeKind::Complex:
+      // Python ints and floats widen to complex, as torch's List[complex] takes [1j, 2].
+      if (PyComplex_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) || isPythonInt(obj)) return complexToIValue(obj);
       return std::nullopt;
     case TypeKind::Number:
       if (isPythonNumber(obj)) return numberToIValue(obj);
@@ -422,6 +430,7 @@ std::optional<IValue> numberToIValue(py::handle obj) {
   if (PyBool_Check(obj.ptr())) return IValue(obj.cast<bool>());
   if (PyLong_Check(obj.ptr())) return IValue(obj.cast<int64_t>());
   if (PyFloat_Check(obj.ptr())) return IValue(obj.cast<double>());
+  if (PyComplex_Check(obj.ptr())) return complexToIValue(obj);
   return std::nullopt;
 }
 
@@ -452,6 +461,10 @@ py::object toPython(const IValue& v) {
     case IValue::Tag::None: return py::none();
     case IValue::Tag::Tensor: return py::cast(v.toTensor());
     case IValue::Tag::Double: return py::float_(v.toDouble());
+    case IValue::Tag::Complex: {
+      const std::complex<double> z = v.toComplexDouble();
+      return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(z.real(), z.imag()));
+    }
     case IValue::Tag::Int: return py::int_(v.toInt());
     case IValue::Tag::Bool: return py::bool_(v.toBool());
     case IValue::Tag::String: return py::str(v.toStringRef());

@@ -89,6 +89,10 @@ std::optional<IValue> constantFromPython(py::handle obj) {
     return IValue(static_cast<int64_t>(value));
   }
   if (PyFloat_Check(obj.ptr())) return IValue(PyFloat_AsDouble(obj.ptr()));
+  if (PyComplex_Check(obj.ptr())) {
+    Py_complex z = PyComplex_AsCComplex(obj.ptr());
+    return IValue(std::complex<double>(z.real, z.imag));
+  }
   if (PyUnicode_Check(obj.ptr())) return IValue(obj.cast<std::string>());
   if (PyTuple_Check(obj.ptr())) {
     std::vector<IValue> elements;

@@ -67,6 +67,7 @@ std::optional<TypePtr> inferType(py::handle obj) {
   if (PyBool_Check(obj.ptr())) return BoolType::get();
   if (PyLong_Check(obj.ptr())) return IntType::get();
   if (PyFloat_Check(obj.ptr())) return FloatType::get();
+  if (PyComplex_Check(obj.ptr())) return ComplexType::get();
   if (py::isinstance<py::str>(obj)) return StringType::get();
   if (py::isinstance<PyScriptObject>(obj)) return TypePtr(obj.cast<PyScriptObject&>().object->type);
   if (py::isinstance<py::tuple>(obj)) {

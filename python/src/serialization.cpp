@@ -30,6 +30,10 @@ IValue pickleableToIValue(py::handle obj, size_t depth) {
     return IValue(static_cast<int64_t>(v));
   }
   if (PyFloat_Check(obj.ptr())) return IValue(obj.cast<double>());
+  if (PyComplex_Check(obj.ptr())) {
+    Py_complex z = PyComplex_AsCComplex(obj.ptr());
+    return IValue(std::complex<double>(z.real, z.imag));
+  }
   if (PyUnicode_Check(obj.ptr())) return IValue(obj.cast<std::string>());
   if (py::isinstance<Tensor>(obj)) return IValue(obj.cast<Tensor>());
   if (PyTuple_Check(obj.ptr())) {

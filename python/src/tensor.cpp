@@ -26,6 +26,8 @@ py::dtype numpyDtype(ScalarType t) {
     case ScalarType::Float: return py::dtype::of<float>();
     case ScalarType::Double: return py::dtype::of<double>();
     case ScalarType::Bool: return py::dtype::of<bool>();
+    case ScalarType::ComplexFloat: return py::dtype("complex64");
+    case ScalarType::ComplexDouble: return py::dtype("complex128");
     default: KILN_ERROR("numpy() does not support dtype ", t);
   }
 }
@@ -42,10 +44,12 @@ ScalarType fromNumpyDtype(const py::dtype& d) {
   if (kind == 'i' && size == 1) return ScalarType::Char;
   if (kind == 'u' && size == 1) return ScalarType::Byte;
   if (kind == 'b') return ScalarType::Bool;
+  if (kind == 'c' && size == 8) return ScalarType::ComplexFloat;
+  if (kind == 'c' && size == 16) return ScalarType::ComplexDouble;
   KILN_CHECK_TYPE(false, "can't convert np.ndarray of type ",
                   py::str(static_cast<const py::handle&>(d)).cast<std::string>(),
-                  ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, "
-                  "and bool.");
+                  ". The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+                  "int16, int8, uint8, and bool.");
 }
 
 void releasePyObject(void* context) {

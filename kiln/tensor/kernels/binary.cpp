@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -53,7 +54,23 @@ T wrappingNeg(T x) {
   KILN_ERROR("ZeroDivisionError: integer division by zero in ", op);
 }
 
+// Complex tensors: plain loops over std::complex, the same arithmetic as
+// c10::complex (PyTorch's scalar path).
+template <typename F>
+bool complexKernel(TensorIter& iter, const F& f) {
+  if (!isComplexType(iter.computeDtype())) return false;
+  KILN_DISPATCH_COMPLEX_TYPES(iter.computeDtype(), "complex",
+                              [&] { kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, f.template operator()<scalar_t>()); });
+  return true;
+}
+
 void addKernel(TensorIter& iter, const Scalar& alpha) {
+  if (complexKernel(iter, [&]<typename T>() {
+        const T a = alpha.to<T>();
+        return [a](T x, T y) { return x + a * y; };
+      })) {
+    return;
+  }
   KILN_CHECK(isFloatingType(iter.computeDtype()) || !alpha.isFloatingPoint(),
              "For integral input tensors, argument alpha must not be a floating point number.");
   KILN_CHECK(!alpha.isBoolean() || iter.computeDtype() == ScalarType::Bool,
@@ -86,6 +103,7 @@ void checkSubtractable(const Tensor& self, const Tensor& other) {
 }
 
 void mulKernel(TensorIter& iter) {
+  if (complexKernel(iter, []<typename T>() { return [](T x, T y) { return x * y; }; })) return;
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), "mul", [&] {
     if constexpr (std::is_same_v<scalar_t, bool>) {
       kernels::cpuKernel<bool, bool, bool>(iter, [](bool x, bool y) { return x && y; });
@@ -96,6 +114,7 @@ void mulKernel(TensorIter& iter) {
 }
 
 void trueDivKernel(TensorIter& iter) {
+  if (complexKernel(iter, []<typename T>() { return [](T x, T y) { return x / y; }; })) return;
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), "div", [&] {
     kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, [](scalar_t x, scalar_t y) { return x / y; });
   });
@@ -289,6 +308,15 @@ void extremumKernel(TensorIter& iter) {
 // A bool-valued f(a, b) over the inputs' common dtype.
 template <typename F>
 void predicateKernel(TensorIter& iter, const char* name, const F& f) {
+  if (isComplexType(iter.computeDtype())) {
+    const bool eq = std::string_view(name).starts_with("eq");
+    KILN_CHECK(eq || std::string_view(name).starts_with("ne"), name, ": not implemented for '",
+               scalarTypeShortName(iter.computeDtype()), "'");
+    KILN_DISPATCH_COMPLEX_TYPES(iter.computeDtype(), name, [&] {
+      kernels::cpuKernel<bool, scalar_t, scalar_t>(iter, [eq](scalar_t a, scalar_t b) { return (a == b) == eq; });
+    });
+    return;
+  }
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(iter.computeDtype(), name, [&] {
     kernels::cpuKernel<bool, scalar_t, scalar_t>(iter, [&](scalar_t a, scalar_t b) -> bool { return f(a, b); });
   });

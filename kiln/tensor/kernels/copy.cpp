@@ -12,9 +12,23 @@ namespace {
 template <typename T>
 constexpr bool kIsReduced = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
+template <typename T>
+constexpr bool kIsComplex = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
 template <typename To, typename From>
 To convert(From v) {
-  if constexpr (kIsReduced<From>) {
+  if constexpr (kIsComplex<From> && kIsComplex<To>) {
+    return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
+  } else if constexpr (kIsComplex<From>) {
+    // Into a real type: the real part (PyTorch warns that the imaginary part is discarded).
+    if constexpr (std::is_same_v<To, bool>) {
+      return v != From(0);
+    } else {
+      return convert<To>(v.real());
+    }
+  } else if constexpr (kIsComplex<To>) {
+    return To(static_cast<typename To::value_type>(convert<double>(v)));
+  } else if constexpr (kIsReduced<From>) {
     return convert<To>(static_cast<float>(v));
   } else if constexpr (kIsReduced<To>) {
     return To(static_cast<float>(v));
@@ -30,7 +44,7 @@ To convert(From v) {
   KILN_DISPATCH_SWITCH(TYPE, NAME,                                                                                 \
                        KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__)                           \
                            KILN_DISPATCH_CASE(Bool, bool, __VA_ARGS__) KILN_DISPATCH_CASE(Half, Half, __VA_ARGS__) \
-                               KILN_DISPATCH_CASE(BFloat16, BFloat16, __VA_ARGS__))
+                               KILN_DISPATCH_CASE(BFloat16, BFloat16, __VA_ARGS__) KILN_COMPLEX_CASES(__VA_ARGS__))
 
 }  // namespace
 

@@ -55,7 +55,7 @@ ScalarType fullDtype(const Scalar& value) {
 }
 
 Tensor& fill_(Tensor& self, const Scalar& value) {
-  KILN_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), "fill_", [&] {
+  auto fill = [&]<typename scalar_t>() {
     const scalar_t v = checkedScalarTo<scalar_t>(value);
     if (self.isContiguous()) {
       scalar_t* data = static_cast<scalar_t*>(self.rawData());
@@ -70,7 +70,12 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
       char* p = data[0];
       for (int64_t i = 0; i < n; ++i, p += strides[0]) *reinterpret_cast<scalar_t*>(p) = v;
     });
-  });
+  };
+  if (isComplexType(self.dtype())) {
+    KILN_DISPATCH_COMPLEX_TYPES(self.dtype(), "fill_", [&] { fill.template operator()<scalar_t>(); });
+  } else {
+    KILN_DISPATCH_ALL_TYPES_AND_BOOL(self.dtype(), "fill_", [&] { fill.template operator()<scalar_t>(); });
+  }
   return self;
 }
 

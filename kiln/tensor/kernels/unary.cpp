@@ -9,6 +9,8 @@
 #include <numbers>
 #include <type_traits>
 
+#include "kiln/tensor/complex.h"
+#include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/kernel_math.h"
 #include "kiln/tensor/kernels/loops.h"
 #include "kiln/tensor/pointwise.h"
@@ -75,6 +77,7 @@ struct RoundTo {
 
 template <typename Op>
 void floatKernel(TensorIter& iter, const char* name) {
+  if (isComplexType(iter.computeDtype())) return complexUnaryKernel(iter, name);
   KILN_DISPATCH_FLOATING_TYPES(iter.computeDtype(), name, [&] {
     kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t x) { return Op::apply(x); });
   });
@@ -111,6 +114,7 @@ T absValue(T x) {
 }
 
 void negKernel(TensorIter& iter) {
+  if (isComplexType(iter.computeDtype())) return complexUnaryKernel(iter, "neg");
   KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "neg", [&] {
     kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t x) { return negValue(x); });
   });
@@ -279,8 +283,16 @@ KILN_FLOAT_UNARY(acosh, "acosh", Acosh)
 KILN_FLOAT_UNARY(atanh, "atanh", Atanh)
 KILN_FLOAT_UNARY(erfc, "erfc", Erfc)
 KILN_FLOAT_UNARY(lgamma, "lgamma", Lgamma)
-KILN_UNARY_FUNCTIONAL_AND_OUT(angle, "angle", UnaryKind::Float, (void)0,
-                              [](TensorIter& iter) { floatKernel<Angle>(iter, "angle"); })
+// angle and abs of a complex tensor are real: they have their own kernels (complex.h).
+Tensor angle(const Tensor& self) {
+  if (self.defined() && isComplexType(self.dtype())) return complexAngle(self);
+  return unaryOp("angle", self, Tensor(), UnaryKind::Float, [](TensorIter& iter) { floatKernel<Angle>(iter, "angle"); });
+}
+Tensor& angleOut(const Tensor& self, Tensor& out) {
+  if (self.defined() && isComplexType(self.dtype())) return copy_(out, complexAngle(self));
+  unaryOp("angle", self, out, UnaryKind::Float, [](TensorIter& iter) { floatKernel<Angle>(iter, "angle"); });
+  return out;
+}
 
 KILN_ROUNDING_UNARY(floor, "floor", Rounding::Floor)
 KILN_ROUNDING_UNARY(ceil, "ceil", Rounding::Ceil)
@@ -288,7 +300,23 @@ KILN_ROUNDING_UNARY(trunc, "trunc", Rounding::Trunc)
 KILN_ROUNDING_UNARY(round, "round", Rounding::HalfEven)
 
 KILN_UNARY_FORMS(neg, "neg", UnaryKind::Same, checkNotBool(self, kNegBool), negKernel)
-KILN_UNARY_FORMS(abs, "abs", UnaryKind::Same, checkNotBool(self, "\"abs\" not implemented for 'Bool'"), absKernel)
+Tensor abs(const Tensor& self) {
+  if (self.defined() && isComplexType(self.dtype())) return complexAbs(self);
+  checkNotBool(self, "\"abs\" not implemented for 'Bool'");
+  return unaryOp("abs", self, Tensor(), UnaryKind::Same, absKernel);
+}
+Tensor& absOut(const Tensor& self, Tensor& out) {
+  if (self.defined() && isComplexType(self.dtype())) return copy_(out, complexAbs(self));
+  checkNotBool(self, "\"abs\" not implemented for 'Bool'");
+  unaryOp("abs", self, out, UnaryKind::Same, absKernel);
+  return out;
+}
+Tensor& abs_(Tensor& self) {
+  KILN_CHECK(!self.defined() || !isComplexType(self.dtype()), "In-place abs is not supported for complex tensors.");
+  checkNotBool(self, "\"abs\" not implemented for 'Bool'");
+  unaryOp("abs_", self, self, UnaryKind::Same, absKernel);
+  return self;
+}
 KILN_UNARY_FORMS(sign, "sign", UnaryKind::Same, (void)0, signKernel)
 KILN_UNARY_FORMS(relu, "relu", UnaryKind::SameAnyOut, checkNotBool(self, "Boolean inputs not supported for relu"),
                  reluKernel)
