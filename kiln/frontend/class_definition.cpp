@@ -58,17 +58,20 @@ std::vector<NamedTupleField> namedTupleFields(const ClassDef& def) {
   return fields;
 }
 
-bool isStaticMethod(const Def& def) {
-  bool is_static = false;
+namespace {
+
+bool hasDecorator(const Def& def, const std::string& name) {
   for (Expr decorator : def.decorators()) {
-    std::string text = decorator.range().text();
-    if (text == "staticmethod") is_static = true;
-    if (text == "classmethod") {
-      throwSourceError(decorator.range(), "@classmethod methods of script classes are not supported");
-    }
+    if (decorator.range().text() == name) return true;
   }
-  return is_static;
+  return false;
 }
+
+}  // namespace
+
+bool isStaticMethod(const Def& def) { return hasDecorator(def, "staticmethod"); }
+
+bool isClassMethod(const Def& def) { return hasDecorator(def, "classmethod"); }
 
 bool isIgnoredClassStatement(const Stmt& stmt) {
   switch (stmt.kind()) {

@@ -30,9 +30,12 @@ struct NamedTupleField {
 };
 std::vector<NamedTupleField> namedTupleFields(const ClassDef& def);
 
-// True for a def decorated `@staticmethod`; an error for `@classmethod`,
-// which 1.13 cannot call either.
+// True for a def decorated `@staticmethod`.
 bool isStaticMethod(const Def& def);
+
+// True for a def decorated `@classmethod`: 1.13 compiles a class holding one
+// but cannot call it, so kiln never compiles it and a call is an error.
+bool isClassMethod(const Def& def);
 
 // True for a statement a script class body may hold besides defs: `pass`, a
 // docstring, an attribute annotation `name: Type` (1.13 takes the types of

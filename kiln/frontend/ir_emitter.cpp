@@ -367,7 +367,9 @@ class DefinitionCompiler {
   void compileClasses() {
     for (const ClassTypePtr& cls : class_order_) {
       std::vector<std::string> names;
-      for (const auto& [name, m] : pending_classes_[cls.get()]) names.push_back(name);
+      for (const auto& [name, m] : pending_classes_[cls.get()]) {
+        if (!isClassMethod(m.def)) names.push_back(name);  // never called: 1.13 cannot call them
+      }
       std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return n == "__init__"; });
       for (const std::string& name : names) ensureMethod(cls, name, nullptr);
     }
@@ -422,6 +424,10 @@ class DefinitionCompiler {
     }
     std::string key = cls->name() + "." + name;
     const Def& def = it->second.def;
+    if (isClassMethod(def)) {
+      throwSourceError(use ? *use : def.range(), "'" + cls->unqualifiedName() + "." + name +
+                                                     "' is a @classmethod: TorchScript cannot call class methods");
+    }
     if (in_progress_.count(key)) {
       throwSourceError(use ? *use : def.range(),
                        "method '" + name + "' is called recursively. Recursive calls are not supported");

@@ -10,6 +10,7 @@ import textwrap
 import types
 
 from . import _C
+from ._jit_internal import modifier, stub_source
 from .nn.module import Module
 
 ScriptFunction = _C.ScriptFunction
@@ -322,6 +323,18 @@ def _check_class(cls):
                            "Please directly inherit from 'object'.")
 
 
+def _stub_marked_methods(cls, source):
+    """The class source with the bodies of its @unused and @ignore'd
+    methods (kiln.jit's or torch.jit's markers) replaced by a raise."""
+    import ast
+    for node in ast.parse(source).body[0].body:
+        if isinstance(node, ast.FunctionDef):
+            marker = modifier(cls.__dict__.get(node.name))
+            if marker in ("unused", "ignore"):
+                source = stub_source(source, node.name, marker, method=True, definition=node)
+    return source
+
+
 def _script_class(cls):
     cached = cls.__dict__.get("__kiln_script_class__")
     if cached is _COMPILING:
@@ -330,6 +343,7 @@ def _script_class(cls):
         return cached
     _check_class(cls)
     source, filename, first_line = _class_source(cls)
+    source = _stub_marked_methods(cls, source)
     cls.__kiln_script_class__ = _COMPILING
     try:
         class_type = _C._compile_class(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))
@@ -370,6 +384,9 @@ def script(fn):
     if cached is not None and cached is not _COMPILING:
         return cached
     source, filename, first_line = _function_source(fn)
+    marker = modifier(fn)
+    if marker in ("unused", "ignore"):
+        source = stub_source(source, fn.__name__, marker)
     fn.__kiln_script__ = _COMPILING
     try:
         cu = _C._compile(source, filename, first_line, _free_names(fn), fn.__name__)

@@ -37,9 +37,50 @@ def unused(fn):
     return fn
 
 
+# torch.jit's markers (`_torchscript_modifier`, a FunctionModifiers string
+# such as "unused (ignored and replaced with raising of an exception)"): code
+# written for torch.jit.script keeps its meaning under kiln.script.
+_TORCH_MODIFIER = "_torchscript_modifier"
+
+
 def modifier(fn):
-    """The marker export/ignore/unused put on `fn` (a function or bound method), or None."""
-    return getattr(getattr(fn, "__func__", fn), _MODIFIER, None)
+    """The marker export/ignore/unused put on `fn` (a function or bound
+    method) by kiln.jit or torch.jit, or None."""
+    fn = getattr(fn, "__func__", fn)
+    marker = getattr(fn, _MODIFIER, None)
+    if marker is None:
+        torch_marker = getattr(fn, _TORCH_MODIFIER, None)
+        if isinstance(torch_marker, str):
+            word = torch_marker.split(" ", 1)[0]
+            marker = word if word in ("export", "ignore", "unused") else None
+    return marker
+
+
+def stub_source(source, name, marker, method=False, definition=None):
+    """`source` (dedented, decorators included) with the body of its def
+    `definition` (an ast node of it; the first statement when None) replaced
+    by a raise, keeping every line where it was (errors point into the
+    user's file): how an @unused function or method compiles in 1.13, and
+    how an @ignore'd one compiles in kiln, which cannot call back into
+    Python from TorchScript."""
+    import ast
+    if definition is None:
+        definition = ast.parse(source).body[0]
+    if marker == "unused":
+        message = "Cannot call @unused methods" if method else \
+            "This Python function is annotated to be ignored and cannot be run"
+    else:
+        message = f"'{name}' is @ignore'd: kiln cannot call back into Python from TorchScript"
+    first = definition.body[0]
+    lines = source.splitlines(keepends=True)
+    raise_line = f"raise RuntimeError({message!r})"
+    if first.lineno == definition.lineno:  # `def f(x): return x`: the body shares the def line
+        line = lines[first.lineno - 1]
+        lines[first.lineno - 1] = line[:first.col_offset] + raise_line + "\n"
+        return "".join(lines)
+    indent = " " * first.col_offset
+    body = [f"{indent}{raise_line}\n"] + ["\n"] * (definition.end_lineno - first.lineno)
+    return "".join(lines[:first.lineno - 1] + body + lines[definition.end_lineno:])
 
 
 def annotate(the_type, the_value):

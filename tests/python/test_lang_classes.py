@@ -447,7 +447,9 @@ def test_named_tuple_default_of_the_wrong_type():
     ("class B(A):\n    def __init__(self):\n        pass\n", "does not support inheritance"),
     ("class P(NamedTuple):\n    x: int\n    def f(self) -> int:\n        return 1\ndef g() -> P:\n    return P(1)\n",
      "cannot have methods"),
-    ("class C(object):\n    @classmethod\n    def make(cls) -> int:\n        return 1\n", "@classmethod"),
+    ("class C(object):\n    def __init__(self, x: int):\n        self.x = x\n    @classmethod\n"
+     "    def make(cls, x: int) -> int:\n        return x\ndef f(x: int) -> int:\n    return C.make(x)\n",
+     "'C.make' is a @classmethod: TorchScript cannot call class methods"),
     ("class C(object):\n    x = 3\n    def __init__(self):\n        pass\n", "expected def in the body of class 'C'"),
 ])
 def test_source_class_errors(source, message):
@@ -537,3 +539,111 @@ def test_enum_unknown_member():
         torch.jit.script(use)
     with pytest.raises(RuntimeError, match="PURPLE"):
         kiln.script(use)
+
+
+# --- @unused, @ignore and @classmethod (1.13's torch.jit markers, and kiln.jit's) ------------
+
+@torch.jit.unused
+def unused_fn(x: int) -> int:
+    return undefined_helper(x)  # noqa: F821  (never compiled: the body is replaced by a raise)
+
+
+@kiln.jit.unused
+def kiln_unused_fn(x: int) -> int:
+    return undefined_helper(x)  # noqa: F821
+
+
+@torch.jit.ignore
+def ignored_fn(x: int) -> int:
+    return x + 2
+
+
+def calls_unused(x: int, flag: bool) -> int:
+    if flag:
+        return unused_fn(x)
+    return x * 3
+
+
+def calls_kiln_unused(x: int, flag: bool) -> int:
+    if flag:
+        return kiln_unused_fn(x)
+    return x * 3
+
+
+def calls_ignored(x: int, flag: bool) -> int:
+    if flag:
+        return ignored_fn(x)
+    return x - 1
+
+
+class WithMarkedMethods(object):
+    def __init__(self, x: int):
+        self.x = x
+
+    @torch.jit.unused
+    def unusable(self, y: int) -> int:
+        return undefined_helper(y)  # noqa: F821
+
+    @torch.jit.ignore
+    def python_only(self, y: int) -> int:
+        return y * 10
+
+    @classmethod
+    def make(cls, x: int):
+        return cls(x * 2)
+
+    def get(self) -> int:
+        return self.x + 1
+
+
+def uses_marked_class(x: int) -> int:
+    return WithMarkedMethods(x).get()
+
+
+def calls_unused_method(x: int) -> int:
+    return WithMarkedMethods(x).unusable(x)
+
+
+def calls_class_method(x: int) -> int:
+    return WithMarkedMethods.make(x).get()
+
+
+@pytest.mark.parametrize("fn", [calls_unused, calls_kiln_unused, calls_ignored])
+def test_marked_functions_compile_and_untaken_calls_agree(fn):
+    torch_fn = calls_unused if fn is calls_kiln_unused else fn
+    assert kiln.script(fn)(4, False) == torch.jit.script(torch_fn)(4, False)
+
+
+@pytest.mark.parametrize("fn", [calls_unused, calls_kiln_unused])
+def test_calling_an_unused_function_raises_as_in_torch(fn):
+    message = "This Python function is annotated to be ignored and cannot be run"
+    with pytest.raises(Exception, match=message):
+        torch.jit.script(calls_unused)(4, True)
+    with pytest.raises(RuntimeError, match=message):
+        kiln.script(fn)(4, True)
+
+
+def test_calling_an_ignored_function_raises_in_kiln():
+    # 1.13 calls back into Python (6); kiln runs no Python from TorchScript.
+    assert torch.jit.script(calls_ignored)(4, True) == 6
+    with pytest.raises(RuntimeError, match="'ignored_fn' is @ignore'd: kiln cannot call back into Python"):
+        kiln.script(calls_ignored)(4, True)
+
+
+def test_class_with_unused_ignored_and_class_methods_compiles_as_in_torch():
+    assert kiln.script(uses_marked_class)(3) == torch.jit.script(uses_marked_class)(3) == 4
+
+
+def test_calling_an_unused_method_raises_as_in_torch():
+    with pytest.raises(Exception, match="Cannot call @unused methods"):
+        torch.jit.script(calls_unused_method)(3)
+    with pytest.raises(RuntimeError, match="Cannot call @unused methods"):
+        kiln.script(calls_unused_method)(3)
+
+
+def test_calling_a_class_method_is_refused_as_in_torch():
+    # 1.13 fails with an internal assert; kiln points at the call.
+    with pytest.raises(RuntimeError):
+        torch.jit.script(calls_class_method)
+    with pytest.raises(RuntimeError, match=r"WithMarkedMethods.make\(x\)"):
+        kiln.script(calls_class_method)
