@@ -10,7 +10,7 @@ import textwrap
 import types
 
 from . import _C
-from ._jit_internal import modifier, stub_source
+from ._jit_internal import modifier, overloads, stub_source
 from .nn.module import Module
 
 ScriptFunction = _C.ScriptFunction
@@ -143,7 +143,7 @@ def _free_names(fn):
         if isinstance(value, types.FunctionType):
             if value.__dict__.get("__kiln_script__") is _COMPILING:
                 return ()
-            value = script(value)
+            value = _script_overloads(value) if overloads(value) else script(value)
         elif isinstance(value, ScriptClass):
             value = value.class_type
         elif _is_named_tuple(value):
@@ -245,7 +245,7 @@ def _class_free_names(cls):
         if name in module_globals:
             value = module_globals[name]
             if isinstance(value, types.FunctionType):
-                return (script(value),)
+                return (_script_overloads(value) if overloads(value) else script(value),)
             if isinstance(value, ScriptClass):
                 return (value.class_type,)
             if _is_named_tuple(value):
@@ -355,6 +355,44 @@ def _script_class(cls):
     return compiled
 
 
+class _Overloaded:
+    """An overloaded function for script code: `__kiln_overloads__` are the
+    ScriptFunctions, one per declaration; the resolver makes calls pick one."""
+
+    def __init__(self, functions):
+        self.__kiln_overloads__ = functions
+
+
+def _script_overloads(impl):
+    """The implementation `impl` compiled once per kiln.jit._overload
+    declaration: the declaration's signature with impl's body (lines kept
+    where they are, so errors point into the file). Kept as
+    `impl.__kiln_overloaded__`."""
+    import ast
+    cached = impl.__dict__.get("__kiln_overloaded__")
+    if cached is not None:
+        return cached
+    source, filename, first_line = _function_source(impl)
+    definition = ast.parse(source).body[0]
+    lines = source.splitlines(keepends=True)
+    body_line = definition.body[0].lineno
+    if body_line == 1:
+        raise RuntimeError(f"kiln.script: the implementation of overloaded {impl.__qualname__} "
+                           "must have its body below the def line")
+    functions = []
+    for declaration in overloads(impl):
+        declared = ast.parse(_function_source(declaration)[0]).body[0]
+        signature = f"def {impl.__name__}({ast.unparse(declared.args)})"
+        if declared.returns is not None:
+            signature += f" -> {ast.unparse(declared.returns)}"
+        overload_source = "".join([signature + ":\n"] + ["\n"] * (body_line - 2) + lines[body_line - 1:])
+        cu = _C._compile(overload_source, filename, first_line, _free_names(impl), impl.__name__)
+        functions.append(cu.find_function(impl.__name__))
+    compiled = _Overloaded(functions)
+    impl.__kiln_overloaded__ = compiled
+    return compiled
+
+
 def script(fn):
     """Compiles a Python function as TorchScript from its source and returns
     a ScriptFunction (callable; `.graph`, `.schema`, `.name`). On a class,
@@ -383,6 +421,10 @@ def script(fn):
     cached = fn.__dict__.get("__kiln_script__")
     if cached is not None and cached is not _COMPILING:
         return cached
+    if overloads(fn):
+        raise RuntimeError(f"Function {_qualified_name(fn)} cannot be directly compiled because it is overloaded. "
+                           "It must be used in a context of a function where its inputs can determine which "
+                           "overload to call.")
     source, filename, first_line = _function_source(fn)
     marker = modifier(fn)
     if marker in ("unused", "ignore"):

@@ -43,6 +43,29 @@ def unused(fn):
 _TORCH_MODIFIER = "_torchscript_modifier"
 
 
+# The declarations of overloaded functions (kiln.jit._overload), by the
+# module and qualified name they share with their implementation.
+_OVERLOADS = {}
+
+
+def _overload(fn):
+    """Declares one signature of an overloaded function, as
+    torch.jit._overload: several declarations (bodies `...`), then the
+    implementation, a def of the same name. Script code calling it runs the
+    implementation's body compiled for the first declaration its arguments
+    match."""
+    _OVERLOADS.setdefault((fn.__module__, fn.__qualname__), []).append(fn)
+    return fn
+
+
+def overloads(fn):
+    """The declarations kiln.jit._overload made for the name of `fn`, or None."""
+    if not hasattr(fn, "__qualname__"):
+        return None
+    declared = _OVERLOADS.get((fn.__module__, fn.__qualname__))
+    return [d for d in declared if d is not fn] if declared else None
+
+
 def modifier(fn):
     """The marker export/ignore/unused put on `fn` (a function or bound
     method) by kiln.jit or torch.jit, or None."""

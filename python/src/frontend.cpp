@@ -8,6 +8,7 @@
 #include "kiln/frontend/class_definition.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/parser.h"
+#include "kiln/frontend/schema_matching.h"
 #include "kiln/frontend/sugared_value.h"
 
 namespace kiln::python {
@@ -19,6 +20,36 @@ namespace {
 struct PyNamedTuple {
   SugaredValuePtr value;
   std::string qualified_name;
+};
+
+// A function with declared overloads (torch.jit._overload): one compiled
+// function per declaration (its signature, the implementation's body). A
+// call runs the first whose schema the arguments match, as 1.13 picks.
+class OverloadedFunctionValue : public SugaredValue {
+ public:
+  explicit OverloadedFunctionValue(std::vector<std::shared_ptr<GraphFunction>> functions)
+      : functions_(std::move(functions)) {}
+  std::string kind() const override { return "overloaded function"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    std::vector<const FunctionSchema*> schemas;
+    for (const auto& f : functions_) schemas.push_back(&f->getSchema());
+    auto [index, matched] = matchSchemas(schemas, loc, graph, args, kwargs);
+    const std::shared_ptr<GraphFunction>& function = functions_[index];
+    Node* constant = graph.insertNode(graph.create(prim::Constant));
+    const std::string& qualified = function->name();
+    constant->s_(attr::name, qualified.substr(qualified.rfind('.') + 1));
+    constant->output()->setType(FunctionType::create(function->name(), function));
+    std::vector<Value*> inputs = {constant->output()};
+    inputs.insert(inputs.end(), matched.inputs.begin(), matched.inputs.end());
+    Node* call = graph.insertNode(graph.create(prim::CallFunction, inputs));
+    call->setSourceRange(loc);
+    call->output()->setType(matched.return_types.empty() ? NoneType::get() : matched.return_types[0]);
+    return std::make_shared<SimpleValue>(call->output());
+  }
+
+ private:
+  std::vector<std::shared_ptr<GraphFunction>> functions_;
 };
 
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
@@ -53,6 +84,11 @@ class PythonResolver : public Resolver {
     }
     py::object value = found_tuple[0];
     if (py::isinstance<GraphFunction>(value)) return makeFunctionValue(value.cast<std::shared_ptr<GraphFunction>>());
+    if (py::hasattr(value, "__kiln_overloads__")) {
+      std::vector<std::shared_ptr<GraphFunction>> functions;
+      for (py::handle f : value.attr("__kiln_overloads__")) functions.push_back(f.cast<std::shared_ptr<GraphFunction>>());
+      return std::make_shared<OverloadedFunctionValue>(std::move(functions));
+    }
     if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
       return makeBuiltinModule(value.attr("__name__").cast<std::string>());
     }

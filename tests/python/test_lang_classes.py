@@ -647,3 +647,80 @@ def test_calling_a_class_method_is_refused_as_in_torch():
         torch.jit.script(calls_class_method)
     with pytest.raises(RuntimeError, match=r"WithMarkedMethods.make\(x\)"):
         kiln.script(calls_class_method)
+
+
+# --- torch.jit._overload (kiln.jit._overload): declarations, then one implementation ---------
+
+def _overload(fn):
+    """Declares `fn` for both compilers (1.13 mislocates a def under two decorators)."""
+    return kiln.jit._overload(torch.jit._overload(fn))
+
+
+@_overload
+def add_one(x: int) -> int: ...
+
+
+@_overload
+def add_one(x: float) -> float: ...
+
+
+@_overload
+def add_one(x: torch.Tensor) -> torch.Tensor: ...
+
+
+def add_one(x):  # noqa: F811  (the implementation of the declarations above)
+    return x + 1
+
+
+@_overload
+def first_or_text(x: int, y: Optional[int] = None) -> int: ...
+
+
+@_overload
+def first_or_text(x: str, y: Optional[int] = None) -> str: ...
+
+
+def first_or_text(x, y: Optional[int] = None):  # noqa: F811
+    return x
+
+
+def uses_overloads(a: int, b: float, t: torch.Tensor):
+    return add_one(a), add_one(b), add_one(t)
+
+
+def uses_overloads_with_defaults(a: int) -> str:
+    return str(first_or_text(a, 2)) + first_or_text("s")
+
+
+def calls_overload_with_no_match(s: str) -> str:
+    return add_one(s)
+
+
+def test_overloads_pick_by_types_as_in_torch():
+    args = (1, 2.5, np.ones(2, dtype=np.float32))
+    expected = torch.jit.script(uses_overloads)(*convert(args, "torch"))
+    got = kiln.script(uses_overloads)(*convert(args, "kiln"))
+    assert_same(got, expected)
+    assert_same_types(got, expected)
+    assert kiln.script(uses_overloads_with_defaults)(3) == torch.jit.script(uses_overloads_with_defaults)(3) == "3s"
+
+
+def test_overload_calls_are_call_function_as_in_torch():
+    graph = str(kiln.script(uses_overloads).graph)
+    assert graph.count("prim::CallFunction") == str(torch.jit.script(uses_overloads).graph).count(
+        "prim::CallFunction") == 3
+
+
+def test_overload_with_no_matching_declaration():
+    with pytest.raises(RuntimeError, match="Arguments for call are not valid"):
+        torch.jit.script(calls_overload_with_no_match)
+    with pytest.raises(RuntimeError, match="Expected a value of type 'int' for argument 'x' but instead found type 'str'"):
+        kiln.script(calls_overload_with_no_match)
+
+
+def test_overloaded_implementation_is_not_scripted_directly():
+    message = "cannot be directly compiled because it is overloaded"
+    with pytest.raises(RuntimeError, match=message):
+        torch.jit.script(add_one)
+    with pytest.raises(RuntimeError, match=message):
+        kiln.script(add_one)
