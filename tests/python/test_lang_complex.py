@@ -292,3 +292,36 @@ def test_tensor_matrix_products(dtype):
     for expr in ["torch.dot(v, w)", "v @ w", "torch.matmul(v, w)"]:
         got = to_torch(getattr(kiln.compile(src.format(expr)), "f")(*to_kiln([a, b, v, w, ba, bb])))
         assert same(got, (v * w).sum())
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_tensor_pow(dtype):
+    x, y = ctensor((2, 3), dtype, 11), ctensor((3,), dtype, 12)
+    r = torch.rand(2, 3) + 0.5
+    for expr in ["x ** 2", "x ** 3", "x ** -2", "x ** 0.5", "x ** -0.5", "x ** -1", "x ** 0", "x ** 1", "x ** 2.5",
+                 "x ** y", "torch.pow(x, y)", "x.pow(1.5 - 0.5j)", "2 ** x", "(1 + 1j) ** x", "r ** (0.5j)",
+                 "r ** x", "x ** r", "torch.pow(x, 3)", "x.pow_(2)"]:
+        check(f"def f(x, y, r):\n    return {expr}\n", "f", x, y, r)
+    check("def f(x: complex, y):\n    return x ** y, y ** x\n", "f", 0.5 - 1.5j, y)
+    check("def f(x):\n    return x ** 2j\n", "f", torch.arange(4))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.float32])
+def test_tensor_conjugate_transpose(dtype):
+    m, b = ctensor((2, 3), dtype, 13), ctensor((4, 2, 3), dtype, 14)
+    if not dtype.is_complex:
+        m, b = m.real, b.real
+    for expr in ["m.H", "m.mH", "m.adjoint()", "b.mH", "b.adjoint()", "m.mT", "b.H"]:
+        check(f"def f(m, b):\n    return {expr}\n", "f", m, b)
+
+
+def test_real_valued_results_are_typed():
+    src = "def f(x):\n    return torch.abs(x), torch.angle(x), x.real, x.imag, torch.exp(x)\n"
+    for dtype, real, name in [(kiln.complex64, "Float", "ComplexFloat"), (kiln.complex128, "Double", "ComplexDouble")]:
+        x = kiln.from_numpy(np.ones((2, 3), dtype=np.complex64 if dtype == kiln.complex64 else np.complex128))
+        graph = str(kiln.compile(src).f.graph_for(x))
+        for op in ["aten::abs", "aten::angle", "aten::real", "aten::imag"]:
+            line = next(ln for ln in graph.splitlines() if op + "(" in ln)
+            assert f": {real}(" in line, line
+        line = next(ln for ln in graph.splitlines() if "aten::exp(" in ln)
+        assert f": {name}(" in line, line
