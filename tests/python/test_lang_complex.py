@@ -325,3 +325,19 @@ def test_real_valued_results_are_typed():
             assert f": {real}(" in line, line
         line = next(ln for ln in graph.splitlines() if "aten::exp(" in ln)
         assert f": {name}(" in line, line
+
+
+def test_pickle_complex_values(tmp_path):
+    x = ctensor((2, 3), torch.complex64, 15)
+    value = {"x": x, "y": ctensor((4,), torch.complex128, 16)[1:], "z": 1.5 - 2j, "zs": [0j, -1j], "t": (3j, x)}
+    torch.save(value, tmp_path / "torch.pt")
+    got = kiln.load_pickle(str(tmp_path / "torch.pt"))
+    assert got["z"] == value["z"] and got["zs"] == value["zs"] and type(got["z"]) is complex
+    for key in ["x", "y"]:
+        assert same(to_torch(got[key]), value[key])
+    assert same(to_torch(got["t"][1]), x) and got["t"][0] == 3j
+    kiln.save_pickle(got, str(tmp_path / "kiln.pt"))
+    back = torch.load(tmp_path / "kiln.pt")
+    assert back["z"] == value["z"] and back["zs"] == value["zs"] and back["t"][0] == 3j
+    for key in ["x", "y"]:
+        assert same(back[key], value[key])
