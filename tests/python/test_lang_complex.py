@@ -341,3 +341,23 @@ def test_pickle_complex_values(tmp_path):
     assert back["z"] == value["z"] and back["zs"] == value["zs"] and back["t"][0] == 3j
     for key in ["x", "y"]:
         assert same(back[key], value[key])
+
+
+class ComplexModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = ctensor((2, 2), torch.complex64, 17)
+        self.c = 1 + 2j
+
+    def forward(self, x):
+        return x @ self.w * self.c + 2j
+
+
+def test_module_archive_with_complex_attributes(tmp_path):
+    scripted = torch.jit.script(ComplexModule())
+    scripted.save(str(tmp_path / "torch.pt"))
+    loaded = kiln.load(str(tmp_path / "torch.pt"))
+    x = ctensor((3, 2), torch.complex64, 18)
+    assert same(to_torch(loaded(to_kiln(x))), scripted(x))
+    kiln.save(loaded, str(tmp_path / "kiln.pt"))
+    assert same(torch.jit.load(str(tmp_path / "kiln.pt"))(x), scripted(x))
