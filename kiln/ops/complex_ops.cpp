@@ -8,6 +8,7 @@
 
 #include "kiln/core/ivalue.h"
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/complex.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/shape.h"
@@ -170,6 +171,15 @@ KILN_REGISTER_SCRIPT_OPS(
 namespace kiln {
 
 namespace {
+// real and imag: views in the real dtype of a complex tensor (real of a real tensor is itself).
+std::vector<shapes::OutputFacts> realPart(const shapes::Args& a) {
+  const TensorType* t = a.tensor("self");
+  if (!t) return {};
+  std::optional<ScalarType> dtype = t->scalarType();
+  if (dtype && isComplexType(*dtype)) dtype = toRealValueType(*dtype);
+  return {shapes::tensorOut(dtype, t->sizes())};
+}
+
 // An out= form: the result resized into `out` (which must hold its dtype exactly).
 Tensor copyToOut(const Tensor& result, Tensor out) {
   KILN_CHECK(out.dtype() == result.dtype(), "Expected out tensor to have dtype ", scalarTypeName(result.dtype()),
@@ -181,8 +191,8 @@ Tensor copyToOut(const Tensor& result, Tensor out) {
 }  // namespace
 
 KILN_REGISTER_OPS(
-    op("aten::real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return real(self); }),
-    op("aten::imag(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return imag(self); }),
+    op("aten::real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return real(self); }).shape(realPart),
+    op("aten::imag(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return imag(self); }).shape(realPart),
     op("aten::view_as_real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return viewAsReal(self); }),
     op("aten::view_as_complex(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return viewAsComplex(self); }),
     // kiln has no lazy conjugate bit: conj copies, and resolve_conj has nothing to resolve.

@@ -5,6 +5,7 @@
 
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
+#include "kiln/tensor/complex.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/linalg.h"
 #include "kiln/tensor/shape.h"
@@ -33,8 +34,12 @@ int64_t hashValue(const IValue& value) {
 Tensor matrixH(const Tensor& self) {
   KILN_CHECK(self.dim() == 2 || self.dim() == 0, "tensor.H is only supported on matrices (2-D tensors). Got ",
              self.dim(), "-D tensor.", self.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
-  return self.dim() == 0 ? self : transpose(self, 0, 1);
+  return self.dim() == 0 ? self : conj(transpose(self, 0, 1));
 }
+
+// tensor.mH: the conjugate transpose of the last two dims. kiln has no lazy
+// conjugate bit, so for complex tensors it is a copy (a view in 1.13).
+Tensor matrixMH(const Tensor& self, const char* op) { return conj(matrixT(self, op)); }
 
 // at::tensordot: the free dimensions of self, then of other; the contracted
 // pairs multiplied and summed by one matrix product.
@@ -117,9 +122,9 @@ Tensor triangleIndices(int64_t row, int64_t col, int64_t offset, OptDtype dtype,
 
 KILN_REGISTER_OPS(
     op("aten::hash.generic(t value) -> int", [](const IValue& value) { return hashValue(value); }),
-    op("aten::mH(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
+    op("aten::mH(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixMH(self, "tensor.mH"); })
         .shape(shapes::mT),
-    op("aten::mH.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self, "tensor.mH"); })
+    op("aten::mH.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixMH(self, "tensor.mH"); })
         .shape(shapes::mT),
     op("aten::matrix_H(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
         .shape(shapes::mT),

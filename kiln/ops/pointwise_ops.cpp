@@ -27,6 +27,16 @@ namespace {
 using namespace pointwise;
 using namespace shapes;
 
+// abs and angle of a complex tensor are real: the rule's dtype made real.
+template <Formula Rule>
+std::vector<OutputFacts> realValued(const Args& a) {
+  std::vector<OutputFacts> out = Rule(a);
+  for (OutputFacts& o : out) {
+    if (o.tensor.dtype && isComplexType(*o.tensor.dtype)) o.tensor.dtype = toRealValueType(*o.tensor.dtype);
+  }
+  return out;
+}
+
 // --- what the eager kernels raise on, which generated kernels must not meet -------
 
 // add (and, with alpha negated, sub): kiln's addKernel rejects a float
@@ -247,8 +257,8 @@ KILN_REGISTER_OPS(
         .pointwise(sameUnary("k_abs($x)")),
     KILN_UNARY_OPS("neg", neg, sameDtype, sameUnary("k_neg($self)")),
     KILN_UNARY_ALIAS_OPS("negative", "neg", neg, sameDtype),
-    KILN_UNARY_OPS("abs", abs, sameDtype, sameUnary("k_abs($self)")),
-    KILN_UNARY_ALIAS_OPS("absolute", "abs", abs, sameDtype),
+    KILN_UNARY_OPS("abs", abs, realValued<sameDtype>, sameUnary("k_abs($self)")),
+    KILN_UNARY_ALIAS_OPS("absolute", "abs", abs, realValued<sameDtype>),
     KILN_UNARY_OPS("relu", relu, sameDtype, sameUnary("k_relu($self)")),
     KILN_UNARY_OPS("floor", floor, sameDtype, sameUnary("k_floor($self)")),
     KILN_UNARY_OPS("ceil", ceil, sameDtype, sameUnary("k_ceil($self)")),
@@ -289,7 +299,7 @@ KILN_REGISTER_OPS(
     KILN_UNARY_OPS("erf", erf, floatDtype, floatUnary("m_erf($self)")),
     KILN_UNARY_OPS("erfc", erfc, floatDtype, floatUnary("m_erfc($self)")),
     KILN_UNARY_OPS("lgamma", lgamma, floatDtype, nullptr),
-    KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("angle", angle, floatDtype, nullptr),
+    KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("angle", angle, realValued<floatDtype>, nullptr),
     KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isnan", isnan, boolDtype, nullptr),
     KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isinf", isinf, boolDtype, nullptr),
     KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isposinf", isposinf, boolDtype, nullptr),

@@ -1,6 +1,7 @@
 // aten:: registrations of views, shape operations and copies, with PyTorch 1.13's schemas.
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
+#include "kiln/tensor/complex.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/shape.h"
@@ -120,9 +121,9 @@ KILN_REGISTER_OPS(
         .shape(shapes::numpyT),
     op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }).shape(shapes::mT),
     op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }).shape(shapes::mT),
-    // Real tensors only: the adjoint is the matrix transpose.
+    // The conjugate of the matrix transpose: a copy for complex tensors (kiln has no lazy conjugate bit).
     op("aten::adjoint(Tensor(a) self) -> Tensor(a)",
-       [](const Tensor& self) { return matrixT(self, "tensor.adjoint()"); })
+       [](const Tensor& self) { return conj(matrixT(self, "tensor.adjoint()")); })
         .shape(shapes::mT),
     op("aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
        [](const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {

@@ -355,7 +355,7 @@ std::optional<DimList> sizesFromList(const std::optional<DimList>& list, std::op
 
 std::optional<ScalarType> toFloat(std::optional<ScalarType> t) {
   if (!t) return std::nullopt;
-  return isFloatingType(*t) ? *t : defaultFloatType();
+  return isFloatingType(*t) || isComplexType(*t) ? *t : defaultFloatType();
 }
 
 // Integral and bool inputs of sum/prod/cumsum accumulate in int64.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -153,7 +154,8 @@ std::string printable(std::string_view text, size_t limit = 80) {
 std::optional<ScalarType> storageDtype(std::string_view name) {
   static const ScalarType kTypes[] = {ScalarType::Byte, ScalarType::Char,    ScalarType::Short, ScalarType::Int,
                                       ScalarType::Long, ScalarType::Half,    ScalarType::Float, ScalarType::Double,
-                                      ScalarType::Bool, ScalarType::BFloat16};
+                                      ScalarType::Bool, ScalarType::BFloat16, ScalarType::ComplexFloat,
+                                      ScalarType::ComplexDouble};
   for (ScalarType t : kTypes) {
     std::string_view short_name = scalarTypeShortName(t);
     if (name.size() == short_name.size() + 7 && name.substr(0, short_name.size()) == short_name &&
@@ -173,7 +175,9 @@ std::optional<ScalarType> dtypeFromPythonName(std::string_view name) {
       {"bfloat16", ScalarType::BFloat16}, {"uint8", ScalarType::Byte},   {"int8", ScalarType::Char},
       {"int16", ScalarType::Short},       {"short", ScalarType::Short},  {"int32", ScalarType::Int},
       {"int", ScalarType::Int},           {"int64", ScalarType::Long},   {"long", ScalarType::Long},
-      {"bool", ScalarType::Bool}};
+      {"bool", ScalarType::Bool},         {"complex64", ScalarType::ComplexFloat},
+      {"cfloat", ScalarType::ComplexFloat}, {"complex128", ScalarType::ComplexDouble},
+      {"cdouble", ScalarType::ComplexDouble}};
   for (const auto& [n, t] : kNames) {
     if (n == name) return t;
   }
@@ -362,6 +366,7 @@ class Unpickler {
     Device,
     Size,
     Set,
+    Complex,
   };
   struct CallableGlobal {
     Callable kind;
@@ -607,6 +612,10 @@ class Unpickler {
     if ((module == "builtins" || module == "__builtin__") && (name == "set" || name == "frozenset")) {
       return pushCallable(Callable::Set, qualified);
     }
+    // A complex number, as torch pickles one: builtins.complex((real, imag)).
+    if ((module == "builtins" || module == "__builtin__") && name == "complex") {
+      return pushCallable(Callable::Complex, qualified);
+    }
     if (module == "__torch__" || module.substr(0, 10) == "__torch__.") {
       KILN_CHECK(options_.load_object, "global '", printable(qualified),
                  "' is a script class, and nothing was given to build its objects");
@@ -708,6 +717,12 @@ class Unpickler {
         if (args.empty()) return push(newList({}));
         KILN_CHECK(args[0].isList(), "set expects a list, found ", args[0].tagName());
         return push(args[0]);
+      }
+      case Callable::Complex: {
+        checkArity(g, args, 2, 2);
+        KILN_CHECK(args[0].isDouble() && args[1].isDouble(), "complex expects two floats, found ",
+                   args[0].tagName(), " and ", args[1].tagName());
+        return push(IValue(std::complex<double>(args[0].toDouble(), args[1].toDouble())));
       }
     }
   }
@@ -1288,8 +1303,17 @@ class Pickler {
       case IValue::Tag::Object: return writeObject(v);
       case IValue::Tag::Device: return writeDevice(v.toDevice());
       case IValue::Tag::Future: KILN_ERROR("pickle: cannot pickle a Future");
-      case IValue::Tag::Complex: KILN_ERROR("pickle: complex numbers cannot be saved yet");
+      case IValue::Tag::Complex: return writeComplex(v.toComplexDouble());
     }
+  }
+
+  // As torch writes one: builtins.complex applied to (real, imag).
+  void writeComplex(std::complex<double> z) {
+    writeGlobal("builtins", "complex");
+    writeDouble(z.real());
+    writeDouble(z.imag());
+    opcode(op::TUPLE2);
+    opcode(op::REDUCE);
   }
 
   void writeTuple(const IValue& v) {

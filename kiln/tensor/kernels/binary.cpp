@@ -2,6 +2,7 @@
 // powers, comparisons, logical and bitwise ops.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -239,6 +240,7 @@ void fmodKernel(TensorIter& iter) {
 }
 
 void powKernel(TensorIter& iter) {
+  if (complexKernel(iter, []<typename T>() { return [](T x, T y) { return std::pow(x, y); }; })) return;
   floatOrIntKernel<Pow>(iter, "pow", [](auto a, auto b) { return powValue(a, b); });
 }
 

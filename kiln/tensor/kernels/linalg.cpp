@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -239,6 +240,25 @@ void rowGemm(int64_t n, int64_t m, int64_t k, T alpha, Mat<T> a, Mat<T> b, T bet
   });
 }
 
+// The dtypes of matrix products: every arithmetic type but bool.
+#define KILN_PRODUCT_CASES(...) \
+  KILN_FLOATING_CASES(__VA_ARGS__) KILN_INTEGRAL_CASES(__VA_ARGS__) KILN_COMPLEX_CASES(__VA_ARGS__)
+
+template <typename T>
+constexpr bool kIsComplex = false;
+template <typename T>
+constexpr bool kIsComplex<std::complex<T>> = true;
+
+// alpha or beta of a product in T (complex products take complex ones).
+template <typename T>
+T productScalar(const Scalar& s) {
+  if constexpr (kIsComplex<T>) {
+    return T(s.toComplexDouble());
+  } else {
+    return checkedScalarTo<T>(s);
+  }
+}
+
 // c = beta * c + alpha * a @ b for an n x k by k x m product into a row-major
 // c with leading dimension ldc. beta == 0 never reads c (NaN there does not
 // propagate, as in BLAS and PyTorch).
@@ -251,7 +271,9 @@ void gemm(int64_t n, int64_t m, int64_t k, T alpha, Mat<T> a, Mat<T> b, T beta, 
     }
     return;
   }
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (kIsComplex<T>) {
+    tileGemm<T>(n, m, k, alpha, a, b, beta, c, ldc);
+  } else if constexpr (std::is_floating_point_v<T>) {
     KILN_INTERNAL_ASSERT(n <= INT_MAX && m <= INT_MAX && k <= INT_MAX && ldc <= INT_MAX, "matrix too large for BLAS");
     blasGemm<T>(static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, a, b, beta, c,
                 static_cast<int>(ldc));
@@ -338,9 +360,9 @@ void batchedGemm(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& beta
   const int64_t batch_dims = c.dim() - 2;
   int64_t batches = 1;
   for (int64_t d = 0; d < batch_dims; ++d) batches *= c.size(d);
-  KILN_DISPATCH_ALL_TYPES(c.dtype(), "addmm_impl_cpu_", [&] {
-    const scalar_t alpha_v = checkedScalarTo<scalar_t>(alpha);
-    const scalar_t beta_v = beta.toDouble() == 0 ? scalar_t(0) : checkedScalarTo<scalar_t>(beta);
+  KILN_DISPATCH_SWITCH(c.dtype(), "addmm_impl_cpu_", KILN_PRODUCT_CASES([&] {
+    const scalar_t alpha_v = productScalar<scalar_t>(alpha);
+    const scalar_t beta_v = beta.toComplexDouble() == 0.0 ? scalar_t(0) : productScalar<scalar_t>(beta);
     scalar_t* c_data = static_cast<scalar_t*>(c.rawData());
     for (int64_t batch = 0; batch < batches; ++batch) {
       int64_t a_offset = 0, b_offset = 0;
@@ -353,7 +375,7 @@ void batchedGemm(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& beta
       gemm<scalar_t>(n, m, k, alpha_v, matOf<scalar_t>(a, a_offset), matOf<scalar_t>(b, b_offset), beta_v,
                      c_data + batch * n * m, m);
     }
-  });
+  }));
 }
 
 void checkMatrix(const Tensor& t, const char* name) {
@@ -566,11 +588,11 @@ Tensor& dotOut(const Tensor& self, const Tensor& other, Tensor& out) {
              " does not match input dtype ", scalarTypeShortName(self.dtype()));
   const int64_t n = self.numel();
   resizeOutput(out, {});
-  KILN_DISPATCH_ALL_TYPES(self.dtype(), "dot", [&] {
+  KILN_DISPATCH_SWITCH(self.dtype(), "dot", KILN_PRODUCT_CASES([&] {
     *static_cast<scalar_t*>(out.rawData()) =
         dotKernel(static_cast<const scalar_t*>(self.rawData()), self.stride(0),
                   static_cast<const scalar_t*>(other.rawData()), other.stride(0), n);
-  });
+  }));
   return out;
 }
 

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/tensor/complex.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/kernels/loops.h"
@@ -531,6 +532,15 @@ enum class Accumulate { Sum, Mean, Prod };
 // as they are; any other dtype change converts the input first, as PyTorch does.
 Tensor accumulate(const char* op, Accumulate kind, const Tensor& self, const DimMask& mask, bool keepdim,
                   ScalarType dtype) {
+  if (isComplexType(dtype)) {
+    // Sums and means of complex numbers reduce the real and imaginary parts
+    // separately, with the real kernels (and their pairwise accuracy).
+    KILN_CHECK(kind != Accumulate::Prod, op, ": not implemented for '", scalarTypeShortName(dtype), "'");
+    const Tensor in = to(self, dtype);
+    const ScalarType part = toRealValueType(dtype);
+    return complexFromParts(accumulate(op, kind, real(in), mask, keepdim, part),
+                            accumulate(op, kind, imag(in), mask, keepdim, part));
+  }
   const bool widen = isIntegralType(self.dtype(), true) && dtype == ScalarType::Long;
   const Tensor in = widen ? self : to(self, dtype);
   Tensor out = keepdimResult(self, mask, dtype);
@@ -563,14 +573,14 @@ Tensor sumImpl(const Tensor& self, OptionalDims dims, bool keepdim, OptionalDtyp
 
 Tensor meanImpl(const Tensor& self, OptionalDims dims, bool keepdim, OptionalDtype dtype, const Tensor* out) {
   if (dtype) {
-    KILN_CHECK(isFloatingType(*dtype), "mean(): could not infer output dtype. Optional dtype must be either a ",
+    KILN_CHECK(isFloatingType(*dtype) || isComplexType(*dtype), "mean(): could not infer output dtype. Optional dtype must be either a ",
                "floating point or complex dtype. Got: ", scalarTypeShortName(*dtype));
   } else {
-    KILN_CHECK(isFloatingType(self.dtype()), "mean(): could not infer output dtype. Input dtype must be either a ",
+    KILN_CHECK(isFloatingType(self.dtype()) || isComplexType(self.dtype()), "mean(): could not infer output dtype. Input dtype must be either a ",
                "floating point or complex dtype. Got: ", scalarTypeShortName(self.dtype()));
   }
   ScalarType compute = detail::reductionDtype(dtype, out, self.dtype());
-  KILN_CHECK(isFloatingType(compute), "mean(): result type ", scalarTypeShortName(self.dtype()),
+  KILN_CHECK(isFloatingType(compute) || isComplexType(compute), "mean(): result type ", scalarTypeShortName(self.dtype()),
              " can't be cast to the desired output type ", scalarTypeShortName(compute));
   DimMask mask = detail::reductionMask(dims, self.dim());
   return accumulate("mean", Accumulate::Mean, self, mask, keepdim, compute);

@@ -5,6 +5,7 @@
 // in single elements. The loops are plain scalar code that the compiler
 // vectorizes where runs are contiguous.
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <numbers>
 #include <type_traits>
@@ -422,13 +423,45 @@ void powFloatKernel(TensorIter& iter, double e) {
   });
 }
 
+// PyTorch's complex pow with a number exponent: 0 and 1 give ones and a
+// copy, 0.5, -0.5 and -1 take sqrt, rsqrt and reciprocal, 2, 3 and -2
+// multiply, anything else is std::pow.
+void powComplexKernel(TensorIter& iter, const Scalar& exponent) {
+  const std::complex<double> e = exponent.toComplexDouble();
+  if (e == 0.5 || e == -0.5 || e == -1.0) {
+    return complexUnaryKernel(iter, e == 0.5 ? "sqrt" : e == -0.5 ? "rsqrt" : "reciprocal");
+  }
+  KILN_DISPATCH_COMPLEX_TYPES(iter.computeDtype(), "pow", [&] {
+    using T = scalar_t;
+    if (e == 0.0) {
+      kernels::cpuKernel<T, T>(iter, [](T) { return T(1); });
+    } else if (e == 1.0) {
+      kernels::cpuKernel<T, T>(iter, [](T x) { return x; });
+    } else if (e == 2.0) {
+      kernels::cpuKernel<T, T>(iter, [](T x) { return x * x; });
+    } else if (e == 3.0) {
+      kernels::cpuKernel<T, T>(iter, [](T x) { return x * x * x; });
+    } else if (e == -2.0) {
+      kernels::cpuKernel<T, T>(iter, [](T x) { return T(1) / (x * x); });
+    } else {
+      kernels::cpuKernel<T, T>(iter, [c = T(e)](T x) { return std::pow(x, c); });
+    }
+  });
+}
+
 Tensor powScalarOp(const char* name, const Tensor& self, const Scalar& exponent, const Tensor& out) {
   KILN_CHECK(self.defined(), name, ": expected a defined tensor");
-  KILN_CHECK(!(isIntegralType(self.dtype(), true) && !exponent.isFloatingPoint() && exponent.toLong() < 0),
+  KILN_CHECK(!(isIntegralType(self.dtype(), true) && exponent.isIntegral() && exponent.toLong() < 0),
              "Integers to negative integer powers are not allowed.");
   const ScalarType dtype = resultType(self, exponent);
   // PyTorch computes pow with a number exponent directly in the output's dtype.
   kernels::checkExactOutDtype(out, dtype, name);
+  if (isComplexType(dtype)) {
+    TensorIter iter(name);
+    iter.addOutput(out).addInput(self).computeDtype(dtype).build();
+    powComplexKernel(iter, exponent);
+    return iter.output();
+  }
   if (!isFloatingType(dtype)) {
     // Integer powers: a non-negative integer exponent promotes like a 0-dim exponent tensor.
     KILN_DISPATCH_INTEGRAL_TYPES_AND_BOOL(dtype, name, [&] { kernels::checkedScalarTo<scalar_t>(exponent, name); });
