@@ -53,7 +53,21 @@ struct FutureObj;
 
 class IValue {
  public:
-  enum class Tag : uint8_t { None, Tensor, Double, Int, Bool, Device, String, List, Tuple, Dict, Object, Future, Complex };
+  enum class Tag : uint8_t {
+    None,
+    Tensor,
+    Double,
+    Int,
+    Bool,
+    Device,
+    String,
+    List,
+    Tuple,
+    Dict,
+    Object,
+    Future,
+    Complex
+  };
 
   IValue() : tag_(Tag::None) { payload_.i = 0; }
   IValue(std::nullopt_t) : IValue() {}

@@ -769,9 +769,9 @@ std::shared_ptr<NamedTupleConstructor> DefinitionCompiler::namedTuple(const std:
       // 1.13 checks defaults as arguments: `scale: float = 2` is an error (no int-to-float here).
       TypePtr value_type = value->type();
       if (!value_type->isSubtypeOf(*types.back())) {
-        throwSourceError(field.default_value->range(), "Expected a value of type '" + types.back()->annotationStr() +
-                                                           "' for argument '" + field.name +
-                                                           "' but instead found type '" + value_type->annotationStr() + "'.");
+        throwSourceError(field.default_value->range(),
+                         "Expected a value of type '" + types.back()->annotationStr() + "' for argument '" +
+                             field.name + "' but instead found type '" + value_type->annotationStr() + "'.");
       }
     }
     defaults.push_back(std::move(value));
@@ -1830,9 +1830,9 @@ CondValue FunctionEmitter::emitIsInstance(const Expr& obj, const Expr& classinfo
     }
     if (opaque) {
       // A Scalar is an int, a float or a complex: nothing else can match.
-      bool possible = actual->kind() == TypeKind::Any ||
-                      (t && (t->kind() == TypeKind::Int || t->kind() == TypeKind::Float ||
-                             t->kind() == TypeKind::Complex || t->kind() == TypeKind::Number));
+      bool possible =
+          actual->kind() == TypeKind::Any || (t && (t->kind() == TypeKind::Int || t->kind() == TypeKind::Float ||
+                                                    t->kind() == TypeKind::Complex || t->kind() == TypeKind::Number));
       if (possible) {
         result = std::nullopt;
         if (t) matched.push_back(t);
@@ -2273,9 +2273,9 @@ Value* FunctionEmitter::emitListLiteral(const ListLiteral& ll, const TypePtr& ty
       }
     }
     if (lists > 1 && ll.inputs().empty()) {
-      throwSourceError(ll.range(), "Cannot assign an empty list to a variable annotated to be type " +
-                                       type_hint->annotationStr() +
-                                       " because there are multiple possible List type candidates in the Union annotation");
+      throwSourceError(ll.range(),
+                       "Cannot assign an empty list to a variable annotated to be type " + type_hint->annotationStr() +
+                           " because there are multiple possible List type candidates in the Union annotation");
     }
     if (list) elem_hint = list->elementType();
   }
@@ -2384,8 +2384,7 @@ Value* FunctionEmitter::emitListComprehension(const ListComp& lc, const TypePtr&
   }
   if (hint) {
     if (!hint->cast<ListType>()) {
-      throwSourceError(loc,
-                       "Expected list type annotation for list comprehension, found " + hint->annotationStr());
+      throwSourceError(loc, "Expected list type annotation for list comprehension, found " + hint->annotationStr());
     }
     list->setType(hint);
     type_set = true;

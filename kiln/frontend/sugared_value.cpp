@@ -411,13 +411,25 @@ std::optional<IValue> moduleConstant(const std::string& module, const std::strin
   if (module == "torch" || module == "kiln") {
     // dtypes are ints to TorchScript.
     static const std::unordered_map<std::string, ScalarType> dtypes = {
-        {"uint8", ScalarType::Byte},        {"int8", ScalarType::Char},     {"int16", ScalarType::Short},
-        {"short", ScalarType::Short},       {"int32", ScalarType::Int},     {"int", ScalarType::Int},
-        {"int64", ScalarType::Long},        {"long", ScalarType::Long},     {"float16", ScalarType::Half},
-        {"half", ScalarType::Half},         {"float32", ScalarType::Float}, {"float", ScalarType::Float},
-        {"float64", ScalarType::Double},    {"double", ScalarType::Double}, {"bool", ScalarType::Bool},
-        {"bfloat16", ScalarType::BFloat16}, {"complex64", ScalarType::ComplexFloat},
-        {"cfloat", ScalarType::ComplexFloat}, {"complex128", ScalarType::ComplexDouble},
+        {"uint8", ScalarType::Byte},
+        {"int8", ScalarType::Char},
+        {"int16", ScalarType::Short},
+        {"short", ScalarType::Short},
+        {"int32", ScalarType::Int},
+        {"int", ScalarType::Int},
+        {"int64", ScalarType::Long},
+        {"long", ScalarType::Long},
+        {"float16", ScalarType::Half},
+        {"half", ScalarType::Half},
+        {"float32", ScalarType::Float},
+        {"float", ScalarType::Float},
+        {"float64", ScalarType::Double},
+        {"double", ScalarType::Double},
+        {"bool", ScalarType::Bool},
+        {"bfloat16", ScalarType::BFloat16},
+        {"complex64", ScalarType::ComplexFloat},
+        {"cfloat", ScalarType::ComplexFloat},
+        {"complex128", ScalarType::ComplexDouble},
         {"cdouble", ScalarType::ComplexDouble},
     };
     if (auto it = dtypes.find(field); it != dtypes.end()) return IValue(static_cast<int64_t>(it->second));

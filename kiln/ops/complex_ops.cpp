@@ -39,50 +39,50 @@ Complex polar(double r, double theta) { return Complex(r * std::cos(theta), r * 
 
 }  // namespace
 
-#define KILN_COMPLEX_BINARY(name, expr)                                                                         \
+#define KILN_COMPLEX_BINARY(name, expr)                                                                          \
   op("aten::" name ".complex(complex a, complex b) -> complex", [](Complex a, Complex b) { return box(expr); }), \
-      op("aten::" name ".int_complex(int a, complex b) -> complex",                                            \
+      op("aten::" name ".int_complex(int a, complex b) -> complex",                                              \
          [](int64_t x, Complex b) {                                                                              \
            const Complex a(static_cast<double>(x));                                                              \
            return box(expr);                                                                                     \
          }),                                                                                                     \
-      op("aten::" name ".complex_int(complex a, int b) -> complex",                                            \
+      op("aten::" name ".complex_int(complex a, int b) -> complex",                                              \
          [](Complex a, int64_t y) {                                                                              \
            const Complex b(static_cast<double>(y));                                                              \
            return box(expr);                                                                                     \
          }),                                                                                                     \
-      op("aten::" name ".float_complex(float a, complex b) -> complex",                                        \
+      op("aten::" name ".float_complex(float a, complex b) -> complex",                                          \
          [](double x, Complex b) {                                                                               \
            const Complex a(x);                                                                                   \
            return box(expr);                                                                                     \
          }),                                                                                                     \
-      op("aten::" name ".complex_float(complex a, float b) -> complex", [](Complex a, double y) {              \
+      op("aten::" name ".complex_float(complex a, float b) -> complex", [](Complex a, double y) {                \
         const Complex b(y);                                                                                      \
         return box(expr);                                                                                        \
       })
 
-#define KILN_COMPLEX_COMPARE(name, expr)                                                                        \
-  op("aten::" name ".complex(complex a, complex b) -> bool", [](Complex a, Complex b) { return expr; }),         \
-      op("aten::" name ".float_complex(float a, complex b) -> bool",                                           \
-         [](double x, Complex b) {                                                                               \
-           const Complex a(x);                                                                                   \
-           return expr;                                                                                          \
-         }),                                                                                                     \
-      op("aten::" name ".complex_float(complex a, float b) -> bool", [](Complex a, double y) {                 \
-        const Complex b(y);                                                                                      \
-        return expr;                                                                                             \
+#define KILN_COMPLEX_COMPARE(name, expr)                                                                 \
+  op("aten::" name ".complex(complex a, complex b) -> bool", [](Complex a, Complex b) { return expr; }), \
+      op("aten::" name ".float_complex(float a, complex b) -> bool",                                     \
+         [](double x, Complex b) {                                                                       \
+           const Complex a(x);                                                                           \
+           return expr;                                                                                  \
+         }),                                                                                             \
+      op("aten::" name ".complex_float(complex a, float b) -> bool", [](Complex a, double y) {           \
+        const Complex b(y);                                                                              \
+        return expr;                                                                                     \
       })
 
 #define KILN_COMPLEX_UNARY(name, fn) \
   op("aten::" name ".complex(complex a) -> complex", [](Complex a) { return box(fn(a)); })
 
-#define KILN_COMPLEX_CONSTRUCTOR(overload, A, B, a_to_double, b_to_double)                           \
+#define KILN_COMPLEX_CONSTRUCTOR(overload, A, B, a_to_double, b_to_double) \
   op("aten::Complex." overload, [](A x, B y) { return box(Complex(a_to_double(x), b_to_double(y))); })
 #define KILN_REAL(v) static_cast<double>(v)
 #define KILN_TENSOR_REAL(t) tensorToComplex(t, "complex").real()
 
 KILN_REGISTER_SCRIPT_OPS(
-    KILN_COMPLEX_BINARY("add", a + b), KILN_COMPLEX_BINARY("sub", a - b), KILN_COMPLEX_BINARY("mul", a * b),
+    KILN_COMPLEX_BINARY("add", a + b), KILN_COMPLEX_BINARY("sub", a - b), KILN_COMPLEX_BINARY("mul", a* b),
     op("aten::div.complex(complex a, complex b) -> complex", [](Complex a, Complex b) { return box(a / b); }),
     KILN_COMPLEX_COMPARE("eq", a == b), KILN_COMPLEX_COMPARE("ne", a != b),
     op("aten::neg.complex(complex a) -> complex", [](Complex a) { return box(-a); }),
@@ -97,10 +97,9 @@ KILN_REGISTER_SCRIPT_OPS(
     KILN_COMPLEX_UNARY("exp", std::exp), KILN_COMPLEX_UNARY("log", std::log), KILN_COMPLEX_UNARY("log10", std::log10),
     KILN_COMPLEX_UNARY("sqrt", std::sqrt), KILN_COMPLEX_UNARY("sin", std::sin), KILN_COMPLEX_UNARY("cos", std::cos),
     KILN_COMPLEX_UNARY("tan", std::tan), KILN_COMPLEX_UNARY("asin", std::asin), KILN_COMPLEX_UNARY("acos", std::acos),
-    KILN_COMPLEX_UNARY("atan", std::atan), KILN_COMPLEX_UNARY("sinh", std::sinh),
-    KILN_COMPLEX_UNARY("cosh", std::cosh), KILN_COMPLEX_UNARY("tanh", std::tanh),
-    KILN_COMPLEX_UNARY("asinh", std::asinh), KILN_COMPLEX_UNARY("acosh", std::acosh),
-    KILN_COMPLEX_UNARY("atanh", std::atanh),
+    KILN_COMPLEX_UNARY("atan", std::atan), KILN_COMPLEX_UNARY("sinh", std::sinh), KILN_COMPLEX_UNARY("cosh", std::cosh),
+    KILN_COMPLEX_UNARY("tanh", std::tanh), KILN_COMPLEX_UNARY("asinh", std::asinh),
+    KILN_COMPLEX_UNARY("acosh", std::acosh), KILN_COMPLEX_UNARY("atanh", std::atanh),
     // log(a, base), each operand int, float or complex.
     op("aten::log.complex_complex(complex a, complex b) -> complex",
        [](Complex a, Complex b) { return box(std::log(a) / std::log(b)); }),

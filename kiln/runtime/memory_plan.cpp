@@ -110,9 +110,7 @@ class Arena {
   void markDeviated() { deviated_.store(true, std::memory_order_release); }
   bool deviated() const { return deviated_.load(std::memory_order_acquire); }
   // The run so far matched the plan's events, all of them.
-  bool followedPlan() const {
-    return !deviated() && cursor_.load(std::memory_order_acquire) == plan_->events.size();
-  }
+  bool followedPlan() const { return !deviated() && cursor_.load(std::memory_order_acquire) == plan_->events.size(); }
 
   void* serve(int32_t slot, Storage::Release& release, void*& context) {
     refs_.fetch_add(1, std::memory_order_relaxed);

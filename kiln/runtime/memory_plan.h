@@ -55,11 +55,11 @@ ArenaLayout assignArenaOffsets(const std::vector<PlannedBlock>& blocks);
 
 // Process-wide counts, for tests and benchmarks.
 struct MemoryPlanStats {
-  uint64_t plans = 0;       // plans built from a recording
+  uint64_t plans = 0;         // plans built from a recording
   uint64_t planned_runs = 0;  // runs served from an arena to the end
-  uint64_t deviations = 0;  // runs that left their plan
-  uint64_t given_up = 0;    // planners that stopped planning
-  uint64_t arena_bytes = 0;  // bytes of the plans built
+  uint64_t deviations = 0;    // runs that left their plan
+  uint64_t given_up = 0;      // planners that stopped planning
+  uint64_t arena_bytes = 0;   // bytes of the plans built
 };
 MemoryPlanStats memoryPlanStats();
 

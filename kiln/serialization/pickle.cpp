@@ -152,10 +152,10 @@ std::string printable(std::string_view text, size_t limit = 80) {
 
 // torch.<Name>Storage, the storage classes persistent ids name.
 std::optional<ScalarType> storageDtype(std::string_view name) {
-  static const ScalarType kTypes[] = {ScalarType::Byte, ScalarType::Char,    ScalarType::Short, ScalarType::Int,
-                                      ScalarType::Long, ScalarType::Half,    ScalarType::Float, ScalarType::Double,
-                                      ScalarType::Bool, ScalarType::BFloat16, ScalarType::ComplexFloat,
-                                      ScalarType::ComplexDouble};
+  static const ScalarType kTypes[] = {ScalarType::Byte,     ScalarType::Char,         ScalarType::Short,
+                                      ScalarType::Int,      ScalarType::Long,         ScalarType::Half,
+                                      ScalarType::Float,    ScalarType::Double,       ScalarType::Bool,
+                                      ScalarType::BFloat16, ScalarType::ComplexFloat, ScalarType::ComplexDouble};
   for (ScalarType t : kTypes) {
     std::string_view short_name = scalarTypeShortName(t);
     if (name.size() == short_name.size() + 7 && name.substr(0, short_name.size()) == short_name &&
@@ -169,15 +169,26 @@ std::optional<ScalarType> storageDtype(std::string_view name) {
 // torch.float32 and the other dtype objects: a pickled dtype is a global
 // named by its Python name (dtype.__reduce__ returns it).
 std::optional<ScalarType> dtypeFromPythonName(std::string_view name) {
-  static const std::pair<std::string_view, ScalarType> kNames[] = {
-      {"float32", ScalarType::Float},     {"float", ScalarType::Float},  {"float64", ScalarType::Double},
-      {"double", ScalarType::Double},     {"float16", ScalarType::Half}, {"half", ScalarType::Half},
-      {"bfloat16", ScalarType::BFloat16}, {"uint8", ScalarType::Byte},   {"int8", ScalarType::Char},
-      {"int16", ScalarType::Short},       {"short", ScalarType::Short},  {"int32", ScalarType::Int},
-      {"int", ScalarType::Int},           {"int64", ScalarType::Long},   {"long", ScalarType::Long},
-      {"bool", ScalarType::Bool},         {"complex64", ScalarType::ComplexFloat},
-      {"cfloat", ScalarType::ComplexFloat}, {"complex128", ScalarType::ComplexDouble},
-      {"cdouble", ScalarType::ComplexDouble}};
+  static const std::pair<std::string_view, ScalarType> kNames[] = {{"float32", ScalarType::Float},
+                                                                   {"float", ScalarType::Float},
+                                                                   {"float64", ScalarType::Double},
+                                                                   {"double", ScalarType::Double},
+                                                                   {"float16", ScalarType::Half},
+                                                                   {"half", ScalarType::Half},
+                                                                   {"bfloat16", ScalarType::BFloat16},
+                                                                   {"uint8", ScalarType::Byte},
+                                                                   {"int8", ScalarType::Char},
+                                                                   {"int16", ScalarType::Short},
+                                                                   {"short", ScalarType::Short},
+                                                                   {"int32", ScalarType::Int},
+                                                                   {"int", ScalarType::Int},
+                                                                   {"int64", ScalarType::Long},
+                                                                   {"long", ScalarType::Long},
+                                                                   {"bool", ScalarType::Bool},
+                                                                   {"complex64", ScalarType::ComplexFloat},
+                                                                   {"cfloat", ScalarType::ComplexFloat},
+                                                                   {"complex128", ScalarType::ComplexDouble},
+                                                                   {"cdouble", ScalarType::ComplexDouble}};
   for (const auto& [n, t] : kNames) {
     if (n == name) return t;
   }
@@ -720,8 +731,8 @@ class Unpickler {
       }
       case Callable::Complex: {
         checkArity(g, args, 2, 2);
-        KILN_CHECK(args[0].isDouble() && args[1].isDouble(), "complex expects two floats, found ",
-                   args[0].tagName(), " and ", args[1].tagName());
+        KILN_CHECK(args[0].isDouble() && args[1].isDouble(), "complex expects two floats, found ", args[0].tagName(),
+                   " and ", args[1].tagName());
         return push(IValue(std::complex<double>(args[0].toDouble(), args[1].toDouble())));
       }
     }

@@ -164,7 +164,8 @@ void TensorIter::computeTypes() {
       compute_dtype_ = operands_[0].tensor.dtype();
     }
   }
-  if (int_to_float_ && !isFloatingType(compute_dtype_) && !isComplexType(compute_dtype_)) compute_dtype_ = defaultFloatType();
+  if (int_to_float_ && !isFloatingType(compute_dtype_) && !isComplexType(compute_dtype_))
+    compute_dtype_ = defaultFloatType();
   if (promote_inputs_) {
     for (int i = noutputs_; i < ntensors_; ++i) {
       Tensor& in = operands_[i].tensor;

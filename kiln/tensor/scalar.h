@@ -2,8 +2,8 @@
 // A Python number as an op argument: int, float, bool or complex, kept exactly.
 #include <complex>
 #include <cstdint>
-#include <type_traits>
 #include <iosfwd>
+#include <type_traits>
 
 #include "kiln/tensor/scalar_type.h"
 

@@ -65,10 +65,11 @@ std::string_view scalarTypeShortName(ScalarType type) {
 }
 
 ScalarType scalarTypeFromName(std::string_view name) {
-  static constexpr ScalarType all[] = {ScalarType::Byte, ScalarType::Char,    ScalarType::Short, ScalarType::Int,
-                                       ScalarType::Long, ScalarType::Half,    ScalarType::Float, ScalarType::Double,
-                                       ScalarType::Bool, ScalarType::BFloat16, ScalarType::ComplexHalf,
-                                       ScalarType::ComplexFloat, ScalarType::ComplexDouble};
+  static constexpr ScalarType all[] = {ScalarType::Byte,         ScalarType::Char,        ScalarType::Short,
+                                       ScalarType::Int,          ScalarType::Long,        ScalarType::Half,
+                                       ScalarType::Float,        ScalarType::Double,      ScalarType::Bool,
+                                       ScalarType::BFloat16,     ScalarType::ComplexHalf, ScalarType::ComplexFloat,
+                                       ScalarType::ComplexDouble};
   for (ScalarType t : all) {
     if (name == scalarTypeName(t) || name == scalarTypeShortName(t)) return t;
   }

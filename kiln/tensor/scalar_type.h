@@ -12,16 +12,16 @@
 namespace kiln {
 
 enum class ScalarType : int8_t {
-  Byte = 0,    // uint8
-  Char = 1,    // int8
-  Short = 2,   // int16
-  Int = 3,     // int32
-  Long = 4,    // int64
-  Half = 5,    // float16 (storage and conversion only)
-  Float = 6,   // float32
-  Double = 7,  // float64
-  ComplexHalf = 8,    // known by number only: no tensor of it can be made
-  ComplexFloat = 9,   // complex64: std::complex<float>
+  Byte = 0,            // uint8
+  Char = 1,            // int8
+  Short = 2,           // int16
+  Int = 3,             // int32
+  Long = 4,            // int64
+  Half = 5,            // float16 (storage and conversion only)
+  Float = 6,           // float32
+  Double = 7,          // float64
+  ComplexHalf = 8,     // known by number only: no tensor of it can be made
+  ComplexFloat = 9,    // complex64: std::complex<float>
   ComplexDouble = 10,  // complex128: std::complex<double>
   Bool = 11,
   BFloat16 = 15,  // storage and conversion only
@@ -133,7 +133,7 @@ KILN_CPP_SCALAR(std::complex<double>, ComplexDouble)
   KILN_DISPATCH_CASE(Int, int32_t, __VA_ARGS__)   \
   KILN_DISPATCH_CASE(Long, int64_t, __VA_ARGS__)
 
-#define KILN_COMPLEX_CASES(...)                                \
+#define KILN_COMPLEX_CASES(...)                                      \
   KILN_DISPATCH_CASE(ComplexFloat, std::complex<float>, __VA_ARGS__) \
   KILN_DISPATCH_CASE(ComplexDouble, std::complex<double>, __VA_ARGS__)
 

@@ -137,13 +137,12 @@ Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int6
 
 Tensor scalarToTensor(const Scalar& s, ScalarType dtype) {
   Tensor t = empty({}, dtype);
-  KILN_DISPATCH_SWITCH(dtype, "scalar_tensor",
-                       KILN_FLOATING_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
-                           KILN_INTEGRAL_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
-                               KILN_COMPLEX_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
-                                   KILN_DISPATCH_CASE(Bool, bool, [&] {
-                                     *static_cast<scalar_t*>(t.rawData()) = s.toBool();
-                                   }));
+  KILN_DISPATCH_SWITCH(
+      dtype, "scalar_tensor",
+      KILN_FLOATING_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
+          KILN_INTEGRAL_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
+              KILN_COMPLEX_CASES([&] { *static_cast<scalar_t*>(t.rawData()) = s.to<scalar_t>(); })
+                  KILN_DISPATCH_CASE(Bool, bool, [&] { *static_cast<scalar_t*>(t.rawData()) = s.toBool(); }));
   return t;
 }
 

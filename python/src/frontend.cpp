@@ -86,7 +86,8 @@ class PythonResolver : public Resolver {
     if (py::isinstance<GraphFunction>(value)) return makeFunctionValue(value.cast<std::shared_ptr<GraphFunction>>());
     if (py::hasattr(value, "__kiln_overloads__")) {
       std::vector<std::shared_ptr<GraphFunction>> functions;
-      for (py::handle f : value.attr("__kiln_overloads__")) functions.push_back(f.cast<std::shared_ptr<GraphFunction>>());
+      for (py::handle f : value.attr("__kiln_overloads__"))
+        functions.push_back(f.cast<std::shared_ptr<GraphFunction>>());
       return std::make_shared<OverloadedFunctionValue>(std::move(functions));
     }
     if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {

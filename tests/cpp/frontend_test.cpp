@@ -94,9 +94,8 @@ TEST(FrontendLexer, KeywordsAndIdentifiers) {
 }
 
 TEST(FrontendLexer, Numbers) {
-  for (const char* n :
-       {"0", "00", "123", "1_000", "0x1F", "0o17", "0b101", "0X_ff", "1.", ".5", "1e-3", "1.5e+10", "1_0.2_5", "1j",
-        "2.5e3j", "012j"}) {
+  for (const char* n : {"0", "00", "123", "1_000", "0x1F", "0o17", "0b101", "0X_ff", "1.", ".5", "1e-3", "1.5e+10",
+                        "1_0.2_5", "1j", "2.5e3j", "012j"}) {
     auto ts = tokens(n);
     EXPECT_EQ(ts[0].kind, TK_NUMBER) << n;
     EXPECT_EQ(ts[0].text, n);

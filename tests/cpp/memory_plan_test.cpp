@@ -136,7 +136,7 @@ TEST(MemoryPlan, SteadyStateRunsAllocateOnlyTheirOutputs) {
   Tensor x = filled({64, 128}, 1.0f), w = filled({128, 128}, 0.5f);
   Tensor expected;
   setMemoryPlanning(false);
-  runChain(exec, x, w);  // compiles the plan
+  runChain(exec, x, w);                                                        // compiles the plan
   EXPECT_GE(allocationsDuring([&] { expected = runChain(exec, x, w); }), 6u);  // at least one per op
   setMemoryPlanning(true);
   for (int i = 0; i < 2; ++i) runChain(exec, x, w);  // warm-up, then the recorded run

@@ -60,8 +60,9 @@ T wrappingNeg(T x) {
 template <typename F>
 bool complexKernel(TensorIter& iter, const F& f) {
   if (!isComplexType(iter.computeDtype())) return false;
-  KILN_DISPATCH_COMPLEX_TYPES(iter.computeDtype(), "complex",
-                              [&] { kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, f.template operator()<scalar_t>()); });
+  KILN_DISPATCH_COMPLEX_TYPES(iter.computeDtype(), "complex", [&] {
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(iter, f.template operator()<scalar_t>());
+  });
   return true;
 }
 

@@ -26,8 +26,8 @@ Tensor realStorageView(const Tensor& t, int64_t part, bool with_pair_dim) {
     sizes.push_back(2);
     strides.push_back(1);
   }
-  return Tensor(makeIntrusive<TensorImpl>(t.storage(), toRealValueType(t.dtype()), sizes, strides,
-                                          t.storageOffset() * 2 + part));
+  return Tensor(
+      makeIntrusive<TensorImpl>(t.storage(), toRealValueType(t.dtype()), sizes, strides, t.storageOffset() * 2 + part));
 }
 
 // out = f(t) elementwise, the result in `out_dtype`.
@@ -88,8 +88,8 @@ Tensor viewAsComplex(const Tensor& t) {
     strides.push_back(t.strides()[d] / 2);
   }
   KILN_CHECK(t.storageOffset() % 2 == 0, "Tensor must have a storage_offset divisible by 2");
-  return Tensor(makeIntrusive<TensorImpl>(t.storage(), toComplexType(t.dtype()), sizes, strides,
-                                          t.storageOffset() / 2));
+  return Tensor(
+      makeIntrusive<TensorImpl>(t.storage(), toComplexType(t.dtype()), sizes, strides, t.storageOffset() / 2));
 }
 
 Tensor conj(const Tensor& t) {
@@ -134,7 +134,7 @@ Tensor fromParts(const char* name, const Tensor& a, const Tensor& b, const MakeF
       .build();
   KILN_DISPATCH_FLOATING_TYPES(a.dtype(), name, [&] {
     kernels::cpuKernel<std::complex<scalar_t>, scalar_t, scalar_t>(iter,
-                                                                  [&](scalar_t x, scalar_t y) { return make(x, y); });
+                                                                   [&](scalar_t x, scalar_t y) { return make(x, y); });
   });
   return iter.output();
 }
@@ -146,8 +146,9 @@ Tensor complexFromParts(const Tensor& real, const Tensor& imag) {
 }
 
 Tensor polar(const Tensor& abs, const Tensor& angle) {
-  return fromParts("polar", abs, angle,
-                   [](auto r, auto theta) { return std::complex<decltype(r)>(r * std::cos(theta), r * std::sin(theta)); });
+  return fromParts("polar", abs, angle, [](auto r, auto theta) {
+    return std::complex<decltype(r)>(r * std::cos(theta), r * std::sin(theta));
+  });
 }
 
 namespace {
@@ -158,22 +159,32 @@ struct ComplexFunction {
   std::complex<double> (*f64)(std::complex<double>);
 };
 
-#define KILN_COMPLEX_FN(name, fn)                                              \
-  ComplexFunction {                                                           \
+#define KILN_COMPLEX_FN(name, fn)                                                                   \
+  ComplexFunction {                                                                                 \
     name, [](std::complex<float> z) { return fn(z); }, [](std::complex<double> z) { return fn(z); } \
   }
 
 const ComplexFunction kFunctions[] = {
-    KILN_COMPLEX_FN("exp", std::exp),         KILN_COMPLEX_FN("log", std::log),
-    KILN_COMPLEX_FN("log10", std::log10),     KILN_COMPLEX_FN("sqrt", std::sqrt),
-    KILN_COMPLEX_FN("sin", std::sin),         KILN_COMPLEX_FN("cos", std::cos),
-    KILN_COMPLEX_FN("tan", std::tan),         KILN_COMPLEX_FN("asin", std::asin),
-    KILN_COMPLEX_FN("acos", std::acos),       KILN_COMPLEX_FN("atan", std::atan),
-    KILN_COMPLEX_FN("sinh", std::sinh),       KILN_COMPLEX_FN("cosh", std::cosh),
-    KILN_COMPLEX_FN("tanh", std::tanh),       KILN_COMPLEX_FN("asinh", std::asinh),
-    KILN_COMPLEX_FN("acosh", std::acosh),     KILN_COMPLEX_FN("atanh", std::atanh),
-    KILN_COMPLEX_FN("sigmoid", sigmoid),      KILN_COMPLEX_FN("rsqrt", rsqrt),
-    KILN_COMPLEX_FN("reciprocal", reciprocal), KILN_COMPLEX_FN("neg", std::negate<>()),
+    KILN_COMPLEX_FN("exp", std::exp),
+    KILN_COMPLEX_FN("log", std::log),
+    KILN_COMPLEX_FN("log10", std::log10),
+    KILN_COMPLEX_FN("sqrt", std::sqrt),
+    KILN_COMPLEX_FN("sin", std::sin),
+    KILN_COMPLEX_FN("cos", std::cos),
+    KILN_COMPLEX_FN("tan", std::tan),
+    KILN_COMPLEX_FN("asin", std::asin),
+    KILN_COMPLEX_FN("acos", std::acos),
+    KILN_COMPLEX_FN("atan", std::atan),
+    KILN_COMPLEX_FN("sinh", std::sinh),
+    KILN_COMPLEX_FN("cosh", std::cosh),
+    KILN_COMPLEX_FN("tanh", std::tanh),
+    KILN_COMPLEX_FN("asinh", std::asinh),
+    KILN_COMPLEX_FN("acosh", std::acosh),
+    KILN_COMPLEX_FN("atanh", std::atanh),
+    KILN_COMPLEX_FN("sigmoid", sigmoid),
+    KILN_COMPLEX_FN("rsqrt", rsqrt),
+    KILN_COMPLEX_FN("reciprocal", reciprocal),
+    KILN_COMPLEX_FN("neg", std::negate<>()),
     KILN_COMPLEX_FN("conj_physical", std::conj),
 };
 #undef KILN_COMPLEX_FN
@@ -187,7 +198,8 @@ const ComplexFunction* findFunction(std::string_view name) {
 }
 
 template <typename C>
-C (*pick(const ComplexFunction& f))(C) {
+C (*pick(const ComplexFunction& f))
+(C) {
   if constexpr (std::is_same_v<C, std::complex<float>>) {
     return f.f32;
   } else {

@@ -361,21 +361,22 @@ void batchedGemm(const Tensor& a, const Tensor& b, Tensor& c, const Scalar& beta
   int64_t batches = 1;
   for (int64_t d = 0; d < batch_dims; ++d) batches *= c.size(d);
   KILN_DISPATCH_SWITCH(c.dtype(), "addmm_impl_cpu_", KILN_PRODUCT_CASES([&] {
-    const scalar_t alpha_v = productScalar<scalar_t>(alpha);
-    const scalar_t beta_v = beta.toComplexDouble() == 0.0 ? scalar_t(0) : productScalar<scalar_t>(beta);
-    scalar_t* c_data = static_cast<scalar_t*>(c.rawData());
-    for (int64_t batch = 0; batch < batches; ++batch) {
-      int64_t a_offset = 0, b_offset = 0;
-      for (int64_t d = batch_dims - 1, rest = batch; d >= 0; --d) {
-        const int64_t index = rest % c.size(d);
-        rest /= c.size(d);
-        a_offset += index * a.stride(d);
-        b_offset += index * b.stride(d);
-      }
-      gemm<scalar_t>(n, m, k, alpha_v, matOf<scalar_t>(a, a_offset), matOf<scalar_t>(b, b_offset), beta_v,
-                     c_data + batch * n * m, m);
-    }
-  }));
+                         const scalar_t alpha_v = productScalar<scalar_t>(alpha);
+                         const scalar_t beta_v =
+                             beta.toComplexDouble() == 0.0 ? scalar_t(0) : productScalar<scalar_t>(beta);
+                         scalar_t* c_data = static_cast<scalar_t*>(c.rawData());
+                         for (int64_t batch = 0; batch < batches; ++batch) {
+                           int64_t a_offset = 0, b_offset = 0;
+                           for (int64_t d = batch_dims - 1, rest = batch; d >= 0; --d) {
+                             const int64_t index = rest % c.size(d);
+                             rest /= c.size(d);
+                             a_offset += index * a.stride(d);
+                             b_offset += index * b.stride(d);
+                           }
+                           gemm<scalar_t>(n, m, k, alpha_v, matOf<scalar_t>(a, a_offset), matOf<scalar_t>(b, b_offset),
+                                          beta_v, c_data + batch * n * m, m);
+                         }
+                       }));
 }
 
 void checkMatrix(const Tensor& t, const char* name) {
@@ -589,10 +590,10 @@ Tensor& dotOut(const Tensor& self, const Tensor& other, Tensor& out) {
   const int64_t n = self.numel();
   resizeOutput(out, {});
   KILN_DISPATCH_SWITCH(self.dtype(), "dot", KILN_PRODUCT_CASES([&] {
-    *static_cast<scalar_t*>(out.rawData()) =
-        dotKernel(static_cast<const scalar_t*>(self.rawData()), self.stride(0),
-                  static_cast<const scalar_t*>(other.rawData()), other.stride(0), n);
-  }));
+                         *static_cast<scalar_t*>(out.rawData()) =
+                             dotKernel(static_cast<const scalar_t*>(self.rawData()), self.stride(0),
+                                       static_cast<const scalar_t*>(other.rawData()), other.stride(0), n);
+                       }));
   return out;
 }
 

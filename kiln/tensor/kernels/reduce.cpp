@@ -573,15 +573,18 @@ Tensor sumImpl(const Tensor& self, OptionalDims dims, bool keepdim, OptionalDtyp
 
 Tensor meanImpl(const Tensor& self, OptionalDims dims, bool keepdim, OptionalDtype dtype, const Tensor* out) {
   if (dtype) {
-    KILN_CHECK(isFloatingType(*dtype) || isComplexType(*dtype), "mean(): could not infer output dtype. Optional dtype must be either a ",
+    KILN_CHECK(isFloatingType(*dtype) || isComplexType(*dtype),
+               "mean(): could not infer output dtype. Optional dtype must be either a ",
                "floating point or complex dtype. Got: ", scalarTypeShortName(*dtype));
   } else {
-    KILN_CHECK(isFloatingType(self.dtype()) || isComplexType(self.dtype()), "mean(): could not infer output dtype. Input dtype must be either a ",
+    KILN_CHECK(isFloatingType(self.dtype()) || isComplexType(self.dtype()),
+               "mean(): could not infer output dtype. Input dtype must be either a ",
                "floating point or complex dtype. Got: ", scalarTypeShortName(self.dtype()));
   }
   ScalarType compute = detail::reductionDtype(dtype, out, self.dtype());
-  KILN_CHECK(isFloatingType(compute) || isComplexType(compute), "mean(): result type ", scalarTypeShortName(self.dtype()),
-             " can't be cast to the desired output type ", scalarTypeShortName(compute));
+  KILN_CHECK(isFloatingType(compute) || isComplexType(compute), "mean(): result type ",
+             scalarTypeShortName(self.dtype()), " can't be cast to the desired output type ",
+             scalarTypeShortName(compute));
   DimMask mask = detail::reductionMask(dims, self.dim());
   return accumulate("mean", Accumulate::Mean, self, mask, keepdim, compute);
 }

@@ -287,7 +287,8 @@ KILN_FLOAT_UNARY(lgamma, "lgamma", Lgamma)
 // angle and abs of a complex tensor are real: they have their own kernels (complex.h).
 Tensor angle(const Tensor& self) {
   if (self.defined() && isComplexType(self.dtype())) return complexAngle(self);
-  return unaryOp("angle", self, Tensor(), UnaryKind::Float, [](TensorIter& iter) { floatKernel<Angle>(iter, "angle"); });
+  return unaryOp("angle", self, Tensor(), UnaryKind::Float,
+                 [](TensorIter& iter) { floatKernel<Angle>(iter, "angle"); });
 }
 Tensor& angleOut(const Tensor& self, Tensor& out) {
   if (self.defined() && isComplexType(self.dtype())) return copy_(out, complexAngle(self));
