@@ -361,15 +361,16 @@ Value* TensorToListValue::callWithTypeHint(const SourceRange& loc, Graph& graph,
     element = list->elementType();
     ++depth;
   }
-  if (depth == 0)
-    throwSourceError(loc,
-                     "Expected type hint for result of tolist() to be a list, found " + type_hint->annotationStr());
+  // A hint with no list (`a: int = x.tolist()`) takes a 0-dim tensor's value.
   int64_t kind;
   switch (element->kind()) {
     case TypeKind::Int: kind = 0; break;
     case TypeKind::Float: kind = 1; break;
     case TypeKind::Bool: kind = 2; break;
-    default: throwSourceError(loc, "Unsupported element type for tolist(): " + element->annotationStr());
+    case TypeKind::Complex: kind = 3; break;
+    default:
+      throwSourceError(loc, element->annotationStr() +
+                                " is not one of the supported element types for tolist: int, float, complex, bool");
   }
   Node* n = graph.insertNode(graph.create(Symbol::fromQualString("prim::tolist"),
                                           {self_, graph.insertConstant(depth, loc), graph.insertConstant(kind, loc)}));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "kiln/core/function.h"
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/fold_rules.h"
 #include "kiln/ops/sequence_util.h"
@@ -42,10 +43,36 @@ bool floatLess(const IValue& a, const IValue& b) { return a.toDouble() < b.toDou
 bool boolLess(const IValue& a, const IValue& b) { return a.toBool() < b.toBool(); }
 bool strLess(const IValue& a, const IValue& b) { return a.toStringRef() < b.toStringRef(); }
 
+// The `__lt__(self, other: C) -> bool` of class C that sorting calls, or
+// null, saying why not.
+Function* objectSortMethod(const ClassType& cls, std::ostringstream& why_not) {
+  if (Function* method = cls.findMethod("__lt__")) {
+    const FunctionSchema& schema = method->getSchema();
+    const auto& args = schema.arguments();
+    const auto& returns = schema.returns();
+    if (args.size() == 2 && *args[0].type == cls && *args[1].type == cls && returns.size() == 1 &&
+        returns[0].type->kind() == TypeKind::Bool) {
+      return method;
+    }
+  }
+  why_not << "To sort a list of " << cls.annotationStr() << " it must define a __lt__ method with two inputs of type "
+          << cls.annotationStr() << " that returns a bool";
+  return nullptr;
+}
+
 // Python's `a < b` for the sortable element types: numbers, strings,
-// one-element tensors, and tuples of those (lexicographic).
+// one-element tensors, objects with __lt__, and tuples of those (lexicographic).
 bool lessThan(const IValue& a, const IValue& b) {
   switch (a.tag()) {
+    case IValue::Tag::Object: {
+      if (a.is(b)) return false;
+      std::ostringstream why_not;
+      Function* lt = objectSortMethod(*a.toObjectRef().type, why_not);
+      KILN_CHECK(lt, why_not.str());
+      Stack stack{a, b};
+      lt->run(stack);
+      return stack.back().toBool();
+    }
     case IValue::Tag::Int: return intLess(a, b);
     case IValue::Tag::Double: return floatLess(a, b);
     case IValue::Tag::Bool: return boolLess(a, b);
@@ -98,9 +125,12 @@ bool sortableTupleType(const TupleType& tuple, std::ostringstream& why_not) {
       case TypeKind::Tuple:
         if (!sortableTupleType(*t->cast<TupleType>(), why_not)) return false;
         continue;
+      case TypeKind::Class:
+        if (!objectSortMethod(*t->cast<ClassType>(), why_not)) return false;
+        continue;
       default:
-        why_not << "Contained elements in " << tuple << " are not sortable. Only Int, Bool, Float, String, Tensor "
-                << "or Tuples of those types can be sorted.";
+        why_not << "Contained elements in " << tuple << " are not sortable. Only Int, Bool, Float, String, Tensor, "
+                << "a User Defined Class with __lt__ method defined or Tuples of aforementionted types can be sorted.";
         return false;
     }
   }
@@ -122,7 +152,12 @@ void checkSortableAny(const Elements& elements) {
     KILN_CHECK(sortableTupleType(*tuple, why_not), why_not.str());
     return;
   }
-  KILN_ERROR("Only lists of Tensors, ints, floats, bools, strs or Tuples of those types can be sorted, got a list of ",
+  if (const auto* cls = type->cast<ClassType>()) {
+    KILN_CHECK(objectSortMethod(*cls, why_not), why_not.str());
+    return;
+  }
+  KILN_ERROR("Only list of Tensors, ints, floats, bools, strs, a User Defined Class that defines the __lt__ compare "
+             "method or Tuples of aforementioned types can be sorted, got list of ",
              type->annotationStr());
 }
 

@@ -65,22 +65,31 @@ bool isInstance(const IValue& value, const std::vector<TypePtr>& types) {
   return false;
 }
 
-// t.tolist() as a nested list of `depth` levels of int (0), float (1) or bool (2).
+// t.tolist() as a nested list of `depth` levels (none: the value of a 0-dim
+// tensor) of int (0), float (1), bool (2) or complex (3). As 1.13, an int
+// wants an int64 tensor exactly, float and complex any of their kind.
 IValue tensorToList(const Tensor& t, int64_t depth, int64_t element_kind) {
-  KILN_CHECK(t.dim() == depth, "Output annotation list dimension and runtime tensor dimension must match for tolist()");
+  KILN_CHECK(element_kind >= 0 && element_kind <= 3,
+             "Unsupported element type for tolist; only int, float, complex and bool are supported");
   ScalarType dtype = t.dtype();
-  bool fits = element_kind == 0   ? isIntegralType(dtype, /*include_bool=*/false)
+  bool fits = element_kind == 0   ? dtype == ScalarType::Long
               : element_kind == 1 ? isFloatingType(dtype)
-                                  : dtype == ScalarType::Bool;
+              : element_kind == 2 ? dtype == ScalarType::Bool
+                                  : isComplexType(dtype);
   KILN_CHECK(fits, "Output annotation element type and runtime tensor element type must match for tolist()");
+  KILN_CHECK(t.dim() == depth, "Output annotation list dimension and runtime tensor dimension must match for tolist()");
+  TypePtr leaf = element_kind == 0   ? IntType::get()
+                 : element_kind == 1 ? FloatType::get()
+                 : element_kind == 2 ? BoolType::get()
+                                     : ComplexType::get();
   std::function<IValue(const Tensor&, int64_t)> convert = [&](const Tensor& x, int64_t level) -> IValue {
     if (level == depth) {
       Scalar v = x.item();
       if (element_kind == 0) return IValue(v.toLong());
       if (element_kind == 1) return IValue(v.toDouble());
-      return IValue(v.toBool());
+      if (element_kind == 2) return IValue(v.toBool());
+      return IValue(v.toComplexDouble());
     }
-    TypePtr leaf = element_kind == 0 ? IntType::get() : element_kind == 1 ? FloatType::get() : BoolType::get();
     TypePtr element = leaf;
     for (int64_t i = level + 1; i < depth; ++i) element = ListType::create(element);
     std::vector<IValue> items;

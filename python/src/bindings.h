@@ -35,6 +35,19 @@ std::optional<IValue> numberToIValue(py::handle obj);
 // TorchScript takes as constants) as IValues; nullopt for anything else.
 std::optional<IValue> constantFromPython(py::handle obj);
 
+// Why a Python value did not convert to a script type: a cast's reason, or
+// the Python error raised trying (as torch 1.13 words them after its
+// mismatch message).
+struct CastFailure {
+  bool python_error = false;
+  std::string message;
+  // "\nCast error details: ..." or "\n Python error details: ...".
+  std::string details() const;
+};
+// A Python value as an argument of a script function of type `type`, as
+// torch 1.13 converts one (script_value.cpp); nullopt, saying why, when it
+// does not fit.
+std::optional<IValue> scriptValueToIValue(py::handle obj, const TypePtr& type, CastFailure* why);
 // Argument `position` of a call of `f` from Python, converted to its schema
 // type (numpy arrays as tensors); raises naming the argument when it does
 // not fit.

@@ -21,10 +21,6 @@ namespace kiln::python {
 
 namespace {
 
-bool isContainer(py::handle obj) {
-  return py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) || py::isinstance<py::dict>(obj);
-}
-
 py::object callFunction(GraphFunction& f, const py::args& args, const py::kwargs& kwargs) {
   f.checkPositionalCount(args.size());
   Stack positional;
@@ -90,23 +86,26 @@ py::object withTensorsForArrays(py::handle obj) {
 
 IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given) {
   const Argument& formal = f.getSchema().arguments()[position];
-  py::object obj = py::isinstance<py::array>(given) || isContainer(given) ? withTensorsForArrays(given)
-                                                                          : py::reinterpret_borrow<py::object>(given);
-  if (auto v = toIValue(obj, formal, /*relaxed=*/false)) return std::move(*v);
-  // torch 1.13 takes a one-element tensor for an int or float parameter (its
-  // __int__ / __float__): the value, truncated for int.
-  if (TypeKind k = formal.type->kind(); (k == TypeKind::Int || k == TypeKind::Float) && py::isinstance<Tensor>(obj)) {
-    Tensor t = obj.cast<Tensor>();
-    if (t.numel() == 1) {
-      Scalar s = t.item();
-      if (k == TypeKind::Int) return IValue(s.isFloatingPoint() ? static_cast<int64_t>(s.toDouble()) : s.toLong());
-      return IValue(s.toDouble());
+  CastFailure why;
+  if (auto v = scriptValueToIValue(given, formal.type, &why)) return std::move(*v);
+  // The value's type as 1.13 names it: its class's name, a namedtuple's fields.
+  std::string type_name = py::str(py::type::handle_of(given).attr("__name__"));
+  if (py::isinstance<py::tuple>(given) && py::hasattr(given, "_fields")) {
+    type_name += " (aka NamedTuple(";
+    bool first = true;
+    for (py::handle field : given.attr("_fields")) {
+      type_name += (first ? "" : ", ") + std::string(py::str(field));
+      first = false;
     }
+    type_name += "))";
   }
-  std::string type_name = py::str(py::type::handle_of(obj).attr("__name__"));
-  if (py::isinstance<Tensor>(obj)) type_name = "Tensor";
-  if (auto object = objectToIValue(obj, nullptr)) type_name = object->toObjectRef().type->annotationStr();
-  f.throwTypeMismatch(position, type_name, py::repr(obj));
+  if (py::isinstance<Tensor>(given)) type_name = "Tensor";
+  if (auto object = objectToIValue(given, nullptr)) type_name = object->toObjectRef().type->annotationStr();
+  try {
+    f.throwTypeMismatch(position, type_name, py::repr(given));
+  } catch (const Error& e) {
+    throw Error(e.what() + why.details());
+  }
 }
 
 void bindRuntime(py::module_& m) {
