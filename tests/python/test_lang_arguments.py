@@ -348,3 +348,42 @@ def test_tolist_scalar_hint_through_annotate():
         torch.jit.CompilationUnit(src)
     with pytest.raises(RuntimeError, match=r"annotated as having type List\[float\] but is actually of type float"):
         kiln.compile(src)
+
+
+# --- sorting objects --------------------------------------------------------------------------
+
+class NoLessThan(object):  # noqa: B903
+    def __init__(self, x: int):
+        self.x = x
+
+
+def sort_without_lt(n: int) -> int:
+    li = [NoLessThan(2), NoLessThan(n)]
+    li.sort()
+    return li[0].x
+
+
+def sort_tuples_of_objects(n: int) -> List[int]:
+    li = [(Foo(n, torch.zeros(1)), 1), (Foo(1, torch.zeros(1)), 2), (Foo(2, torch.zeros(1)), 3)]
+    li.sort()
+    return [t[1] for t in li]
+
+
+def sorted_reverse_objects(n: int) -> List[int]:
+    li = [Foo(3, torch.zeros(1)), Foo(n, torch.zeros(1)), Foo(2, torch.zeros(1))]
+    li.sort(reverse=True)
+    return [f.x for f in sorted(li)] + [f.x for f in li]
+
+
+@pytest.mark.parametrize("fn", [sort_tuples_of_objects, sorted_reverse_objects])
+def test_sorting_objects_with_lt(fn):
+    assert kiln.script(fn)(5) == torch.jit.script(fn)(5)
+
+
+def test_sorting_objects_without_lt():
+    with pytest.raises(RuntimeError, match="it must define a __lt__ method with two inputs of type __torch__"):
+        torch.jit.script(sort_without_lt)(1)
+    with pytest.raises(RuntimeError, match="To sort a list of __torch__.test_lang_arguments.NoLessThan it must define "
+                                           "a __lt__ method with two inputs of type __torch__.test_lang_arguments"
+                                           ".NoLessThan that returns a bool"):
+        kiln.script(sort_without_lt)(1)
