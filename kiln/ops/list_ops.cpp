@@ -156,9 +156,10 @@ void checkSortableAny(const Elements& elements) {
     KILN_CHECK(objectSortMethod(*cls, why_not), why_not.str());
     return;
   }
-  KILN_ERROR("Only list of Tensors, ints, floats, bools, strs, a User Defined Class that defines the __lt__ compare "
-             "method or Tuples of aforementioned types can be sorted, got list of ",
-             type->annotationStr());
+  KILN_ERROR(
+      "Only list of Tensors, ints, floats, bools, strs, a User Defined Class that defines the __lt__ compare "
+      "method or Tuples of aforementioned types can be sorted, got list of ",
+      type->annotationStr());
 }
 
 // How 1.13 shows a missing element in "'x' is not in list": C++ stream text

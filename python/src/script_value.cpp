@@ -237,8 +237,8 @@ std::optional<IValue> classToIValue(py::handle obj, const TypePtr& type, CastFai
   for (size_t slot = 0; slot < cls->numAttributes(); ++slot) {
     const std::string& name = cls->attributeName(slot);
     if (!py::hasattr(obj, name.c_str())) {
-      castError(why, "Tried to cast object to type " + type->annotationStr() + " but object was missing attribute " +
-                         name);
+      castError(why,
+                "Tried to cast object to type " + type->annotationStr() + " but object was missing attribute " + name);
       return std::nullopt;
     }
     CastFailure inner;
