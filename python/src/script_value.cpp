@@ -324,6 +324,15 @@ std::optional<IValue> scriptValueToIValue(py::handle obj, const TypePtr& type, C
       arg.type = type;
       py::object value = withTensorsForArrays(obj);
       if (auto v = toIValue(value, arg, /*relaxed=*/false)) return v;
+      if (type->kind() == TypeKind::Union) {
+        // Why, in 1.13's words: the type the value has on its own.
+        arg.type = VarType::create("t");
+        if (auto inferred = toIValue(value, arg, /*relaxed=*/false)) {
+          castError(why, "Expected a member of " + type->annotationStr() + " but instead found type " +
+                             inferred->type()->annotationStr());
+          return std::nullopt;
+        }
+      }
       return fail();
     }
   }

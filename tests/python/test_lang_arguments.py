@@ -121,6 +121,11 @@ CASES = [
     ("Optional[List[int]]", lambda: None),
     ("Optional[int]", lambda: "x"),
     ("Any", lambda: [1, 2]),
+    ("Union[float, int]", lambda: "s"),
+    ("Union[float, int]", lambda: [1]),
+    ("Union[float, int]", lambda: (1, "a")),
+    ("Union[float, int]", lambda: True),
+    ("Union[float, int]", lambda: 2),
 ]
 
 
