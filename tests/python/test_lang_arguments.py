@@ -392,3 +392,9 @@ def test_sorting_objects_without_lt():
                                            "a __lt__ method with two inputs of type __torch__.test_lang_arguments"
                                            ".NoLessThan that returns a bool"):
         kiln.script(sort_without_lt)(1)
+
+
+def test_bytes_for_str_keep_their_bytes():
+    src = "def f(s: str) -> Tuple[int, int]:\n    return ord(s[0]), len(s)\n"
+    for given in (b"\xc2", "\u00a3".encode("utf8"), b"h"):
+        assert kiln.compile(src).f(given) == torch.jit.CompilationUnit(src).f(given)
