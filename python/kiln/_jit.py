@@ -335,7 +335,119 @@ def _stub_marked_methods(cls, source):
     return source
 
 
+def _drop_class_assigns(source):
+    """The class source with its body's assignments (`x = 3`, `x: float = 0.0`)
+    replaced by `pass`, keeping every line where it was: 1.13 compiles a
+    Python class holding them and ignores them (its attributes are the ones
+    __init__ sets). Bare annotations (`x: float`) stay."""
+    import ast
+    definition = ast.parse(source).body[0]
+    lines = source.splitlines(keepends=True)
+    for node in definition.body:
+        if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
+            indent = " " * node.col_offset
+            lines[node.lineno - 1] = f"{indent}pass\n"
+            for i in range(node.lineno, node.end_lineno):
+                lines[i] = "\n"
+    return "".join(lines)
+
+
+# The methods 1.13 writes TorchScript for in a @dataclass (the ones the
+# dataclasses module generates have no source), when the class body does not
+# define them itself.
+_DATACLASS_METHODS = ("__init__", "__repr__", "__hash__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+
+
+def _is_optional(annotation):
+    import typing
+    return typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
+
+
+def _dataclass_init(cls):
+    """The __init__ of a dataclass as 1.13 compiles it: CPython's generated
+    signature (InitVar[T] parameters typed T), each init field assigned to
+    self, then `self.__post_init__(<the InitVars>)` when the class has one."""
+    import dataclasses
+    import inspect as _inspect
+    fields = dataclasses.fields(cls)
+    if any(f.default_factory is not dataclasses.MISSING for f in fields):
+        raise NotImplementedError("Default factory initializers are not supported in TorchScript dataclasses")
+    signature = _inspect.signature(cls.__init__)
+    init_vars = []
+    parameters = []
+    for name, parameter in signature.parameters.items():
+        if isinstance(parameter.annotation, dataclasses.InitVar):
+            init_vars.append(name)
+            parameter = parameter.replace(annotation=parameter.annotation.type)
+        parameters.append(parameter)
+    signature = signature.replace(parameters=parameters)
+    body = [f"self.{f.name} = {f.name}" for f in fields if f.init and f.name not in init_vars]
+    if hasattr(cls, "__post_init__"):
+        body.append(f"self.__post_init__({', '.join(init_vars)})")
+    return str(signature), body
+
+
+def _dataclass_comparison(cls, allow_eq, none_raises, tests):
+    """The body of a generated comparison: field by field (the `compare`
+    ones), `tests` deciding on the pair (val1, val2); Optional fields are
+    compared only when both are set (None against a value: unequal, or a
+    TypeError for an ordering)."""
+    import dataclasses
+    body = []
+    for f in dataclasses.fields(cls):
+        if not f.compare:
+            continue
+        body += [f"val1 = self.{f.name}", f"val2 = other.{f.name}"]
+        if _is_optional(f.type):
+            otherwise = f"raise TypeError('Cannot compare {cls.__name__} with None')" if none_raises else "return False"
+            body += ["if val1 is not None and val2 is not None:"] + ["    " + t for t in tests]
+            body += ["elif (val1 is None) != (val2 is None):", "    " + otherwise]
+        else:
+            body += tests
+    body.append(f"return {allow_eq}")
+    return f"(self, other: {cls.__name__}) -> bool", body
+
+
+def _dataclass_method(cls, name):
+    """(signature, body lines) of the dataclass method `name` as 1.13 writes it."""
+    if name == "__init__":
+        return _dataclass_init(cls)
+    if name == "__repr__":
+        import dataclasses
+        shown = ", ".join(f"{f.name}=self.{f.name}" for f in dataclasses.fields(cls) if f.repr)
+        return "(self) -> str", [f"return '{cls.__name__}({shown})'"]
+    if name == "__hash__":
+        return "(self) -> int", ["raise NotImplementedError('__hash__ is not supported for dataclasses in TorchScript')"]
+    if name in ("__eq__", "__ne__"):
+        converse = "!=" if name == "__eq__" else "=="
+        return _dataclass_comparison(cls, True, False, [f"if val1 {converse} val2:", "    return False"])
+    op = "<" if name in ("__lt__", "__le__") else ">"
+    return _dataclass_comparison(cls, name in ("__le__", "__ge__"), True,
+                                 [f"if val1 {op} val2:", "    return True", f"elif val2 {op} val1:", "    return False"])
+
+
+def _add_dataclass_methods(cls, source):
+    """A @dataclass's source with the methods the dataclasses module
+    generated (those 1.13 synthesizes, when the class body does not define
+    them) written out after its body, as 1.13 compiles dataclasses."""
+    import ast
+    definition = ast.parse(source).body[0]
+    defined = {node.name for node in definition.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    indent = " " * definition.body[0].col_offset
+    added = []
+    for name in _DATACLASS_METHODS:
+        if name in defined or not isinstance(cls.__dict__.get(name), types.FunctionType):
+            continue
+        signature, body = _dataclass_method(cls, name)
+        added.append(f"{indent}def {name}{signature}:\n")
+        added += [f"{indent}    {line}\n" for line in body or ["pass"]]
+    if not added:
+        return source
+    return source.rstrip("\n") + "\n" + "".join(added)
+
+
 def _script_class(cls):
+    import dataclasses
     cached = cls.__dict__.get("__kiln_script_class__")
     if cached is _COMPILING:
         raise RuntimeError(f"kiln.script: class {cls.__qualname__} refers to itself while it is being compiled")
@@ -343,7 +455,9 @@ def _script_class(cls):
         return cached
     _check_class(cls)
     source, filename, first_line = _class_source(cls)
-    source = _stub_marked_methods(cls, source)
+    source = _drop_class_assigns(_stub_marked_methods(cls, source))
+    if dataclasses.is_dataclass(cls):
+        source = _add_dataclass_methods(cls, source)
     cls.__kiln_script_class__ = _COMPILING
     try:
         class_type = _C._compile_class(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))
