@@ -246,15 +246,7 @@ def _class_free_names(cls):
             value = module_globals[name]
             if isinstance(value, types.FunctionType):
                 return (_script_overloads(value) if overloads(value) else script(value),)
-            if isinstance(value, ScriptClass):
-                return (value.class_type,)
-            if _is_named_tuple(value):
-                return (_script_named_tuple(value),)
-            if _is_enum(value):
-                return (_script_enum(value),)
-            if _is_script_class_candidate(value):
-                return (script(value).class_type,)
-            return (value,)
+            return _class_free_names_value(value)
         return None
 
     return lookup
@@ -272,10 +264,84 @@ def _script_named_tuple(cls):
     cached = cls.__dict__.get("__kiln_named_tuple__")
     if cached is not None:
         return cached
-    source, filename, first_line = _class_source(cls)
-    compiled = _C._compile_named_tuple(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))
+    lookup = _class_free_names(cls)
+    try:
+        source, filename, first_line = _class_source(cls)
+        if not re.match(rf"class\s+{re.escape(cls.__name__)}\b", source):
+            raise RuntimeError("the source found is another class's")
+    except RuntimeError:
+        # `NamedTuple("P", [("x", int)])` has no class statement: 1.13 reads
+        # the fields off the class, and so does kiln.
+        source, filename, first_line, lookup = _named_tuple_source(cls, lookup)
+    compiled = _C._compile_named_tuple(source, filename, first_line, lookup, _qualified_name(cls))
     cls.__kiln_named_tuple__ = compiled
     return compiled
+
+
+def _type_text(annotation, names=None):
+    """TorchScript annotation text for a Python annotation object (a typing
+    form, a builtin type, torch.Tensor, torch.device, a forward reference).
+    Any other object (a class) gets a made-up name, recorded in `names` (the
+    lookup resolves it); None when `names` is None and one is needed."""
+    import typing
+    if isinstance(annotation, str):
+        return annotation
+    if annotation is None or annotation is type(None):
+        return "None"
+    if annotation in (int, float, bool, str, complex):
+        return annotation.__name__
+    if isinstance(annotation, type) and annotation.__name__ == "Tensor" and \
+            annotation.__module__.split(".")[0] in ("torch", "kiln"):
+        return "Tensor"
+    if isinstance(annotation, type) and annotation.__name__ == "device" and annotation.__module__ == "torch":
+        return "torch.device"
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    forms = {list: "List", dict: "Dict", tuple: "Tuple", typing.Union: "Union"}
+    if origin in forms and args:
+        if origin is typing.Union and len(args) == 2 and type(None) in args:
+            inner = _type_text(args[0] if args[1] is type(None) else args[1], names)
+            return None if inner is None else f"Optional[{inner}]"
+        inner = [_type_text(a, names) for a in args]
+        if None in inner:
+            return None
+        if origin is tuple and args == ((),):
+            return "Tuple[()]"
+        return f"{forms[origin]}[{', '.join(inner)}]"
+    if names is None or not isinstance(annotation, type):
+        return None
+    name = f"__kiln_type{len(names)}"
+    names[name] = annotation
+    return name
+
+
+def _named_tuple_source(cls, lookup):
+    """(source, filename, first line, lookup) of a NamedTuple class made
+    without a class statement: its fields and defaults written out."""
+    names = {}
+    lines = [f"class {cls.__name__}(NamedTuple):\n"]
+    defaults = getattr(cls, "_field_defaults", {})
+    for field_name in cls._fields:
+        text = _type_text(cls.__annotations__.get(field_name, "Tensor"), names)
+        default = f" = {defaults[field_name]!r}" if field_name in defaults else ""
+        lines.append(f"    {field_name}: {text}{default}\n")
+
+    def with_names(name):
+        return _class_free_names_value(names[name]) if name in names else lookup(name)
+
+    return "".join(lines), f"<NamedTuple {cls.__qualname__}>", 1, with_names
+
+
+def _class_free_names_value(value):
+    """What a lookup gives for a class named in script code (see _class_free_names)."""
+    if isinstance(value, ScriptClass):
+        return (value.class_type,)
+    if _is_named_tuple(value):
+        return (_script_named_tuple(value),)
+    if _is_enum(value):
+        return (_script_enum(value),)
+    if _is_script_class_candidate(value):
+        return (script(value).class_type,)
+    return (value,)
 
 
 def _is_enum(value):
