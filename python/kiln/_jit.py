@@ -122,6 +122,55 @@ def _function_source(fn):
     return "".join(lines[skipped:]), fn.__code__.co_filename, first_line + skipped
 
 
+def _annotation_names(fn):
+    """The names in fn's annotations that stand for types, mapped to the
+    objects Python evaluated them to (`x: tensor_t` with tensor_t =
+    torch.Tensor gives {"tensor_t": torch.Tensor}; `List[device_t]` gives
+    device_t too): 1.13 resolves annotations through these captures, which
+    are neither fn's closure nor its globals when the alias is a local of
+    the function defining fn."""
+    import ast
+    import typing
+    annotations = getattr(fn, "__annotations__", None)
+    if not annotations:
+        return {}
+    try:
+        definition = ast.parse(_function_source(fn)[0]).body[0]
+    except (RuntimeError, SyntaxError, IndexError):
+        return {}
+    found = {}
+
+    def match(node, value):
+        if isinstance(node, ast.Name):
+            found.setdefault(node.id, value)
+        elif isinstance(node, ast.Subscript):
+            args = typing.get_args(value)
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if typing.get_origin(value) is typing.Union and len(items) == 1 and len(args) == 2 and type(None) in args:
+                args = tuple(a for a in args if a is not type(None))  # Optional[T]
+            if len(items) == len(args):
+                for item, arg in zip(items, args):
+                    match(item, arg)
+
+    arguments = definition.args
+    for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+        if arg.annotation is not None and arg.arg in annotations and not isinstance(annotations[arg.arg], str):
+            match(arg.annotation, annotations[arg.arg])
+    if definition.returns is not None and "return" in annotations and not isinstance(annotations["return"], str):
+        match(definition.returns, annotations["return"])
+    return found
+
+
+def _attribute_path(value, dotted):
+    """`value.a.b` for dotted "a.b", or None when an attribute is missing."""
+    for part in dotted.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            return None
+    return value
+
+
 def _free_names(fn):
     """A lookup for the names `fn` does not define: its closure, then its globals."""
     closure = {}
@@ -131,19 +180,39 @@ def _free_names(fn):
         except ValueError:  # a cell not yet assigned
             pass
 
+    captures = None
+
     def lookup(name):
-        if name in closure:
+        nonlocal captures
+        head, _, rest = name.partition(".")
+        if rest:
+            # `some_module.Type` (an annotation, or an attribute of a Python module).
+            if head in closure:
+                value = _attribute_path(closure[head], rest)
+            elif head in fn.__globals__:
+                value = _attribute_path(fn.__globals__[head], rest)
+            else:
+                return None
+            if value is None:
+                return None
+        elif name in closure:
             value = closure[name]
         elif name in fn.__globals__:
             value = fn.__globals__[name]
         elif name == fn.__name__:
             return ()  # a decorated function calling itself: its name is bound only afterwards
         else:
-            return None
+            if captures is None:
+                captures = _annotation_names(fn)
+            if name not in captures:
+                return None
+            value = captures[name]
         if isinstance(value, types.FunctionType):
             if value.__dict__.get("__kiln_script__") is _COMPILING:
                 return ()
             value = _script_overloads(value) if overloads(value) else script(value)
+        elif _is_interface(value):
+            value = _script_interface(value)
         elif isinstance(value, ScriptClass):
             value = value.class_type
         elif _is_named_tuple(value):
@@ -242,6 +311,11 @@ def _class_free_names(cls):
             found = one(name)
             if found is not None:
                 return found
+        head, _, rest = name.partition(".")
+        if rest and head in module_globals:
+            value = _attribute_path(module_globals[head], rest)
+            if value is not None:
+                return _class_free_names_value(value)
         if name in module_globals:
             value = module_globals[name]
             if isinstance(value, types.FunctionType):
@@ -297,6 +371,8 @@ def _type_text(annotation, names=None):
         return "torch.device"
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     forms = {list: "List", dict: "Dict", tuple: "Tuple", typing.Union: "Union"}
+    if origin is tuple and annotation is not typing.Tuple and (not args or args == ((),)):
+        return "Tuple[()]"
     if origin in forms and args:
         if origin is typing.Union and len(args) == 2 and type(None) in args:
             inner = _type_text(args[0] if args[1] is type(None) else args[1], names)
@@ -304,8 +380,6 @@ def _type_text(annotation, names=None):
         inner = [_type_text(a, names) for a in args]
         if None in inner:
             return None
-        if origin is tuple and args == ((),):
-            return "Tuple[()]"
         return f"{forms[origin]}[{', '.join(inner)}]"
     if names is None or not isinstance(annotation, type):
         return None
@@ -331,8 +405,32 @@ def _named_tuple_source(cls, lookup):
     return "".join(lines), f"<NamedTuple {cls.__qualname__}>", 1, with_names
 
 
+def _is_interface(value):
+    """A class decorated @kiln.jit.interface or @torch.jit.interface."""
+    return isinstance(value, type) and bool(value.__dict__.get("__kiln_interface__") or
+                                            value.__dict__.get("__torch_script_interface__"))
+
+
+def _script_interface(cls):
+    """The interface type of an interface class: the methods its defs
+    declare. Made once (kept as `cls.__kiln_interface_type__`)."""
+    cached = cls.__dict__.get("__kiln_interface_type__")
+    if cached is not None:
+        return cached
+    # A module interface subclasses nn.Module (kiln's or torch's) directly.
+    bases = [b for b in cls.__mro__[1:] if b is not object]
+    is_module = len(bases) == 1 and bases[0].__name__ == "Module"
+    source, filename, first_line = _class_source(cls)
+    compiled = _C._compile_interface(_drop_class_assigns(source), filename, first_line, _class_free_names(cls),
+                                     _qualified_name(cls), is_module)
+    type.__setattr__(cls, "__kiln_interface_type__", compiled)
+    return compiled
+
+
 def _class_free_names_value(value):
     """What a lookup gives for a class named in script code (see _class_free_names)."""
+    if _is_interface(value):
+        return (_script_interface(value),)
     if isinstance(value, ScriptClass):
         return (value.class_type,)
     if _is_named_tuple(value):
