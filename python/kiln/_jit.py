@@ -171,8 +171,11 @@ def _attribute_path(value, dotted):
     return value
 
 
-def _free_names(fn):
-    """A lookup for the names `fn` does not define: its closure, then its globals."""
+def _free_names(fn, annotation_captures=False):
+    """A lookup for the names `fn` does not define: its closure, then its
+    globals; then, for a method of a class (`annotation_captures`), the
+    names of its annotations (_annotation_names), as 1.13 resolves them
+    for classes only."""
     closure = {}
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         try:
@@ -202,6 +205,8 @@ def _free_names(fn):
         elif name == fn.__name__:
             return ()  # a decorated function calling itself: its name is bound only afterwards
         else:
+            if not annotation_captures:
+                return None
             if captures is None:
                 captures = _annotation_names(fn)
             if name not in captures:
@@ -301,7 +306,7 @@ def _class_free_names(cls):
     """A lookup for the names a class's methods do not define: the globals
     of the module defining it (its methods' closures first)."""
     functions = [f for f in cls.__dict__.values() if isinstance(f, types.FunctionType)]
-    lookups = [_free_names(f) for f in functions]
+    lookups = [_free_names(f, annotation_captures=True) for f in functions]
     module_globals = vars(inspect.getmodule(cls)) if inspect.getmodule(cls) else {}
 
     def lookup(name):
