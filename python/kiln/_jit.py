@@ -171,11 +171,8 @@ def _attribute_path(value, dotted):
     return value
 
 
-def _free_names(fn, annotation_captures=False):
-    """A lookup for the names `fn` does not define: its closure, then its
-    globals; then, for a method of a class (`annotation_captures`), the
-    names of its annotations (_annotation_names), as 1.13 resolves them
-    for classes only."""
+def _free_names(fn):
+    """A lookup for the names `fn` does not define: its closure, then its globals."""
     closure = {}
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         try:
@@ -183,10 +180,7 @@ def _free_names(fn, annotation_captures=False):
         except ValueError:  # a cell not yet assigned
             pass
 
-    captures = None
-
     def lookup(name):
-        nonlocal captures
         head, _, rest = name.partition(".")
         if rest:
             # `some_module.Type` (an annotation, or an attribute of a Python module).
@@ -205,13 +199,7 @@ def _free_names(fn, annotation_captures=False):
         elif name == fn.__name__:
             return ()  # a decorated function calling itself: its name is bound only afterwards
         else:
-            if not annotation_captures:
-                return None
-            if captures is None:
-                captures = _annotation_names(fn)
-            if name not in captures:
-                return None
-            value = captures[name]
+            return None
         if isinstance(value, types.FunctionType):
             if value.__dict__.get("__kiln_script__") is _COMPILING:
                 return ()
@@ -229,6 +217,24 @@ def _free_names(fn, annotation_captures=False):
         return (value,)
 
     return lookup
+
+
+def _method_free_names(fn):
+    """_free_names of a method of a class, then the names of its annotations
+    (_annotation_names): 1.13 resolves those for class methods only."""
+    lookup = _free_names(fn)
+    captures = None
+
+    def with_captures(name):
+        nonlocal captures
+        found = lookup(name)
+        if found is not None or "." in name:
+            return found
+        if captures is None:
+            captures = _annotation_names(fn)
+        return _class_free_names_value(captures[name]) if name in captures else None
+
+    return with_captures
 
 
 def _qualified_name(obj):
@@ -306,7 +312,7 @@ def _class_free_names(cls):
     """A lookup for the names a class's methods do not define: the globals
     of the module defining it (its methods' closures first)."""
     functions = [f for f in cls.__dict__.values() if isinstance(f, types.FunctionType)]
-    lookups = [_free_names(f, annotation_captures=True) for f in functions]
+    lookups = [_method_free_names(f) for f in functions]
     module_globals = vars(inspect.getmodule(cls)) if inspect.getmodule(cls) else {}
 
     def lookup(name):

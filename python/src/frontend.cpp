@@ -84,16 +84,17 @@ class PythonResolver : public Resolver, public std::enable_shared_from_this<Pyth
     }
     py::object value = found_tuple[0];
     if (py::isinstance<GraphFunction>(value)) return makeFunctionValue(value.cast<std::shared_ptr<GraphFunction>>());
+    // Modules first: one may answer any attribute (a module's __getattr__).
+    if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
+      std::string module_name = value.attr("__name__").cast<std::string>();
+      if (auto module = makeBuiltinModule(module_name)) return module;
+      return std::make_shared<PythonModuleValue>(shared_from_this(), name, module_name);
+    }
     if (py::hasattr(value, "__kiln_overloads__")) {
       std::vector<std::shared_ptr<GraphFunction>> functions;
       for (py::handle f : value.attr("__kiln_overloads__"))
         functions.push_back(f.cast<std::shared_ptr<GraphFunction>>());
       return std::make_shared<OverloadedFunctionValue>(std::move(functions));
-    }
-    if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
-      std::string module_name = value.attr("__name__").cast<std::string>();
-      if (auto module = makeBuiltinModule(module_name)) return module;
-      return std::make_shared<PythonModuleValue>(shared_from_this(), name, module_name);
     }
     if (auto cls = classTypeFromPython(value)) return makeClassValue(cls);
     if (py::isinstance<PyNamedTuple>(value)) return value.cast<PyNamedTuple&>().value;

@@ -932,3 +932,26 @@ def test_kiln_jit_interface_marks_an_interface():
 
     got = kiln.script(use)(kiln.ones(2))
     assert got.numpy().tolist() == [2.0, 2.0]
+
+
+# --- builtin ops whose schema names their returns give NamedTuples, as in 1.13 ---------------
+
+def named_returns(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (x.max(dim=1).indices + torch.max(x, dim=1).indices, torch.sort(x, dim=1).values,
+            torch.topk(x, 2).indices)
+
+
+def returns_max(x: torch.Tensor):
+    return torch.max(x, dim=0)
+
+
+def test_named_returns_of_builtin_ops_as_in_torch():
+    x = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]], dtype=np.float32)
+    assert_same(kiln.script(named_returns)(*convert([x], "kiln")), torch.jit.script(named_returns)(*convert([x], "torch")))
+    assert "NamedTuple(values : Tensor, indices : Tensor) = prim::TupleConstruct" in str(kiln.script(returns_max).graph)
+    got = kiln.script(returns_max)(*convert([x], "kiln"))
+    expected = torch.jit.script(returns_max)(*convert([x], "torch"))
+    assert type(got) is type(expected) is tuple
+    assert_same(got, expected)
+    with pytest.raises(RuntimeError, match="object has no attribute or method"):
+        kiln.compile("def g(x: Tensor):\n    return x.max(dim=1).unknown_symbol\n")
