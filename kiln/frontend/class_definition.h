@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/core/interface_type.h"
 #include "kiln/frontend/resolver.h"
 #include "kiln/frontend/tree_views.h"
 
@@ -33,14 +34,22 @@ std::vector<NamedTupleField> namedTupleFields(const ClassDef& def);
 // True for a def decorated `@staticmethod`.
 bool isStaticMethod(const Def& def);
 
-// True for a def decorated `@classmethod`: 1.13 compiles a class holding one
-// but cannot call it, so kiln never compiles it and a call is an error.
+// True for a def decorated `@classmethod`: compiled as a method (called on
+// an object, as 1.13 allows) whose first parameter names the class.
 bool isClassMethod(const Def& def);
 
 // True for a statement a script class body may hold besides defs: `pass`, a
 // docstring, an attribute annotation `name: Type` (1.13 takes the types of
 // attributes from __init__ and ignores these).
 bool isIgnoredClassStatement(const Stmt& stmt);
+
+// An interface class of an embedder (the source of a Python class decorated
+// `@torch.jit.interface`): the methods its defs declare (bodies ignored;
+// unannotated parameters are Tensors, self is the interface), as
+// `qualified_name`. `is_module`: a module interface. Class names in the
+// annotations resolve through `resolver`. Defined in ir_emitter.cpp.
+std::shared_ptr<InterfaceType> defineInterface(const TreeRef& class_def, const std::string& qualified_name,
+                                               bool is_module, const ResolverPtr& resolver);
 
 // A NamedTuple class of an embedder (the source of a Python
 // `class P(NamedTuple)`) as the value its name stands for in script code:

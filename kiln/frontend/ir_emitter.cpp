@@ -354,6 +354,13 @@ class DefinitionCompiler {
     }
     methods.emplace(name, PendingMethod{def, resolver ? resolver : resolver_, isStaticMethod(def)});
   }
+  // Whether method `name` of `cls` (a class of this source) is a @classmethod.
+  bool isClassMethodOf(const ClassTypePtr& cls, const std::string& name) {
+    auto methods = pending_classes_.find(cls.get());
+    if (methods == pending_classes_.end()) return false;
+    auto it = methods->second.find(name);
+    return it != methods->second.end() && isClassMethod(it->second.def);
+  }
   // A NamedTuple class of the source: its type is built when first used
   // (its fields may name classes defined after it).
   void addNamedTuple(const ClassDef& def, const std::string& qualified_name) {
@@ -367,9 +374,7 @@ class DefinitionCompiler {
   void compileClasses() {
     for (const ClassTypePtr& cls : class_order_) {
       std::vector<std::string> names;
-      for (const auto& [name, m] : pending_classes_[cls.get()]) {
-        if (!isClassMethod(m.def)) names.push_back(name);  // never called: 1.13 cannot call them
-      }
+      for (const auto& entry : pending_classes_[cls.get()]) names.push_back(entry.first);
       std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return n == "__init__"; });
       for (const std::string& name : names) ensureMethod(cls, name, nullptr);
     }
@@ -424,10 +429,6 @@ class DefinitionCompiler {
     }
     std::string key = cls->name() + "." + name;
     const Def& def = it->second.def;
-    if (isClassMethod(def)) {
-      throwSourceError(use ? *use : def.range(), "'" + cls->unqualifiedName() + "." + name +
-                                                     "' is a @classmethod: TorchScript cannot call class methods");
-    }
     if (in_progress_.count(key)) {
       throwSourceError(use ? *use : def.range(),
                        "method '" + name + "' is called recursively. Recursive calls are not supported");
@@ -523,7 +524,8 @@ class DefinitionCompiler {
     if (!resolver) return nullptr;
     SugaredValuePtr value = resolver->resolveValue(name, graph, loc);
     if (auto named_tuple = std::dynamic_pointer_cast<NamedTupleConstructor>(value)) return named_tuple->type();
-    return classOfValue(value);
+    if (auto cls = classOfValue(value)) return cls;
+    return resolver->resolveType(name, loc);
   }
 
   const ResolverPtr& resolver() const { return resolver_; }
@@ -671,6 +673,8 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
     bool is_self = method_ && arguments.empty();
     if (is_self) {
       arg.type = method_->cls;
+      // A @classmethod's `cls` is bound to the object as self is.
+      if (isClassMethod(def)) arg.name = "self";
     } else {
       arg.type = param.type().present() ? parseType(param.type().get()) : TensorType::get();
     }
@@ -693,6 +697,10 @@ FunctionSchema FunctionEmitter::emitDef(const Def& def) {
       // A module's self is not a variable (TorchScript's ModuleValue): it
       // cannot be reassigned, and its input keeps the name `self`.
       env_->value_table[name] = std::make_shared<SimpleValue>(input);
+    } else if (is_self && isClassMethod(def)) {
+      // A @classmethod is called on an object (`x.create(a)`) and its first
+      // parameter names the class: 1.13 starts its body with `cls = C`.
+      env_->value_table[name] = makeClassValue(method_->cls);
     } else {
       setVar(param.range(), name, input);
     }
@@ -1457,6 +1465,13 @@ void FunctionEmitter::emitDelete(const Delete& stmt) {
         throwSourceError(target.range(), "del statements only support a single index");
       Value* container = emitExpr(sub.value());
       Value* index = emitExpr(sub.subscriptExprs()[0]);
+      if (isScriptObject(container)) {
+        // `del obj[k]` calls the class's __delitem__, as 1.13 does.
+        if (!emitMagicCall(target.range(), container, "__delitem__", {index})) {
+          throwSourceError(target.range(), "Class does not define __delitem__");
+        }
+        continue;
+      }
       call(target.range(), Symbol::fromQualString("aten::Delete"), {container, index});
     } else if (target.kind() == TK_VAR) {
       const std::string& name = Var(target.tree()).name().name();
@@ -1508,6 +1523,11 @@ SugaredValuePtr FunctionEmitter::emitSugaredExpr(const Expr& e, size_t n_binders
           ensureField(cls, field, select.range());
         }
       } else if (auto cls = classOfValue(value)) {
+        if (compiler_.isClassMethodOf(cls, field)) {
+          throwSourceError(select.range(), "'" + cls->unqualifiedName() + "." + field +
+                                               "' is a @classmethod: TorchScript cannot call class methods on the "
+                                               "class (1.13 calls them on an object)");
+        }
         compiler_.ensureMethod(cls, field, &select.range());  // `C.static_method`
       }
       return value->attr(select.range(), g_, field);
@@ -2662,6 +2682,49 @@ void defineClass(const ClassTypePtr& cls, const TreeRef& class_def, const Resolv
   compiler.addClass(def.name().name(), cls, def.name().range());
   addClassBody(compiler, cls, def, resolver);
   compiler.compileClasses();
+}
+
+std::shared_ptr<InterfaceType> defineInterface(const TreeRef& class_def, const std::string& qualified_name,
+                                               bool is_module, const ResolverPtr& resolver) {
+  ClassDef def(class_def);
+  auto iface = InterfaceType::create(qualified_name, is_module);
+  Graph scratch;  // the resolver emits nothing for class names
+  auto lookup_class = [&](const std::string& name, const SourceRange& loc) -> TypePtr {
+    if (name == def.name().name()) return iface;
+    if (!resolver) return nullptr;
+    SugaredValuePtr value = resolver->resolveValue(name, scratch, loc);
+    if (auto named_tuple = std::dynamic_pointer_cast<NamedTupleConstructor>(value)) return named_tuple->type();
+    if (auto cls = classOfValue(value)) return cls;
+    return resolver->resolveType(name, loc);
+  };
+  for (Stmt stmt : def.body()) {
+    if (stmt.kind() != TK_DEF) {
+      if (isIgnoredClassStatement(stmt)) continue;
+      throwSourceError(stmt.range(), "interfaces declare methods only: expected def in the body of interface '" +
+                                         def.name().name() + "'");
+    }
+    Def method(stmt.tree());
+    Decl decl = method.decl();
+    std::vector<Argument> arguments;
+    for (Param param : decl.params()) {
+      Argument arg;
+      arg.name = param.ident().name();
+      if (arguments.empty()) {
+        arg.type = iface;
+      } else {
+        arg.type = param.type().present() ? typeFromExpr(param.type().get(), lookup_class) : TensorType::get();
+      }
+      arg.kwarg_only = param.kwargOnly();
+      arguments.push_back(std::move(arg));
+    }
+    if (arguments.empty()) throwSourceError(method.range(), "methods must have a self argument");
+    Argument ret;
+    ret.type = decl.returnType().present() ? typeFromExpr(decl.returnType().get(), lookup_class) : TensorType::get();
+    const std::string& name = method.name().name();
+    if (iface->findMethod(name)) throwSourceError(method.name().range(), "method '" + name + "' is already declared");
+    iface->addMethodSchema(FunctionSchema(name, "", std::move(arguments), {ret}));
+  }
+  return iface;
 }
 
 SugaredValuePtr defineNamedTuple(const TreeRef& class_def, const std::string& qualified_name,

@@ -43,6 +43,13 @@ class Resolver {
     (void)name;
     return std::nullopt;
   }
+  // The type a name of a type annotation stands for when it names no class
+  // (`x: tensor_t` with `tensor_t = torch.Tensor` in Python), or null.
+  virtual TypePtr resolveType(const std::string& name, const SourceRange& loc) {
+    (void)name;
+    (void)loc;
+    return nullptr;
+  }
   // Why `cls` has no attribute `name` though the object it was made from has
   // one (torch's "(This attribute exists on the Python module, but ...)"),
   // said after "Module 'M' has no attribute 'name'"; empty when there is nothing to add.

@@ -394,6 +394,22 @@ Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const 
   n->setSourceRange(loc);
   n->setOperator(operators[index]);
   for (const TypePtr& t : matched.return_types) n->addOutput()->setType(t);
+  // Returns that the schema names (`-> (Tensor values, Tensor indices)`)
+  // pack into a NamedTuple with those fields, as 1.13 packs them: script
+  // code may read `torch.max(x, 1).indices`.
+  const auto& returns = operators[index]->schema().returns();
+  bool named = returns.size() > 1 &&
+               std::all_of(returns.begin(), returns.end(), [](const Argument& r) { return !r.name.empty(); });
+  if (named && n->outputs().size() == returns.size()) {
+    std::vector<std::string> names;
+    std::vector<TypePtr> types;
+    for (size_t i = 0; i < returns.size(); ++i) {
+      names.push_back(returns[i].name);
+      types.push_back(n->outputs()[i]->type());
+    }
+    return graph.insertNode(graph.createTuple(n->outputs(), TupleType::createNamed(std::nullopt, names, types)))
+        ->output();
+  }
   return packOutputs(graph, n->outputs());
 }
 

@@ -122,6 +122,55 @@ def _function_source(fn):
     return "".join(lines[skipped:]), fn.__code__.co_filename, first_line + skipped
 
 
+def _annotation_names(fn):
+    """The names in fn's annotations that stand for types, mapped to the
+    objects Python evaluated them to (`x: tensor_t` with tensor_t =
+    torch.Tensor gives {"tensor_t": torch.Tensor}; `List[device_t]` gives
+    device_t too): 1.13 resolves annotations through these captures, which
+    are neither fn's closure nor its globals when the alias is a local of
+    the function defining fn."""
+    import ast
+    import typing
+    annotations = getattr(fn, "__annotations__", None)
+    if not annotations:
+        return {}
+    try:
+        definition = ast.parse(_function_source(fn)[0]).body[0]
+    except (RuntimeError, SyntaxError, IndexError):
+        return {}
+    found = {}
+
+    def match(node, value):
+        if isinstance(node, ast.Name):
+            found.setdefault(node.id, value)
+        elif isinstance(node, ast.Subscript):
+            args = typing.get_args(value)
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if typing.get_origin(value) is typing.Union and len(items) == 1 and len(args) == 2 and type(None) in args:
+                args = tuple(a for a in args if a is not type(None))  # Optional[T]
+            if len(items) == len(args):
+                for item, arg in zip(items, args):
+                    match(item, arg)
+
+    arguments = definition.args
+    for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+        if arg.annotation is not None and arg.arg in annotations and not isinstance(annotations[arg.arg], str):
+            match(arg.annotation, annotations[arg.arg])
+    if definition.returns is not None and "return" in annotations and not isinstance(annotations["return"], str):
+        match(definition.returns, annotations["return"])
+    return found
+
+
+def _attribute_path(value, dotted):
+    """`value.a.b` for dotted "a.b", or None when an attribute is missing."""
+    for part in dotted.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            return None
+    return value
+
+
 def _free_names(fn):
     """A lookup for the names `fn` does not define: its closure, then its globals."""
     closure = {}
@@ -132,7 +181,18 @@ def _free_names(fn):
             pass
 
     def lookup(name):
-        if name in closure:
+        head, _, rest = name.partition(".")
+        if rest:
+            # `some_module.Type` (an annotation, or an attribute of a Python module).
+            if head in closure:
+                value = _attribute_path(closure[head], rest)
+            elif head in fn.__globals__:
+                value = _attribute_path(fn.__globals__[head], rest)
+            else:
+                return None
+            if value is None:
+                return None
+        elif name in closure:
             value = closure[name]
         elif name in fn.__globals__:
             value = fn.__globals__[name]
@@ -144,6 +204,8 @@ def _free_names(fn):
             if value.__dict__.get("__kiln_script__") is _COMPILING:
                 return ()
             value = _script_overloads(value) if overloads(value) else script(value)
+        elif _is_interface(value):
+            value = _script_interface(value)
         elif isinstance(value, ScriptClass):
             value = value.class_type
         elif _is_named_tuple(value):
@@ -155,6 +217,24 @@ def _free_names(fn):
         return (value,)
 
     return lookup
+
+
+def _method_free_names(fn):
+    """_free_names of a method of a class, then the names of its annotations
+    (_annotation_names): 1.13 resolves those for class methods only."""
+    lookup = _free_names(fn)
+    captures = None
+
+    def with_captures(name):
+        nonlocal captures
+        found = lookup(name)
+        if found is not None or "." in name:
+            return found
+        if captures is None:
+            captures = _annotation_names(fn)
+        return _class_free_names_value(captures[name]) if name in captures else None
+
+    return with_captures
 
 
 def _qualified_name(obj):
@@ -232,7 +312,7 @@ def _class_free_names(cls):
     """A lookup for the names a class's methods do not define: the globals
     of the module defining it (its methods' closures first)."""
     functions = [f for f in cls.__dict__.values() if isinstance(f, types.FunctionType)]
-    lookups = [_free_names(f) for f in functions]
+    lookups = [_method_free_names(f) for f in functions]
     module_globals = vars(inspect.getmodule(cls)) if inspect.getmodule(cls) else {}
 
     def lookup(name):
@@ -242,19 +322,16 @@ def _class_free_names(cls):
             found = one(name)
             if found is not None:
                 return found
+        head, _, rest = name.partition(".")
+        if rest and head in module_globals:
+            value = _attribute_path(module_globals[head], rest)
+            if value is not None:
+                return _class_free_names_value(value)
         if name in module_globals:
             value = module_globals[name]
             if isinstance(value, types.FunctionType):
                 return (_script_overloads(value) if overloads(value) else script(value),)
-            if isinstance(value, ScriptClass):
-                return (value.class_type,)
-            if _is_named_tuple(value):
-                return (_script_named_tuple(value),)
-            if _is_enum(value):
-                return (_script_enum(value),)
-            if _is_script_class_candidate(value):
-                return (script(value).class_type,)
-            return (value,)
+            return _class_free_names_value(value)
         return None
 
     return lookup
@@ -272,10 +349,108 @@ def _script_named_tuple(cls):
     cached = cls.__dict__.get("__kiln_named_tuple__")
     if cached is not None:
         return cached
-    source, filename, first_line = _class_source(cls)
-    compiled = _C._compile_named_tuple(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))
+    lookup = _class_free_names(cls)
+    try:
+        source, filename, first_line = _class_source(cls)
+        if not re.match(rf"class\s+{re.escape(cls.__name__)}\b", source):
+            raise RuntimeError("the source found is another class's")
+    except RuntimeError:
+        # `NamedTuple("P", [("x", int)])` has no class statement: 1.13 reads
+        # the fields off the class, and so does kiln.
+        source, filename, first_line, lookup = _named_tuple_source(cls, lookup)
+    compiled = _C._compile_named_tuple(source, filename, first_line, lookup, _qualified_name(cls))
     cls.__kiln_named_tuple__ = compiled
     return compiled
+
+
+def _type_text(annotation, names=None):
+    """TorchScript annotation text for a Python annotation object (a typing
+    form, a builtin type, torch.Tensor, torch.device, a forward reference).
+    Any other object (a class) gets a made-up name, recorded in `names` (the
+    lookup resolves it); None when `names` is None and one is needed."""
+    import typing
+    if isinstance(annotation, str):
+        return annotation
+    if annotation is None or annotation is type(None):
+        return "None"
+    if annotation in (int, float, bool, str, complex):
+        return annotation.__name__
+    if isinstance(annotation, type) and annotation.__name__ == "Tensor" and \
+            annotation.__module__.split(".")[0] in ("torch", "kiln"):
+        return "Tensor"
+    if isinstance(annotation, type) and annotation.__name__ == "device" and annotation.__module__ == "torch":
+        return "torch.device"
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    forms = {list: "List", dict: "Dict", tuple: "Tuple", typing.Union: "Union"}
+    if origin is tuple and annotation is not typing.Tuple and (not args or args == ((),)):
+        return "Tuple[()]"
+    if origin in forms and args:
+        if origin is typing.Union and len(args) == 2 and type(None) in args:
+            inner = _type_text(args[0] if args[1] is type(None) else args[1], names)
+            return None if inner is None else f"Optional[{inner}]"
+        inner = [_type_text(a, names) for a in args]
+        if None in inner:
+            return None
+        return f"{forms[origin]}[{', '.join(inner)}]"
+    if names is None or not isinstance(annotation, type):
+        return None
+    name = f"__kiln_type{len(names)}"
+    names[name] = annotation
+    return name
+
+
+def _named_tuple_source(cls, lookup):
+    """(source, filename, first line, lookup) of a NamedTuple class made
+    without a class statement: its fields and defaults written out."""
+    names = {}
+    lines = [f"class {cls.__name__}(NamedTuple):\n"]
+    defaults = getattr(cls, "_field_defaults", {})
+    for field_name in cls._fields:
+        text = _type_text(cls.__annotations__.get(field_name, "Tensor"), names)
+        default = f" = {defaults[field_name]!r}" if field_name in defaults else ""
+        lines.append(f"    {field_name}: {text}{default}\n")
+
+    def with_names(name):
+        return _class_free_names_value(names[name]) if name in names else lookup(name)
+
+    return "".join(lines), f"<NamedTuple {cls.__qualname__}>", 1, with_names
+
+
+def _is_interface(value):
+    """A class decorated @kiln.jit.interface or @torch.jit.interface."""
+    return isinstance(value, type) and bool(value.__dict__.get("__kiln_interface__") or
+                                            value.__dict__.get("__torch_script_interface__"))
+
+
+def _script_interface(cls):
+    """The interface type of an interface class: the methods its defs
+    declare. Made once (kept as `cls.__kiln_interface_type__`)."""
+    cached = cls.__dict__.get("__kiln_interface_type__")
+    if cached is not None:
+        return cached
+    # A module interface subclasses nn.Module (kiln's or torch's) directly.
+    bases = [b for b in cls.__mro__[1:] if b is not object]
+    is_module = len(bases) == 1 and bases[0].__name__ == "Module"
+    source, filename, first_line = _class_source(cls)
+    compiled = _C._compile_interface(_drop_class_assigns(source), filename, first_line, _class_free_names(cls),
+                                     _qualified_name(cls), is_module)
+    type.__setattr__(cls, "__kiln_interface_type__", compiled)
+    return compiled
+
+
+def _class_free_names_value(value):
+    """What a lookup gives for a class named in script code (see _class_free_names)."""
+    if _is_interface(value):
+        return (_script_interface(value),)
+    if isinstance(value, ScriptClass):
+        return (value.class_type,)
+    if _is_named_tuple(value):
+        return (_script_named_tuple(value),)
+    if _is_enum(value):
+        return (_script_enum(value),)
+    if _is_script_class_candidate(value):
+        return (script(value).class_type,)
+    return (value,)
 
 
 def _is_enum(value):
@@ -335,7 +510,119 @@ def _stub_marked_methods(cls, source):
     return source
 
 
+def _drop_class_assigns(source):
+    """The class source with its body's assignments (`x = 3`, `x: float = 0.0`)
+    replaced by `pass`, keeping every line where it was: 1.13 compiles a
+    Python class holding them and ignores them (its attributes are the ones
+    __init__ sets). Bare annotations (`x: float`) stay."""
+    import ast
+    definition = ast.parse(source).body[0]
+    lines = source.splitlines(keepends=True)
+    for node in definition.body:
+        if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
+            indent = " " * node.col_offset
+            lines[node.lineno - 1] = f"{indent}pass\n"
+            for i in range(node.lineno, node.end_lineno):
+                lines[i] = "\n"
+    return "".join(lines)
+
+
+# The methods 1.13 writes TorchScript for in a @dataclass (the ones the
+# dataclasses module generates have no source), when the class body does not
+# define them itself.
+_DATACLASS_METHODS = ("__init__", "__repr__", "__hash__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+
+
+def _is_optional(annotation):
+    import typing
+    return typing.get_origin(annotation) is typing.Union and type(None) in typing.get_args(annotation)
+
+
+def _dataclass_init(cls):
+    """The __init__ of a dataclass as 1.13 compiles it: CPython's generated
+    signature (InitVar[T] parameters typed T), each init field assigned to
+    self, then `self.__post_init__(<the InitVars>)` when the class has one."""
+    import dataclasses
+    import inspect as _inspect
+    fields = dataclasses.fields(cls)
+    if any(f.default_factory is not dataclasses.MISSING for f in fields):
+        raise NotImplementedError("Default factory initializers are not supported in TorchScript dataclasses")
+    signature = _inspect.signature(cls.__init__)
+    init_vars = []
+    parameters = []
+    for name, parameter in signature.parameters.items():
+        if isinstance(parameter.annotation, dataclasses.InitVar):
+            init_vars.append(name)
+            parameter = parameter.replace(annotation=parameter.annotation.type)
+        parameters.append(parameter)
+    signature = signature.replace(parameters=parameters)
+    body = [f"self.{f.name} = {f.name}" for f in fields if f.init and f.name not in init_vars]
+    if hasattr(cls, "__post_init__"):
+        body.append(f"self.__post_init__({', '.join(init_vars)})")
+    return str(signature), body
+
+
+def _dataclass_comparison(cls, allow_eq, none_raises, tests):
+    """The body of a generated comparison: field by field (the `compare`
+    ones), `tests` deciding on the pair (val1, val2); Optional fields are
+    compared only when both are set (None against a value: unequal, or a
+    TypeError for an ordering)."""
+    import dataclasses
+    body = []
+    for f in dataclasses.fields(cls):
+        if not f.compare:
+            continue
+        body += [f"val1 = self.{f.name}", f"val2 = other.{f.name}"]
+        if _is_optional(f.type):
+            otherwise = f"raise TypeError('Cannot compare {cls.__name__} with None')" if none_raises else "return False"
+            body += ["if val1 is not None and val2 is not None:"] + ["    " + t for t in tests]
+            body += ["elif (val1 is None) != (val2 is None):", "    " + otherwise]
+        else:
+            body += tests
+    body.append(f"return {allow_eq}")
+    return f"(self, other: {cls.__name__}) -> bool", body
+
+
+def _dataclass_method(cls, name):
+    """(signature, body lines) of the dataclass method `name` as 1.13 writes it."""
+    if name == "__init__":
+        return _dataclass_init(cls)
+    if name == "__repr__":
+        import dataclasses
+        shown = ", ".join(f"{f.name}=self.{f.name}" for f in dataclasses.fields(cls) if f.repr)
+        return "(self) -> str", [f"return '{cls.__name__}({shown})'"]
+    if name == "__hash__":
+        return "(self) -> int", ["raise NotImplementedError('__hash__ is not supported for dataclasses in TorchScript')"]
+    if name in ("__eq__", "__ne__"):
+        converse = "!=" if name == "__eq__" else "=="
+        return _dataclass_comparison(cls, True, False, [f"if val1 {converse} val2:", "    return False"])
+    op = "<" if name in ("__lt__", "__le__") else ">"
+    return _dataclass_comparison(cls, name in ("__le__", "__ge__"), True,
+                                 [f"if val1 {op} val2:", "    return True", f"elif val2 {op} val1:", "    return False"])
+
+
+def _add_dataclass_methods(cls, source):
+    """A @dataclass's source with the methods the dataclasses module
+    generated (those 1.13 synthesizes, when the class body does not define
+    them) written out after its body, as 1.13 compiles dataclasses."""
+    import ast
+    definition = ast.parse(source).body[0]
+    defined = {node.name for node in definition.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    indent = " " * definition.body[0].col_offset
+    added = []
+    for name in _DATACLASS_METHODS:
+        if name in defined or not isinstance(cls.__dict__.get(name), types.FunctionType):
+            continue
+        signature, body = _dataclass_method(cls, name)
+        added.append(f"{indent}def {name}{signature}:\n")
+        added += [f"{indent}    {line}\n" for line in body or ["pass"]]
+    if not added:
+        return source
+    return source.rstrip("\n") + "\n" + "".join(added)
+
+
 def _script_class(cls):
+    import dataclasses
     cached = cls.__dict__.get("__kiln_script_class__")
     if cached is _COMPILING:
         raise RuntimeError(f"kiln.script: class {cls.__qualname__} refers to itself while it is being compiled")
@@ -343,7 +630,9 @@ def _script_class(cls):
         return cached
     _check_class(cls)
     source, filename, first_line = _class_source(cls)
-    source = _stub_marked_methods(cls, source)
+    source = _drop_class_assigns(_stub_marked_methods(cls, source))
+    if dataclasses.is_dataclass(cls):
+        source = _add_dataclass_methods(cls, source)
     cls.__kiln_script_class__ = _COMPILING
     try:
         class_type = _C._compile_class(source, filename, first_line, _class_free_names(cls), _qualified_name(cls))

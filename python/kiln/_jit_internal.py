@@ -106,6 +106,17 @@ def stub_source(source, name, marker, method=False, definition=None):
     return "".join(lines[:first.lineno - 1] + body + lines[definition.end_lineno:])
 
 
+def interface(obj):
+    """Marks a class as an interface, as torch.jit.interface: its defs
+    declare methods (bodies ignored); script code annotated with it accepts
+    any script class (or, for a class subclassing nn.Module, any module)
+    whose methods match."""
+    if not isinstance(obj, type):
+        raise RuntimeError("interface must be applied to a class")
+    obj.__kiln_interface__ = True
+    return obj
+
+
 def annotate(the_type, the_value):
     """Eagerly, the value itself; in TorchScript, gives the value the type."""
     return the_value

@@ -17,7 +17,8 @@ import types
 from typing import Final  # noqa: F401  (kiln.jit.Final, as torch.jit.Final)
 
 from . import _jit
-from ._jit_internal import _MODIFIER, _overload, export, ignore, unused, modifier, annotate, is_scripting  # noqa: F401
+from ._jit_internal import (_MODIFIER, _overload, export, ignore, unused, modifier, annotate,  # noqa: F401
+                            is_scripting, interface)
 from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing  # noqa: F401  (as torch.jit)
 from .nn._script import ScriptModule, script_module
 from ._serialization import load, save  # noqa: F401  (kiln.jit.load and save, as torch.jit's)
@@ -27,7 +28,7 @@ from .nn.module import Module
 
 __all__ = ["Final", "script", "trace", "trace_module", "TracerWarning", "TracingCheckError", "is_tracing", "export",
            "ignore", "unused", "modifier", "annotate", "is_scripting", "ScriptModule", "load", "save", "freeze",
-           "run_frozen_optimizations", "optimize_for_inference", "_overload"]
+           "run_frozen_optimizations", "optimize_for_inference", "_overload", "interface"]
 
 
 def script(obj):

@@ -59,7 +59,7 @@ class OverloadedFunctionValue : public SugaredValue {
 // anything else is left to the emitter (its builtins, or an undefined-name
 // error). An error compiling a callee (lookup scripts Python functions on
 // demand) is reported with the call that led to it, as TorchScript does.
-class PythonResolver : public Resolver {
+class PythonResolver : public Resolver, public std::enable_shared_from_this<PythonResolver> {
  public:
   PythonResolver(py::object lookup, std::string caller) : lookup_(std::move(lookup)), caller_(std::move(caller)) {}
   ~PythonResolver() override {
@@ -84,14 +84,17 @@ class PythonResolver : public Resolver {
     }
     py::object value = found_tuple[0];
     if (py::isinstance<GraphFunction>(value)) return makeFunctionValue(value.cast<std::shared_ptr<GraphFunction>>());
+    // Modules first: one may answer any attribute (a module's __getattr__).
+    if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
+      std::string module_name = value.attr("__name__").cast<std::string>();
+      if (auto module = makeBuiltinModule(module_name)) return module;
+      return std::make_shared<PythonModuleValue>(shared_from_this(), name, module_name);
+    }
     if (py::hasattr(value, "__kiln_overloads__")) {
       std::vector<std::shared_ptr<GraphFunction>> functions;
       for (py::handle f : value.attr("__kiln_overloads__"))
         functions.push_back(f.cast<std::shared_ptr<GraphFunction>>());
       return std::make_shared<OverloadedFunctionValue>(std::move(functions));
-    }
-    if (py::isinstance(value, py::module_::import("types").attr("ModuleType"))) {
-      return makeBuiltinModule(value.attr("__name__").cast<std::string>());
     }
     if (auto cls = classTypeFromPython(value)) return makeClassValue(cls);
     if (py::isinstance<PyNamedTuple>(value)) return value.cast<PyNamedTuple&>().value;
@@ -100,7 +103,39 @@ class PythonResolver : public Resolver {
     return nullptr;
   }
 
+  // A Python annotation object the name is bound to (torch.Tensor,
+  // torch.device, List[int]) as kiln._jit._type_text spells it.
+  TypePtr resolveType(const std::string& name, const SourceRange&) override {
+    py::gil_scoped_acquire gil;
+    py::object found = lookup_(name);
+    if (found.is_none()) return nullptr;
+    py::tuple found_tuple = found.cast<py::tuple>();
+    if (found_tuple.empty()) return nullptr;
+    py::object text = py::module_::import("kiln._jit").attr("_type_text")(found_tuple[0]);
+    if (text.is_none()) return nullptr;
+    return parseTypeAnnotation(text.cast<std::string>());
+  }
+
  private:
+  // A Python module other than the builtin ones (`some_module.Type`): its
+  // attributes are looked up as dotted names.
+  class PythonModuleValue : public SugaredValue {
+   public:
+    PythonModuleValue(std::shared_ptr<PythonResolver> resolver, std::string path, std::string module_name)
+        : resolver_(std::move(resolver)), path_(std::move(path)), module_name_(std::move(module_name)) {}
+    std::string kind() const override { return "python module"; }
+    SugaredValuePtr attr(const SourceRange& loc, Graph& graph, const std::string& field) override {
+      if (auto value = resolver_->resolveValue(path_ + "." + field, graph, loc)) return value;
+      throwSourceError(
+          loc, "Python module '" + module_name_ + "' has no attribute '" + field + "' that TorchScript can use");
+    }
+
+   private:
+    std::shared_ptr<PythonResolver> resolver_;
+    std::string path_;
+    std::string module_name_;
+  };
+
   std::string calledFrom(const std::string& name, const SourceRange& loc) const {
     std::string out = "'" + name + "' is being compiled since it was called from '" + caller_ + "'";
     if (auto where = loc.fileLineCol()) {

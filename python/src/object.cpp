@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "kiln/api/kiln.h"
+#include "kiln/frontend/class_definition.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/parser.h"
 #include "kiln/ir/graph.h"
@@ -484,6 +485,24 @@ void bindObjects(py::module_& m) {
       },
       py::arg("source"), py::arg("filename"), py::arg("first_line"), py::arg("lookup"), py::arg("qualified_name"),
       "Compiles a script class (the source of a `class` statement) into a new class type.");
+  m.def(
+      "_compile_interface",
+      [](const std::string& source, const std::string& filename, size_t first_line, const py::object& lookup,
+         const std::string& qualified_name, bool is_module) {
+        Parser parser(std::make_shared<const Source>(source, filename, first_line));
+        for (const TreeRef& t : parser.parseFile()) {
+          if (t->kind() != TK_CLASS) continue;
+          ResolverPtr resolver = lookup.is_none() ? nullptr : makePythonResolver(lookup, qualified_name);
+          auto unit = std::make_shared<CompilationUnit>();
+          ClassTypePtr type = defineInterface(t, qualified_name, is_module, resolver);
+          CompilationUnit::registerClass(unit, type);
+          return PyClassType{type, unit};
+        }
+        throw Error("expected a class definition in the source of " + qualified_name);
+      },
+      py::arg("source"), py::arg("filename"), py::arg("first_line"), py::arg("lookup"), py::arg("qualified_name"),
+      py::arg("is_module"),
+      "Compiles an interface (the source of a `@torch.jit.interface` class) into an interface type.");
 }
 
 }  // namespace kiln::python

@@ -6,7 +6,7 @@ class inheritance. The same Python classes and functions are scripted by
 torch.jit.script and by kiln.script and must agree (results and their
 types); sources given to kiln.compile must agree with torch.jit.CompilationUnit."""
 from enum import Enum
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -724,3 +724,234 @@ def test_overloaded_implementation_is_not_scripted_directly():
         torch.jit.script(add_one)
     with pytest.raises(RuntimeError, match=message):
         kiln.script(add_one)
+
+
+# --- class methods, __delitem__, annotation aliases, dotted and functional NamedTuples -------
+
+class WithClassMethod(object):
+    def __init__(self, a: int):
+        self.a: int = a
+
+    @classmethod
+    def create(cls, a: int) -> "WithClassMethod":
+        return cls(a * 3)
+
+    def get(self) -> int:
+        return self.a
+
+
+def calls_class_method_on_object(a: int) -> int:
+    # 1.13 calls a @classmethod through an object (its first parameter names the class).
+    return WithClassMethod(a).create(a + 1).get()
+
+
+class WithDelItem(object):
+    def __init__(self):
+        self.data: Dict[str, int] = {"a": 1, "b": 2}
+
+    def __delitem__(self, key: str):
+        del self.data[key]
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+
+def deletes_item(key: str) -> Tuple[bool, bool]:
+    d = WithDelItem()
+    del d[key]
+    return d.has("a"), d.has("b")
+
+
+def test_class_method_called_on_an_object_as_in_torch():
+    torch.jit.script(WithClassMethod)
+    assert kiln.script(calls_class_method_on_object)(2) == torch.jit.script(calls_class_method_on_object)(2) == 9
+
+
+def test_del_calls_delitem_as_in_torch():
+    assert kiln.script(deletes_item)("a") == torch.jit.script(deletes_item)("a") == (False, True)
+
+    class NoDelItem(object):
+        def __init__(self):
+            self.data: Dict[str, int] = {"a": 1}
+
+    def deletes(key: str) -> int:
+        d = NoDelItem()
+        del d[key]
+        return 0
+
+    with pytest.raises(RuntimeError, match="Class does not define __delitem__"):
+        torch.jit.script(deletes)
+    with pytest.raises(RuntimeError, match="Class does not define __delitem__"):
+        kiln.script(deletes)
+
+
+def test_annotation_aliases_of_builtin_types_as_in_torch():
+    # Local names bound to types (not the methods' closure or globals): 1.13
+    # resolves them through the annotations' values.
+    tensor_t = torch.Tensor
+    device_t = torch.device
+    ints_t = List[int]
+
+    class Aliased(object):
+        def __init__(self):
+            pass
+
+        def f(self, x: tensor_t, y: device_t) -> tensor_t:
+            return x.to(device=y) * 2
+
+        def g(self, a: ints_t, ds: List[device_t]) -> int:
+            return a[0] + len(ds)
+
+    def use_f(x: torch.Tensor) -> torch.Tensor:
+        return Aliased().f(x, torch.device("cpu"))
+
+    def use_g(n: int) -> int:
+        return Aliased().g([n, 1], [torch.device("cpu")])
+
+    x = np.arange(3.0, dtype=np.float32)
+    assert_same(kiln.script(use_f)(*convert([x], "kiln")), torch.jit.script(use_f)(*convert([x], "torch")))
+    assert kiln.script(use_g)(4) == torch.jit.script(use_g)(4) == 5
+
+    # A function's annotations resolve through its closure and globals only, in both.
+    def fn_alias(x: tensor_t) -> tensor_t:
+        return x + 1
+
+    with pytest.raises(RuntimeError, match="Unknown type name 'tensor_t'"):
+        torch.jit.script(fn_alias)
+    with pytest.raises(RuntimeError, match="Unknown type name 'tensor_t'"):
+        kiln.script(fn_alias)
+
+
+def test_named_tuple_through_a_module_attribute_as_in_torch():
+    import types
+
+    class TheType(NamedTuple):
+        t: int
+
+    some_module = types.ModuleType("some_module")
+    some_module.Type = TheType
+
+    def fn(n: int) -> some_module.Type:
+        return some_module.Type(n + 1)
+
+    assert kiln.script(fn)(2).t == torch.jit.script(fn)(2).t == 3
+
+
+FunctionalPair = NamedTuple("FunctionalPair", [("value", int), ("scale", Optional[List[float]])])
+
+
+def uses_functional_named_tuple(n: int) -> Tuple[int, Optional[List[float]]]:
+    p = FunctionalPair(n, [1.5])
+    return p.value * 2, p.scale
+
+
+def test_named_tuple_without_a_class_statement_as_in_torch():
+    assert kiln.script(uses_functional_named_tuple)(3) == torch.jit.script(uses_functional_named_tuple)(3)
+
+
+@torch.jit.interface
+class OneTwo(object):
+    def one(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        pass
+
+    def two(self, x: torch.Tensor) -> torch.Tensor:
+        pass
+
+
+class ImplA(object):
+    def __init__(self):
+        pass
+
+    def one(self, x, y):
+        return x + y
+
+    def two(self, x):
+        return 2 * x
+
+
+class ImplB(object):
+    def __init__(self):
+        pass
+
+    def one(self, x, y):
+        return x * y
+
+    def two(self, x):
+        return x - 1
+
+
+class NotOneTwo(object):
+    def __init__(self):
+        pass
+
+    def one(self, x, y):
+        return x + y
+
+
+def uses_interface(x: torch.Tensor) -> torch.Tensor:
+    items = torch.jit.annotate(List[OneTwo], [ImplA(), ImplB()])
+    for i in range(len(items)):
+        x = items[i].one(x, x)
+        x = items[i].two(x)
+    return x
+
+
+def as_one_two(x: OneTwo) -> OneTwo:
+    return x
+
+
+def passes_interface(x: torch.Tensor) -> torch.Tensor:
+    return as_one_two(ImplB()).two(x)
+
+
+def passes_a_class_lacking_a_method() -> OneTwo:
+    return as_one_two(NotOneTwo())
+
+
+def test_interfaces_as_in_torch():
+    for cls in (ImplA, ImplB, NotOneTwo):
+        torch.jit.script(cls)
+    x = np.arange(4.0, dtype=np.float32)
+    for fn in (uses_interface, passes_interface):
+        assert_same(kiln.script(fn)(*convert([x], "kiln")), torch.jit.script(fn)(*convert([x], "torch")))
+    with pytest.raises(RuntimeError):
+        torch.jit.script(passes_a_class_lacking_a_method)
+    with pytest.raises(RuntimeError, match="NotOneTwo"):
+        kiln.script(passes_a_class_lacking_a_method)
+
+
+def test_kiln_jit_interface_marks_an_interface():
+    @kiln.jit.interface
+    class Twoer(object):
+        def two(self, x: torch.Tensor) -> torch.Tensor:
+            pass
+
+    def use(x: torch.Tensor) -> torch.Tensor:
+        t = torch.jit.annotate(List[Twoer], [ImplA()])
+        return t[0].two(x)
+
+    got = kiln.script(use)(kiln.ones(2))
+    assert got.numpy().tolist() == [2.0, 2.0]
+
+
+# --- builtin ops whose schema names their returns give NamedTuples, as in 1.13 ---------------
+
+def named_returns(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (x.max(dim=1).indices + torch.max(x, dim=1).indices, torch.sort(x, dim=1).values,
+            torch.topk(x, 2).indices)
+
+
+def returns_max(x: torch.Tensor):
+    return torch.max(x, dim=0)
+
+
+def test_named_returns_of_builtin_ops_as_in_torch():
+    x = np.array([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]], dtype=np.float32)
+    assert_same(kiln.script(named_returns)(*convert([x], "kiln")), torch.jit.script(named_returns)(*convert([x], "torch")))
+    assert "NamedTuple(values : Tensor, indices : Tensor) = prim::TupleConstruct" in str(kiln.script(returns_max).graph)
+    got = kiln.script(returns_max)(*convert([x], "kiln"))
+    expected = torch.jit.script(returns_max)(*convert([x], "torch"))
+    assert type(got) is type(expected) is tuple
+    assert_same(got, expected)
+    with pytest.raises(RuntimeError, match="object has no attribute or method"):
+        kiln.compile("def g(x: Tensor):\n    return x.max(dim=1).unknown_symbol\n")
