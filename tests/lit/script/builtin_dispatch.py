@@ -40,8 +40,8 @@ def tensordot_tensor(a: torch.Tensor, b: torch.Tensor, dims: torch.Tensor) -> to
 # CHECK: %[[EMPTY:[^ ]+]] : int[] = prim::ListConstruct()
 # CHECK: aten::max_pool1d(%x{{[.0-9]*}}, %{{[^,]+}}, %[[EMPTY]],
 # CHECK-LABEL: # adaptive
-# CHECK: aten::adaptive_max_pool2d(%x
-# CHECK: prim::TupleIndex
+# CHECK: %[[VALUES:[0-9]+]] : Tensor, %{{[0-9]+}} : Tensor = aten::adaptive_max_pool2d(%x
+# CHECK-NEXT: return (%[[VALUES]])
 # CHECK-LABEL: # tracing
 # CHECK-NOT: prim::If
 # CHECK: aten::sub
