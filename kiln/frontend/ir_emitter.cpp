@@ -1751,8 +1751,7 @@ SugaredValuePtr FunctionEmitter::emitListForm(const Apply& apply, const TypePtr&
 SugaredValuePtr FunctionEmitter::emitTupleForm(const Apply& apply, const TypePtr&) {
   const SourceRange& loc = apply.range();
   if (apply.inputs().size() != 1) {
-    throwSourceError(loc,
-                     "tuple expected exactly 1 arguments but found " + std::to_string(apply.inputs().size()));
+    throwSourceError(loc, "tuple expected exactly 1 arguments but found " + std::to_string(apply.inputs().size()));
   }
   SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
   std::vector<Value*> values;

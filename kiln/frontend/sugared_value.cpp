@@ -593,10 +593,11 @@ class LegacyTensorConstructor : public SugaredValue {
 
 std::optional<ScalarType> legacyConstructorType(const std::string& field) {
   static const std::unordered_map<std::string, ScalarType> types = {
-      {"BoolTensor", ScalarType::Bool},   {"LongTensor", ScalarType::Long},     {"ByteTensor", ScalarType::Byte},
-      {"CharTensor", ScalarType::Char},   {"DoubleTensor", ScalarType::Double}, {"FloatTensor", ScalarType::Float},
-      {"IntTensor", ScalarType::Int},     {"ShortTensor", ScalarType::Short},   {"HalfTensor", ScalarType::Half},
-      {"BFloat16Tensor", ScalarType::BFloat16},
+      {"BoolTensor", ScalarType::Bool},     {"LongTensor", ScalarType::Long},
+      {"ByteTensor", ScalarType::Byte},     {"CharTensor", ScalarType::Char},
+      {"DoubleTensor", ScalarType::Double}, {"FloatTensor", ScalarType::Float},
+      {"IntTensor", ScalarType::Int},       {"ShortTensor", ScalarType::Short},
+      {"HalfTensor", ScalarType::Half},     {"BFloat16Tensor", ScalarType::BFloat16},
   };
   if (auto it = types.find(field); it != types.end()) return it->second;
   return std::nullopt;

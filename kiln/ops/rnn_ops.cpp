@@ -144,7 +144,8 @@ Tensor padSequence(const std::vector<Tensor>& sequences, bool batch_first, doubl
     max_len = std::max(max_len, s.sizes()[0]);
   }
   auto batch = static_cast<int64_t>(sequences.size());
-  std::vector<int64_t> sizes = batch_first ? std::vector<int64_t>{batch, max_len} : std::vector<int64_t>{max_len, batch};
+  std::vector<int64_t> sizes =
+      batch_first ? std::vector<int64_t>{batch, max_len} : std::vector<int64_t>{max_len, batch};
   for (int64_t d = 1; d < first.dim(); ++d) sizes.push_back(first.sizes()[static_cast<size_t>(d)]);
   Tensor out = full(sizes, Scalar(padding_value), first.dtype());
   for (int64_t i = 0; i < batch; ++i) {
@@ -156,7 +157,7 @@ Tensor padSequence(const std::vector<Tensor>& sequences, bool batch_first, doubl
 }
 
 KILN_REGISTER_OPS(
-    op("aten::pad_sequence(Tensor[] sequences, bool batch_first=False, float padding_value=0.0) -> Tensor",
+    op("aten::pad_sequence(Tensor[] sequences, bool batch_first=False, float padding_value=0.) -> Tensor",
        [](const std::vector<Tensor>& sequences, bool batch_first, double padding_value) {
          return padSequence(sequences, batch_first, padding_value);
        }),
