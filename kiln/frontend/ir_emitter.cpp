@@ -1072,6 +1072,8 @@ void FunctionEmitter::emitSubscriptAssign(const SourceRange& range, const Subscr
                   {NamedValue(range, sliceable), NamedValue(range, index), NamedValue(range, rhs)}, {});
 }
 
+const char* magicMethodName(int kind);
+
 Symbol FunctionEmitter::augOp(const AugAssign& stmt, const TypePtr& type) {
   bool inplace = type->isSubtypeOf(*TensorType::get()) || type->kind() == TypeKind::List;
   auto s = [](const char* q) { return Symbol::fromQualString(q); };
@@ -1098,6 +1100,19 @@ void FunctionEmitter::emitAugAssignment(const AugAssign& stmt) {
     Var var(lhs.tree());
     Value* current = emitExpr(lhs);
     Value* rhs = emitExpr(stmt.rhs());
+    if (auto cls = current->type()->cast<ClassType>(); cls && !cls->isModule()) {
+      // An object: `a += b` calls a.__iadd__(b), else a.__add__(b), as 1.13.
+      const char* magic = magicMethodName(stmt.augOp());
+      std::string inplace = magic ? "__i" + std::string(magic + 2) : "__i?__";
+      Value* result = magic ? emitMagicCall(stmt.range(), current, inplace, {rhs}) : nullptr;
+      if (!result && magic) result = emitMagicCall(stmt.range(), current, magic, {rhs});
+      if (!result) {
+        throwSourceError(stmt.range(), "Cannot emit inplace op on " + cls->annotationStr() +
+                                           " since it does not define an " + inplace + " method");
+      }
+      setVar(lhs.range(), var.name().name(), result);
+      return;
+    }
     Value* result = emitBuiltinCall(stmt.range(), g_, augOp(stmt, current->type()),
                                     {NamedValue(lhs.range(), current), NamedValue(stmt.rhs().range(), rhs)}, {});
     setVar(lhs.range(), var.name().name(), result);
@@ -1755,7 +1770,9 @@ SugaredValuePtr FunctionEmitter::emitListForm(const Apply& apply, const TypePtr&
 
 SugaredValuePtr FunctionEmitter::emitTupleForm(const Apply& apply, const TypePtr&) {
   const SourceRange& loc = apply.range();
-  if (apply.inputs().size() != 1) throwSourceError(loc, "tuple() expects exactly one argument");
+  if (apply.inputs().size() != 1) {
+    throwSourceError(loc, "tuple expected exactly 1 arguments but found " + std::to_string(apply.inputs().size()));
+  }
   SugaredValuePtr arg = emitSugaredExpr(apply.inputs()[0], 1);
   std::vector<Value*> values;
   for (const auto& e : arg->asTuple(loc, g_, std::nullopt)) values.push_back(e->asValue(loc, g_));

@@ -197,6 +197,31 @@ SugaredValuePtr SimpleValue::call(const SourceRange& loc, Graph& graph, const st
   return SugaredValue::call(loc, graph, args, kwargs, n_binders);
 }
 
+namespace {
+// `x.__getitem__(t)` on a tensor: aten::index with the one index tensor, as
+// 1.13 emits it (any other index is an error there).
+class TensorGetItemMethod : public SugaredValue {
+ public:
+  explicit TensorGetItemMethod(Value* self) : self_(self) {}
+  std::string kind() const override { return "method"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    if (args.size() != 1 || !kwargs.empty()) throwSourceError(loc, "expected exactly 1 argument");
+    Value* index = args[0].value ? args[0].value : graph.insertConstant(args[0].constant, loc);
+    TypePtr element = OptionalType::create(TensorType::get());
+    if (!index->type()->isSubtypeOf(*element)) {
+      throwSourceError(loc, "Expected a list element that subtypes '" + element->annotationStr() +
+                                "' but got an element of type '" + index->type()->annotationStr() + "'");
+    }
+    Value* indices = graph.insertNode(graph.createList(element, {index}))->output();
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::index, {self_, indices}));
+  }
+
+ private:
+  Value* self_;
+};
+}  // namespace
+
 SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
   const TypePtr& type = value_->type();
   if (auto cls = type->cast<ClassType>()) {
@@ -241,6 +266,11 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
     };
     if (auto it = casts.find(field); it != casts.end()) return std::make_shared<TensorCastMethod>(value_, it->second);
     if (field == "tolist") return std::make_shared<TensorToListValue>(value_);
+    if (field == "__getitem__") return std::make_shared<TensorGetItemMethod>(value_);
+  }
+  if (type->kind() == TypeKind::Device && (field == "type" || field == "index")) {
+    Symbol op = Symbol::fromQualString("prim::" + field);
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, op, {value_}));
   }
   if (auto tuple = type->cast<TupleType>()) {
     // A NamedTuple's field: prim::TupleIndex with the field's position, as 1.13 emits.
@@ -381,6 +411,13 @@ Value* TensorToListValue::callWithTypeHint(const SourceRange& loc, Graph& graph,
 
 SugaredValuePtr BuiltinFunction::call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
                                       const std::vector<NamedValue>& kwargs, size_t) {
+  if (symbol_ == Symbol::fromQualString("aten::device") && args.empty() && kwargs.size() == 1 && kwargs[0].name &&
+      *kwargs[0].name == "type") {
+    // torch.device(type="cpu"): Python's keyword for aten::device's string.
+    NamedValue type = kwargs[0];
+    type.name.reset();
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, symbol_, {type}, {}, self_));
+  }
   return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, symbol_, args, kwargs, self_));
 }
 
@@ -449,11 +486,142 @@ FunctionalHook& functionalHook() {
   static FunctionalHook hook;
   return hook;
 }
+
+// torch.nn.functional's pools whose result depends on `return_indices`
+// (1.13's boolean_dispatch): the flag, by keyword or at its position, must be
+// a constant (False when left out). True calls the operator that returns
+// (values, indices), False the one that returns values; the flag itself is
+// not passed on. A None stride is the operator's default (empty list), as
+// the Python functions 1.13 dispatches to make it.
+class BooleanDispatchValue : public SugaredValue {
+ public:
+  BooleanDispatchValue(std::string name, size_t index) : name_(std::move(name)), index_(index) {}
+  std::string kind() const override { return "boolean dispatch"; }
+
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    std::vector<NamedValue> rest_args = args;
+    std::vector<NamedValue> rest_kwargs;
+    std::optional<IValue> flag = IValue(false);
+    std::string not_constant;
+    if (index_ < args.size()) {
+      flag = constantOf(args[index_]);
+      rest_args.erase(rest_args.begin() + static_cast<std::ptrdiff_t>(index_));
+      not_constant = "Argument for boolean dispatch at position " + std::to_string(index_) + " was not constant";
+    }
+    for (const NamedValue& kw : kwargs) {
+      if (kw.name && *kw.name == "return_indices") {
+        flag = constantOf(kw);
+        not_constant = "Keyword argument 'return_indices' for boolean dispatch at position was not constant";
+      } else {
+        rest_kwargs.push_back(kw);
+      }
+    }
+    if (!flag || !flag->isBool()) throwSourceError(loc, not_constant);
+    bool adaptive = name_.rfind("adaptive_", 0) == 0;
+    if (!adaptive) {
+      // stride, the third argument.
+      auto empty_if_none = [&](NamedValue& v) {
+        bool none = v.value ? v.value->type()->kind() == TypeKind::None : v.constant.isNone();
+        if (none) v.value = graph.insertNode(graph.createList(IntType::get(), {}))->output();
+      };
+      if (rest_args.size() > 2) empty_if_none(rest_args[2]);
+      for (NamedValue& kw : rest_kwargs) {
+        if (kw.name && *kw.name == "stride") empty_if_none(kw);
+      }
+    }
+    Symbol op = Symbol::fromQualString("aten::" + name_ + (flag->toBool() && !adaptive ? "_with_indices" : ""));
+    Value* out = emitBuiltinCall(loc, graph, op, rest_args, rest_kwargs);
+    if (adaptive && !flag->toBool()) {
+      Node* n = graph.insertNode(graph.createTupleIndex(out, graph.insertConstant(int64_t(0), loc), TensorType::get()));
+      n->setSourceRange(loc);
+      out = n->output();
+    }
+    return std::make_shared<SimpleValue>(out);
+  }
+
+ private:
+  static std::optional<IValue> constantOf(const NamedValue& v) {
+    if (!v.value) return v.constant;
+    return toIValue(v.value);
+  }
+
+  std::string name_;
+  size_t index_;
+};
+
+// torch.jit.is_tracing(): False in compiled code (1.13's function returns
+// False when scripting; its inlined graph is that constant).
+class IsTracingValue : public SugaredValue {
+ public:
+  std::string kind() const override { return "function"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    if (!args.empty() || !kwargs.empty()) throwSourceError(loc, "is_tracing() takes no arguments");
+    return std::make_shared<SimpleValue>(graph.insertConstant(false, loc));
+  }
+};
+
+// torch.LongTensor and the other legacy constructors: `torch.LongTensor(data)`
+// is torch.tensor(data, dtype=long), `torch.LongTensor(2, 3)` torch.empty of
+// those sizes, `torch.LongTensor()` an empty tensor, as 1.13 compiles them.
+class LegacyTensorConstructor : public SugaredValue {
+ public:
+  explicit LegacyTensorConstructor(ScalarType dtype) : dtype_(dtype) {}
+  std::string kind() const override { return "legacy tensor constructor"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    std::vector<NamedValue> options = kwargs;
+    options.emplace_back(loc, "dtype", graph.insertConstant(IValue(static_cast<int64_t>(dtype_)), loc));
+    auto value_of = [&](const NamedValue& v) { return v.value ? v.value : graph.insertConstant(v.constant, loc); };
+    bool sizes = !args.empty();
+    for (const NamedValue& a : args) sizes = sizes && value_of(a)->type()->kind() == TypeKind::Int;
+    std::vector<Value*> values;
+    for (const NamedValue& a : args) values.push_back(value_of(a));
+    if (sizes) {
+      Value* shape = graph.insertNode(graph.createList(IntType::get(), values))->output();
+      return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, aten::empty, {NamedValue(loc, shape)}, options));
+    }
+    if (args.size() > 1) throwSourceError(loc, "legacy tensor constructor expects data or sizes");
+    Value* data = args.empty() ? graph.insertNode(graph.createList(IntType::get(), {}))->output() : values[0];
+    Symbol tensor = Symbol::fromQualString("aten::tensor");
+    return std::make_shared<SimpleValue>(emitBuiltinCall(loc, graph, tensor, {NamedValue(loc, data)}, options));
+  }
+
+ private:
+  ScalarType dtype_;
+};
+
+std::optional<ScalarType> legacyConstructorType(const std::string& field) {
+  static const std::unordered_map<std::string, ScalarType> types = {
+      {"BoolTensor", ScalarType::Bool},     {"LongTensor", ScalarType::Long},
+      {"ByteTensor", ScalarType::Byte},     {"CharTensor", ScalarType::Char},
+      {"DoubleTensor", ScalarType::Double}, {"FloatTensor", ScalarType::Float},
+      {"IntTensor", ScalarType::Int},       {"ShortTensor", ScalarType::Short},
+      {"HalfTensor", ScalarType::Half},     {"BFloat16Tensor", ScalarType::BFloat16},
+  };
+  if (auto it = types.find(field); it != types.end()) return it->second;
+  return std::nullopt;
+}
+
+// The functions 1.13 defines with boolean_dispatch and the position of
+// their `return_indices`.
+std::optional<size_t> booleanDispatchIndex(const std::string& field) {
+  static const std::unordered_map<std::string, size_t> functions = {
+      {"max_pool1d", 6},          {"max_pool2d", 6},          {"max_pool3d", 6},
+      {"adaptive_max_pool1d", 2}, {"adaptive_max_pool2d", 2}, {"adaptive_max_pool3d", 2},
+  };
+  if (auto it = functions.find(field); it != functions.end()) return it->second;
+  return std::nullopt;
+}
 }  // namespace
 
 void setFunctionalHook(FunctionalHook hook) { functionalHook() = std::move(hook); }
 
 SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const std::string& field) {
+  if (name_ == "torch.nn.functional" || name_ == "kiln.nn.functional") {
+    if (auto index = booleanDispatchIndex(field)) return std::make_shared<BooleanDispatchValue>(field, *index);
+  }
   if ((name_ == "torch.nn.functional" || name_ == "kiln.nn.functional") && functionalHook()) {
     if (std::shared_ptr<Function> fn = functionalHook()(name_, field)) return makeFunctionValue(std::move(fn));
   }
@@ -471,6 +639,10 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
       return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::jit_isinstance"));
     if (field == "is_scripting")
       return std::make_shared<BuiltinFunction>(Symbol::fromQualString("aten::is_scripting"), std::nullopt);
+    if (field == "is_tracing") return std::make_shared<IsTracingValue>();
+  }
+  if (name_ == "torch") {
+    if (auto dtype = legacyConstructorType(field)) return std::make_shared<LegacyTensorConstructor>(*dtype);
   }
   if ((name_ == "torch" || name_ == "kiln" || name_ == "torch.functional") && field == "tensordot") {
     return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::tensordot"));
@@ -504,7 +676,9 @@ SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
                                       "kiln.nn",
                                       "torch.nn.functional",
                                       "kiln.nn.functional",
-                                      "torch.functional"};
+                                      "torch.functional",
+                                      "torch._C",
+                                      "torch._C._nn"};
   for (const char* name : known) {
     if (python_name == name) return std::make_shared<BuiltinModule>(python_name);
   }

@@ -204,6 +204,8 @@ KILN_REGISTER_OPS(
     op("aten::resolve_neg(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return self; }),
     op("aten::complex(Tensor real, Tensor imag) -> Tensor",
        [](const Tensor& re, const Tensor& im) { return complexFromParts(re, im); }),
+    op("aten::complex.out(Tensor real, Tensor imag, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& re, const Tensor& im, Tensor out) { return copyToOut(complexFromParts(re, im), out); }),
     op("aten::polar(Tensor abs, Tensor angle) -> Tensor",
        [](const Tensor& abs, const Tensor& angle) { return polar(abs, angle); }),
     op("aten::polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)",

@@ -4,6 +4,8 @@
 // padded sequences that torch.nn.utils.rnn compiles to.
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
+#include "kiln/tensor/copy.h"
+#include "kiln/tensor/factory.h"
 #include "kiln/tensor/rnn.h"
 #include "kiln/tensor/shape.h"
 
@@ -129,7 +131,36 @@ std::tuple<Tensor, Tensor, Tensor> triple(const RnnResult& r) { return {r.output
       .shape(cellRule)                                                                                      \
       .traits(OpTrait::Expensive)
 
+// torch.nn.utils.rnn.pad_sequence's operator: the sequences (their trailing
+// sizes alike) side by side along a new batch dimension, each padded with
+// padding_value to the longest.
+Tensor padSequence(const std::vector<Tensor>& sequences, bool batch_first, double padding_value) {
+  KILN_CHECK(!sequences.empty(), "received an empty list of sequences");
+  const Tensor& first = sequences[0];
+  KILN_CHECK(first.dim() >= 1, "pad_sequence: the sequences must have at least one dimension");
+  int64_t max_len = 0;
+  for (const Tensor& s : sequences) {
+    KILN_CHECK(s.dim() == first.dim(), "pad_sequence: the sequences must have the same number of dimensions");
+    max_len = std::max(max_len, s.sizes()[0]);
+  }
+  auto batch = static_cast<int64_t>(sequences.size());
+  std::vector<int64_t> sizes =
+      batch_first ? std::vector<int64_t>{batch, max_len} : std::vector<int64_t>{max_len, batch};
+  for (int64_t d = 1; d < first.dim(); ++d) sizes.push_back(first.sizes()[static_cast<size_t>(d)]);
+  Tensor out = full(sizes, Scalar(padding_value), first.dtype());
+  for (int64_t i = 0; i < batch; ++i) {
+    const Tensor& s = sequences[static_cast<size_t>(i)];
+    Tensor slot = narrow(select(out, batch_first ? 0 : 1, i), 0, 0, s.sizes()[0]);
+    copy_(slot, s);
+  }
+  return out;
+}
+
 KILN_REGISTER_OPS(
+    op("aten::pad_sequence(Tensor[] sequences, bool batch_first=False, float padding_value=0.) -> Tensor",
+       [](const std::vector<Tensor>& sequences, bool batch_first, double padding_value) {
+         return padSequence(sequences, batch_first, padding_value);
+       }),
     op("aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, "
        "bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)",
        [](const Tensor& input, const std::vector<Tensor>& hx, const std::vector<Tensor>& params, bool has_biases,

@@ -342,6 +342,9 @@ KILN_REGISTER_OPS(
     // torch.strided is layout 0.
     op("prim::layout(Tensor a) -> Layout", [](const Tensor&) { return int64_t{0}; }),
     op("prim::requires_grad(Tensor a) -> bool", [](const Tensor& a) { return a.requiresGrad(); }),
+    // kiln keeps no gradients: `x.grad` is what 1.13 gives for a tensor with
+    // none (an undefined tensor, None in Python).
+    op("prim::grad(Tensor a) -> Tensor(*)", [](const Tensor&) { return IValue(); }),
     op("prim::name(Tensor a) -> str?", [](const Tensor&) { return IValue(); }),
     // The same data without autograd: a view that does not require grad.
     op("prim::data(Tensor(a) a) -> Tensor(a)",
@@ -446,6 +449,11 @@ KILN_REGISTER_OPS(
        [](int64_t index, int64_t start, int64_t step) { return wrapAdd(start, wrapMul(index, step)); }),
     // Compiled code is scripted by definition; the compiler folds `if` on it.
     op("aten::is_scripting() -> bool", [] { return true; }),
+    // torch._C._get_tracing_state(): compiled code runs untraced.
+    op("aten::_get_tracing_state() -> bool", [] { return false; }),
+    // torch._C._infer_size: the broadcast of two shapes.
+    op("aten::_infer_size(int[] a, int[] b) -> int[]",
+       [](IntArrayRef a, IntArrayRef b) { return broadcastShapes(a, b, "_infer_size"); }),
     // What Python's default warning handler shows, without the source location.
     op("aten::warn(str message, int stacklevel=2) -> ()",
        [](const std::string& message, int64_t) { std::cerr << "UserWarning: " << message << std::endl; }), );

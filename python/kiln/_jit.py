@@ -6,6 +6,7 @@ import enum
 import inspect
 import linecache
 import re
+import sys
 import textwrap
 import types
 
@@ -203,7 +204,7 @@ def _free_names(fn):
         if isinstance(value, types.FunctionType):
             if value.__dict__.get("__kiln_script__") is _COMPILING:
                 return ()
-            value = _script_overloads(value) if overloads(value) else script(value)
+            value = _script_overloads(value) if _has_overloads(value) else script(value)
         elif _is_interface(value):
             value = _script_interface(value)
         elif isinstance(value, ScriptClass):
@@ -330,7 +331,7 @@ def _class_free_names(cls):
         if name in module_globals:
             value = module_globals[name]
             if isinstance(value, types.FunctionType):
-                return (_script_overloads(value) if overloads(value) else script(value),)
+                return (_script_overloads(value) if _has_overloads(value) else script(value),)
             return _class_free_names_value(value)
         return None
 
@@ -652,6 +653,69 @@ class _Overloaded:
         self.__kiln_overloads__ = functions
 
 
+def _torch_overload_schemas(fn):
+    """The schemas of the torch.jit._overload declarations of `fn`, or None
+    (torch not loaded, or no declarations). torch compiles them: its
+    overload machinery checks each declaration against the implementation
+    and works out which of the implementation's defaults each one takes
+    (those valid for its types)."""
+    internal = sys.modules.get("torch._jit_internal")
+    torch_script = sys.modules.get("torch.jit._script")
+    if internal is None or torch_script is None or not isinstance(fn, types.FunctionType):
+        return None
+    try:
+        pending = internal._get_fn_overloads(internal._qualified_name(fn))
+        if not pending and not torch_script._try_get_jit_cached_overloads(fn):
+            return None
+        compiled = torch_script._get_overloads(fn)
+    except Exception:  # torch's own errors: kiln compiles the function as it is
+        return None
+    return [f.schema for f in compiled] if compiled else None
+
+
+def _schema_signature(name, schema):
+    """`def name(params) -> return` for a torch FunctionSchema; None when a
+    default has no source form."""
+    def annotation(t):
+        text = t.annotation_str
+        return "None" if text == "NoneType" else text
+
+    params = []
+    for a in schema.arguments:
+        param = f"{a.name}: {annotation(a.type)}"
+        if a.has_default_value():
+            value = a.default_value
+            if not (value is None or isinstance(value, (bool, int, float, str, list, tuple))):
+                return None
+            param += f" = {value!r}"
+        params.append(param)
+    returns = [annotation(r.type) for r in schema.returns]
+    signature = f"def {name}({', '.join(params)})"
+    if len(returns) == 1:
+        signature += f" -> {returns[0]}"
+    return signature
+
+
+def _has_overloads(fn):
+    return bool(overloads(fn)) or _torch_overload_schemas(fn) is not None
+
+
+class _NTuple:
+    """torch.nn.modules.utils's _single, _pair, _triple and _quadruple as
+    script code sees them: 1.13 compiles `_pair(x)` to a list of x repeated
+    (a list argument as it is), not the Python function."""
+
+    def __init__(self, fn, n):
+        self.__wrapped__ = fn
+        self.__kiln_ntuple__ = n
+
+    def __call__(self, *args, **kwargs):
+        return self.__wrapped__(*args, **kwargs)
+
+
+_NTUPLES = {"_single": 1, "_pair": 2, "_triple": 3, "_quadruple": 4}
+
+
 def _script_overloads(impl):
     """The implementation `impl` compiled once per kiln.jit._overload
     declaration: the declaration's signature with impl's body (lines kept
@@ -668,13 +732,25 @@ def _script_overloads(impl):
     if body_line == 1:
         raise RuntimeError(f"kiln.script: the implementation of overloaded {impl.__qualname__} "
                            "must have its body below the def line")
-    functions = []
-    for declaration in overloads(impl):
-        declared = ast.parse(_function_source(declaration)[0]).body[0]
+    signatures = []
+    for declaration in overloads(impl) or ():
+        declared = ast.parse(_function_source(declaration)[0], type_comments=True).body[0]
         signature = f"def {impl.__name__}({ast.unparse(declared.args)})"
         if declared.returns is not None:
             signature += f" -> {ast.unparse(declared.returns)}"
-        overload_source = "".join([signature + ":\n"] + ["\n"] * (body_line - 2) + lines[body_line - 1:])
+        if declared.type_comment:
+            signature += f":  # type: {declared.type_comment}"
+        signatures.append(signature)
+    if not signatures:
+        for schema in _torch_overload_schemas(impl) or ():
+            signature = _schema_signature(impl.__name__, schema)
+            if signature is None:
+                raise RuntimeError(f"kiln.script: a default of overloaded {impl.__qualname__} has no source form")
+            signatures.append(signature)
+    functions = []
+    for signature in signatures:
+        header = signature if "  # type: " in signature else signature + ":"
+        overload_source = "".join([header + "\n"] + ["\n"] * (body_line - 2) + lines[body_line - 1:])
         cu = _C._compile(overload_source, filename, first_line, _free_names(impl), impl.__name__)
         functions.append(cu.find_function(impl.__name__))
     compiled = _Overloaded(functions)
@@ -697,8 +773,10 @@ def script(fn):
     tuples of these are constants. Python's builtins need no lookup. Errors
     are RuntimeError with TorchScript's message, pointing at the file and
     line of the function."""
-    if isinstance(fn, (ScriptFunction, ScriptClass)):
+    if isinstance(fn, (ScriptFunction, ScriptClass, _NTuple)):
         return fn
+    if getattr(fn, "__module__", None) == "torch.nn.modules.utils" and getattr(fn, "__name__", None) in _NTUPLES:
+        return _NTuple(fn, _NTUPLES[fn.__name__])
     if isinstance(fn, type):
         if issubclass(fn, enum.Enum):
             return fn  # as torch: script code uses enums without scripting
@@ -710,7 +788,7 @@ def script(fn):
     cached = fn.__dict__.get("__kiln_script__")
     if cached is not None and cached is not _COMPILING:
         return cached
-    if overloads(fn):
+    if _has_overloads(fn):
         raise RuntimeError(f"Function {_qualified_name(fn)} cannot be directly compiled because it is overloaded. "
                            "It must be used in a context of a function where its inputs can determine which "
                            "overload to call.")

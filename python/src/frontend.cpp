@@ -52,6 +52,58 @@ class OverloadedFunctionValue : public SugaredValue {
   std::vector<std::shared_ptr<GraphFunction>> functions_;
 };
 
+// torch.nn.modules.utils._pair and its kin (kiln.script's _NTuple): a list
+// argument as it is, a tuple as a list, anything else repeated n times into
+// a list, as 1.13 compiles them.
+class NTupleValue : public SugaredValue {
+ public:
+  explicit NTupleValue(size_t n) : n_(n) {}
+  std::string kind() const override { return "function"; }
+  SugaredValuePtr call(const SourceRange& loc, Graph& graph, const std::vector<NamedValue>& args,
+                       const std::vector<NamedValue>& kwargs, size_t) override {
+    if (args.size() != 1 || !kwargs.empty()) throwSourceError(loc, "expected one argument");
+    Value* x = args[0].value ? args[0].value : graph.insertConstant(args[0].constant, loc);
+    if (x->type()->cast<ListType>()) return std::make_shared<SimpleValue>(x);
+    std::vector<Value*> elements;
+    TypePtr element_type = x->type();
+    if (auto tuple = x->type()->cast<TupleType>()) {
+      for (const SugaredValuePtr& e : SimpleValue(x).asTuple(loc, graph, std::nullopt)) {
+        elements.push_back(e->asValue(loc, graph));
+      }
+      element_type = tuple->elements().empty() ? IntType::get() : tuple->elements()[0];
+      for (const TypePtr& t : tuple->elements()) {
+        if (*t != *element_type) throwSourceError(loc, "expected a tuple of one element type");
+      }
+    } else {
+      elements.assign(n_, x);
+    }
+    Node* list = graph.insertNode(graph.createList(element_type, elements));
+    list->setSourceRange(loc);
+    return std::make_shared<SimpleValue>(list->output());
+  }
+
+ private:
+  size_t n_;
+};
+
+// A builtin function of torch or math that script code names
+// (`neg = torch.add`, `from torch._C import _infer_size`), or the class
+// torch.device: the builtin its module gives for its name, as 1.13 finds
+// builtins by the function object, not the name it is bound to.
+SugaredValuePtr builtinOfPython(py::handle value, Graph& graph, const SourceRange& loc) {
+  bool is_type = PyType_Check(value.ptr());
+  if (!PyCFunction_Check(value.ptr()) && !is_type) return nullptr;
+  py::object module = py::getattr(value, "__module__", py::none());
+  py::object name = py::getattr(value, "__name__", py::none());
+  if (!py::isinstance<py::str>(module) || !py::isinstance<py::str>(name)) return nullptr;
+  std::string module_name = module.cast<std::string>();
+  std::string field = name.cast<std::string>();
+  if (is_type && !(module_name == "torch" && field == "device")) return nullptr;
+  if (module_name != "torch" && module_name.rfind("torch._C", 0) != 0 && module_name != "math") return nullptr;
+  SugaredValuePtr builtin_module = makeBuiltinModule(module_name);
+  return builtin_module ? builtin_module->attr(loc, graph, field) : nullptr;
+}
+
 // Resolves names through a Python callable: `lookup(name)` returns `(value,)`
 // for a name it knows, None otherwise, and `()` for a function whose
 // compilation is under way (a recursive call). Compiled functions become calls,
@@ -67,7 +119,7 @@ class PythonResolver : public Resolver, public std::enable_shared_from_this<Pyth
     lookup_ = py::object();
   }
 
-  SugaredValuePtr resolveValue(const std::string& name, Graph&, const SourceRange& loc) override {
+  SugaredValuePtr resolveValue(const std::string& name, Graph& graph, const SourceRange& loc) override {
     py::gil_scoped_acquire gil;
     py::object found;
     try {
@@ -100,6 +152,10 @@ class PythonResolver : public Resolver, public std::enable_shared_from_this<Pyth
     if (py::isinstance<PyNamedTuple>(value)) return value.cast<PyNamedTuple&>().value;
     if (auto enum_class = enumClassValue(value)) return enum_class;
     if (auto constant = constantFromPython(value)) return makeConstantValue(std::move(*constant));
+    if (auto builtin = builtinOfPython(value, graph, loc)) return builtin;
+    if (py::hasattr(value, "__kiln_ntuple__")) {
+      return std::make_shared<NTupleValue>(value.attr("__kiln_ntuple__").cast<size_t>());
+    }
     return nullptr;
   }
 
