@@ -12,13 +12,15 @@ hits both alike; each row is the median of the repeats with the spread.
       [--models a,b] [--quick] [--memory]
 
 --memory reports memory instead of time: each engine runs in a subprocess of
-its own (torch; kiln; kiln with KILN_MEMORY_PLAN=0). Each measures its
-resident set (VmRSS) with the eager torch model and input built, then sets
-up its engine (the optimized module: its weights, prepacked or not, count),
+its own (torch; kiln; kiln with KILN_MEMORY_PLAN=0). Each scripts and saves
+the model with torch, drops the eager model, measures its resident set
+(VmRSS), then loads the archive's bytes with its engine and optimizes it
+(torch.jit.load + freeze + optimize_for_inference, or kiln.load +
+kiln.optimize_for_inference: each holds its own weights, prepacked or not),
 makes three warm-up calls, returns freed heap pages (malloc_trim, on both
 sides) and reports what stayed resident, then the peak (VmHWM, reset through
 /proc/self/clear_refs) over the steady-state calls. Figures are MiB over the
-first measure, the same in every subprocess.
+first measure (taken before the archive file is read).
 
 Targets (issue 19): kiln <= 0.8x torch at batch 1 on ResNet-18, MobileNetV2,
 the Transformer encoder and the LSTM model; <= 1.0x everywhere.
@@ -32,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -67,7 +70,10 @@ def torch_best(model, x):
 
 
 def kiln_best(archive):
-    module = kiln.load(io.BytesIO(archive))
+    return kiln_best_of(kiln.load(io.BytesIO(archive)))
+
+
+def kiln_best_of(module):
     for name in ("optimize_for_inference", "freeze"):
         if hasattr(kiln, name):
             return getattr(kiln, name)(module), name
@@ -141,30 +147,38 @@ def trimmed_rss():
 
 
 def memory_child(engine, name, batch, runs):
-    """In a fresh process: MiB over the eager torch model, kept after warm-up and at the steady-state peak."""
+    """In a fresh process: MiB over the process before the engine loads the archive, kept after warm-up and at
+    the steady-state peak. Each engine loads the same archive bytes (torch.jit.load or kiln.load) and holds
+    its own weights: the eager model is gone by then, so torch's frozen module cannot share its tensors."""
     builder, make_input = MODELS[name]
     torch.manual_seed(0)
     model = builder(zoo.TORCH).eval()
     x = make_input(batch)
-    base = trimmed_rss()
-    with torch.no_grad():
-        scripted, frozen = torch_best(model, x)
-        buffer = io.BytesIO()
-        torch.jit.save(scripted, buffer)
-    del scripted
-    if engine == "torch":
-        def call():
-            with torch.no_grad():
-                frozen(x)
-    else:
-        del frozen
-        mine, _ = kiln_best(buffer.getvalue())
-        kx = kiln.from_numpy(x.numpy().copy())
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, name + ".pt")
+        with torch.no_grad():
+            torch.jit.save(torch.jit.script(model), path)
+        del model
 
-        def call():
-            with kiln.no_grad():
-                mine(kx)
-    del buffer
+        def archive():  # the file's bytes, freed once the engine has loaded them
+            with open(path, "rb") as f:
+                return io.BytesIO(f.read())
+
+        base = trimmed_rss()
+        if engine == "torch":
+            with torch.no_grad():
+                frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.load(archive()).eval()))
+
+            def call():
+                with torch.no_grad():
+                    frozen(x)
+        else:
+            mine, _ = kiln_best_of(kiln.load(archive()))
+            kx = kiln.from_numpy(x.numpy().copy())
+
+            def call():
+                with kiln.no_grad():
+                    mine(kx)
     for _ in range(3):
         call()
     kept = trimmed_rss() - base
@@ -187,7 +201,7 @@ def memory_row(name, batch, threads, runs):
     t = child("torch")
     k = child("kiln")
     n = child("kiln", {"KILN_MEMORY_PLAN": "0"})
-    print(f"{name:14s} b{batch:<3d} steady-state peak (MiB over the eager model): torch {t['steady']:7.1f}   "
+    print(f"{name:14s} b{batch:<3d} steady-state peak (MiB over the process before loading): torch {t['steady']:7.1f}   "
           f"kiln {k['steady']:7.1f} ({k['steady'] / max(t['steady'], 0.1):5.2f}x)   "
           f"kiln without plan {n['steady']:7.1f} ({n['steady'] / max(t['steady'], 0.1):5.2f}x)   "
           f"kept after warm-up: torch {t['kept']:.1f}, kiln {k['kept']:.1f}, without plan {n['kept']:.1f}; "

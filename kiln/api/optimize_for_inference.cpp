@@ -1,9 +1,14 @@
 #include "kiln/api/optimize_for_inference.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "kiln/api/freeze.h"
 #include "kiln/passes/convolution_rank_checks.h"
 #include "kiln/passes/frozen_graph_optimizations.h"
 #include "kiln/passes/optimize_for_inference.h"
+#include "kiln/util/large_alloc_cache.h"
 
 namespace kiln {
 
@@ -22,6 +27,13 @@ Module optimizeForInference(Module& module, const std::vector<std::string>& othe
     if (checkRankBeforeConvolution(graph)) optimizeFrozenGraph(graph, /*optimize_numerics=*/true);
     optimizeFrozenGraphForInference(graph);
   }
+  // The weights the folds and prepacking replaced are garbage now, and in
+  // sizes no call will ask for: hand them back instead of keeping them in
+  // the allocator's cache of large blocks (or in malloc's heap).
+  releaseLargeAllocCache();
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
   return frozen;
 }
 

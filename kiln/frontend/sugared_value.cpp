@@ -10,6 +10,7 @@
 #include "kiln/core/operator.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/tensor/scalar_type.h"
+#include "kiln/tensor/scalar_type_names.h"
 
 namespace kiln {
 
@@ -448,29 +449,7 @@ std::optional<IValue> moduleConstant(const std::string& module, const std::strin
   }
   if (module == "torch" || module == "kiln") {
     // dtypes are ints to TorchScript.
-    static const std::unordered_map<std::string, ScalarType> dtypes = {
-        {"uint8", ScalarType::Byte},
-        {"int8", ScalarType::Char},
-        {"int16", ScalarType::Short},
-        {"short", ScalarType::Short},
-        {"int32", ScalarType::Int},
-        {"int", ScalarType::Int},
-        {"int64", ScalarType::Long},
-        {"long", ScalarType::Long},
-        {"float16", ScalarType::Half},
-        {"half", ScalarType::Half},
-        {"float32", ScalarType::Float},
-        {"float", ScalarType::Float},
-        {"float64", ScalarType::Double},
-        {"double", ScalarType::Double},
-        {"bool", ScalarType::Bool},
-        {"bfloat16", ScalarType::BFloat16},
-        {"complex64", ScalarType::ComplexFloat},
-        {"cfloat", ScalarType::ComplexFloat},
-        {"complex128", ScalarType::ComplexDouble},
-        {"cdouble", ScalarType::ComplexDouble},
-    };
-    if (auto it = dtypes.find(field); it != dtypes.end()) return IValue(static_cast<int64_t>(it->second));
+    if (auto dtype = scalarTypeFromPythonName(field)) return IValue(static_cast<int64_t>(*dtype));
     if (field == "strided") return IValue(int64_t(0));
     if (field == "contiguous_format") return IValue(int64_t(0));
     if (field == "preserve_format") return IValue(int64_t(1));

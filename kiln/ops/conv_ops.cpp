@@ -143,74 +143,70 @@ Tensor convolutionOp(const Tensor& input, const Tensor& weight, const Bias& bias
   return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
 }
 
+// aten::conv{1,2,3}d, their .padding overloads (a padding string) and
+// aten::conv_transpose{1,2,3}d: one kernel per form, the spatial rank given;
+// the schemas differ only in that rank and its defaults.
+OpDeclaration convNdOp(int64_t spatial, const char* schema) {
+  return op(schema,
+            [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+              return convNd(spatial, input, weight, bias, stride, padding, dilation, groups);
+            })
+      .shape(convShape)
+      .traits(OpTrait::Expensive);
+}
+
+OpDeclaration convNdModeOp(int64_t spatial, const char* schema) {
+  return op(schema,
+            [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
+                      const std::string& padding, IntArrayRef dilation, int64_t groups) {
+              return convNdMode(spatial, input, weight, bias, stride, padding, dilation, groups);
+            })
+      .shape(convShape)
+      .traits(OpTrait::Expensive);
+}
+
+OpDeclaration convTransposeNdOp(int64_t spatial, const char* schema) {
+  return op(schema,
+            [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+              return convTransposeNd(spatial, input, weight, bias, stride, padding, output_padding, groups, dilation);
+            })
+      .shape(convShape)
+      .traits(OpTrait::Expensive);
+}
+
 KILN_REGISTER_OPS(
     // convolution
-    op("aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], "
-       "int[1] dilation=[1], int groups=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef dilation,
-          int64_t groups) { return convNd(1, input, weight, bias, stride, padding, dilation, groups); })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
-       "str padding=\"valid\", int[1] dilation=[1], int groups=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
-          IntArrayRef dilation,
-          int64_t groups) { return convNdMode(1, input, weight, bias, stride, padding, dilation, groups); })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
-       "int[2] dilation=1, int groups=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef dilation,
-          int64_t groups) { return convNd(2, input, weight, bias, stride, padding, dilation, groups); })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-       "str padding=\"valid\", int[2] dilation=1, int groups=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
-          IntArrayRef dilation,
-          int64_t groups) { return convNdMode(2, input, weight, bias, stride, padding, dilation, groups); })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, "
-       "int[3] dilation=1, int groups=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef dilation,
-          int64_t groups) { return convNd(3, input, weight, bias, stride, padding, dilation, groups); })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
-       "str padding=\"valid\", int[3] dilation=1, int groups=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
-          IntArrayRef dilation,
-          int64_t groups) { return convNdMode(3, input, weight, bias, stride, padding, dilation, groups); })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
-       "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-         return convTransposeNd(1, input, weight, bias, stride, padding, output_padding, groups, dilation);
-       })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-       "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-         return convTransposeNd(2, input, weight, bias, stride, padding, output_padding, groups, dilation);
-       })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-    op("aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
-       "int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-         return convTransposeNd(3, input, weight, bias, stride, padding, output_padding, groups, dilation);
-       })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
+    convNdOp(1,
+             "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+             "int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor"),
+    convNdModeOp(1,
+                 "aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+                 "str padding=\"valid\", int[1] dilation=[1], int groups=1) -> Tensor"),
+    convNdOp(2,
+             "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
+             "int[2] dilation=1, int groups=1) -> Tensor"),
+    convNdModeOp(2,
+                 "aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+                 "str padding=\"valid\", int[2] dilation=1, int groups=1) -> Tensor"),
+    convNdOp(3,
+             "aten::conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0, "
+             "int[3] dilation=1, int groups=1) -> Tensor"),
+    convNdModeOp(3,
+                 "aten::conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, "
+                 "str padding=\"valid\", int[3] dilation=1, int groups=1) -> Tensor"),
+    convTransposeNdOp(1,
+                      "aten::conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], "
+                      "int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor"),
+    convTransposeNdOp(2,
+                      "aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, "
+                      "int[2] stride=1, int[2] padding=0, int[2] output_padding=0, int groups=1, "
+                      "int[2] dilation=1) -> Tensor"),
+    convTransposeNdOp(3,
+                      "aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, "
+                      "int[3] stride=1, int[3] padding=0, int[3] output_padding=0, int groups=1, "
+                      "int[3] dilation=1) -> Tensor"),
     op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
        "bool transposed, int[] output_padding, int groups) -> Tensor",
        convolutionOp)

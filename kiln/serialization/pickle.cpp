@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "kiln/tensor/scalar_type_names.h"
+
 namespace kiln {
 namespace {
 
@@ -162,35 +164,6 @@ std::optional<ScalarType> storageDtype(std::string_view name) {
         name.substr(short_name.size()) == "Storage") {
       return t;
     }
-  }
-  return std::nullopt;
-}
-
-// torch.float32 and the other dtype objects: a pickled dtype is a global
-// named by its Python name (dtype.__reduce__ returns it).
-std::optional<ScalarType> dtypeFromPythonName(std::string_view name) {
-  static const std::pair<std::string_view, ScalarType> kNames[] = {{"float32", ScalarType::Float},
-                                                                   {"float", ScalarType::Float},
-                                                                   {"float64", ScalarType::Double},
-                                                                   {"double", ScalarType::Double},
-                                                                   {"float16", ScalarType::Half},
-                                                                   {"half", ScalarType::Half},
-                                                                   {"bfloat16", ScalarType::BFloat16},
-                                                                   {"uint8", ScalarType::Byte},
-                                                                   {"int8", ScalarType::Char},
-                                                                   {"int16", ScalarType::Short},
-                                                                   {"short", ScalarType::Short},
-                                                                   {"int32", ScalarType::Int},
-                                                                   {"int", ScalarType::Int},
-                                                                   {"int64", ScalarType::Long},
-                                                                   {"long", ScalarType::Long},
-                                                                   {"bool", ScalarType::Bool},
-                                                                   {"complex64", ScalarType::ComplexFloat},
-                                                                   {"cfloat", ScalarType::ComplexFloat},
-                                                                   {"complex128", ScalarType::ComplexDouble},
-                                                                   {"cdouble", ScalarType::ComplexDouble}};
-  for (const auto& [n, t] : kNames) {
-    if (n == name) return t;
   }
   return std::nullopt;
 }
@@ -618,7 +591,7 @@ class Unpickler {
       // Storage classes (in persistent ids) and dtypes are values: the
       // dtype's number, as TorchScript carries dtypes.
       if (auto dtype = storageDtype(name)) return push(IValue(static_cast<int64_t>(*dtype)));
-      if (auto dtype = dtypeFromPythonName(name)) return push(IValue(static_cast<int64_t>(*dtype)));
+      if (auto dtype = scalarTypeFromPythonName(name)) return push(IValue(static_cast<int64_t>(*dtype)));
     }
     if ((module == "builtins" || module == "__builtin__") && (name == "set" || name == "frozenset")) {
       return pushCallable(Callable::Set, qualified);

@@ -49,13 +49,22 @@ std::optional<Tensor> prepackConv2dWeight(const Tensor& weight, const FusedConv2
 // act(conv(input, weight) + bias + residual), `weight` from
 // prepackConv2dWeight with the same parameters, or torch's 4-d weight. A
 // torch weight that oneDNN wants in another layout is converted once per
-// weight and image size and kept when the activations are blocked (a
+// weight and wanted layout (whatever input sizes and thread counts share
+// that layout) and kept when the activations are blocked (a
 // frozen graph's constant); with plain activations (the executor's fusion
 // of live parameters, which the user may change in place) it is converted
 // on every call. `input` and `residual`
 // (the output's shape and layout) are laid out as in_block and out_block say.
 Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::optional<Tensor>& bias,
                    const std::optional<Tensor>& residual, const FusedConv2dParams& p);
+
+// The converted weights fusedConv2d keeps (see above), counting only those
+// whose constant is still alive elsewhere: the others are dropped first.
+struct ConvertedConvWeightStats {
+  int64_t count = 0;
+  int64_t bytes = 0;
+};
+ConvertedConvWeightStats convertedConvWeightStats();
 
 // Whether fusedConv2d computes exactly what torch's conv2d (then add of the
 // residual, then the activation) computes for these operands: float32, a

@@ -29,6 +29,14 @@ void bindOptimizeForInference(py::module_& m) {
       "The inference passes on a frozen graph, in place.");
   m.def("_dnnl_channel_block", &dnnlChannelBlock,
         "The channel block of oneDNN's blocked layout on this CPU (16, 8, or 0: none).");
+  m.def(
+      "_dnnl_converted_weights",
+      [] {
+        ConvertedConvWeightStats stats = convertedConvWeightStats();
+        return py::make_tuple(stats.count, stats.bytes);
+      },
+      "(count, bytes) of the convolution weights oneDNN runs converted (Winograd's layout), kept once per "
+      "weight and layout; those of freed modules are dropped first.");
 }
 
 }  // namespace kiln::python

@@ -1,7 +1,9 @@
 #include "kiln/tensor/blocked_conv.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
@@ -95,14 +97,38 @@ Dims weightAnyDims(const FusedConv2dParams& p) {
 
 // Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions: about half the
 // multiplications of the direct algorithm (torch 1.13 does not use it);
-// its rounding stays far inside 1e-4 relative. KILN_DNNL_WINOGRAD=0 turns it off.
-bool useWinograd(const FusedConv2dParams& p) {
-  static const bool enabled = [] {
+// its rounding stays far inside 1e-4 relative. Its weights are 36/9 = 4
+// times the size of the plain ones, laid out per image size, and the plain
+// weight stays to convert from: so it runs only where the weight is small
+// (at most 128x128x3x3 floats, 576 KiB; its transformed copy at most
+// 2.3 MiB). In CNNs those are the early layers, on the largest images,
+// where Winograd saves the most per byte; the wide late layers (ResNet-18's
+// 3x3 stride-1 ones of 256 and 512 channels: 35 MB of its 45 MB of
+// weights, 140 MB more as Winograd's) run on 14x14 and 7x7 images, where
+// it saves little. KILN_DNNL_WINOGRAD=0 turns it off, =all puts it on
+// every layer oneDNN takes it for.
+constexpr int64_t kWinogradMaxWeightElements = 128 * 128 * 9;
+
+enum class WinogradUse { Off, Small, All };
+
+WinogradUse winogradUse() {
+  static const WinogradUse use = [] {
     const char* env = std::getenv("KILN_DNNL_WINOGRAD");
-    return !(env && std::string(env) == "0");
+    if (env && std::string(env) == "0") return WinogradUse::Off;
+    if (env && std::string(env) == "all") return WinogradUse::All;
+    return WinogradUse::Small;
   }();
-  return enabled && p.groups == 1 && p.weight_size[2] == 3 && p.weight_size[3] == 3 && param(p.stride, 0) == 1 &&
-         param(p.stride, 1) == 1 && param(p.dilation, 0) == 1 && param(p.dilation, 1) == 1 && p.in_block != 0;
+  return use;
+}
+
+bool useWinograd(const FusedConv2dParams& p) {
+  const WinogradUse use = winogradUse();
+  const auto& ws = p.weight_size;
+  if (use == WinogradUse::Off ||
+      (use == WinogradUse::Small && ws[0] * ws[1] * ws[2] * ws[3] > kWinogradMaxWeightElements))
+    return false;
+  return p.groups == 1 && ws[2] == 3 && ws[3] == 3 && param(p.stride, 0) == 1 && param(p.stride, 1) == 1 &&
+         param(p.dilation, 0) == 1 && param(p.dilation, 1) == 1 && p.in_block != 0;
 }
 
 struct ConvEntry {
@@ -235,25 +261,71 @@ void reorder(const memory::desc& from, const void* src, const memory::desc& to, 
   stream.wait();
 }
 
-struct ConvertedWeight {
-  Tensor source;  // keeps the constant, hence its address, alive
-  memory converted;
-};
-
-memory convertedWeight(const Tensor& weight, const memory::desc& given, const ConvEntry& entry,
-                       const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) {
-  static Cache<ConvertedWeight> cache;
-  auto key = paramsKey(p);
-  key.insert(key.end(), {n, h, w, entry.threads, reinterpret_cast<int64_t>(weight.rawData()), weight.dim()});
-  auto converted = cache.get(key, [&] {
-    ConvertedWeight c{weight, memory(entry.weight, engine())};
+// The weights fusedConv2d converted from a constant's layout into the one a
+// convolution wants (Winograd's, which depends on the image size): one copy
+// per constant and wanted layout, shared by every input size and thread
+// count whose convolution wants that layout. An entry holds its constant
+// (so the address it is found by stays that constant's); entries whose
+// constant nothing else holds any more (the module was freed) are dropped
+// at the next conversion and by convertedConvWeightStats().
+class ConvertedWeights {
+ public:
+  memory get(const Tensor& weight, const memory::desc& given, const memory::desc& wanted) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = weights_.find(weight.rawData()); it != weights_.end()) {
+      for (const Layout& l : it->second.layouts) {
+        if (l.given == given && l.converted.get_desc() == wanted) return l.converted;
+      }
+    }
+    sweep();
+    Layout l{given, memory(wanted, engine())};
     memory source(given, engine(), weight.rawData());
     auto& stream = threadStream();
-    dnnl::reorder(source, c.converted).execute(stream, source, c.converted);
+    dnnl::reorder(source, l.converted).execute(stream, source, l.converted);
     stream.wait();
-    return c;
-  });
-  return converted->converted;
+    auto it = weights_.try_emplace(weight.rawData(), Weight{weight, {}}).first;
+    it->second.layouts.push_back(l);
+    return l.converted;
+  }
+
+  ConvertedConvWeightStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sweep();
+    ConvertedConvWeightStats out;
+    for (const auto& [address, w] : weights_) {
+      for (const Layout& l : w.layouts) {
+        ++out.count;
+        out.bytes += static_cast<int64_t>(l.converted.get_desc().get_size());
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Layout {
+    memory::desc given;
+    memory converted;
+  };
+  struct Weight {
+    Tensor source;
+    std::vector<Layout> layouts;
+  };
+
+  // Drops the weights only this cache holds.
+  void sweep() {
+    for (auto it = weights_.begin(); it != weights_.end();) {
+      const Tensor& t = it->second.source;
+      it = t.useCount() == 1 && t.storage()->useCount() == 1 ? weights_.erase(it) : std::next(it);
+    }
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<const void*, Weight> weights_;
+};
+
+ConvertedWeights& convertedWeights() {
+  static ConvertedWeights* cache = new ConvertedWeights();  // never destroyed: tensors may outlive statics
+  return *cache;
 }
 
 }  // namespace
@@ -270,6 +342,8 @@ int64_t dnnlChannelBlock() {
   }();
   return block;
 }
+
+ConvertedConvWeightStats convertedConvWeightStats() { return convertedWeights().stats(); }
 
 bool isFusableActivation(const std::string& activation) {
   return activation == "none" || eltwiseAlgorithm(activation).has_value();
@@ -392,9 +466,9 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
   } else {
     // The layout this convolution wants differs from the constant's
     // (Winograd, or oneDNN chose another layout for this image size):
-    // converted once per weight and size, then kept.
+    // converted once per weight and layout, then kept.
     if (wt.isSame(packed_weight) && p.in_block != 0) {
-      weight_mem = convertedWeight(wt, given, *entry, p, n, h, w);
+      weight_mem = convertedWeights().get(wt, given, entry->weight);
     } else {
       // A copy made for this call has no lasting address to key a cache by.
       memory source(given, eng, wt.rawData());

@@ -4,9 +4,11 @@
 // goes to oneDNN where its divisor rule is torch's.
 #include "kiln/tensor/pooling.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "kiln/tensor/copy.h"
@@ -119,6 +121,31 @@ void maxPoolLastDimKernel(const Pool& p, const T* x, T* y, int64_t* indices) {
   });
 }
 
+// The maximum of one window of a plane and its index in the plane, by
+// torch's rule: the first maximum, and a NaN wins and stays. The window
+// runs from `lo` to before `hi` per dim, in steps of the dilation (max
+// pooling) or of 1 (adaptive max pooling, whose steps stay constants).
+template <bool Dilated, typename T>
+inline std::pair<T, int64_t> windowMax(const Pool& p, const T* in, const std::array<int64_t, 3>& lo,
+                                       const std::array<int64_t, 3>& hi) {
+  const int64_t step_d = Dilated ? p.dilation[0] : 1, step_h = Dilated ? p.dilation[1] : 1,
+                step_w = Dilated ? p.dilation[2] : 1;
+  int64_t best_index = (lo[0] * p.in[1] + lo[1]) * p.in[2] + lo[2];
+  T best = -std::numeric_limits<T>::infinity();
+  for (int64_t d = lo[0]; d < hi[0]; d += step_d)
+    for (int64_t h = lo[1]; h < hi[1]; h += step_h) {
+      const int64_t row = (d * p.in[1] + h) * p.in[2];
+      for (int64_t w = lo[2]; w < hi[2]; w += step_w) {
+        T v = in[row + w];
+        if (v > best || std::isnan(v)) {
+          best = v;
+          best_index = row + w;
+        }
+      }
+    }
+  return {best, best_index};
+}
+
 template <typename T>
 void maxPoolKernel(const Pool& p, const T* x, T* y, int64_t* indices) {
   if (p.in[0] == 1 && p.in[1] == 1 && p.out[0] == 1 && p.out[1] == 1 && p.kernel[0] == 1 && p.kernel[1] == 1 &&
@@ -143,19 +170,7 @@ void maxPoolKernel(const Pool& p, const T* x, T* y, int64_t* indices) {
           int64_t w0 = ow * p.stride[2] - p.pad[2];
           int64_t w1 = std::min(w0 + (p.kernel[2] - 1) * p.dilation[2] + 1, p.in[2]);
           while (w0 < 0) w0 += p.dilation[2];
-          int64_t best_index = (d0 * p.in[1] + h0) * p.in[2] + w0;
-          T best = -std::numeric_limits<T>::infinity();
-          for (int64_t d = d0; d < d1; d += p.dilation[0])
-            for (int64_t h = h0; h < h1; h += p.dilation[1]) {
-              const int64_t row = (d * p.in[1] + h) * p.in[2];
-              for (int64_t w = w0; w < w1; w += p.dilation[2]) {
-                T v = in[row + w];
-                if (v > best || std::isnan(v)) {
-                  best = v;
-                  best_index = row + w;
-                }
-              }
-            }
+          auto [best, best_index] = windowMax<true>(p, in, {d0, h0, w0}, {d1, h1, w1});
           out[o] = best;
           if (idx) idx[o] = best_index;
         }
@@ -225,19 +240,7 @@ void adaptiveKernel(const Pool& p, const T* x, T* y, int64_t* indices, bool max)
         for (int64_t ow = 0; ow < p.out[2]; ++ow, ++o) {
           int64_t w0 = adaptiveStart(ow, p.in[2], p.out[2]), w1 = adaptiveEnd(ow, p.in[2], p.out[2]);
           if (max) {
-            int64_t best_index = (d0 * p.in[1] + h0) * p.in[2] + w0;
-            T best = -std::numeric_limits<T>::infinity();
-            for (int64_t d = d0; d < d1; ++d)
-              for (int64_t h = h0; h < h1; ++h) {
-                const int64_t row = (d * p.in[1] + h) * p.in[2];
-                for (int64_t w = w0; w < w1; ++w) {
-                  T v = in[row + w];
-                  if (v > best || std::isnan(v)) {
-                    best = v;
-                    best_index = row + w;
-                  }
-                }
-              }
+            auto [best, best_index] = windowMax<false>(p, in, {d0, h0, w0}, {d1, h1, w1});
             out[o] = best;
             if (idx) idx[o] = best_index;
           } else {

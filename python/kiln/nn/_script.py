@@ -414,8 +414,10 @@ def _create(module, concrete, compile_methods=True):
     return scripted
 
 
-# ClassType -> _ConcreteType, for types kiln.nn did not make.
-_wrapped_types = {}
+# ClassType -> _ConcreteType, for types kiln.nn did not make. Weak values:
+# an entry lasts while a wrapped module of the type does (its _concrete_type),
+# so a freed module's type, code and frozen constants are freed with it.
+_wrapped_types = weakref.WeakValueDictionary()
 
 
 def wrap_script_object(obj):
