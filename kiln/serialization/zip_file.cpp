@@ -47,6 +47,8 @@ class ArchiveBytes {
 
   char* data() const { return data_; }
   size_t size() const { return size_; }
+  // A file mapping (tensors may point into it), not a buffer read whole.
+  bool mapped() const { return mapping_ != nullptr; }
 
   // The CRC-32 of `size` bytes at `offset`, or nothing when the file cannot
   // be read there (it was truncated after it was mapped).
@@ -398,7 +400,7 @@ bool ZipReader::recordIsMapped(const std::string& record) const {
   if (e.method != 0) return false;
   uint64_t offset = openRecord(record, e);
   unzCloseCurrentFile(unz_);
-  return reinterpret_cast<uintptr_t>(bytes_->data() + offset) % kRecordAlignment == 0;
+  return bytes_->mapped() && reinterpret_cast<uintptr_t>(bytes_->data() + offset) % kRecordAlignment == 0;
 }
 
 StoragePtr ZipReader::recordStorage(const std::string& record, size_t min_bytes) const {
@@ -411,7 +413,11 @@ StoragePtr ZipReader::recordStorage(const std::string& record, size_t min_bytes)
     unzCloseCurrentFile(unz_);
     checkCrc(record, e, offset);
     char* data = bytes_->data() + offset;
-    if (reinterpret_cast<uintptr_t>(data) % kRecordAlignment == 0) {
+    // Only a file mapping is shared: its pages are the page cache's. A
+    // buffer is copied from, so that it goes once loading is done; shared,
+    // any one tensor still alive (one optimize_for_inference did not
+    // replace) would keep the whole archive's bytes resident.
+    if (bytes_->mapped() && reinterpret_cast<uintptr_t>(data) % kRecordAlignment == 0) {
       return makeIntrusive<Storage>(data, e.size, releaseArchiveBytes, new std::shared_ptr<ArchiveBytes>(bytes_));
     }
     auto storage = makeIntrusive<Storage>(std::max<size_t>(e.size, 1));

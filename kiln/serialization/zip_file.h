@@ -58,8 +58,9 @@ class ZipReader {
   // record raises.
   std::string readRecord(const std::string& record) const;
   // At least `min_bytes` bytes of the record as tensor memory. A stored
-  // record whose data starts 64-byte aligned in the mapping is not copied:
-  // the storage points into it. Others are copied into a fresh storage.
+  // record whose data starts 64-byte aligned in a file's mapping is not
+  // copied: the storage points into it. Others, and every record of a
+  // buffer, are copied into a fresh storage.
   StoragePtr recordStorage(const std::string& record, size_t min_bytes) const;
   // Whether recordStorage would point into the mapping (for tests).
   bool recordIsMapped(const std::string& record) const;
