@@ -41,6 +41,7 @@ std::optional<IValue> constantFromPython(py::handle obj);
 IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given);
 
 void bindTensor(py::module_& m);
+void bindAutograd(py::module_& m);
 void bindDispatch(py::module_& m);
 void bindIndexing(py::module_& m);
 void bindIR(py::module_& m);
