@@ -74,11 +74,11 @@ Tensor SavedVariable::unpack(const Node& saved_for) const {
         "one of the variables needed for gradient computation has been modified by an inplace operation: [" +
         torchTypeName(data_) + " " + shapeString(data_.sizes()) + "]";
     if (was_output_) {
-      message += ", which is output " + std::to_string(output_nr_) + " of " + saved_for.name();
+      message += ", which is output " + std::to_string(output_nr_) + " of " + saved_for.name() + ",";
     } else if (std::shared_ptr<Node> fn = gradFn(data_)) {
-      message += ", which is output " + std::to_string(outputNr(data_)) + " of " + fn->name();
+      message += ", which is output " + std::to_string(outputNr(data_)) + " of " + fn->name() + ",";
     }
-    message += ", is at version " + std::to_string(current) + "; expected version " + std::to_string(version_) +
+    message += " is at version " + std::to_string(current) + "; expected version " + std::to_string(version_) +
                " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
                "with torch.autograd.set_detect_anomaly(True).";
     KILN_ERROR(message);

@@ -387,7 +387,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Scalar& other, const Scalar& alpha) {
          return add(self, scalarToTensor(other), alpha);
        })
-        .derivative({"self: grad", "grad_fn: AddBackward1"})
+        .derivative({"self: grad"})
         .shape(arithmetic)
         .pointwise(addition)
         .fold(folds::addOrSubZero),
@@ -711,9 +711,13 @@ KILN_REGISTER_OPS(
        [](Tensor self, const Scalar& other) { return copysign_(self, scalarToTensor(other)); }),
 
     KILN_TENSOR_BINARY_OPS("maximum", maximum, arithmetic,
-                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_maximum($self, $other)"))),
+                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_maximum($self, $other)"))
+                               .derivative({"self: torch.where(self == other, grad / 2, grad * (self > other))",
+                                            "other: torch.where(self == other, grad / 2, grad * (other > self))"})),
     KILN_TENSOR_BINARY_OPS("minimum", minimum, arithmetic,
-                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_minimum($self, $other)"))),
+                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_minimum($self, $other)"))
+                               .derivative({"self: torch.where(self == other, grad / 2, grad * (self < other))",
+                                            "other: torch.where(self == other, grad / 2, grad * (other < self))"})),
     KILN_TENSOR_BINARY_OPS("logical_and", logicalAnd, comparison, .pointwise(logical("(bool)$self && (bool)$other"))),
     KILN_TENSOR_BINARY_INPLACE_OP("logical_and", logicalAnd),
     KILN_TENSOR_BINARY_OPS("logical_or", logicalOr, comparison, .pointwise(logical("(bool)$self || (bool)$other"))),

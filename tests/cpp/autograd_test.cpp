@@ -85,7 +85,7 @@ TEST(AutogradTest, ModifiedSavedTensorRaises) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("modified by an inplace operation: [torch.FloatTensor [2]], which is output "
-                                         "0 of AddBackward1, is at version 1; expected version 0 instead."),
+                                         "0 of AddBackward0, is at version 1; expected version 0 instead."),
               std::string::npos)
         << e.what();
   }

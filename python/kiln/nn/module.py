@@ -388,8 +388,11 @@ class Module:
 
     def _assign_state(self, name, param, value):
         # In place, as torch does: everything sharing the tensor (a scripted
-        # copy of this module, an optimizer) sees the loaded values.
-        param.copy_(value)
+        # copy of this module, an optimizer) sees the loaded values; not
+        # recorded by autograd (parameters are leaves that require grad).
+        from .._grad_mode import no_grad
+        with no_grad():
+            param.copy_(value)
 
     def load_state_dict(self, state_dict, strict=True):
         """Copies tensors from `state_dict` into this module's parameters and
