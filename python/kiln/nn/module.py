@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 
 from .. import _C
 from .. import _dtype
+from .._grad_mode import no_grad
 from .parameter import Parameter
 
 
@@ -390,7 +391,6 @@ class Module:
         # In place, as torch does: everything sharing the tensor (a scripted
         # copy of this module, an optimizer) sees the loaded values; not
         # recorded by autograd (parameters are leaves that require grad).
-        from .._grad_mode import no_grad
         with no_grad():
             param.copy_(value)
 
