@@ -26,8 +26,16 @@ class DispatchHook {
 DispatchHook* dispatchHook();
 // Installs `hook` for this thread (null removes it); returns the previous one.
 DispatchHook* setDispatchHook(DispatchHook* hook);
-// Runs the operator: through this thread's hook when one is installed.
+// Runs the operator: through this thread's hook when one is installed, else
+// through autograd when a tensor argument requires grad, else directly.
 void runOperator(const Operator& op, Stack& stack);
+
+// Autograd (kiln/autograd, a layer above) installs this at load time: it
+// runs `op` and records it for backward when grad mode is on. runOperator
+// calls it only when some tensor argument requires grad, so plain tensors
+// pay one check per argument.
+using AutogradDispatch = void (*)(const Operator& op, Stack& stack);
+void setAutogradDispatch(AutogradDispatch dispatch);
 
 // Removes this thread's hook for its lifetime (what a hook does around the
 // call it observes), and puts it back after.

@@ -17,6 +17,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "kiln/core/derivative_spec.h"
 #include "kiln/core/op_description.h"
 #include "kiln/core/operator.h"
 
@@ -194,6 +195,27 @@ struct OpDeclaration {
   }
   OpDeclaration traits(OpTrait traits) && {
     return std::move(describe([&](OpDescription& d) { d.traits = d.traits | traits; }));
+  }
+  // The derivative (derivative_spec.h), one "input: expression" per
+  // differentiable input, as in derivatives.yaml:
+  //   .derivative({"self: grad * other", "other: grad * self"})
+  // An entry "non_differentiable: name" marks a result that carries no gradient.
+  OpDeclaration derivative(std::initializer_list<const char*> formulas) && {
+    auto spec = std::make_shared<DerivativeSpec>();
+    for (const char* entry : formulas) {
+      std::string text(entry);
+      size_t colon = text.find(':');
+      if (colon == std::string::npos) continue;
+      std::string name = text.substr(0, colon);
+      size_t start = text.find_first_not_of(' ', colon + 1);
+      std::string expr = start == std::string::npos ? "" : text.substr(start);
+      if (name == "non_differentiable") {
+        spec->non_differentiable_outputs.push_back(expr);
+      } else {
+        spec->formulas.emplace_back(std::move(name), std::move(expr));
+      }
+    }
+    return std::move(describe([&](OpDescription& d) { d.derivative = std::move(spec); }));
   }
 
  private:

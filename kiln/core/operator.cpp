@@ -10,10 +10,53 @@
 
 namespace kiln {
 
+namespace {
+
+void bumpVersion(const IValue& v) {
+  if (v.isTensor()) {
+    const Tensor& t = v.toTensor();
+    if (t.defined()) t.storage()->bumpVersion();
+  } else if (v.isList()) {
+    for (const IValue& e : v.toListRef().elements) bumpVersion(e);
+  }
+}
+
+// The one place where in-place writes are counted (Storage::version): an
+// operator whose schema marks arguments written (`Tensor(a!)`, out=) bumps
+// their version after it ran, whoever calls it (eager calls, the
+// interpreter), so that autograd can tell a saved tensor was modified.
+Operation countWrites(const FunctionSchema& schema, Operation op) {
+  if (schema.isVararg()) return op;
+  std::vector<size_t> written;
+  const auto& args = schema.arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].isOutOrInPlace()) written.push_back(i);
+  }
+  if (written.empty()) return op;
+  size_t n = args.size();
+  return [op = std::move(op), written = std::move(written), n](Stack& stack) {
+    if (stack.size() < n) return op(stack);
+    // The results replace the arguments on the stack: keep the written ones.
+    size_t base = stack.size() - n;
+    if (written.size() == 1) {
+      IValue target = stack[base + written[0]];
+      op(stack);
+      bumpVersion(target);
+      return;
+    }
+    std::vector<IValue> targets;
+    for (size_t i : written) targets.push_back(stack[base + i]);
+    op(stack);
+    for (const IValue& v : targets) bumpVersion(v);
+  };
+}
+
+}  // namespace
+
 Operator::Operator(FunctionSchema schema, Operation op, OpExposure exposure,
                    std::shared_ptr<const OpDescription> description)
-    : schema_(std::move(schema)), op_(std::move(op)), symbol_(Symbol::fromQualString(schema_.name())),
-      exposure_(exposure), description_(std::move(description)) {}
+    : schema_(std::move(schema)), op_(countWrites(schema_, std::move(op))),
+      symbol_(Symbol::fromQualString(schema_.name())), exposure_(exposure), description_(std::move(description)) {}
 
 Operator::Operator(FunctionSchema schema, OperationCreator creator, OpExposure exposure,
                    std::shared_ptr<const OpDescription> description)

@@ -435,7 +435,7 @@ void TracingState::runOperator(const Operator& op, Stack& stack) {
   SourceRange range = std::exchange(current_range_, SourceRange());
   {
     DispatchHookSuspended eager;
-    op.operation()(stack);
+    ::kiln::runOperator(op, stack);  // through autograd, when an argument requires grad
   }
   size_t num_results = stack.size() - first;
   Node* node = graph_->insertNode(graph_->create(op.symbol(), inputs, num_results));

@@ -739,6 +739,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, ScalarType dtype, bool non_blocking, bool copy, OptInt memory_format) {
          return convert(self, dtype, copy);
        })
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"})
         .shape(shapes::to)
         .pointwise(conversion)
         .traits(OpTrait::OnlySelfRequiresGrad),
@@ -747,6 +748,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& other, bool non_blocking, bool copy, OptInt memory_format) {
          return convert(self, other.dtype(), copy);
        })
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"})
         .shape(shapes::to)
         .pointwise(conversion)
         .traits(OpTrait::OnlySelfRequiresGrad),
@@ -758,6 +760,7 @@ KILN_REGISTER_OPS(
          checkOptions("to", layout, device, pin_memory);
          return convert(self, dtype, copy);
        })
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"})
         .shape(shapes::to)
         .pointwise(conversion)
         .traits(OpTrait::OnlySelfRequiresGrad),
@@ -781,6 +784,7 @@ KILN_REGISTER_OPS(
     op("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> "
        "Tensor(b|a)",
        [](const Tensor& self, OptDtype dtype, bool non_blocking, bool copy) { return convert(self, dtype, copy); })
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"})
         .shape(shapes::to)
         .pointwise(conversion)
         .traits(OpTrait::OnlySelfRequiresGrad),

@@ -244,6 +244,7 @@ KILN_REGISTER_OPS(
     // Advanced indexing.
     op("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
        [](const Tensor& self, const IValue& indices) { return index(self, optionalTensors(indices)); })
+        .derivative({"self: torch.zeros_like(self).index_put(indices, grad, True)"})
         .shape(shapes::index),
     op("aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, Tensor out) {
@@ -252,6 +253,7 @@ KILN_REGISTER_OPS(
         .shape(shapes::index),
     op("aten::index.Tensor_hacked_twin(Tensor self, Tensor[] indices) -> Tensor",
        [](const Tensor& self, const std::vector<Tensor>& indices) { return index(self, indices); })
+        .derivative({"self: torch.zeros_like(self).index_put(indices, grad, True)", "grad_fn: IndexBackward0"})
         .shape(shapes::index),
     op("aten::index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
        [](Tensor self, const IValue& indices, const Tensor& values, bool accumulate) {

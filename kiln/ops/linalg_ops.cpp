@@ -9,6 +9,7 @@ namespace {
 KILN_REGISTER_OPS(
     op("aten::mm(Tensor self, Tensor mat2) -> Tensor",
        [](const Tensor& self, const Tensor& mat2) { return mm(self, mat2); })
+        .derivative({"self: grad.mm(mat2.t())", "mat2: self.t().mm(grad)"})
         .shape(shapes::mm)
         .traits(OpTrait::Expensive),
     op("aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
@@ -17,6 +18,7 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::Expensive),
     op("aten::bmm(Tensor self, Tensor mat2) -> Tensor",
        [](const Tensor& self, const Tensor& mat2) { return bmm(self, mat2); })
+        .derivative({"self: grad.bmm(mat2.transpose(1, 2))", "mat2: self.transpose(1, 2).bmm(grad)"})
         .shape(shapes::bmm)
         .traits(OpTrait::Expensive),
     op("aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)",
@@ -25,6 +27,8 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::Expensive),
     op("aten::matmul(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return matmul(self, other); })
+        .derivative({"self: _matmul_backward_self(grad, self, other)",
+                     "other: _matmul_backward_other(grad, self, other)"})
         .shape(shapes::matmul)
         .traits(OpTrait::Expensive),
     op("aten::matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
@@ -35,6 +39,9 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
          return addmm(self, mat1, mat2, beta, alpha);
        })
+        .derivative({"self: grad if beta == 1 else grad * beta",
+                     "mat1: grad.mm(mat2.t()) if alpha == 1 else grad.mm(mat2.t()) * alpha",
+                     "mat2: mat1.t().mm(grad) if alpha == 1 else mat1.t().mm(grad) * alpha"})
         .shape(shapes::addmm)
         .traits(OpTrait::Expensive),
     op("aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> "
@@ -127,6 +134,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
          return linear(input, weight, bias);
        })
+        .derivative({"input: grad.matmul(weight)",
+                     "weight: grad.reshape(-1, grad.size(-1)).t().mm(input.reshape(-1, input.size(-1)))", "bias: grad"})
         .shape(shapes::linear)
         .traits(OpTrait::Expensive),
     op("aten::linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)",

@@ -226,15 +226,15 @@ std::shared_ptr<const PointwiseSpec> sameUnary(const char* expr) {
 // `name` and `name.out` of a unary op whose results `rule` types; the
 // functional form computes `spec` (null: not fusible). KILN_UNARY_OPS adds
 // `name_`.
-#define KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec)                                                   \
+#define KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec, ...)                                              \
   op("aten::" name "(Tensor self) -> Tensor", [](const Tensor& self) { return fn(self); })                        \
       .shape(rule)                                                                                                \
-      .pointwise(spec),                                                                                           \
+      .pointwise(spec) __VA_ARGS__,                                                                               \
       op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, Tensor out) { \
         return fn##Out(self, out);                                                                                \
       }).shape(rule)
-#define KILN_UNARY_OPS(name, fn, rule, spec)               \
-  KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec), \
+#define KILN_UNARY_OPS(name, fn, rule, spec, ...)                       \
+  KILN_UNARY_FUNCTIONAL_AND_OUT_OPS(name, fn, rule, spec, __VA_ARGS__), \
       op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return fn##_(self); })
 // Another name of a unary op (arcsin of asin): its three forms are
 // normalized into the target's.
@@ -255,11 +255,12 @@ KILN_REGISTER_OPS(
     op("prim::abs(Tensor x) -> Tensor", [](const Tensor& x) { return abs(x); })
         .shape(sameDtype)
         .pointwise(sameUnary("k_abs($x)")),
-    KILN_UNARY_OPS("neg", neg, sameDtype, sameUnary("k_neg($self)")),
+    KILN_UNARY_OPS("neg", neg, sameDtype, sameUnary("k_neg($self)"), .derivative({"self: -grad"})),
     KILN_UNARY_ALIAS_OPS("negative", "neg", neg, sameDtype),
-    KILN_UNARY_OPS("abs", abs, realValued<sameDtype>, sameUnary("k_abs($self)")),
+    KILN_UNARY_OPS("abs", abs, realValued<sameDtype>, sameUnary("k_abs($self)"),
+                   .derivative({"self: grad * self.sign()"})),
     KILN_UNARY_ALIAS_OPS("absolute", "abs", abs, realValued<sameDtype>),
-    KILN_UNARY_OPS("relu", relu, sameDtype, sameUnary("k_relu($self)")),
+    KILN_UNARY_OPS("relu", relu, sameDtype, sameUnary("k_relu($self)"), .derivative({"self: grad * (result > 0)"})),
     KILN_UNARY_OPS("floor", floor, sameDtype, sameUnary("k_floor($self)")),
     KILN_UNARY_OPS("ceil", ceil, sameDtype, sameUnary("k_ceil($self)")),
     KILN_UNARY_OPS("round", round, sameDtype, sameUnary("k_round($self)")),
@@ -271,16 +272,16 @@ KILN_REGISTER_OPS(
     KILN_UNARY_OPS("logical_not", logicalNot, boolDtype,
                    elementwise(TypeRule::Predicate, DtypeSet::All, "!(bool)$self")),
 
-    KILN_UNARY_OPS("exp", exp, floatDtype, floatUnary("m_exp($self)")),
+    KILN_UNARY_OPS("exp", exp, floatDtype, floatUnary("m_exp($self)"), .derivative({"self: grad * result"})),
     KILN_UNARY_OPS("expm1", expm1, floatDtype, floatUnary("m_expm1($self)")),
-    KILN_UNARY_OPS("log", log, floatDtype, floatUnary("m_log($self)")),
+    KILN_UNARY_OPS("log", log, floatDtype, floatUnary("m_log($self)"), .derivative({"self: grad / self"})),
     KILN_UNARY_OPS("log1p", log1p, floatDtype, floatUnary("m_log1p($self)")),
     KILN_UNARY_OPS("log10", log10, floatDtype, floatUnary("m_log10($self)")),
-    KILN_UNARY_OPS("sqrt", sqrt, floatDtype, floatUnary("m_sqrt($self)")),
+    KILN_UNARY_OPS("sqrt", sqrt, floatDtype, floatUnary("m_sqrt($self)"), .derivative({"self: grad / (2 * result)"})),
     KILN_UNARY_OPS("rsqrt", rsqrt, floatDtype, floatUnary("($T)1 / m_sqrt($self)")),
     KILN_UNARY_OPS("reciprocal", reciprocal, floatDtype, floatUnary("($T)1 / $self")),
-    KILN_UNARY_OPS("sin", sin, floatDtype, floatUnary("m_sin($self)")),
-    KILN_UNARY_OPS("cos", cos, floatDtype, floatUnary("m_cos($self)")),
+    KILN_UNARY_OPS("sin", sin, floatDtype, floatUnary("m_sin($self)"), .derivative({"self: grad * self.cos()"})),
+    KILN_UNARY_OPS("cos", cos, floatDtype, floatUnary("m_cos($self)"), .derivative({"self: grad * -self.sin()"})),
     KILN_UNARY_OPS("tan", tan, floatDtype, floatUnary("m_tan($self)")),
     KILN_UNARY_OPS("asin", asin, floatDtype, floatUnary("m_asin($self)")),
     KILN_UNARY_ALIAS_OPS("arcsin", "asin", asin, floatDtype),
@@ -290,12 +291,14 @@ KILN_REGISTER_OPS(
     KILN_UNARY_ALIAS_OPS("arctan", "atan", atan, floatDtype),
     KILN_UNARY_OPS("sinh", sinh, floatDtype, floatUnary("k_sinh($self)")),
     KILN_UNARY_OPS("cosh", cosh, floatDtype, floatUnary("k_cosh($self)")),
-    KILN_UNARY_OPS("tanh", tanh, floatDtype, floatUnary("k_tanh($self)")),
+    KILN_UNARY_OPS("tanh", tanh, floatDtype, floatUnary("k_tanh($self)"),
+                   .derivative({"self: grad * (1 - result * result)"})),
     KILN_UNARY_OPS("asinh", asinh, floatDtype, nullptr), KILN_UNARY_ALIAS_OPS("arcsinh", "asinh", asinh, floatDtype),
     KILN_UNARY_OPS("acosh", acosh, floatDtype, nullptr), KILN_UNARY_ALIAS_OPS("arccosh", "acosh", acosh, floatDtype),
     KILN_UNARY_OPS("atanh", atanh, floatDtype, floatUnary("m_atanh($self)")),
     KILN_UNARY_ALIAS_OPS("arctanh", "atanh", atanh, floatDtype),
-    KILN_UNARY_OPS("sigmoid", sigmoid, floatDtype, floatUnary("k_sigmoid($self)")),
+    KILN_UNARY_OPS("sigmoid", sigmoid, floatDtype, floatUnary("k_sigmoid($self)"),
+                   .derivative({"self: grad * result * (1 - result)"})),
     KILN_UNARY_OPS("erf", erf, floatDtype, floatUnary("m_erf($self)")),
     KILN_UNARY_OPS("erfc", erfc, floatDtype, floatUnary("m_erfc($self)")),
     KILN_UNARY_OPS("lgamma", lgamma, floatDtype, nullptr),
@@ -361,8 +364,10 @@ KILN_REGISTER_OPS(
          })                                                                                                          \
           .shape(arithmetic) Desc(true)
 // sub: the functional forms are fusible; subtract: every form is sub's alias.
-#define KILN_SUB_DESCRIPTION(inplace) \
-  .pointwise(inplace ? nullptr : subtraction).fold(inplace ? nullptr : folds::addOrSubZero)
+#define KILN_SUB_DESCRIPTION(inplace)                \
+  .pointwise(inplace ? nullptr : subtraction)        \
+      .fold(inplace ? nullptr : folds::addOrSubZero) \
+      .derivative({"self: grad", "other: -grad if alpha == 1 else -grad * alpha"})
 #define KILN_SUBTRACT_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::sub_" : "aten::sub")
 
 // x - alpha * y, which is add with alpha negated.
@@ -375,12 +380,14 @@ const auto addition = elementwise(TypeRule::Promote, DtypeSet::All, "k_add($self
 KILN_REGISTER_OPS(
     op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
        [](const Tensor& self, const Tensor& other, const Scalar& alpha) { return add(self, other, alpha); })
+        .derivative({"self: grad", "other: grad if alpha == 1 else grad * alpha"})
         .shape(arithmetic)
         .pointwise(addition),
     op("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
        [](const Tensor& self, const Scalar& other, const Scalar& alpha) {
          return add(self, scalarToTensor(other), alpha);
        })
+        .derivative({"self: grad"})
         .shape(arithmetic)
         .pointwise(addition)
         .fold(folds::addOrSubZero),
@@ -408,6 +415,7 @@ KILN_REGISTER_OPS(
 
     op("aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
        [](const Tensor& self, const Tensor& other, const Scalar& alpha) { return rsub(self, other, alpha); })
+        .derivative({"self: -grad if alpha == 1 else -grad * alpha", "other: grad"})
         .shape(arithmetic)
         .pointwise(reverseSubtraction)
         .normalize(rsubAsSub),
@@ -415,6 +423,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Scalar& other, const Scalar& alpha) {
          return rsub(self, scalarToTensor(other), alpha);
        })
+        .derivative({"self: -grad if alpha == 1 else -grad * alpha", "grad_fn: RsubBackward1"})
         .shape(arithmetic)
         .pointwise(reverseSubtraction),
     op("aten::rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
@@ -449,8 +458,10 @@ KILN_REGISTER_OPS(
                                                                                               Tensor out) {        \
         return mulOut(self, other, out);                                                                           \
       }).shape(arithmetic) Desc(true)
-#define KILN_MUL_DESCRIPTION(inplace) \
-  .pointwise(inplace ? nullptr : multiplication).fold(inplace ? nullptr : folds::mulByOne)
+#define KILN_MUL_DESCRIPTION(inplace)            \
+  .pointwise(inplace ? nullptr : multiplication) \
+      .fold(inplace ? nullptr : folds::mulByOne) \
+      .derivative({"self: grad * other", "other: grad * self"})
 #define KILN_MULTIPLY_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
 
 // div and its alias divide (true_divide is the same without rounding
@@ -492,11 +503,20 @@ KILN_REGISTER_OPS(
          [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                              \
            return div_(self, scalarToTensor(other), mode);                                                           \
          }) Desc(true, true)
-#define KILN_DIV_DESCRIPTION(inplace, mode) \
-  .pointwise(inplace ? nullptr              \
-             : mode  ? divisionWithMode     \
-                     : trueDivision)         \
-      .fold(inplace || mode ? nullptr : folds::divByOne)
+#define KILN_DIV_DESCRIPTION(inplace, mode)              \
+  .pointwise(inplace ? nullptr                           \
+             : mode  ? divisionWithMode                  \
+                     : trueDivision)                      \
+      .fold(inplace || mode ? nullptr : folds::divByOne) \
+      .derivative(KILN_DIV_DERIVATIVE_##mode)
+// Rounded quotients are piecewise constant: no gradient.
+#define KILN_DIV_DERIVATIVE_false \
+  { "self: grad / other", "other: -grad * self / (other * other)" }
+#define KILN_DIV_DERIVATIVE_true                                                                                \
+  {                                                                                                             \
+    "self: grad / other if rounding_mode is None else grad * 0",                                                \
+        "other: -grad * self / (other * other) if rounding_mode is None else grad * 0", "grad_fn: DivBackward2" \
+  }
 #define KILN_DIVIDE_DESCRIPTION(inplace, mode) .aliasOf(inplace ? "aten::div_" : "aten::div")
 
 const auto multiplication = elementwise(TypeRule::Promote, DtypeSet::All, "k_mul($self, $other)");
@@ -627,10 +647,15 @@ KILN_REGISTER_OPS(
 
     op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
        [](const Tensor& self, const Tensor& exponent) { return pow(self, exponent); })
+        .derivative({"self: grad * exponent * self.pow(exponent - 1)",
+                     "exponent: grad * torch.where((self == 0) & (exponent >= 0), torch.zeros_like(result), result * "
+                     "self.log())",
+                     "grad_fn: PowBackward1"})
         .shape(powOp)
         .pointwise(power),
     op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
        [](const Tensor& self, const Scalar& exponent) { return pow(self, exponent); })
+        .derivative({"self: grad * 0 if exponent == 0 else grad * exponent * self.pow(exponent - 1)"})
         .shape(powOp)
         .pointwise(elementwise(TypeRule::Promote, DtypeSet::NoBool, nullptr, checkPowScalar, emitPowScalar)),
     op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
@@ -686,9 +711,13 @@ KILN_REGISTER_OPS(
        [](Tensor self, const Scalar& other) { return copysign_(self, scalarToTensor(other)); }),
 
     KILN_TENSOR_BINARY_OPS("maximum", maximum, arithmetic,
-                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_maximum($self, $other)"))),
+                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_maximum($self, $other)"))
+                               .derivative({"self: torch.where(self == other, grad / 2, grad * (self > other))",
+                                            "other: torch.where(self == other, grad / 2, grad * (other > self))"})),
     KILN_TENSOR_BINARY_OPS("minimum", minimum, arithmetic,
-                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_minimum($self, $other)"))),
+                           .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, "k_minimum($self, $other)"))
+                               .derivative({"self: torch.where(self == other, grad / 2, grad * (self < other))",
+                                            "other: torch.where(self == other, grad / 2, grad * (other < self))"})),
     KILN_TENSOR_BINARY_OPS("logical_and", logicalAnd, comparison, .pointwise(logical("(bool)$self && (bool)$other"))),
     KILN_TENSOR_BINARY_INPLACE_OP("logical_and", logicalAnd),
     KILN_TENSOR_BINARY_OPS("logical_or", logicalOr, comparison, .pointwise(logical("(bool)$self || (bool)$other"))),
@@ -870,12 +899,15 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar", KILN_BIT
          [](Tensor self, const Tensor& bound) { return clamp_(self, min_bound, max_bound); })
 
 KILN_REGISTER_OPS(
-    KILN_CLAMP_OPS("clamp",
-                   .shape(clampOp).pointwise(elementwise(TypeRule::Promote, DtypeSet::NoBool, nullptr, checkClampScalar,
-                                                         emitClampScalar)),
-                   .shape(clampOp).pointwise(elementwise(TypeRule::Promote, DtypeSet::All, nullptr, checkClampTensor,
-                                                         emitClampTensor)),
-                   .shape(clampOp), ),
+    KILN_CLAMP_OPS(
+        "clamp",
+        .shape(clampOp)
+            .pointwise(elementwise(TypeRule::Promote, DtypeSet::NoBool, nullptr, checkClampScalar, emitClampScalar))
+            .derivative({"self: grad * (self.clamp(min, max) == self)", "grad_fn: ClampBackward1"}),
+        .shape(clampOp)
+            .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, nullptr, checkClampTensor, emitClampTensor))
+            .derivative({"self: grad * (self.clamp(min, max) == self)"}),
+        .shape(clampOp), ),
     KILN_CLAMP_OPS("clip", .shape(clampOp).aliasOf("aten::clamp"), .shape(clampOp).aliasOf("aten::clamp"),
                    .shape(clampOp).aliasOf("aten::clamp"), .aliasOf("aten::clamp_")),
     KILN_CLAMP_SIDE_OPS("clamp_min", "min", clampMin, bound, Tensor(), clampMinOp,
@@ -920,18 +952,21 @@ KILN_REGISTER_OPS(
 
     op("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
        [](const Tensor& condition, const Tensor& self, const Tensor& other) { return where(condition, self, other); })
+        .derivative({"self: torch.where(condition, grad, 0.)", "other: torch.where(condition, 0., grad)"})
         .shape(whereOp)
         .pointwise(selection),
     op("aten::where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
        [](const Tensor& condition, const Scalar& self, const Tensor& other) {
          return where(condition, scalarToTensor(self), other);
        })
+        .derivative({"other: torch.where(condition, 0., grad)", "grad_fn: WhereBackward0"})
         .shape(whereOp)
         .pointwise(selection),
     op("aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
        [](const Tensor& condition, const Tensor& self, const Scalar& other) {
          return where(condition, self, scalarToTensor(other));
        })
+        .derivative({"self: torch.where(condition, grad, 0.)", "grad_fn: WhereBackward0"})
         .shape(whereOp)
         .pointwise(selection),
     op("aten::where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",

@@ -43,9 +43,11 @@ KILN_REGISTER_OPS(
     // sum, mean, prod
     op("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, OptionalDims dim, bool keepdim, Dtype dtype) { return sum(self, dim, keepdim, dtype); })
+        .derivative({"self: _sum_backward(grad, self.size(), dim, keepdim)", "grad_fn: SumBackward1"})
         .shape(shapes::reduceUpcast),
     op("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, Dtype dtype) { return sum(self, std::nullopt, false, dtype); })
+        .derivative({"self: grad.expand(self.size())"})
         .shape(shapes::reduceUpcast),
     op("aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
        "Tensor(a!) out) -> Tensor(a!)",
@@ -60,9 +62,12 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceUpcast),
     op("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, Dtype dtype) { return mean(self, std::nullopt, false, dtype); })
+        .derivative({"self: grad.expand(self.size()) / self.numel()"})
         .shape(shapes::reduceDtype),
     op("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, OptionalDims dim, bool keepdim, Dtype dtype) { return mean(self, dim, keepdim, dtype); })
+        .derivative({"self: _sum_backward(grad, self.size(), dim, keepdim) / _reduced_count(self.size(), dim)",
+                     "grad_fn: MeanBackward1"})
         .shape(shapes::reduceDtype),
     op("aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
        "Tensor(a!) out) -> Tensor(a!)",
@@ -91,10 +96,15 @@ KILN_REGISTER_OPS(
     // max, min
     op("aten::max.other(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return max(self, other); })
+        .derivative({"self: torch.where(self == other, grad / 2, grad * (self > other))",
+                     "other: torch.where(self == other, grad / 2, grad * (other > self))", "grad_fn: MaximumBackward0"})
         .shape(shapes::arithmetic),
-    op("aten::max(Tensor self) -> Tensor", [](const Tensor& self) { return max(self); }).shape(shapes::reduceSame),
+    op("aten::max(Tensor self) -> Tensor", [](const Tensor& self) { return max(self); })
+        .derivative({"self: _evenly_distribute(grad, self, result)", "grad_fn: MaxBackward1"})
+        .shape(shapes::reduceSame),
     op("aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
        [](const Tensor& self, int64_t dim, bool keepdim) { return max(self, dim, keepdim); })
+        .derivative({"self: _select_backward(grad, self, dim, keepdim, indices)", "non_differentiable: indices"})
         .shape(shapes::reduceWithIndices),
     op("aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> "
        "(Tensor(a!) values, Tensor(b!) indices)",
@@ -108,10 +118,15 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceSame),
     op("aten::min.other(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return min(self, other); })
+        .derivative({"self: torch.where(self == other, grad / 2, grad * (self < other))",
+                     "other: torch.where(self == other, grad / 2, grad * (other < self))", "grad_fn: MinimumBackward0"})
         .shape(shapes::arithmetic),
-    op("aten::min(Tensor self) -> Tensor", [](const Tensor& self) { return min(self); }).shape(shapes::reduceSame),
+    op("aten::min(Tensor self) -> Tensor", [](const Tensor& self) { return min(self); })
+        .derivative({"self: _evenly_distribute(grad, self, result)", "grad_fn: MinBackward1"})
+        .shape(shapes::reduceSame),
     op("aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
        [](const Tensor& self, int64_t dim, bool keepdim) { return min(self, dim, keepdim); })
+        .derivative({"self: _select_backward(grad, self, dim, keepdim, indices)", "non_differentiable: indices"})
         .shape(shapes::reduceWithIndices),
     op("aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> "
        "(Tensor(a!) values, Tensor(b!) indices)",
@@ -320,12 +335,14 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceFloat),
     op("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, int64_t dim, Dtype dtype) { return softmax(self, dim, dtype); })
+        .derivative({"self: (grad - (grad * result).sum(dim, keepdim=True)) * result", "grad_fn: SoftmaxBackward0"})
         .shape(shapes::softmaxOp),
     op("aten::softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return softmaxOut(self, dim, dtype, out); })
         .shape(shapes::softmaxOp),
     op("aten::log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, int64_t dim, Dtype dtype) { return logSoftmax(self, dim, dtype); })
+        .derivative({"self: grad - result.exp() * grad.sum(dim, keepdim=True)", "grad_fn: LogSoftmaxBackward0"})
         .shape(shapes::softmaxOp),
     op("aten::log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return logSoftmaxOut(self, dim, dtype, out); })
@@ -335,6 +352,7 @@ KILN_REGISTER_OPS(
          checkNoHalfToFloat(half_to_float);
          return softmax(self, dim);
        })
+        .derivative({"self: (grad - (grad * result).sum(dim, keepdim=True)) * result", "grad_fn: SoftmaxBackward0"})
         .shape(shapes::internalSoftmax),
     op("aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, bool half_to_float, Tensor out) {

@@ -74,6 +74,7 @@ KILN_REGISTER_OPS(
     // Views.
     op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef size) { return view(self, size); })
+        .derivative({"self: grad.reshape(self.size())"})
         .shape(shapes::view),
     op("aten::view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)",
        [](const Tensor& self, ScalarType dtype) { return viewDtype(self, dtype); })
@@ -84,6 +85,7 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef shape) { return reshape(self, shape); })
+        .derivative({"self: grad.reshape(self.size())", "grad_fn: ReshapeAliasBackward0"})
         .shape(shapes::view),
     op("aten::reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)",
        [](const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); })
@@ -91,10 +93,13 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::ravel(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return reshape(self, DimVector{-1}); })
         .shape(shapes::ravel),
-    op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); }).shape(shapes::transpose2d),
+    op("aten::t(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return t(self); })
+        .derivative({"self: grad.t()", "grad_fn: TBackward0"})
+        .shape(shapes::transpose2d),
     op("aten::t_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return t_(self); }),
     op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
        [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
+        .derivative({"self: grad.transpose(dim0, dim1)"})
         .shape(shapes::transpose),
     op("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); }),
@@ -114,6 +119,7 @@ KILN_REGISTER_OPS(
         .aliasOf("aten::transpose_"),
     op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef dims) { return permute(self, dims); })
+        .derivative({"self: _permute_backward(grad, dims)"})
         .shape(shapes::permute),
     op("aten::numpy_T(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); })
         .shape(shapes::numpyT),
@@ -157,12 +163,14 @@ KILN_REGISTER_OPS(
         .shape(shapes::movedim),
     op("aten::select.int(Tensor(a) self, int dim, int index) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, int64_t index) { return select(self, dim, index); })
+        .derivative({"self: torch.zeros_like(self).select_scatter(grad, dim, index)"})
         .shape(shapes::select),
     op("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> "
        "Tensor(a)",
        [](const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
          return slice(self, dim, start, end, step);
        })
+        .derivative({"self: torch.zeros_like(self).slice_scatter(grad, dim, start, end, step)"})
         .shape(shapes::slice),
     op("aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, int64_t start, int64_t length) { return narrow(self, dim, start, length); })
@@ -174,49 +182,60 @@ KILN_REGISTER_OPS(
         .shape(shapes::narrow),
     op("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef size, bool) { return expand(self, size); })
+        .derivative({"self: grad"})
         .shape(shapes::expand),
     op("aten::expand_as(Tensor(a) self, Tensor other) -> Tensor(a)",
        [](const Tensor& self, const Tensor& other) { return expand(self, other.sizes()); })
+        .derivative({"self: grad", "grad_fn: ExpandBackward0"})
         .shape(shapes::expandAs)
         .traits(OpTrait::OnlySelfRequiresGrad),
     op("aten::broadcast_tensors(Tensor[] tensors) -> Tensor[]", broadcastTensors),
     op("aten::squeeze(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return squeeze(self); })
+        .derivative({"self: grad.reshape(self.size())"})
         .shape(shapes::squeeze),
     op("aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
        [](const Tensor& self, int64_t dim) { return squeeze(self, dim); })
+        .derivative({"self: grad.reshape(self.size())", "grad_fn: SqueezeBackward1"})
         .shape(shapes::squeeze),
     op("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return squeeze_(self); }),
     op("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)",
        [](Tensor self, int64_t dim) { return squeeze_(self, dim); }),
     op("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
        [](const Tensor& self, int64_t dim) { return unsqueeze(self, dim); })
+        .derivative({"self: grad.squeeze(dim)"})
         .shape(shapes::unsqueeze),
     op("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)",
        [](Tensor self, int64_t dim) { return unsqueeze_(self, dim); }),
     op("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
        [](const Tensor& self, int64_t start_dim, int64_t end_dim) { return flatten(self, start_dim, end_dim); })
+        .derivative({"self: grad.reshape(self.size())", "grad_fn: ReshapeAliasBackward0"})
         .shape(shapes::flatten),
     op("aten::unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, IntArrayRef sizes) { return unflatten(self, dim, sizes); })
         .shape(shapes::unflatten),
     op("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, int64_t dim) { return unbind(self, dim); })
+        .derivative({"self: torch.stack(grads, dim)"})
         .shape(shapes::unbind),
     op("aten::chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, int64_t chunks, int64_t dim) { return chunk(self, chunks, dim); })
+        .derivative({"self: torch.cat(grads, dim)", "grad_fn: SplitBackward0"})
         .shape(shapes::chunk),
     // split.Tensor first: an int[] parameter also accepts a bare int from Python.
     op("aten::split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, int64_t split_size, int64_t dim) { return split(self, split_size, dim); })
+        .derivative({"self: torch.cat(grads, dim)", "grad_fn: SplitBackward0"})
         .shape(shapes::split),
     op("aten::split.sizes(Tensor(a -> *) self, int[] split_size, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); })
+        .derivative({"self: torch.cat(grads, dim)", "grad_fn: SplitWithSizesBackward0"})
         .shape(shapes::splitWithSizes),
     op("aten::split(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); })
         .shape(shapes::split),
     op("aten::split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
        [](const Tensor& self, IntArrayRef sizes, int64_t dim) { return splitWithSizes(self, sizes, dim); })
+        .derivative({"self: torch.cat(grads, dim)"})
         .shape(shapes::splitWithSizes),
     // The unsafe_ forms differ only in autograd's view tracking, which kiln does not do.
     op("aten::unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
@@ -264,7 +283,8 @@ KILN_REGISTER_OPS(
        [](Tensor self) {
          self.impl()->setRequiresGrad(false);
          return self;
-       }),
+       })
+        .traits(OpTrait::NeverRequiresGrad),
 
     // Geometry queries.
     op("aten::size.int(Tensor self, int dim) -> int",
@@ -279,9 +299,11 @@ KILN_REGISTER_OPS(
     // Copies.
     op("aten::contiguous(Tensor(a) self, *, MemoryFormat memory_format=0) -> Tensor(a)",
        [](const Tensor& self, int64_t format) { return contiguous(self, memoryFormatFromInt(format)); })
+        .derivative({"self: grad", "grad_fn: CloneBackward0"})
         .shape(shapes::contiguousOp),
     op("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
        [](const Tensor& self, std::optional<int64_t> format) { return cloneWith(self, format); })
+        .derivative({"self: grad"})
         .shape(shapes::sameDtype),
     op("aten::clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, std::optional<int64_t> format, Tensor out) {
@@ -307,6 +329,7 @@ KILN_REGISTER_OPS(
     // Shape operations.
     op("aten::cat(Tensor[] tensors, int dim=0) -> Tensor",
        [](const std::vector<Tensor>& tensors, int64_t dim) { return cat(tensors, dim); })
+        .derivative({"tensors: _cat_backward(grad, tensors, dim)"})
         .shape(shapes::cat),
     op("aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
        [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return catOut(tensors, dim, out); })
@@ -321,6 +344,7 @@ KILN_REGISTER_OPS(
         .aliasOf("aten::cat"),
     op("aten::stack(Tensor[] tensors, int dim=0) -> Tensor",
        [](const std::vector<Tensor>& tensors, int64_t dim) { return stack(tensors, dim); })
+        .derivative({"tensors: grad.unbind(dim)"})
         .shape(shapes::stack),
     op("aten::stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
        [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) { return stackOut(tensors, dim, out); })

@@ -11,6 +11,34 @@ namespace kiln {
 void* TensorImpl::operator new(size_t size) { return smallAlloc(size); }
 void TensorImpl::operator delete(void* p, size_t size) { smallFree(p, size); }
 
+namespace {
+
+// Before kiln/autograd installs its record: the flag alone.
+class RequiresGradFlag final : public AutogradMetaInterface {
+ public:
+  bool requiresGrad() const override { return requires_grad_; }
+  void setRequiresGrad(bool value) override { requires_grad_ = value; }
+
+ private:
+  bool requires_grad_ = false;
+};
+
+std::unique_ptr<AutogradMetaInterface> makeRequiresGradFlag() { return std::make_unique<RequiresGradFlag>(); }
+
+AutogradMetaFactory autograd_meta_factory = &makeRequiresGradFlag;
+
+}  // namespace
+
+void setAutogradMetaFactory(AutogradMetaFactory factory) { autograd_meta_factory = factory; }
+
+void TensorImpl::setRequiresGrad(bool value) {
+  if (!autograd_meta_) {
+    if (!value) return;
+    autograd_meta_ = autograd_meta_factory();
+  }
+  autograd_meta_->setRequiresGrad(value);
+}
+
 TensorImpl::TensorImpl(StoragePtr storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)
     : storage_(std::move(storage)), storage_offset_(storage_offset), sizes_(sizes), strides_(strides), dtype_(dtype) {
@@ -130,9 +158,9 @@ Tensor emptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype) {
 }
 
 Tensor makeView(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
-  auto impl = makeIntrusive<TensorImpl>(base.storage(), base.dtype(), sizes, strides, storage_offset);
-  impl->setRequiresGrad(base.requiresGrad());
-  return Tensor(std::move(impl));
+  // A view of a tensor that requires grad gets its grad_fn from autograd,
+  // which records the op that made it; the view itself starts plain.
+  return Tensor(makeIntrusive<TensorImpl>(base.storage(), base.dtype(), sizes, strides, storage_offset));
 }
 
 Tensor scalarToTensor(const Scalar& s, ScalarType dtype) {

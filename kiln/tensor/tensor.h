@@ -5,6 +5,7 @@
 // view reach the base.
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,21 @@ namespace kiln {
 
 using DimVector = SmallVector<int64_t, 5>;
 using IntArrayRef = ArrayRef<int64_t>;
+
+// Autograd's record of one tensor (its grad, grad_fn, hooks; the concrete
+// type lives in kiln/autograd), null for tensors that never required grad,
+// so that plain tensors pay one null pointer. The tensor layer knows only
+// whether it requires grad.
+class AutogradMetaInterface {
+ public:
+  virtual ~AutogradMetaInterface() = default;
+  virtual bool requiresGrad() const = 0;
+  virtual void setRequiresGrad(bool value) = 0;
+};
+// Makes the record for a tensor that starts to require grad; kiln/autograd
+// installs its own at load time (the default keeps the flag alone).
+using AutogradMetaFactory = std::unique_ptr<AutogradMetaInterface> (*)();
+void setAutogradMetaFactory(AutogradMetaFactory factory);
 
 class TensorImpl : public RefCounted {
  public:
@@ -37,8 +53,11 @@ class TensorImpl : public RefCounted {
   // promotion only by category (PyTorch's "wrapped number").
   bool isWrappedNumber() const { return is_wrapped_number_; }
   void setWrappedNumber(bool value) { is_wrapped_number_ = value; }
-  bool requiresGrad() const { return requires_grad_; }
-  void setRequiresGrad(bool value) { requires_grad_ = value; }
+  bool requiresGrad() const { return autograd_meta_ && autograd_meta_->requiresGrad(); }
+  // Makes the autograd record when it turns requires_grad on.
+  void setRequiresGrad(bool value);
+  AutogradMetaInterface* autogradMeta() const { return autograd_meta_.get(); }
+  void setAutogradMeta(std::unique_ptr<AutogradMetaInterface> meta) { autograd_meta_ = std::move(meta); }
 
   // Changes the view in place (used by resize_/as_strided_ and by the
   // kernels that allocate outputs).
@@ -56,7 +75,7 @@ class TensorImpl : public RefCounted {
   ScalarType dtype_;
   bool is_contiguous_ = true;
   bool is_wrapped_number_ = false;
-  bool requires_grad_ = false;
+  std::unique_ptr<AutogradMetaInterface> autograd_meta_;
 };
 
 class Tensor {

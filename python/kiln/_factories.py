@@ -11,11 +11,18 @@ def _numpy_dtype(dt):
     return np.dtype(builtins.bool) if dt is _dtype.bool else np.dtype(dt._name)
 
 
-def tensor(data, dtype=None):
+def tensor(data, dtype=None, requires_grad=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors).
 
     Like torch.tensor: Python floats become float32, ints int64, bools bool.
     """
+    result = _tensor(data, dtype)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def _tensor(data, dtype):
     if isinstance(data, _C.Tensor):
         data = data.numpy()
     from_python = not isinstance(data, np.ndarray)

@@ -11,7 +11,12 @@ def op(name):
 
 def _make_function(dispatcher):
     def function(*args, **kwargs):
-        return dispatcher(*args, **kwargs)
+        # torch's Python factories take requires_grad=, which no schema has.
+        requires_grad = kwargs.pop("requires_grad", False)
+        result = dispatcher(*args, **kwargs)
+        if requires_grad:
+            result.requires_grad_(True)
+        return result
 
     function.__name__ = dispatcher.name
     function.__qualname__ = dispatcher.name

@@ -2,8 +2,8 @@
 kiln.set_grad_enabled(mode) (a function and a context manager) and
 kiln.is_grad_enabled(), per thread. Scripts read the same flag
 (aten::is_grad_enabled), so a torch 1.13 module that decides on it (the
-Transformer encoder's inference fast path) decides as in torch. kiln has no
-autograd yet (issue 21): the flag changes no result, only those decisions."""
+Transformer encoder's inference fast path) decides as in torch. Eager
+autograd records operations only while it is on."""
 import functools
 
 from ._C import _set_grad_enabled, is_grad_enabled

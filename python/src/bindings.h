@@ -54,6 +54,7 @@ std::optional<IValue> scriptValueToIValue(py::handle obj, const TypePtr& type, C
 IValue argumentToIValue(const GraphFunction& f, size_t position, py::handle given);
 
 void bindTensor(py::module_& m);
+void bindAutograd(py::module_& m);
 void bindDispatch(py::module_& m);
 void bindIndexing(py::module_& m);
 void bindIR(py::module_& m);

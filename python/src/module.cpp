@@ -30,6 +30,7 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("name"));
   bindTensor(m);
+  bindAutograd(m);
   bindDispatch(m);
   bindIndexing(m);
   bindIR(m);

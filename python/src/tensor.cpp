@@ -139,26 +139,13 @@ void bindTensor(py::module_& m) {
   m.def("from_numpy", &fromNumpy, py::arg("ndarray"), "A tensor sharing memory with a numpy array.");
 
   py::class_<Tensor>(m, "Tensor", py::dynamic_attr())
-      // Carried with the tensor (kiln.nn.Parameter sets it; archives and
-      // torch.save files keep it); kiln has no autograd yet, so it changes
-      // nothing else.
-      .def_property(
-          "requires_grad", [](const Tensor& t) { return t.requiresGrad(); },
-          [](Tensor& t, bool value) { t.impl()->setRequiresGrad(value); })
-      .def(
-          "requires_grad_",
-          [](Tensor& t, bool value) {
-            t.impl()->setRequiresGrad(value);
-            return t;
-          },
-          py::arg("requires_grad") = true)
+      // requires_grad, grad, grad_fn, is_leaf, backward: python/src/autograd.cpp.
       .def_property_readonly(
           "shape",
           [](const Tensor& t) { return py::tuple(py::cast(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()))); })
       .def_property_readonly("dtype", [](const Tensor& t) { return dtypeObject(t.dtype()); })
       .def_property_readonly("ndim", &Tensor::dim)
       .def_property_readonly("_is_wrapped_number", &Tensor::isWrappedNumber)
-      .def_property_readonly("is_leaf", [](const Tensor&) { return true; })
       .def_property_readonly("device", [](const Tensor&) { return py::str("cpu"); })
       .def("dim", &Tensor::dim)
       .def("ndimension", &Tensor::dim)

@@ -74,8 +74,9 @@ def test_parameter_changes_after_a_call_are_seen():
     k = _kiln_module(model).eval()
     x = torch.randn(1, 8, 7, 7)
     _check(k, model, x)
-    # In place.
-    k.c1.weight.mul_(2)
+    # In place (outside autograd, as torch requires for a leaf that requires grad).
+    with kiln.no_grad():
+        k.c1.weight.mul_(2)
     with torch.no_grad():
         model.c1.weight.mul_(2)
     _check(k, model, x)

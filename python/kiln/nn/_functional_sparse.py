@@ -22,7 +22,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None, 
             pad = padding_idx
     if max_norm is not None:
         input = input.contiguous()
-        kiln.embedding_renorm_(weight, input, max_norm, norm_type)
+        with kiln.no_grad():  # as torch: renormalizing the weight is not part of the graph
+            kiln.embedding_renorm_(weight, input, max_norm, norm_type)
     return kiln.embedding(weight, input, pad, scale_grad_by_freq, sparse)
 
 
@@ -61,7 +62,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
     else:
         raise ValueError("mode has to be one of sum, mean or max")
     if max_norm is not None:
-        kiln.embedding_renorm_(weight, input, max_norm, norm_type)
+        with kiln.no_grad():
+            kiln.embedding_renorm_(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   "supported for mode='sum' (got mode='{}'). Please open a feature request on "

@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 
 from .. import _C
 from .. import _dtype
+from .._grad_mode import no_grad
 from .parameter import Parameter
 
 
@@ -388,8 +389,10 @@ class Module:
 
     def _assign_state(self, name, param, value):
         # In place, as torch does: everything sharing the tensor (a scripted
-        # copy of this module, an optimizer) sees the loaded values.
-        param.copy_(value)
+        # copy of this module, an optimizer) sees the loaded values; not
+        # recorded by autograd (parameters are leaves that require grad).
+        with no_grad():
+            param.copy_(value)
 
     def load_state_dict(self, state_dict, strict=True):
         """Copies tensors from `state_dict` into this module's parameters and

@@ -47,15 +47,17 @@ class _NormBase(Module):
 
     def reset_running_stats(self):
         if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
+            with kiln.no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
         self.reset_running_stats()
         if self.affine:
-            self.weight.fill_(1)
-            self.bias.zero_()
+            with kiln.no_grad():  # initializing leaves that require grad, as torch.nn.init does
+                self.weight.fill_(1)
+                self.bias.zero_()
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -219,8 +221,9 @@ class GroupNorm(Module):
 
     def reset_parameters(self):
         if self.affine:
-            self.weight.fill_(1)
-            self.bias.zero_()
+            with kiln.no_grad():  # initializing leaves that require grad, as torch.nn.init does
+                self.weight.fill_(1)
+                self.bias.zero_()
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -9,9 +9,9 @@ class Parameter(_C.Tensor):
     Assigning a Parameter to a Module attribute registers it (it appears in
     parameters() and state_dict()). `Parameter(t)` aliases `t`: both name the
     same tensor, so in-place changes through either are seen by both (torch
-    shares the storage the same way). kiln has no autograd: `requires_grad`
-    is the tensor's flag, kept for code that reads it and written to archives
-    and state dicts (torch.jit.load sees it), and means nothing else."""
+    shares the storage the same way). `requires_grad` (True by default) makes
+    it a leaf that accumulates gradients in `.grad`, and is written to
+    archives and state dicts (torch.jit.load sees it)."""
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:

@@ -8,6 +8,8 @@ follow torch 1.13's (the same checks and messages); kiln.script compiles them
 for padded input. Eagerly, the stacked layers also take a PackedSequence
 (kiln.nn.utils.rnn), as torch's do."""
 import math
+
+import kiln
 import warnings
 from typing import List, Optional, Tuple  # noqa: F401  (TorchScript annotations)
 
@@ -101,8 +103,9 @@ class RNNBase(Module):
 
     def reset_parameters(self):
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            weight.uniform_(-stdv, stdv)
+        with kiln.no_grad():  # initializing leaves that require grad, as torch.nn.init does
+            for weight in self.parameters():
+                weight.uniform_(-stdv, stdv)
 
     @property
     def all_weights(self):
@@ -397,8 +400,9 @@ class RNNCellBase(Module):
 
     def reset_parameters(self):
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            weight.uniform_(-stdv, stdv)
+        with kiln.no_grad():  # initializing leaves that require grad, as torch.nn.init does
+            for weight in self.parameters():
+                weight.uniform_(-stdv, stdv)
 
 
 class RNNCell(RNNCellBase):

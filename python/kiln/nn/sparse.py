@@ -59,9 +59,10 @@ class Embedding(Module):
         self.sparse = sparse
 
     def reset_parameters(self):
-        self.weight.normal_()
-        if self.padding_idx is not None:
-            self.weight[self.padding_idx].fill_(0)
+        with kiln.no_grad():  # initializing a leaf that requires grad
+            self.weight.normal_()
+            if self.padding_idx is not None:
+                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -124,9 +125,10 @@ class EmbeddingBag(Module):
         self.include_last_offset = include_last_offset
 
     def reset_parameters(self):
-        self.weight.normal_()
-        if self.padding_idx is not None:
-            self.weight[self.padding_idx].fill_(0)
+        with kiln.no_grad():  # initializing a leaf that requires grad
+            self.weight.normal_()
+            if self.padding_idx is not None:
+                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor, offsets: Optional[Tensor] = None,
                 per_sample_weights: Optional[Tensor] = None) -> Tensor:

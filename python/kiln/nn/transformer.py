@@ -32,12 +32,14 @@ def _fans(t):
 def _xavier_uniform_(t, gain=1.0):
     fan_in, fan_out = _fans(t)
     a = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return t.uniform_(-a, a)
+    with kiln.no_grad():  # initializing a leaf that requires grad, as torch.nn.init does
+        return t.uniform_(-a, a)
 
 
 def _xavier_normal_(t, gain=1.0):
     fan_in, fan_out = _fans(t)
-    return t.normal_(0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    with kiln.no_grad():
+        return t.normal_(0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
 
 
 def _empty(shape):
@@ -111,8 +113,9 @@ class MultiheadAttention(Module):
             _xavier_uniform_(self.k_proj_weight)
             _xavier_uniform_(self.v_proj_weight)
         if self.in_proj_bias is not None:
-            self.in_proj_bias.zero_()
-            self.out_proj.bias.zero_()
+            with kiln.no_grad():
+                self.in_proj_bias.zero_()
+                self.out_proj.bias.zero_()
         if self.bias_k is not None:
             _xavier_normal_(self.bias_k)
         if self.bias_v is not None:

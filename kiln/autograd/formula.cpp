@@ -1,0 +1,321 @@
+#include "kiln/autograd/formula.h"
+
+#include <cctype>
+#include <set>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "kiln/core/derivative_spec.h"
+#include "kiln/core/op_description.h"
+#include "kiln/frontend/ir_emitter.h"
+#include "kiln/frontend/parser.h"
+#include "kiln/ir/graph.h"
+#include "kiln/passes/cleanup.h"
+#include "kiln/passes/constant_propagation.h"
+#include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/inliner.h"
+#include "kiln/runtime/code.h"
+#include "kiln/runtime/function.h"
+
+namespace kiln::autograd {
+
+namespace {
+
+// Helpers the formulas call, as derivatives.yaml's formulas call the C++
+// functions of FunctionsManual.cpp; written in TorchScript, so that they
+// inline into the backward graphs.
+const char* kPrelude = R"(
+def _sum_backward(grad: Tensor, sizes: List[int], dims: Optional[List[int]], keepdim: bool) -> Tensor:
+    n = len(sizes)
+    if keepdim or n == 0 or dims is None:
+        return grad.expand(sizes)
+    if len(dims) == 0:
+        return grad.expand(sizes)
+    shape: List[int] = []
+    for i in range(n):
+        reduced = False
+        for d in dims:
+            if d == i or d + n == i:
+                reduced = True
+        if reduced:
+            shape.append(1)
+        else:
+            shape.append(sizes[i])
+    return grad.reshape(shape).expand(sizes)
+
+def _reduced_count(sizes: List[int], dims: Optional[List[int]]) -> int:
+    n = len(sizes)
+    count = 1
+    for i in range(n):
+        reduced = dims is None
+        if dims is not None:
+            if len(dims) == 0:
+                reduced = True
+            for d in dims:
+                if d == i or d + n == i:
+                    reduced = True
+        if reduced:
+            count *= sizes[i]
+    return count
+
+def _select_backward(grad: Tensor, self: Tensor, dims: int, keepdim: bool, indices: Tensor) -> Tensor:
+    if not keepdim and self.dim() > 0:
+        grad = grad.unsqueeze(dims)
+        indices = indices.unsqueeze(dims)
+    return torch.zeros_like(self).scatter(dims, indices, grad)
+
+def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    mask = self == result
+    return mask * (grad / mask.sum())
+
+def _unsqueeze_to(grad: Tensor, dim: List[int], sizes: List[int]) -> Tensor:
+    n = len(sizes)
+    for i in range(n):
+        for d in dim:
+            if (d == i or d + n == i) and sizes[i] == 1:
+                grad = grad.unsqueeze(i)
+    return grad
+
+def _permute_backward(grad: Tensor, dims: List[int]) -> Tensor:
+    n = len(dims)
+    inverse = [0 for _ in range(n)]
+    for i in range(n):
+        inverse[dims[i] % n] = i
+    return grad.permute(inverse)
+
+def _cat_backward(grad: Tensor, tensors: List[Tensor], dim: int) -> List[Tensor]:
+    sizes: List[int] = []
+    for t in tensors:
+        sizes.append(t.size(dim))
+    return grad.split_with_sizes(sizes, dim)
+
+def _matmul_backward_self(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    if self.dim() == 1 and other.dim() == 1:
+        return grad * other
+    if self.dim() == 1:
+        return torch.matmul(grad.unsqueeze(-2), other.transpose(-1, -2)).squeeze(-2)
+    if other.dim() == 1:
+        return grad.unsqueeze(-1) * other
+    return torch.matmul(grad, other.transpose(-1, -2))
+
+def _matmul_backward_other(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    if self.dim() == 1 and other.dim() == 1:
+        return grad * self
+    if other.dim() == 1:
+        return torch.matmul(self.transpose(-1, -2), grad.unsqueeze(-1)).squeeze(-1)
+    if self.dim() == 1:
+        return torch.matmul(self.unsqueeze(-1), grad.unsqueeze(-2))
+    return torch.matmul(self.transpose(-1, -2), grad)
+
+)";
+
+// "log_softmax" -> "LogSoftmax".
+std::string camelCase(const std::string& name) {
+  std::string out;
+  bool upper = true;
+  for (char c : name) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
+}
+
+// The identifiers an expression names (not attributes: `x.cos` names x only).
+std::set<std::string> namesIn(const std::string& expr) {
+  std::set<std::string> names;
+  size_t i = 0;
+  while (i < expr.size()) {
+    char c = expr[i];
+    if (c == '"' || c == '\'') {
+      size_t end = expr.find(c, i + 1);
+      i = end == std::string::npos ? expr.size() : end + 1;
+      continue;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = i;
+      while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '_')) ++i;
+      bool attribute = start > 0 && expr[start - 1] == '.';
+      if (!attribute) names.insert(expr.substr(start, i - start));
+      continue;
+    }
+    ++i;
+  }
+  return names;
+}
+
+// Renames `self` (a method's receiver in TorchScript) in an expression.
+std::string renameSelf(const std::string& expr) {
+  std::string out;
+  size_t i = 0;
+  while (i < expr.size()) {
+    if (std::isalpha(static_cast<unsigned char>(expr[i])) || expr[i] == '_') {
+      size_t start = i;
+      while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '_')) ++i;
+      std::string word = expr.substr(start, i - start);
+      bool attribute = start > 0 && expr[start - 1] == '.';
+      out += (!attribute && word == "self") ? "self_" : word;
+      continue;
+    }
+    out += expr[i++];
+  }
+  return out;
+}
+
+std::string resultName(const FunctionSchema& schema, size_t i) {
+  const auto& returns = schema.returns();
+  if (!returns[i].name.empty()) return returns[i].name;
+  return returns.size() == 1 ? "result" : "result" + std::to_string(i);
+}
+
+}  // namespace
+
+OpDerivative::OpDerivative(const Operator& op, const DerivativeSpec& spec, const Operator& formula_owner) : op_(op) {
+  const FunctionSchema& schema = op.schema();
+  const std::string& owner_name = formula_owner.schema().name();
+  std::string base = owner_name.substr(owner_name.find("::") + 2);
+  if (!base.empty() && base.back() == '_' && !(base.size() > 1 && base[base.size() - 2] == '_')) base.pop_back();
+  node_name_ = camelCase(base) + "Backward0";
+  for (const auto& [name, expr] : spec.formulas) {
+    if (name == "grad_fn") {
+      node_name_ = expr;
+      continue;
+    }
+    auto index = schema.argumentIndex(name);
+    KILN_INTERNAL_ASSERT(index, "derivative of ", formula_owner.schema(), " names no argument '", name, "'");
+    bool is_list = schema.arguments()[*index].type->kind() == TypeKind::List;
+    formulas_.push_back({*index, is_list, expr});
+  }
+  KILN_INTERNAL_ASSERT(formulas_.size() <= 64, "too many derivative formulas for ", schema);
+  const auto& returns = schema.returns();
+  for (size_t i = 0; i < returns.size(); ++i) {
+    TypeKind kind = returns[i].type->kind();
+    bool tensor = kind == TypeKind::Tensor || (kind == TypeKind::List);
+    bool excluded = false;
+    for (const std::string& name : spec.non_differentiable_outputs) excluded |= name == resultName(schema, i);
+    differentiable_results_.push_back(tensor && !excluded);
+  }
+}
+
+const CompiledFormula& OpDerivative::compiled(uint64_t needed) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [mask, formula] : cache_) {
+    if (mask == needed) return *formula;
+  }
+  cache_.emplace_back(needed, compile(needed));
+  return *cache_.back().second;
+}
+
+std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
+  const FunctionSchema& schema = op_.schema();
+  auto result = std::make_shared<CompiledFormula>();
+  std::set<std::string> used;
+  std::string body;
+  for (size_t f = 0; f < formulas_.size(); ++f) {
+    if (!(needed & (uint64_t{1} << f))) continue;
+    result->outputs.push_back(f);
+    for (const std::string& name : namesIn(formulas_[f].expression)) used.insert(name);
+    body += renameSelf(formulas_[f].expression) + ", ";
+  }
+  std::string params;
+  auto addParam = [&](const std::string& name, const std::string& type, FormulaInput input) {
+    if (!params.empty()) params += ", ";
+    params += (name == "self" ? std::string("self_") : name) + ": " + type;
+    result->inputs.push_back(input);
+  };
+  if (used.count("grad")) addParam("grad", "Tensor", {FormulaInput::Kind::Grad, 0});
+  if (used.count("grads")) addParam("grads", "List[Tensor]", {FormulaInput::Kind::Grads, 0});
+  const auto& args = schema.arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (used.count(args[i].name))
+      addParam(args[i].name, args[i].type->annotationStr(), {FormulaInput::Kind::Argument, i});
+  }
+  const auto& returns = schema.returns();
+  for (size_t i = 0; i < returns.size(); ++i) {
+    std::string name = resultName(schema, i);
+    if (used.count(name)) addParam(name, returns[i].type->annotationStr(), {FormulaInput::Kind::Result, i});
+  }
+  std::string source = std::string(kPrelude) + "def backward(" + params + "):\n    return (" + body + ")\n";
+
+  auto unit = std::make_shared<CompilationUnit>();
+  CompilationTarget target;
+  CompilationUnit* raw = unit.get();
+  target.find = [raw](const std::string& name) -> std::shared_ptr<Function> { return raw->findFunctionShared(name); };
+  target.define = [raw](const std::string& name, std::shared_ptr<Graph> graph,
+                        FunctionSchema fn_schema) -> std::shared_ptr<Function> {
+    runCleanupPasses(graph);
+    raw->createFunction(name, std::move(graph), std::move(fn_schema), /*check_graph=*/false);
+    return raw->findFunctionShared(name);
+  };
+  target.define_class = [](const ClassTypePtr&) { KILN_ERROR("derivative formulas define no classes"); };
+  try {
+    Parser parser(std::make_shared<const Source>(source, "<derivative of " + schema.name() + ">", 1));
+    defineFunctions(parser.parseFile(), nullptr, target);
+  } catch (const Error& e) {
+    KILN_INTERNAL_ASSERT(false, "the derivative formulas of ", schema, " do not compile: ", e.what());
+  }
+  std::shared_ptr<Graph> graph = unit->getFunction("backward").graph()->copy();
+  inlineCalls(graph);
+  constantPropagation(graph);
+  eliminateDeadCode(graph);
+  result->graph = graph;
+  result->code = std::make_shared<const Code>(graph, "backward of " + schema.name());
+  return result;
+}
+
+namespace {
+
+struct DerivativeCache {
+  std::shared_mutex mutex;
+  std::unordered_map<const Operator*, std::unique_ptr<OpDerivative>> by_op;
+  std::unordered_map<const Operator*, bool> missing;
+};
+
+DerivativeCache& derivativeCache() {
+  static auto* cache = new DerivativeCache();
+  return *cache;
+}
+
+// The operator whose formulas `op` uses: its own; for an alias (multiply)
+// those of the operator it names; for `name_` those of `name` with the same
+// overload.
+const Operator* formulaOwner(const Operator& op) {
+  if (op.description().derivative) return &op;
+  const std::string& name = op.schema().name();
+  Symbol target = op.description().alias_of;
+  if (target == Symbol() && name.size() > 2 && name.back() == '_' && name[name.size() - 2] != '_') {
+    target = Symbol::fromQualString(name.substr(0, name.size() - 1));
+  }
+  if (target == Symbol()) return nullptr;
+  OperatorPtr owner = findOperator(target, op.schema().overloadName());
+  if (!owner) return nullptr;
+  // registered operators live as long as the registry
+  return owner.get() == &op ? nullptr : formulaOwner(*owner);
+}
+
+}  // namespace
+
+const OpDerivative* derivativeFor(const Operator& op) {
+  DerivativeCache& cache = derivativeCache();
+  {
+    std::shared_lock lock(cache.mutex);
+    auto it = cache.by_op.find(&op);
+    if (it != cache.by_op.end()) return it->second.get();
+    if (cache.missing.count(&op)) return nullptr;
+  }
+  std::unique_lock lock(cache.mutex);
+  const Operator* owner = formulaOwner(op);
+  if (!owner) {
+    cache.missing[&op] = true;
+    return nullptr;
+  }
+  auto made = std::make_unique<OpDerivative>(op, *owner->description().derivative, *owner);
+  const OpDerivative* raw = made.get();
+  cache.by_op[&op] = std::move(made);
+  return raw;
+}
+
+}  // namespace kiln::autograd

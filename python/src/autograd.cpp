@@ -1,0 +1,143 @@
+// Autograd's Python face: Tensor.grad, grad_fn, backward, is_leaf,
+// retain_grad, register_hook, requires_grad(_), and the functions behind
+// kiln.autograd.grad / kiln.autograd.backward. Backward runs with the GIL
+// held, so that Python hooks may run from the engine.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "kiln/autograd/engine.h"
+#include "kiln/autograd/function.h"
+
+namespace kiln::python {
+
+namespace {
+
+using autograd::Node;
+using autograd::TensorList;
+
+// What a hook registration returns: removing it turns the hook off.
+struct RemovableHandle {
+  std::shared_ptr<bool> active;
+  void remove() { *active = false; }
+};
+
+py::object gradFnObject(const std::shared_ptr<Node>& node) {
+  if (!node) return py::none();
+  return py::cast(node);
+}
+
+TensorList tensorsOf(py::handle obj) {
+  TensorList out;
+  if (obj.is_none()) return out;
+  if (py::isinstance<Tensor>(obj)) {
+    out.push_back(obj.cast<Tensor>());
+    return out;
+  }
+  for (py::handle item : obj) out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+  return out;
+}
+
+std::optional<bool> optionalBool(py::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  return obj.cast<bool>();
+}
+
+}  // namespace
+
+void bindAutograd(py::module_& m) {
+  py::class_<Node, std::shared_ptr<Node>>(m, "_GradFn")
+      .def("name", &Node::name)
+      .def_property_readonly("next_functions",
+                             [](const Node& node) {
+                               py::list out;
+                               for (const autograd::Edge& e : node.nextEdges()) {
+                                 out.append(py::make_tuple(gradFnObject(e.function), e.input_nr));
+                               }
+                               return py::tuple(out);
+                             })
+      .def_property_readonly("variable",
+                             [](const Node& node) -> py::object {
+                               if (auto* acc = dynamic_cast<const autograd::AccumulateGrad*>(&node)) {
+                                 return py::cast(acc->variable());
+                               }
+                               KILN_ERROR("'", node.name(), "' object has no attribute 'variable'");
+                             })
+      .def("__repr__", [](const Node& node) {
+        std::ostringstream out;
+        out << "<" << node.name() << " object at " << static_cast<const void*>(&node) << ">";
+        return out.str();
+      });
+  py::class_<RemovableHandle>(m, "_RemovableHandle").def("remove", &RemovableHandle::remove);
+
+  auto tensor = py::reinterpret_borrow<py::class_<Tensor>>(m.attr("Tensor"));
+  tensor
+      .def_property(
+          "requires_grad", [](const Tensor& t) { return t.requiresGrad(); },
+          [](const Tensor& t, bool value) { autograd::setRequiresGrad(t, value); })
+      .def(
+          "requires_grad_",
+          [](const Tensor& t, bool value) {
+            autograd::setRequiresGrad(t, value);
+            return t;
+          },
+          py::arg("requires_grad") = true)
+      .def_property_readonly("is_leaf", [](const Tensor& t) { return autograd::isLeaf(t); })
+      .def_property_readonly("grad_fn", [](const Tensor& t) { return gradFnObject(autograd::gradFn(t)); })
+      .def_property(
+          "grad",
+          [](const Tensor& t) -> py::object {
+            Tensor g = autograd::grad(t);
+            if (!g.defined()) return py::none();
+            return py::cast(g);
+          },
+          [](const Tensor& t, py::object value) {
+            autograd::setGrad(t, value.is_none() ? Tensor() : value.cast<Tensor>());
+          })
+      .def_property_readonly("retains_grad", [](const Tensor& t) { return autograd::retainsGrad(t); })
+      .def("retain_grad", [](const Tensor& t) { autograd::retainGrad(t); })
+      .def("register_hook",
+           [](const Tensor& t, py::function fn) {
+             RemovableHandle handle{std::make_shared<bool>(true)};
+             std::shared_ptr<bool> active = handle.active;
+             autograd::registerHook(t, [fn, active](const Tensor& g) -> Tensor {
+               if (!*active) return Tensor();
+               py::object result = fn(g);
+               if (result.is_none()) return Tensor();
+               return result.cast<Tensor>();
+             });
+             return handle;
+           })
+      .def(
+          "backward",
+          [](const Tensor& t, py::object gradient, py::object retain_graph, bool create_graph, py::object inputs) {
+            TensorList grads;
+            if (!gradient.is_none()) grads.push_back(gradient.cast<Tensor>());
+            autograd::backward({t}, grads, optionalBool(retain_graph), create_graph, tensorsOf(inputs));
+          },
+          py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false,
+          py::arg("inputs") = py::none());
+
+  m.def(
+      "_autograd_backward",
+      [](py::object tensors, py::object grad_tensors, py::object retain_graph, bool create_graph, py::object inputs) {
+        autograd::backward(tensorsOf(tensors), tensorsOf(grad_tensors), optionalBool(retain_graph), create_graph,
+                           tensorsOf(inputs));
+      },
+      py::arg("tensors"), py::arg("grad_tensors") = py::none(), py::arg("retain_graph") = py::none(),
+      py::arg("create_graph") = false, py::arg("inputs") = py::none());
+  m.def(
+      "_autograd_grad",
+      [](py::object outputs, py::object inputs, py::object grad_outputs, py::object retain_graph, bool create_graph,
+         bool allow_unused) {
+        TensorList result = autograd::grad(tensorsOf(outputs), tensorsOf(inputs), tensorsOf(grad_outputs),
+                                           optionalBool(retain_graph), create_graph, allow_unused);
+        py::list out;
+        for (const Tensor& g : result) out.append(g.defined() ? py::cast(g) : py::none());
+        return py::tuple(out);
+      },
+      py::arg("outputs"), py::arg("inputs"), py::arg("grad_outputs") = py::none(), py::arg("retain_graph") = py::none(),
+      py::arg("create_graph") = false, py::arg("allow_unused") = false);
+}
+
+}  // namespace kiln::python
