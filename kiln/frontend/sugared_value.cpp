@@ -686,11 +686,16 @@ SugaredValuePtr FunctionValue::call(const SourceRange& loc, Graph& graph, const 
   const FunctionSchema& schema = function_->getSchema();
   auto [index, matched] = matchSchemas({&schema}, loc, graph, args, kwargs);
   (void)index;
+  return emitFunctionCall(loc, graph, function_, matched);
+}
+
+SugaredValuePtr emitFunctionCall(const SourceRange& loc, Graph& graph, const std::shared_ptr<Function>& function,
+                                 const MatchedSchema& matched) {
   Node* constant = graph.insertNode(graph.create(prim::Constant));
   // Named as TorchScript names functions: `relu` for `__torch__.torch.nn.functional.relu`.
-  const std::string& qualified = function_->name();
+  const std::string& qualified = function->name();
   constant->s_(attr::name, qualified.substr(qualified.rfind('.') + 1));
-  constant->output()->setType(FunctionType::create(function_->name(), function_));
+  constant->output()->setType(FunctionType::create(function->name(), function));
   std::vector<Value*> inputs = {constant->output()};
   inputs.insert(inputs.end(), matched.inputs.begin(), matched.inputs.end());
   Node* call = graph.insertNode(graph.create(prim::CallFunction, inputs));

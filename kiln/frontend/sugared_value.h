@@ -96,6 +96,11 @@ class BuiltinModule : public SugaredValue {
   std::string name_;
 };
 
+// The prim::CallFunction of `function` with arguments already matched to
+// its schema (its only one, or the overload a caller chose).
+SugaredValuePtr emitFunctionCall(const SourceRange& loc, Graph& graph, const std::shared_ptr<Function>& function,
+                                 const MatchedSchema& matched);
+
 // A compiled function: calls become prim::CallFunction.
 class FunctionValue : public SugaredValue {
  public:

@@ -35,17 +35,7 @@ class OverloadedFunctionValue : public SugaredValue {
     std::vector<const FunctionSchema*> schemas;
     for (const auto& f : functions_) schemas.push_back(&f->getSchema());
     auto [index, matched] = matchSchemas(schemas, loc, graph, args, kwargs);
-    const std::shared_ptr<GraphFunction>& function = functions_[index];
-    Node* constant = graph.insertNode(graph.create(prim::Constant));
-    const std::string& qualified = function->name();
-    constant->s_(attr::name, qualified.substr(qualified.rfind('.') + 1));
-    constant->output()->setType(FunctionType::create(function->name(), function));
-    std::vector<Value*> inputs = {constant->output()};
-    inputs.insert(inputs.end(), matched.inputs.begin(), matched.inputs.end());
-    Node* call = graph.insertNode(graph.create(prim::CallFunction, inputs));
-    call->setSourceRange(loc);
-    call->output()->setType(matched.return_types.empty() ? NoneType::get() : matched.return_types[0]);
-    return std::make_shared<SimpleValue>(call->output());
+    return emitFunctionCall(loc, graph, functions_[index], matched);
   }
 
  private:
