@@ -9,43 +9,8 @@ import pytest
 import torch
 
 import kiln
-
-RNG = np.random.default_rng(21)
-
-
-def _arrays(shapes, positive=False, dtype=np.float32):
-    out = []
-    for shape in shapes:
-        a = RNG.standard_normal(shape)
-        if positive:
-            a = np.abs(a) + 0.5
-        out.append(a.astype(dtype))
-    return out
-
-
-def _leaves(lib, arrays, noncontiguous=False):
-    tensors = []
-    for a in arrays:
-        if noncontiguous and a.ndim >= 2:
-            # The same values, stored transposed: a leaf that is not contiguous.
-            stored = np.ascontiguousarray(np.swapaxes(a, -1, -2))
-            t = lib.from_numpy(stored.copy()).transpose(-1, -2)
-            if lib is torch:
-                t = t.detach()
-        else:
-            t = lib.from_numpy(a.copy())
-        t.requires_grad_(True)
-        tensors.append(t)
-    return tensors
-
-
-def _outputs(out):
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
-def _np(t):
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.numpy()
-
+from autograd_check import (arrays as _arrays, assert_gradients_match_torch, away_from_kinks, gradcheck,
+                            run_backward as _run, to_numpy as _np)
 
 # name: (function of (lib, *inputs), input shapes, positive inputs)
 OPS = {
@@ -125,55 +90,11 @@ OPS = {
 }
 
 
-def _run(lib, fn, arrays, noncontiguous, grad_arrays=None):
-    leaves = _leaves(lib, arrays, noncontiguous)
-    outs = _outputs(fn(lib, *leaves))
-    if grad_arrays is None:
-        grad_arrays = [RNG.standard_normal(tuple(o.shape)).astype(_np(o).dtype) for o in outs]
-    grads = [lib.from_numpy(g.copy()) for g in grad_arrays]
-    lib.autograd.backward(outs, grads)
-    return outs, [leaf.grad for leaf in leaves], grad_arrays
-
-
 @pytest.mark.parametrize("noncontiguous", [False, True], ids=["contiguous", "noncontiguous"])
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_gradients_match_torch(name, noncontiguous):
     fn, shapes, positive = OPS[name]
-    arrays = _arrays(shapes, positive)
-    t_outs, t_grads, g = _run(torch, fn, arrays, noncontiguous)
-    k_outs, k_grads, _ = _run(kiln, fn, arrays, noncontiguous, g)
-    for t_out, k_out in zip(t_outs, k_outs):
-        np.testing.assert_allclose(_np(k_out), _np(t_out), rtol=1e-5, atol=1e-5)
-        assert k_out.requires_grad == t_out.requires_grad
-    for t_grad, k_grad in zip(t_grads, k_grads):
-        assert (k_grad is None) == (t_grad is None)
-        if t_grad is not None:
-            assert tuple(k_grad.shape) == tuple(t_grad.shape)
-            np.testing.assert_allclose(_np(k_grad), _np(t_grad), rtol=1e-4, atol=1e-5)
-
-
-def _gradcheck(fn, arrays, eps=1e-6, tol=1e-5):
-    """Analytic gradients of sum(f(x) * v) against central finite differences, in float64."""
-    leaves = _leaves(kiln, arrays)
-    outs = _outputs(fn(kiln, *leaves))
-    vs = [RNG.standard_normal(tuple(o.shape)) for o in outs]
-    kiln.autograd.backward(outs, [kiln.from_numpy(v.copy()) for v in vs])
-    analytic = [leaf.grad.numpy() if leaf.grad is not None else np.zeros(a.shape) for leaf, a in zip(leaves, arrays)]
-
-    def objective(values):
-        with kiln.no_grad():
-            results = _outputs(fn(kiln, *[kiln.from_numpy(v.copy()) for v in values]))
-            return sum(float((r.numpy().astype(np.float64) * v).sum()) for r, v in zip(results, vs))
-
-    for i, a in enumerate(arrays):
-        numeric = np.zeros(a.shape)
-        for idx in np.ndindex(a.shape):
-            plus = [x.copy() for x in arrays]
-            minus = [x.copy() for x in arrays]
-            plus[i][idx] += eps
-            minus[i][idx] -= eps
-            numeric[idx] = (objective(plus) - objective(minus)) / (2 * eps)
-        np.testing.assert_allclose(analytic[i], numeric, rtol=tol, atol=tol)
+    assert_gradients_match_torch(fn, _arrays(shapes, positive), noncontiguous)
 
 
 # Ops whose derivative is not defined at every point (kinks, ties) get inputs away from those points.
@@ -184,13 +105,10 @@ _KINKED = {"relu", "abs", "max", "min", "max_dim", "max_dim_keepdim", "min_dim",
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_gradcheck_float64(name):
     fn, shapes, positive = OPS[name]
-    arrays = _arrays(shapes, positive, dtype=np.float64)
+    values = _arrays(shapes, positive, dtype=np.float64)
     if name in _KINKED:
-        # Distinct values at least 0.01 away from 0 and from the clamp bounds.
-        arrays = [np.where(np.abs(a) < 0.05, a + 0.2, a) for a in arrays]
-        arrays = [np.where(np.abs(np.abs(a) - 0.5) < 0.05, a + 0.2, a) for a in arrays]
-        arrays = [a + np.arange(a.size).reshape(a.shape) * 1e-3 for a in arrays]
-    _gradcheck(fn, arrays)
+        values = away_from_kinks(values)
+    gradcheck(fn, values)
 
 
 # ----- in-place operations -----
