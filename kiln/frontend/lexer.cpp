@@ -114,6 +114,9 @@ class Tokenizer {
       : source_(std::move(source)), text_(source_->text()), pos_(start), end_(end) {}
 
   std::vector<Token> run() {
+    // About one token per four characters of code: growing the vector as
+    // it fills would move every token several times.
+    tokens_.reserve((end_ - pos_) / 4 + 8);
     at_line_start_ = true;
     while (true) {
       if (at_line_start_ && brackets_.empty()) {

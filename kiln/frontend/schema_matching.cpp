@@ -4,6 +4,7 @@
 #include <iterator>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -208,9 +209,14 @@ class ScriptPolicy : public ConversionPolicy {
   }
 
   std::optional<std::string> convert(const Argument& arg, const ParamSource& source, TypeEnv& env) override {
-    std::ostringstream why;
-    std::ostream* failures = want_messages_ ? &why : nullptr;
-    std::function<std::ostream&()> err = [&]() -> std::ostream& { return why; };
+    // Most conversions succeed, and a failed overload only needs its reason
+    // when the call fails as a whole: the stream is made when first written.
+    std::optional<std::ostringstream> why;
+    std::function<std::ostream&()> err = [&]() -> std::ostream& {
+      if (!why) why.emplace();
+      return *why;
+    };
+    std::ostream* failures = want_messages_ ? &err() : nullptr;
     Value* matched = nullptr;
     switch (source.kind) {
       case ParamSource::Kind::Self: matched = match(arg, *self_, failures, err, env); break;
@@ -225,7 +231,7 @@ class ScriptPolicy : public ConversionPolicy {
         break;
       }
     }
-    if (!matched) return why.str();
+    if (!matched) return why ? why->str() : std::string();
     inputs.push_back(matched);
     return std::nullopt;
   }
@@ -311,8 +317,10 @@ std::pair<size_t, MatchedSchema> matchSchemas(const std::vector<const FunctionSc
                                               const std::optional<NamedValue>& self) {
   KILN_INTERNAL_ASSERT(!schemas.empty(), "matchSchemas without schemas");
   if (schemas.size() == 1) {
+    // Without messages first: collecting them costs more than matching.
+    if (auto m = tryMatchSchema(*schemas[0], loc, graph, args, kwargs, self, nullptr, true)) return {0, *m};
     std::ostringstream failures;
-    if (auto m = tryMatchSchema(*schemas[0], loc, graph, args, kwargs, self, &failures, true)) return {0, *m};
+    tryMatchSchema(*schemas[0], loc, graph, args, kwargs, self, &failures, true);
     throwSourceError(loc, failures.str());
   }
   // Exact matches first, so that conversions never shadow a better overload.
@@ -392,8 +400,9 @@ Value* emitBuiltinCall(const SourceRange& loc, Graph& graph, Symbol name, const 
   }
   Node* n = graph.insertNode(graph.create(name, matched.inputs, 0));
   n->setSourceRange(loc);
-  n->setOperator(operators[index]);
   for (const TypePtr& t : matched.return_types) n->addOutput()->setType(t);
+  // After the outputs: adding one forgets the operator.
+  n->setOperator(operators[index]);
   // Returns that the schema names (`-> (Tensor values, Tensor indices)`)
   // pack into a NamedTuple with those fields, as 1.13 packs them: script
   // code may read `torch.max(x, 1).indices`.

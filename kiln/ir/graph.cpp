@@ -1,9 +1,11 @@
 #include "kiln/ir/graph.h"
 
 #include <algorithm>
+#include <charconv>
 #include <iostream>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 namespace kiln {
 
@@ -55,13 +57,23 @@ const char* attributeKindName(AttributeKind kind) {
 
 // --- Value ---------------------------------------------------------------------------
 
+namespace {
+// A node's resolved operator depends only on its kind and its inputs'
+// types: replacing an input by a value of the same type keeps it. The
+// frontend replaces every variable load this way, so forgetting the
+// operator would make each node match its schemas a second time.
+bool sameType(const TypePtr& a, const TypePtr& b) { return a == b || *a == *b; }
+}  // namespace
+
 Value::Value(Node* node, size_t offset)
     : node_(node), offset_(offset), unique_(node->owningGraph()->next_unique_++), type_(TensorType::get()) {}
 
 Value* Value::setType(TypePtr type) {
   KILN_INTERNAL_ASSERT(type, "a value's type cannot be null");
+  if (!sameType(type_, type)) {
+    for (Use& use : uses_) use.user->op_ = nullptr;  // overload resolution depends on input types
+  }
   type_ = std::move(type);
-  for (Use& use : uses_) use.user->op_ = nullptr;  // overload resolution depends on input types
   return this;
 }
 
@@ -107,29 +119,35 @@ Value* Value::setDebugName(const std::string& name) {
     unique_name_.clear();
   }
   if (name.empty()) return this;
-  auto taken = names.find(name);
-  if (taken != names.end()) {
+  auto [taken, fresh] = names.try_emplace(name, this);
+  if (!fresh) {
     // The value holding the name moves to `base.<n>`: the first free suffix
-    // at or after the name's own suffix and those handed out before.
+    // at or after the name's own suffix and those handed out before. (The
+    // frontend names every variable load this way: this runs constantly.)
+    Value* holder = taken->second;
+    taken->second = this;
     size_t suffix = 1;
-    std::string base = name;
+    std::string_view base = name;
     size_t dot = name.find_last_of('.');
     if (dot != std::string::npos && dot + 1 < name.size() &&
         name.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
-      suffix = std::stoull(name.substr(dot + 1));
-      base = name.substr(0, dot);
+      std::from_chars(name.data() + dot + 1, name.data() + name.size(), suffix);
+      base = base.substr(0, dot);
     }
-    auto& suffixes = g->name_base_suffix_;
-    auto it = suffixes.find(base);
-    if (it != suffixes.end()) suffix = std::max(suffix, it->second + 1);
+    auto [known, first_time] = g->name_base_suffix_.try_emplace(std::string(base), 0);
+    if (!first_time) suffix = std::max(suffix, known->second + 1);
     std::string replacement;
+    replacement.reserve(base.size() + 8);
     do {
-      replacement = base + "." + std::to_string(suffix++);
+      replacement.assign(base);
+      replacement += '.';
+      replacement += std::to_string(suffix++);
     } while (names.count(replacement) > 0);
-    suffixes[base] = suffix;
-    taken->second->setDebugName(replacement);
+    known->second = suffix;
+    // `base.<n>` is never a bare number, so it is a valid name.
+    holder->unique_name_ = replacement;
+    names.emplace(std::move(replacement), holder);
   }
-  names[name] = this;
   unique_name_ = name;
   return this;
 }
@@ -145,7 +163,7 @@ void Value::replaceFirstUseWith(Value* to) {
   KILN_INTERNAL_ASSERT(!uses_.empty());
   Use u = uses_.front();
   u.user->inputs_[u.offset] = to;
-  u.user->op_ = nullptr;
+  if (!sameType(type_, to->type_)) u.user->op_ = nullptr;
   to->uses_.push_back(u);
   uses_.erase(uses_.begin());
 }
@@ -268,8 +286,8 @@ void Node::dropInput(size_t i) {
 
 Value* Node::replaceInput(size_t i, Value* new_value) {
   KILN_INTERNAL_ASSERT(i < inputs_.size() && new_value->owningGraph() == graph_);
-  op_ = nullptr;
   Value* old = inputs_[i];
+  if (!sameType(old->type(), new_value->type())) op_ = nullptr;
   dropInput(i);
   inputs_[i] = new_value;
   new_value->uses_.push_back({this, i});

@@ -1,6 +1,10 @@
 #include "kiln/passes/constant_pooling.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "kiln/ir/graph.h"
 #include "kiln/ir/walk.h"
@@ -10,8 +14,26 @@ namespace kiln {
 
 namespace {
 
-// Pooled constants by the IR spelling of their type.
-using Pool = std::unordered_map<std::string, std::vector<Node*>>;
+// A pooled constant, with the IR spelling of its type once it was needed.
+struct Pooled {
+  Node* node;
+  std::optional<std::string> spelling;
+};
+
+// Pooled constants by the kind of their type. Within a kind, constants pool
+// when their types spell the same in IR; the same type object spells the
+// same, so only distinct type objects (tensor types, say) are printed, each
+// at most once.
+using Pool = std::unordered_map<TypeKind, std::vector<Pooled>>;
+
+const std::string& spelling(Pooled& p) {
+  if (!p.spelling) p.spelling = irStr(*p.node->output()->type());
+  return *p.spelling;
+}
+
+bool sameTypeSpelling(Pooled& a, Pooled& b) {
+  return a.node->output()->type() == b.node->output()->type() || spelling(a) == spelling(b);
+}
 
 // Function constants of different functions stay apart: the overloads of a
 // function (torch.jit._overload) share its name.
@@ -24,17 +46,19 @@ bool sameFunction(const Node* a, const Node* b) {
 // Post-order: the visitor moves or erases the constant it visits.
 void poolConstant(Node* n, Pool& pool) {
   if (n->kind() != prim::Constant) return;
-  std::vector<Node*>& same_type = pool[irStr(*n->output()->type())];
-  auto same = std::find_if(same_type.begin(), same_type.end(),
-                           [&](const Node* p) { return sameConstant(p->output(), n->output()) && sameFunction(p, n); });
-  if (same != same_type.end()) {
+  Pooled candidate{n, std::nullopt};
+  std::vector<Pooled>& same_kind = pool[n->output()->type()->kind()];
+  auto same = std::find_if(same_kind.begin(), same_kind.end(), [&](Pooled& p) {
+    return sameTypeSpelling(p, candidate) && sameConstant(p.node->output(), n->output()) && sameFunction(p.node, n);
+  });
+  if (same != same_kind.end()) {
     // Two equal but distinct mutable objects may be written separately.
-    if (isMutableType(n->output()) && !toIValue(n->output())->is(*toIValue((*same)->output()))) return;
-    n->output()->replaceAllUsesWith((*same)->output());
+    if (isMutableType(n->output()) && !toIValue(n->output())->is(*toIValue(same->node->output()))) return;
+    n->output()->replaceAllUsesWith(same->node->output());
     n->destroy();
     return;
   }
-  same_type.push_back(n);
+  same_kind.push_back(std::move(candidate));
   Node* front = n->owningGraph()->block()->nodes().front();
   if (n != front) n->moveBefore(front);
 }
