@@ -14,7 +14,9 @@ from autograd_check import arrays, assert_gradients_match_torch, away_from_kinks
 def _aten(name):
     """torch.<name>, or kiln's aten::<name> (also those Python does not expose, as _softmax)."""
     def get(lib):
-        return getattr(torch, name) if lib is torch else kiln._functions.op(name)
+        if lib is torch:
+            return getattr(torch, name) if hasattr(torch, name) else getattr(torch.ops.aten, name)
+        return kiln._functions.op(name)
     return get
 
 
@@ -71,6 +73,58 @@ OPS = {
     "msort": (lambda m, a: a.msort(), [(3, 4)], False, True),
     "max_binary": (lambda m, a, b: m.max(a, b), [(3, 4), (3, 4)], False, True),
     "min_dim_keepdim": (lambda m, a: a.min(0, keepdim=True)[0], [(3, 4)], False, True),
+    # ----- shape -----
+    "view_as": (lambda m, a, b: a.contiguous().view_as(b.detach()), [(3, 4), (6, 2)], False, False),
+    "reshape_as": (lambda m, a, b: a.reshape_as(b.detach()), [(3, 4), (2, 6)], False, False),
+    "ravel": (lambda m, a: a.ravel(), [(3, 4)], False, False),
+    "swapaxes": (lambda m, a: a.swapaxes(0, 2), [(2, 3, 4)], False, False),
+    "swapdims": (lambda m, a: a.swapdims(-1, 0), [(2, 3, 4)], False, False),
+    "numpy_T": (lambda m, a: a.T, [(2, 3, 4)], False, False),
+    "mT": (lambda m, a: a.mT, [(2, 3, 4)], False, False),
+    "adjoint": (lambda m, a: a.adjoint(), [(2, 3, 4)], False, False),
+    "diagonal": (lambda m, a: a.diagonal(), [(3, 4)], False, False),
+    "diagonal_offset": (lambda m, a: a.diagonal(-1, 2, 0), [(4, 3, 5)], False, False),
+    "unfold": (lambda m, a: a.unfold(1, 2, 1), [(3, 5)], False, False),
+    "unfold_step": (lambda m, a: a.unfold(0, 2, 3), [(8, 2)], False, False),
+    "movedim": (lambda m, a: a.movedim(0, 2), [(2, 3, 4)], False, False),
+    "movedim_list": (lambda m, a: a.movedim([0, 1], [2, 0]), [(2, 3, 4)], False, False),
+    "moveaxis": (lambda m, a: a.moveaxis(-1, 0), [(2, 3, 4)], False, False),
+    "narrow": (lambda m, a: a.narrow(1, 1, 2), [(3, 4)], False, False),
+    "narrow_negative": (lambda m, a: a.narrow(0, -2, 2), [(3, 4)], False, False),
+    "narrow_tensor": (lambda m, a: a.narrow(1, m.tensor(1), 3), [(3, 4)], False, False),
+    "broadcast_tensors": (lambda m, a, b: m.broadcast_tensors(a, b) if m is torch else m.broadcast_tensors([a, b]), [(3, 1), (2, 1, 4)], False, False),
+    "unflatten": (lambda m, a: a.unflatten(1, (2, 2)), [(3, 4)], False, False),
+    "split_sizes": (lambda m, a: a.split([1, 3], 1), [(3, 4)], False, False),
+    "split_int": (lambda m, a: a.split(2, 0), [(5, 4)], False, False),
+    "unsafe_chunk": (lambda m, a: a.unsafe_chunk(2, 1), [(3, 4)], False, False),
+    "unsafe_split": (lambda m, a: a.unsafe_split(2, 0)[1], [(5, 4)], False, False),
+    "unsafe_split_with_sizes": (lambda m, a: m.unsafe_split_with_sizes(a, [3, 1], 1), [(3, 4)], False, False),
+    "tensor_split": (lambda m, a: a.tensor_split(3, 1), [(3, 4)], False, False),
+    "tensor_split_indices": (lambda m, a: a.tensor_split([1, 3], 0)[1], [(5, 4)], False, False),
+    "tensor_split_tensor": (lambda m, a: a.tensor_split(m.tensor([1, 2]), 1), [(3, 4)], False, False),
+    "as_strided": (lambda m, a: a.as_strided((2, 2), (1, 2), 1), [(3, 4)], False, False),
+    "as_strided_overlap": (lambda m, a: a.contiguous().as_strided((3, 3), (1, 1)), [(3, 4)], False, False),
+    "repeat": (lambda m, a: a.repeat(2, 1, 3), [(3, 4)], False, False),
+    "repeat_same_dims": (lambda m, a: a.repeat(2, 2), [(3, 4)], False, False),
+    "select_scatter": (lambda m, a, b: m.select_scatter(a, b, 0, 1), [(3, 4), (4,)], False, False),
+    "slice_scatter": (lambda m, a, b: m.slice_scatter(a, b, 1, 1, 4, 2), [(3, 5), (3, 2)], False, False),
+    "flip": (lambda m, a: a.flip([0, 1]), [(3, 4)], False, False),
+    "roll": (lambda m, a: a.roll(1), [(3, 4)], False, False),
+    "roll_dims": (lambda m, a: a.roll([2, -1], [0, 1]), [(3, 4)], False, False),
+    "tril": (lambda m, a: a.tril(), [(3, 4)], False, False),
+    "triu": (lambda m, a: a.triu(1), [(3, 4)], False, False),
+    "copy": (lambda m, a, b: a.clone().copy_(b), [(3, 4), (4,)], False, False),
+    "copy_both": (lambda m, a, b: (a * 2).copy_(b.double()) * a, [(3, 4), (3, 4)], False, False),
+    "t_": (lambda m, a: (a * 1).t_(), [(3, 4)], False, False),
+    "transpose_": (lambda m, a: (a * 1).transpose_(0, 2), [(2, 3, 4)], False, False),
+    "swapaxes_": (lambda m, a: (a * 1).swapaxes_(0, 1), [(2, 3, 4)], False, False),
+    "swapdims_": (lambda m, a: (a * 1).swapdims_(1, 0), [(2, 3, 4)], False, False),
+    "squeeze_": (lambda m, a: (a * 1).squeeze_(), [(3, 1, 4)], False, False),
+    "squeeze_dim_": (lambda m, a: (a * 1).squeeze_(1), [(3, 1, 4)], False, False),
+    "unsqueeze_": (lambda m, a: (a * 1).unsqueeze_(-1), [(3, 4)], False, False),
+    "tril_": (lambda m, a: (a * 1).tril_(-1), [(3, 4)], False, False),
+    "triu_": (lambda m, a: (a * 1).triu_(), [(3, 4)], False, False),
+    "alias": (lambda m, a: _aten("alias")(m)(a) * 2, [(3, 4)], False, False),
 }
 
 
@@ -133,3 +187,9 @@ EXACT = {
 def test_exact_at_ties_and_duplicates(name):
     fn, values = EXACT[name]
     _exactly_as_torch(fn, values)
+
+
+def test_non_differentiable_views():
+    a = kiln.ones(3, 4, requires_grad=True)
+    assert not a.view(kiln.int32).requires_grad
+    assert not a.detach().requires_grad
