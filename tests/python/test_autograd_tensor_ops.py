@@ -20,6 +20,11 @@ def _aten(name):
     return get
 
 
+def _setitem(t, key, value):
+    t[key] = value
+    return t
+
+
 # name: (function of (lib, *inputs), input shapes, positive inputs, kinked)
 # Kinked ops (max, sort, ...) get distinct inputs away from ties for gradcheck.
 OPS = {
@@ -125,13 +130,65 @@ OPS = {
     "tril_": (lambda m, a: (a * 1).tril_(-1), [(3, 4)], False, False),
     "triu_": (lambda m, a: (a * 1).triu_(), [(3, 4)], False, False),
     "alias": (lambda m, a: _aten("alias")(m)(a) * 2, [(3, 4)], False, False),
+    # ----- indexing -----
+    "index_select": (lambda m, a: a.index_select(1, m.tensor([2, 0, 2])), [(3, 4)], False, False),
+    "index_select_0d_index": (lambda m, a: a.index_select(0, m.tensor(1)), [(3, 4)], False, False),
+    "gather": (lambda m, a: a.gather(1, m.tensor([[0, 0], [1, 3], [2, 2]])), [(3, 4)], False, False),
+    "take": (lambda m, a: a.take(m.tensor([[0, 5], [-1, 5]])), [(3, 4)], False, False),
+    "scatter_src": (lambda m, a, b: a.scatter(0, m.tensor([[0, 2, 1, 0], [1, 1, 2, 2]]), b), [(3, 4), (2, 4)], False,
+                    False),
+    "scatter_value": (lambda m, a: a.scatter(1, m.tensor([[0], [2], [3]]), 1.5), [(3, 4)], False, False),
+    "scatter_add": (lambda m, a, b: a.scatter_add(0, m.tensor([[0, 2, 1, 0], [0, 0, 1, 2]]), b), [(3, 4), (2, 4)],
+                    False, False),
+    "index_add": (lambda m, a, b: a.index_add(1, m.tensor([0, 2, 0]), b, alpha=2.0), [(3, 4), (3, 3)], False, False),
+    "index_fill": (lambda m, a: a.index_fill(1, m.tensor([0, 2, 2]), -1.0), [(3, 4)], False, False),
+    "index_fill_tensor": (lambda m, a, v: a.index_fill(0, m.tensor([1, 1]), v.sum()), [(3, 4), (2,)], False, False),
+    "masked_fill": (lambda m, a: a.masked_fill(m.tensor([True, False, True, False]), 0.5), [(3, 4)], False, False),
+    "masked_fill_tensor": (lambda m, a, v: a.masked_fill(m.tensor([[True], [False], [True]]), v.sum()),
+                           [(3, 4), (2,)], False, False),
+    "masked_fill_broadcast": (lambda m, a: a.masked_fill(m.tensor([[True, False, True, False]] * 3), 0.5),
+                              [(3, 1)], False, False),
+    "masked_select": (lambda m, a: a.masked_select(m.tensor([True, False, True, True])), [(3, 4)], False, False),
+    "masked_select_broadcast": (lambda m, a: a.masked_select(m.tensor([[True], [False], [True]])), [(3, 1, 2)],
+                                False, False),
+    "index_tensor_mask": (lambda m, a: a[a.detach() > 0], [(3, 4)], False, False),
+    "index_two": (lambda m, a: a[m.tensor([0, 2, 0]), m.tensor([1, 1, 3])], [(3, 4)], False, False),
+    "index_put": (lambda m, a, v: a.index_put((m.tensor([0, 2]),), v), [(3, 4), (4,)], False, False),
+    "index_put_accumulate": (lambda m, a, v: a.index_put((m.tensor([0, 2, 0]), m.tensor([1, 1, 1])), v, True),
+                             [(3, 4), (3,)], False, False),
+    "index_put_mask": (lambda m, a, v: a.index_put((m.tensor([True, False, True]),), v), [(3, 4), (1, 4)], False,
+                       False),
+    "index_put_": (lambda m, a, v: (a * 1).index_put_((m.tensor([1]), m.tensor([2])), v), [(3, 4), (1,)], False,
+                   False),
+    "setitem": (lambda m, a, v: _setitem(a * 1, (slice(None), m.tensor([0, 3])), v), [(3, 4), (3, 2)], False, False),
+    "scatter_": (lambda m, a, b: (a * 1).scatter_(1, m.tensor([[3, 1], [0, 2], [2, 1]]), b), [(3, 4), (3, 2)], False,
+                 False),
+    "scatter_value_": (lambda m, a: (a * 1).scatter_(1, m.tensor([[3, 1]]), 2.0), [(3, 4)], False, False),
+    "scatter_add_": (lambda m, a, b: (a * 1).scatter_add_(1, m.tensor([[3, 3], [0, 0], [2, 1]]), b), [(3, 4), (3, 2)],
+                     False, False),
+    "index_add_": (lambda m, a, b: (a * 1).index_add_(0, m.tensor([2, 2]), b), [(3, 4), (2, 4)], False, False),
+    "index_fill_": (lambda m, a: (a * 1).index_fill_(0, m.tensor([2]), 3.0), [(3, 4)], False, False),
+    "index_fill_tensor_": (lambda m, a, v: (a * 1).index_fill_(1, m.tensor([2, 0]), v.sum()), [(3, 4), (2,)], False,
+                           False),
+    "masked_fill_": (lambda m, a: (a * 1).masked_fill_(m.tensor([True, False, True, False]), 0.5), [(3, 4)], False,
+                     False),
+    "masked_fill_tensor_": (lambda m, a, v: (a * 1).masked_fill_(m.tensor([True, False, True, False]), v.sum()),
+                            [(3, 4), (2,)], False, False),
 }
+
+
+# torch 1.13's masked_select backward scatters into zeros_like(self) in memory
+# order: for a transposed input its gradient is transposed (kiln's is right,
+# as the float64 gradcheck shows).
+_TORCH_WRONG_NONCONTIGUOUS = {"masked_select", "masked_select_broadcast"}
 
 
 @pytest.mark.parametrize("noncontiguous", [False, True], ids=["contiguous", "noncontiguous"])
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_gradients_match_torch(name, noncontiguous):
     fn, shapes, positive, _ = OPS[name]
+    if noncontiguous and name in _TORCH_WRONG_NONCONTIGUOUS:
+        pytest.skip("torch 1.13's gradient is wrong for this input stored transposed")
     assert_gradients_match_torch(fn, arrays(shapes, positive), noncontiguous)
 
 
@@ -180,6 +237,12 @@ EXACT = {
     "prod_dim0_zeros": (lambda m, a: a.prod(0, keepdim=True), [_ZEROS]),
     "cumprod_zeros": (lambda m, a: a.cumprod(1), [_ZEROS]),
     "cumprod_dim0_zeros": (lambda m, a: a.cumprod(0), [_ZEROS]),
+    "index_put_duplicates": (lambda m, a, v: a.index_put((m.tensor([0, 2, 0]),), v), [_TIES, _TIES[:1].copy()]),
+    "gather_duplicates": (lambda m, a: a.gather(0, m.tensor([[0, 0, 0, 0], [2, 2, 0, 0]])), [_TIES]),
+    "scatter_duplicates": (lambda m, a, b: a.scatter(1, m.tensor([[0, 0], [1, 1], [3, 3]]), b), [_TIES, _TIES[:, :2].copy()]),
+    "index_select_duplicates": (lambda m, a: a.index_select(0, m.tensor([1, 1, 1])), [_TIES]),
+    "take_duplicates": (lambda m, a: a.take(m.tensor([3, 3, -9])), [_TIES]),
+    "index_duplicates": (lambda m, a: a[m.tensor([2, 2]), m.tensor([1, 1])], [_TIES]),
 }
 
 
