@@ -174,6 +174,23 @@ OPS = {
                      False),
     "masked_fill_tensor_": (lambda m, a, v: (a * 1).masked_fill_(m.tensor([True, False, True, False]), v.sum()),
                             [(3, 4), (2,)], False, False),
+    # ----- linear algebra -----
+    "baddbmm": (lambda m, c, a, b: m.baddbmm(c, a, b), [(3, 5), (2, 3, 4), (2, 4, 5)], False, False),
+    "baddbmm_scaled": (lambda m, c, a, b: m.baddbmm(c, a, b, beta=0.5, alpha=-2.0), [(2, 3, 5), (2, 3, 4), (2, 4, 5)],
+                       False, False),
+    "mv": (lambda m, a, v: a.mv(v), [(3, 4), (4,)], False, False),
+    "addmv": (lambda m, c, a, v: m.addmv(c, a, v), [(1,), (3, 4), (4,)], False, False),
+    "addmv_scaled": (lambda m, c, a, v: m.addmv(c, a, v, beta=2.0, alpha=0.5), [(3,), (3, 4), (4,)], False, False),
+    "dot": (lambda m, a, b: a.dot(b), [(4,), (4,)], False, False),
+    "vdot": (lambda m, a, b: a.vdot(b), [(4,), (4,)], False, False),
+    "outer": (lambda m, a, b: a.outer(b), [(3,), (4,)], False, False),
+    "ger": (lambda m, a, b: a.ger(b), [(3,), (4,)], False, False),
+    "mm_t": (lambda m, a, b: a.mm(b.t()), [(3, 4), (5, 4)], False, False),
+    "matmul_4d": (lambda m, a, b: a.matmul(b), [(2, 1, 3, 4), (3, 4, 2)], False, False),
+    "addmm_": (lambda m, c, a, b: (c * 1).addmm_(a, b, beta=0.5), [(3, 5), (3, 4), (4, 5)], False, False),
+    "baddbmm_": (lambda m, c, a, b: (c * 1).baddbmm_(a, b, alpha=3.0), [(2, 3, 5), (2, 3, 4), (2, 4, 5)], False,
+                 False),
+    "addmv_": (lambda m, c, a, v: (c * 1).addmv_(a, v), [(3,), (3, 4), (4,)], False, False),
 }
 
 
