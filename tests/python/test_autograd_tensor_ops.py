@@ -191,6 +191,19 @@ OPS = {
     "baddbmm_": (lambda m, c, a, b: (c * 1).baddbmm_(a, b, alpha=3.0), [(2, 3, 5), (2, 3, 4), (2, 4, 5)], False,
                  False),
     "addmv_": (lambda m, c, a, v: (c * 1).addmv_(a, v), [(3,), (3, 4), (4,)], False, False),
+    "copy_scalar_then_mul": (lambda m, a: (a * 2).fill_(2.0) * a, [(3, 4)], False, False),
+    # ----- copies, conversions, fills -----
+    "fill_": (lambda m, a: (a * 2).fill_(1.5) + a, [(3, 4)], False, False),
+    "fill_tensor": (lambda m, a, v: (a * 2).fill_(v.sum()) * a, [(3, 4), (2,)], False, False),
+    "zero_": (lambda m, a: (a * 2).zero_() + a * a, [(3, 4)], False, False),
+    "uniform_": (lambda m, a: (a * 2).uniform_() * 0 + a, [(3, 4)], False, False),
+    "normal_": (lambda m, a: (a * 2).normal_() * 0 + a, [(3, 4)], False, False),
+    "type_as": (lambda m, a, b: a.type_as(b.detach().double()), [(3, 4), (2,)], False, False),
+    "to_dtype_layout": (lambda m, a: a.to(dtype=m.float64), [(3, 4)], False, False),
+    "to_other": (lambda m, a, b: a.to(b.detach().double()), [(3, 4), (2,)], False, False),
+    "to_device": (lambda m, a: a.to("cpu", m.float64), [(3, 4)], False, False),
+    "as_tensor": (lambda m, a: _aten("as_tensor")(m)(a * 1, dtype=m.float64), [(3, 4)], False, False),
+    "contiguous_t": (lambda m, a: a.t().contiguous(), [(3, 4)], False, False),
 }
 
 
