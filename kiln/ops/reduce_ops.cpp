@@ -46,9 +46,11 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 #define KILN_CORRECTION "(1 if correction is None else correction)"
 #define KILN_OPTIONAL_P "(2.0 if p is None else float(p))"
 // var over `dims` with the given correction, for the gradient `g` of the result.
-#define KILN_VAR_BACKWARD(g, dims, keepdim, correction)                                                          \
-  "(2.0 / (_reduced_count(self.size(), " dims ") - " correction ")) * _sum_backward(" g ", self.size(), " dims \
-  ", " keepdim ") * (self - self.mean(" dims ", True))"
+// (A tensor divided by the count: no ZeroDivisionError when there are no
+// more elements than the correction; the gradient is then inf or nan, as torch's.)
+#define KILN_VAR_BACKWARD(g, dims, keepdim, correction)                                                      \
+  "_sum_backward(" g ", self.size(), " dims ", " keepdim ") * (self - self.mean(" dims ", True)) * 2.0 / " \
+  "(_reduced_count(self.size(), " dims ") - " correction ")"
 // std's gradient as var's: d std = d var / (2 std), 0 where std is 0.
 #define KILN_STD_GRAD(g, std) "(" g " / (" std " * 2)).masked_fill(" std " == 0, 0)"
 #define KILN_MEAN_BACKWARD(g, dims, keepdim) \

@@ -286,3 +286,59 @@ def test_non_differentiable_views():
     a = kiln.ones(3, 4, requires_grad=True)
     assert not a.view(kiln.int32).requires_grad
     assert not a.detach().requires_grad
+
+
+# Scalars, empty slices and other edges of the formulas.
+EDGES = {
+    "std_one_per_row": lambda m, a: a[:, :1].std(1),
+    "sort_0d": lambda m, a: a.sum().sort()[0],
+    "topk_0d": lambda m, a: a.sum().topk(1)[0],
+    "amax_0d": lambda m, a: a.sum().amax(),
+    "prod_0d": lambda m, a: a.sum().prod(),
+    "prod_dim_0d": lambda m, a: a.sum().prod(0),
+    "cumprod_0d": lambda m, a: a.sum().cumprod(0),
+    "logsumexp_0d": lambda m, a: a.sum().logsumexp(0),
+    "norm_0d": lambda m, a: a.sum().norm(),
+    "take_0d": lambda m, a: a.sum().take(m.tensor([0, 0])),
+    "narrow_empty": lambda m, a: a.narrow(1, 4, 0),
+    "repeat_0d": lambda m, a: a.sum().repeat(2, 3),
+    "diagonal_3d": lambda m, a: a.reshape(2, 2, 3).diagonal(0, -1, 0),
+    "unfold_0d": lambda m, a: a.sum().unfold(0, 1, 1),
+    "roll_flat": lambda m, a: a.roll(-5),
+    "msort_1d": lambda m, a: a[0].msort(),
+    "prod_empty": lambda m, a: a[:, :0].prod(1),
+    "cumsum_empty": lambda m, a: a[:0].cumsum(0),
+    "amax_all_dims": lambda m, a: a.amax([]),
+    "norm_all_dims": lambda m, a: a.norm(2, []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_edges_match_torch(name):
+    assert_gradients_match_torch(EDGES[name], arrays([(3, 4)]))
+
+
+# Second derivatives through the formulas (the formulas are built from
+# differentiable operators), where kiln's engine can create graphs.
+SECOND = {
+    "var_norm": lambda m, a: (a.var(1) * a.norm(3, 1)).sum(),
+    "prod_cumprod": lambda m, a: a.cumprod(1).sum() + a.prod(0).sum(),
+    "logsumexp_std": lambda m, a: a.logsumexp(1).sum() * a.std(),
+    "index_ops": lambda m, a: (a.index_select(1, m.tensor([0, 0, 2])) ** 2).sum() + (a.gather(0, m.tensor([[1, 2]])) ** 3).sum(),
+    "shape_ops": lambda m, a: (a.unfold(1, 2, 1) ** 2).sum() + (a.diagonal() ** 3).sum() + (a.repeat(2, 1).flip(0) ** 2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND))
+def test_second_derivatives_match_torch(name):
+    x = arrays([(3, 4)], dtype=np.float64)[0]
+    hess = []
+    for lib in (torch, kiln):
+        a = lib.from_numpy(x.copy())
+        a.requires_grad_(True)
+        g, = lib.autograd.grad(SECOND[name](lib, a), [a], create_graph=True)
+        if not g.requires_grad:
+            pytest.skip("kiln's engine does not create graphs for backward yet")
+        h, = lib.autograd.grad((g * g).sum(), [a])
+        hess.append(to_numpy(h))
+    np.testing.assert_allclose(hess[1], hess[0], rtol=1e-6, atol=1e-8)
