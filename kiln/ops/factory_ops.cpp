@@ -682,12 +682,11 @@ KILN_REGISTER_OPS(
          return random_(self, 0, to);
        })
         .derivative({"self: torch.zeros_like(grad)", "grad_fn: RandomBackward1"}),
-    op("aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)",
-       [](Tensor self, const IValue& generator) {
-         checkGenerator("random_", generator);
-         return random_(self);
-       })
-        .derivative({"self: torch.zeros_like(grad)", "grad_fn: RandomBackward2"}), );
+    op("aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)", [](Tensor self,
+                                                                                        const IValue& generator) {
+      checkGenerator("random_", generator);
+      return random_(self);
+    }).derivative({"self: torch.zeros_like(grad)", "grad_fn: RandomBackward2"}), );
 
 KILN_REGISTER_OPS(
     // Tensors of TorchScript values.

@@ -72,7 +72,8 @@ KILN_REGISTER_OPS(
     op("aten::take(Tensor self, Tensor index) -> Tensor",
        [](const Tensor& self, const Tensor& index) { return take(self, index); })
         .shape(shapes::take)
-        .derivative({"self: torch.zeros_like(self).reshape(-1).index_add(0, (index.reshape(-1) + self.numel()) % max(self.numel(), 1), grad.reshape(-1)).reshape(self.size())"}),
+        .derivative({"self: torch.zeros_like(self).reshape(-1).index_add(0, (index.reshape(-1) + self.numel()) % "
+                     "max(self.numel(), 1), grad.reshape(-1)).reshape(self.size())"}),
     op("aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& index, Tensor out) { return writeOut(out, take(self, index), "take()"); })
         .shape(shapes::take),
@@ -163,7 +164,9 @@ KILN_REGISTER_OPS(
          return indexAdd(self, dim, index, source, alpha);
        })
         .shape(shapes::likeSelf)
-        .derivative({"self: grad", "source: grad.index_select(dim, index) * alpha if source.dim() > 0 else grad.index_select(dim, index).reshape(source.size()) * alpha"}),
+        .derivative({"self: grad",
+                     "source: grad.index_select(dim, index) * alpha if source.dim() > 0 else grad.index_select(dim, "
+                     "index).reshape(source.size()) * alpha"}),
     op("aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha, Tensor out) {
@@ -185,7 +188,8 @@ KILN_REGISTER_OPS(
          return indexFill(self, dim, index, fillValue(value));
        })
         .shape(shapes::likeSelf)
-        .derivative({"self: grad.index_fill(dim, index, 0)", "value: (grad - grad.index_fill(dim, index, 0)).sum()", "grad_fn: IndexFillBackward1"}),
+        .derivative({"self: grad.index_fill(dim, index, 0)", "value: (grad - grad.index_fill(dim, index, 0)).sum()",
+                     "grad_fn: IndexFillBackward1"}),
     op("aten::index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, Tensor out) {
@@ -217,7 +221,8 @@ KILN_REGISTER_OPS(
          return maskedFill(self, mask, maskedFillValue(value));
        })
         .shape(shapes::maskedFill)
-        .derivative({"self: grad.masked_fill(mask, 0)", "value: torch.where(mask, grad, torch.zeros_like(grad)).sum()", "grad_fn: MaskedFillBackward1"}),
+        .derivative({"self: grad.masked_fill(mask, 0)", "value: torch.where(mask, grad, torch.zeros_like(grad)).sum()",
+                     "grad_fn: MaskedFillBackward1"}),
     op("aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, const Scalar& value, Tensor out) {
          return writeOut(out, maskedFill(self, mask, value), "masked_fill()", OutDtype::Any);
@@ -238,7 +243,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& mask) { return maskedSelect(self, mask); })
         .shape(shapes::maskedSelect)
         .traits(OpTrait::ValueDependentShape)
-        .derivative({"self: (torch.zeros_like(self) * mask).index_put([mask.expand_as(torch.zeros_like(self) * mask)], grad)"}),
+        .derivative(
+            {"self: (torch.zeros_like(self) * mask).index_put([mask.expand_as(torch.zeros_like(self) * mask)], grad)"}),
     op("aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, Tensor out) {
          return writeOut(out, maskedSelect(self, mask), "masked_select()");
@@ -281,7 +287,8 @@ KILN_REGISTER_OPS(
          return indexPut(self, optionalTensors(indices), values, accumulate);
        })
         .shape(shapes::likeSelf)
-        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)", "values: grad.index(indices)"}),
+        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)",
+                     "values: grad.index(indices)"}),
     op("aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) "
        "out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate, Tensor out) {
@@ -294,7 +301,8 @@ KILN_REGISTER_OPS(
          return indexPut(self, indices, values, accumulate);
        })
         .shape(shapes::likeSelf)
-        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)", "values: grad.index(indices)", "grad_fn: IndexPutBackward0"}), );
+        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)",
+                     "values: grad.index(indices)", "grad_fn: IndexPutBackward0"}), );
 
 }  // namespace
 }  // namespace kiln

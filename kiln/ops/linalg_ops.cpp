@@ -60,7 +60,10 @@ KILN_REGISTER_OPS(
        })
         .shape(shapes::baddbmm)
         .traits(OpTrait::Expensive)
-        .derivative({"self: grad if beta == 1 else grad * beta", "batch1: grad.bmm(batch2.transpose(1, 2)) if alpha == 1 else grad.bmm(batch2.transpose(1, 2)) * alpha", "batch2: batch1.transpose(1, 2).bmm(grad) if alpha == 1 else batch1.transpose(1, 2).bmm(grad) * alpha"}),
+        .derivative(
+            {"self: grad if beta == 1 else grad * beta",
+             "batch1: grad.bmm(batch2.transpose(1, 2)) if alpha == 1 else grad.bmm(batch2.transpose(1, 2)) * alpha",
+             "batch2: batch1.transpose(1, 2).bmm(grad) if alpha == 1 else batch1.transpose(1, 2).bmm(grad) * alpha"}),
     op("aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha,
@@ -87,7 +90,9 @@ KILN_REGISTER_OPS(
        })
         .shape(shapes::addmv)
         .traits(OpTrait::Expensive)
-        .derivative({"self: grad if beta == 1 else grad * beta", "mat: grad.outer(vec) if alpha == 1 else grad.outer(vec) * alpha", "vec: mat.t().mv(grad) if alpha == 1 else mat.t().mv(grad) * alpha"}),
+        .derivative({"self: grad if beta == 1 else grad * beta",
+                     "mat: grad.outer(vec) if alpha == 1 else grad.outer(vec) * alpha",
+                     "vec: mat.t().mv(grad) if alpha == 1 else mat.t().mv(grad) * alpha"}),
     op("aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha,

@@ -48,8 +48,9 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 // var over `dims` with the given correction, for the gradient `g` of the result.
 // (A tensor divided by the count: no ZeroDivisionError when there are no
 // more elements than the correction; the gradient is then inf or nan, as torch's.)
-#define KILN_VAR_BACKWARD(g, dims, keepdim, correction)                                                      \
-  "_sum_backward(" g ", self.size(), " dims ", " keepdim ") * (self - self.mean(" dims ", True)) * 2.0 / " \
+#define KILN_VAR_BACKWARD(g, dims, keepdim, correction)                                \
+  "_sum_backward(" g ", self.size(), " dims ", " keepdim ") * (self - self.mean(" dims \
+  ", True)) * 2.0 / "                                                                  \
   "(_reduced_count(self.size(), " dims ") - " correction ")"
 // std's gradient as var's: d std = d var / (2 std), 0 where std is 0.
 #define KILN_STD_GRAD(g, std) "(" g " / (" std " * 2)).masked_fill(" std " == 0, 0)"
@@ -57,39 +58,41 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   "_sum_backward(" g ", self.size(), " dims ", " keepdim ") / _reduced_count(self.size(), " dims ")"
 // prod's gradient where `x` holds zeros: the product of the others, as the
 // exclusive cumulative products from both ends along `d`.
-#define KILN_PROD_SAFE(g, x, d)                                                                                    \
-  "(" g " * torch.cat([torch.ones_like(" x ".narrow(" d ", 0, 1)), " x ".narrow(" d ", 0, " x ".size(" d          \
-  ") - 1)], " d ").cumprod(" d ") * torch.cat([torch.ones_like(" x ".narrow(" d ", 0, 1)), " x ".flip([" d         \
-  "]).narrow(" d ", 0, " x ".size(" d ") - 1)], " d ").cumprod(" d ").flip([" d "]))"
-#define KILN_PROD_BACKWARD_ALL                                                                     \
-  "grad if self.dim() == 0 else (grad * result / self if not bool((self == 0).any()) else " \
-  KILN_PROD_SAFE("grad", "self.reshape(-1)", "0") ".reshape(self.size()))"
-#define KILN_PROD_BACKWARD_DIM                                                                                    \
-  "grad if self.dim() == 0 else ((grad if keepdim else grad.unsqueeze(dim)) * (result if keepdim else "        \
-  "result.unsqueeze(dim)) / self if not bool((self == 0).any()) else " KILN_PROD_SAFE(                        \
+#define KILN_PROD_SAFE(g, x, d)                                                                                        \
+  "(" g " * torch.cat([torch.ones_like(" x ".narrow(" d ", 0, 1)), " x ".narrow(" d ", 0, " x ".size(" d ") - 1)], " d \
+  ").cumprod(" d ") * torch.cat([torch.ones_like(" x ".narrow(" d ", 0, 1)), " x ".flip([" d "]).narrow(" d ", 0, " x  \
+  ".size(" d ") - 1)], " d ").cumprod(" d ").flip([" d "]))"
+#define KILN_PROD_BACKWARD_ALL                                                                              \
+  "grad if self.dim() == 0 else (grad * result / self if not bool((self == 0).any()) else " KILN_PROD_SAFE( \
+      "grad", "self.reshape(-1)", "0") ".reshape(self.size()))"
+#define KILN_PROD_BACKWARD_DIM                                                                          \
+  "grad if self.dim() == 0 else ((grad if keepdim else grad.unsqueeze(dim)) * (result if keepdim else " \
+  "result.unsqueeze(dim)) / self if not bool((self == 0).any()) else " KILN_PROD_SAFE(                  \
       "(grad if keepdim else grad.unsqueeze(dim))", "self", "dim") ")"
 // amax/amin: the gradient is shared evenly by the elements equal to the result.
-#define KILN_AMAX_BACKWARD                                                                            \
-  KILN_RESTORED("grad") " * (self == " KILN_RESTORED("result") ") / (self == " KILN_RESTORED("result") \
-  ").sum(dim, True)"
+#define KILN_AMAX_BACKWARD \
+  KILN_RESTORED("grad")    \
+  " * (self == " KILN_RESTORED("result") ") / (self == " KILN_RESTORED("result") ").sum(dim, True)"
 // norm's gradient for p = `p` (a float), `g` and `r` the gradient and the norm
 // restored to self's shape, `sum_mask` the sum over the reduced dims.
-#define KILN_NORM_BACKWARD(g, r, p, sum_mask)                                                                      \
-  "torch.zeros_like(self) if " p " == 0.0 else (self.sign() * " g " if " p " == 1.0 else (self * (" g " / " r    \
-  ").masked_fill(" r " == 0, 0) if " p " == 2.0 else (self.sign() * " g " * (self.abs() == " r                   \
-  ") / (self.abs() == " r ")" sum_mask " if abs(" p ") > 1.7e308 else (self.sign() * self.abs().pow(" p          \
-  " - 1.0).masked_fill(self == 0, 0) * " g " * " r ".pow(1.0 - " p ") if " p " < 1.0 else (self.sign() * "     \
-  "self.abs().pow(" p " - 1.0) * (" g " / " r ".pow(" p " - 1.0)).masked_fill(" r " == 0, 0) if " p              \
-  " < 2.0 else self * self.abs().pow(" p " - 2.0) * (" g " / " r ".pow(" p " - 1.0)).masked_fill(" r             \
-  " == 0, 0))))))"
+#define KILN_NORM_BACKWARD(g, r, p, sum_mask)                                                                          \
+  "torch.zeros_like(self) if " p " == 0.0 else (self.sign() * " g " if " p " == 1.0 else (self * (" g " / " r          \
+  ").masked_fill(" r " == 0, 0) if " p " == 2.0 else (self.sign() * " g " * (self.abs() == " r ") / (self.abs() == " r \
+  ")" sum_mask " if abs(" p ") > 1.7e308 else (self.sign() * self.abs().pow(" p                                        \
+  " - 1.0).masked_fill(self == 0, 0) * " g " * " r ".pow(1.0 - " p ") if " p                                           \
+  " < 1.0 else (self.sign() * "                                                                                        \
+  "self.abs().pow(" p " - 1.0) * (" g " / " r ".pow(" p " - 1.0)).masked_fill(" r " == 0, 0) if " p                    \
+  " < 2.0 else self * self.abs().pow(" p " - 2.0) * (" g " / " r ".pow(" p " - 1.0)).masked_fill(" r " == 0, 0))))))"
 // cumprod: before the first zero of a slice, the reversed cumulative sum of
 // grad * result over self; at the first zero, the products with it left out;
 // after it, 0.
 #define KILN_CUMPROD_FIRST_ZERO "(self == 0).logical_and((self == 0).cumsum(dim) == 1)"
-#define KILN_CUMPROD_BACKWARD                                                                                      \
-  "grad if self.dim() == 0 or self.numel() == 0 else torch.where((self == 0).cumsum(dim) == 0, (grad * "         \
-  "result).flip([dim]).cumsum(dim).flip([dim]) / self, torch.where(" KILN_CUMPROD_FIRST_ZERO ", (grad * "        \
-  "self.masked_fill(" KILN_CUMPROD_FIRST_ZERO ", 1).cumprod(dim)).flip([dim]).cumsum(dim).flip([dim]), "       \
+#define KILN_CUMPROD_BACKWARD                                                                            \
+  "grad if self.dim() == 0 or self.numel() == 0 else torch.where((self == 0).cumsum(dim) == 0, (grad * " \
+  "result).flip([dim]).cumsum(dim).flip([dim]) / self, torch.where(" KILN_CUMPROD_FIRST_ZERO             \
+  ", (grad * "                                                                                           \
+  "self.masked_fill(" KILN_CUMPROD_FIRST_ZERO                                                            \
+  ", 1).cumprod(dim)).flip([dim]).cumsum(dim).flip([dim]), "                                             \
   "torch.zeros_like(grad)))"
 
 KILN_REGISTER_OPS(
@@ -283,13 +286,15 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
          return stdDev(self, dim, fromUnbiased(unbiased), keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grad", "result"), "dim", "keepdim", KILN_UNBIASED), "grad_fn: StdBackward0"})
+        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grad", "result"), "dim", "keepdim", KILN_UNBIASED),
+                     "grad_fn: StdBackward0"})
         .shape(shapes::reduceSame),
     op("aten::std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor",
        [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
          return stdDev(self, dim, correction, keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grad", "result"), "dim", "keepdim", KILN_CORRECTION), "grad_fn: StdBackward0"})
+        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grad", "result"), "dim", "keepdim", KILN_CORRECTION),
+                     "grad_fn: StdBackward0"})
         .shape(shapes::reduceSame),
     op("aten::std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -305,20 +310,25 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceSame),
     op("aten::var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
        [](const Tensor& self, bool unbiased) { return varMean(self, std::nullopt, fromUnbiased(unbiased)); })
-        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "None", "False", KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "None", "False"), "grad_fn: VarMeanBackward0"})
+        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "None", "False",
+                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "None", "False"),
+                     "grad_fn: VarMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
        [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
          return varMean(self, dim, fromUnbiased(unbiased), keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "dim", "keepdim", KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim"), "grad_fn: VarMeanBackward0"})
+        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "dim", "keepdim",
+                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim"),
+                     "grad_fn: VarMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::var_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
        "(Tensor, Tensor)",
        [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
          return varMean(self, dim, correction, keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "dim", "keepdim", KILN_CORRECTION) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim")})
+        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "dim", "keepdim", KILN_CORRECTION) " + " KILN_MEAN_BACKWARD(
+            "grads[1]", "dim", "keepdim")})
         .shape(shapes::reducePair),
     op("aten::var_mean.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
        "Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
@@ -329,20 +339,26 @@ KILN_REGISTER_OPS(
         .shape(shapes::reducePair),
     op("aten::std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
        [](const Tensor& self, bool unbiased) { return stdMean(self, std::nullopt, fromUnbiased(unbiased)); })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "None", "False", KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "None", "False"), "grad_fn: StdMeanBackward0"})
+        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "None", "False",
+                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "None", "False"),
+                     "grad_fn: StdMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
        [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
          return stdMean(self, dim, fromUnbiased(unbiased), keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "dim", "keepdim", KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim"), "grad_fn: StdMeanBackward0"})
+        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "dim", "keepdim",
+                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim"),
+                     "grad_fn: StdMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::std_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
        "(Tensor, Tensor)",
        [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
          return stdMean(self, dim, correction, keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "dim", "keepdim", KILN_CORRECTION) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim")})
+        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "dim", "keepdim",
+                                                KILN_CORRECTION) " + " KILN_MEAN_BACKWARD("grads[1]", "dim",
+                                                                                          "keepdim")})
         .shape(shapes::reducePair),
     op("aten::std_mean.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
        "Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
@@ -361,20 +377,25 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
          return norm(self, p, dim, keepdim);
        })
-        .derivative({"self: " KILN_NORM_BACKWARD(KILN_RESTORED("grad"), KILN_RESTORED("result"), KILN_OPTIONAL_P, ".sum(dim, True)"), "grad_fn: NormBackward1"})
+        .derivative({"self: " KILN_NORM_BACKWARD(KILN_RESTORED("grad"), KILN_RESTORED("result"), KILN_OPTIONAL_P,
+                                                 ".sum(dim, True)"),
+                     "grad_fn: NormBackward1"})
         .shape(shapes::reduceDtype),
     op("aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> "
        "Tensor",
        [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype) {
          return norm(self, p, dim, keepdim, dtype);
        })
-        .derivative({"self: " KILN_NORM_BACKWARD(KILN_RESTORED("grad"), KILN_RESTORED("result"), KILN_OPTIONAL_P, ".sum(dim, True)"), "grad_fn: NormBackward3"})
+        .derivative({"self: " KILN_NORM_BACKWARD(KILN_RESTORED("grad"), KILN_RESTORED("result"), KILN_OPTIONAL_P,
+                                                 ".sum(dim, True)"),
+                     "grad_fn: NormBackward3"})
         .shape(shapes::reduceDtype),
     op("aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor",
        [](const Tensor& self, const std::optional<Scalar>& p, ScalarType dtype) {
          return norm(self, p, std::nullopt, false, dtype);
        })
-        .derivative({"self: " KILN_NORM_BACKWARD("grad", "result", KILN_OPTIONAL_P, ".sum()"), "grad_fn: NormBackward2"})
+        .derivative({"self: " KILN_NORM_BACKWARD("grad", "result", KILN_OPTIONAL_P, ".sum()"),
+                     "grad_fn: NormBackward2"})
         .shape(shapes::reduceDtype),
     op("aten::norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Scalar& p, Tensor out) {
@@ -490,7 +511,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, std::optional<bool> stable, int64_t dim, bool descending) {
          return sort(self, dim, descending, requireStable(stable));
        })
-        .derivative({"self: torch.zeros_like(self).scatter(dim, indices, grad)", "non_differentiable: indices", "grad_fn: SortBackward1"})
+        .derivative({"self: torch.zeros_like(self).scatter(dim, indices, grad)", "non_differentiable: indices",
+                     "grad_fn: SortBackward1"})
         .shape(shapes::sortOp),
     op("aten::sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) "
        "-> (Tensor(a!) values, Tensor(b!) indices)",
@@ -520,7 +542,8 @@ KILN_REGISTER_OPS(
          return argsortOut(self, dim, descending, stable, out);
        })
         .shape(shapes::argsortOp),
-    op("aten::msort(Tensor self) -> Tensor", [](const Tensor& self) { return msort(self); }).derivative({"self: torch.zeros_like(self).scatter(0, self.sort(0)[1], grad)", "grad_fn: SortBackward0"})
+    op("aten::msort(Tensor self) -> Tensor", [](const Tensor& self) { return msort(self); })
+        .derivative({"self: torch.zeros_like(self).scatter(0, self.sort(0)[1], grad)", "grad_fn: SortBackward0"})
         .shape(shapes::sameDtype),
     op("aten::msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, Tensor out) {
       return msortOut(self, out);

@@ -70,9 +70,20 @@ Tensor detached(const Tensor& self) {
   return out;
 }
 
-// Formula fragment: one past the last storage element a strided geometry reads.
+// Formula fragments of as_strided's backward: one past the last storage
+// element a strided geometry reads; the storage both geometries read; the
+// gradient added into it at the result's elements, read back at self's.
 #define KILN_STRIDED_EXTENT(size, stride, offset) \
   offset " + sum([(" size "[i] - 1) * " stride "[i] for i in range(len(" size "))]) + 1"
+#define KILN_AS_STRIDED_OFFSET "(self.storage_offset() if storage_offset is None else storage_offset)"
+#define KILN_AS_STRIDED_STORAGE                                                                  \
+  "max(" KILN_STRIDED_EXTENT("size", "stride", KILN_AS_STRIDED_OFFSET) ", " KILN_STRIDED_EXTENT( \
+      "self.size()", "self.stride()", "self.storage_offset()") ")"
+#define KILN_AS_STRIDED_BACKWARD                                                                     \
+  "grad.new_zeros([" KILN_AS_STRIDED_STORAGE "]).index_add(0, torch.arange(" KILN_AS_STRIDED_STORAGE \
+  ").as_strided(size, stride, " KILN_AS_STRIDED_OFFSET                                               \
+  ").reshape(-1), grad.reshape(-1))[torch.arange(" KILN_AS_STRIDED_STORAGE                           \
+  ").as_strided(self.size(), self.stride(), self.storage_offset())]"
 
 KILN_REGISTER_OPS(
     // Views.
@@ -137,13 +148,17 @@ KILN_REGISTER_OPS(
         .shape(shapes::permute),
     op("aten::numpy_T(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); })
         .shape(shapes::numpyT)
-        .derivative({"self: grad.permute([grad.dim() - 1 - i for i in range(grad.dim())])", "grad_fn: PermuteBackward0"}),
+        .derivative({"self: grad.permute([grad.dim() - 1 - i for i in range(grad.dim())])",
+                     "grad_fn: PermuteBackward0"}),
     op("aten::numpy_T.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return numpyT(self); })
         .shape(shapes::numpyT)
-        .derivative({"self: grad.permute([grad.dim() - 1 - i for i in range(grad.dim())])", "grad_fn: PermuteBackward0"}),
-    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }).shape(shapes::mT)
+        .derivative({"self: grad.permute([grad.dim() - 1 - i for i in range(grad.dim())])",
+                     "grad_fn: PermuteBackward0"}),
+    op("aten::mT(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); })
+        .shape(shapes::mT)
         .derivative({"self: grad.transpose(-2, -1)", "grad_fn: TransposeBackward0"}),
-    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); }).shape(shapes::mT)
+    op("aten::mT.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixT(self); })
+        .shape(shapes::mT)
         .derivative({"self: grad.transpose(-2, -1)", "grad_fn: TransposeBackward0"}),
     // The conjugate of the matrix transpose: a copy for complex tensors (kiln has no lazy conjugate bit).
     op("aten::adjoint(Tensor(a) self) -> Tensor(a)",
@@ -155,11 +170,15 @@ KILN_REGISTER_OPS(
          return diagonal(self, offset, dim1, dim2);
        })
         .shape(shapes::diagonal)
-        .derivative({"self: grad.new_zeros([self.numel()]).index_add(0, torch.arange(self.numel()).reshape(self.size()).diagonal(offset, dim1, dim2).reshape(-1), grad.reshape(-1)).reshape(self.size())"}),
+        .derivative({"self: grad.new_zeros([self.numel()]).index_add(0, "
+                     "torch.arange(self.numel()).reshape(self.size()).diagonal(offset, dim1, dim2).reshape(-1), "
+                     "grad.reshape(-1)).reshape(self.size())"}),
     op("aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, int64_t size, int64_t step) { return unfold(self, dim, size, step); })
         .shape(shapes::unfold)
-        .derivative({"self: grad.new_zeros([self.numel()]).index_add(0, torch.arange(self.numel()).reshape(self.size()).unfold(dimension, size, step).reshape(-1), grad.reshape(-1)).reshape(self.size())"}),
+        .derivative({"self: grad.new_zeros([self.numel()]).index_add(0, "
+                     "torch.arange(self.numel()).reshape(self.size()).unfold(dimension, size, step).reshape(-1), "
+                     "grad.reshape(-1)).reshape(self.size())"}),
     op("aten::moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef source, IntArrayRef destination) {
          return movedim(self, source, destination);
@@ -198,13 +217,18 @@ KILN_REGISTER_OPS(
     op("aten::narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, int64_t start, int64_t length) { return narrow(self, dim, start, length); })
         .shape(shapes::narrow)
-        .derivative({"self: torch.zeros_like(self).slice_scatter(grad, dim, start if start >= 0 else start + self.size(dim), (start if start >= 0 else start + self.size(dim)) + length)", "grad_fn: SliceBackward0"}),
+        .derivative({"self: torch.zeros_like(self).slice_scatter(grad, dim, start if start >= 0 else start + "
+                     "self.size(dim), (start if start >= 0 else start + self.size(dim)) + length)",
+                     "grad_fn: SliceBackward0"}),
     op("aten::narrow.Tensor(Tensor(a) self, int dim, Tensor start, int length) -> Tensor(a)",
        [](const Tensor& self, int64_t dim, const Tensor& start, int64_t length) {
          return narrow(self, dim, startFromTensor(start), length);
        })
         .shape(shapes::narrow)
-        .derivative({"self: torch.zeros_like(self).slice_scatter(grad, dim, int(start) if int(start) >= 0 else int(start) + self.size(dim), (int(start) if int(start) >= 0 else int(start) + self.size(dim)) + length)", "grad_fn: SliceBackward0"}),
+        .derivative(
+            {"self: torch.zeros_like(self).slice_scatter(grad, dim, int(start) if int(start) >= 0 else int(start) + "
+             "self.size(dim), (int(start) if int(start) >= 0 else int(start) + self.size(dim)) + length)",
+             "grad_fn: SliceBackward0"}),
     op("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef size, bool) { return expand(self, size); })
         .derivative({"self: grad"})
@@ -307,13 +331,14 @@ KILN_REGISTER_OPS(
          return asStrided(self, size, stride, offset);
        })
         .shape(shapes::asStrided)
-        .derivative({"self: grad.new_zeros([max(" KILN_STRIDED_EXTENT("size", "stride", "(self.storage_offset() if storage_offset is None else storage_offset)") ", " KILN_STRIDED_EXTENT("self.size()", "self.stride()", "self.storage_offset()") ")]).index_add(0, torch.arange(max(" KILN_STRIDED_EXTENT("size", "stride", "(self.storage_offset() if storage_offset is None else storage_offset)") ", " KILN_STRIDED_EXTENT("self.size()", "self.stride()", "self.storage_offset()") ")).as_strided(size, stride, storage_offset).reshape(-1), grad.reshape(-1))[torch.arange(max(" KILN_STRIDED_EXTENT("size", "stride", "(self.storage_offset() if storage_offset is None else storage_offset)") ", " KILN_STRIDED_EXTENT("self.size()", "self.stride()", "self.storage_offset()") ")).as_strided(self.size(), self.stride(), self.storage_offset())]"}),
+        .derivative({"self: " KILN_AS_STRIDED_BACKWARD}),
     op("aten::as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> "
        "Tensor(a!)",
        [](Tensor self, IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) {
          return asStrided_(self, size, stride, offset);
        }),
-    op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); }).shape(shapes::alias)
+    op("aten::alias(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return alias(self); })
+        .shape(shapes::alias)
         .derivative({"self: grad", "grad_fn: AliasBackward0"}),
     op("aten::detach(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return detached(self); })
         .shape(shapes::alias)
@@ -397,7 +422,9 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef repeats) { return repeat(self, repeats); })
         .shape(shapes::repeat)
         .traits(OpTrait::Expensive)
-        .derivative({"self: grad.reshape([repeats[j // 2] if j % 2 == 0 else (1 if j // 2 < len(repeats) - self.dim() else self.size(j // 2 - len(repeats) + self.dim())) for j in range(2 * len(repeats))]).sum([2 * i for i in range(len(repeats))]).reshape(self.size())"}),
+        .derivative({"self: grad.reshape([repeats[j // 2] if j % 2 == 0 else (1 if j // 2 < len(repeats) - self.dim() "
+                     "else self.size(j // 2 - len(repeats) + self.dim())) for j in range(2 * len(repeats))]).sum([2 * "
+                     "i for i in range(len(repeats))]).reshape(self.size())"}),
     op("aten::repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef repeats, Tensor out) {
          return writeOut(out, repeat(self, repeats), "repeat", OutDtype::Any);
@@ -420,7 +447,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
           int64_t step) { return sliceScatter(self, src, dim, start, end, step); })
         .shape(shapes::likeSelf)
-        .derivative({"self: grad.slice_scatter(torch.zeros_like(src), dim, start, end, step)", "src: grad.slice(dim, start, end, step)"}),
+        .derivative({"self: grad.slice_scatter(torch.zeros_like(src), dim, start, end, step)",
+                     "src: grad.slice(dim, start, end, step)"}),
     op("aten::slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt "
        "step=1, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,

@@ -109,6 +109,7 @@ OPS = {
     "tensor_split_tensor": (lambda m, a: a.tensor_split(m.tensor([1, 2]), 1), [(3, 4)], False, False),
     "as_strided": (lambda m, a: a.as_strided((2, 2), (1, 2), 1), [(3, 4)], False, False),
     "as_strided_overlap": (lambda m, a: a.contiguous().as_strided((3, 3), (1, 1)), [(3, 4)], False, False),
+    "as_strided_of_slice": (lambda m, a: a[1:].as_strided((2, 2), (1, 2)), [(3, 4)], False, False),
     "repeat": (lambda m, a: a.repeat(2, 1, 3), [(3, 4)], False, False),
     "repeat_same_dims": (lambda m, a: a.repeat(2, 2), [(3, 4)], False, False),
     "select_scatter": (lambda m, a, b: m.select_scatter(a, b, 0, 1), [(3, 4), (4,)], False, False),
