@@ -407,10 +407,10 @@ KILN_REGISTER_OPS(
     // In-place fills.
     op("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
        [](Tensor self, const Scalar& value) { return fill_(self, value); })
-        .derivative({"self: torch.zeros_like(grad)", "grad_fn: FillBackward0"}),
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: FillBackward2"}),
     op("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
        [](Tensor self, const Tensor& value) { return fill_(self, value); })
-        .derivative({"self: torch.zeros_like(grad)", "value: grad.sum()", "grad_fn: FillBackward1"}),
+        .derivative({"self: torch.zeros_like(grad)", "value: grad.sum()", "grad_fn: FillBackward3"}),
     op("aten::zero_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return zero_(self); })
         .derivative({"self: torch.zeros_like(grad)", "grad_fn: ZeroBackward0"}),
 

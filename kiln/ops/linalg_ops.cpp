@@ -126,7 +126,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& vec2) { return outer(self, vec2); })
         .shape(shapes::outer)
         .traits(OpTrait::Expensive)
-        .derivative({"self: grad.mv(vec2)", "vec2: grad.t().mv(self)"}),
+        .derivative({"self: grad.mv(vec2)", "vec2: grad.t().mv(self)", "grad_fn: MulBackward0"}),
     op("aten::outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); })
         .shape(shapes::outer)

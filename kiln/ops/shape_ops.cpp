@@ -116,14 +116,14 @@ KILN_REGISTER_OPS(
         .derivative({"self: grad.t()", "grad_fn: TBackward0"})
         .shape(shapes::transpose2d),
     op("aten::t_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return t_(self); })
-        .derivative({"self: grad.t()", "grad_fn: TBackward0"}),
+        .derivative({"self: grad.t()", "grad_fn: TBackward1"}),
     op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
        [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
         .derivative({"self: grad.transpose(dim0, dim1)"})
         .shape(shapes::transpose),
     op("aten::transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); })
-        .derivative({"self: grad.transpose(dim0, dim1)", "grad_fn: TransposeBackward0"}),
+        .derivative({"self: grad.transpose(dim0, dim1)", "grad_fn: TransposeBackward1"}),
     op("aten::swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)",
        [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
         .shape(shapes::transpose)
@@ -132,7 +132,7 @@ KILN_REGISTER_OPS(
     op("aten::swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); })
         .aliasOf("aten::transpose_")
-        .derivative({"self: grad.transpose(axis0, axis1)", "grad_fn: TransposeBackward0"}),
+        .derivative({"self: grad.transpose(axis0, axis1)", "grad_fn: TransposeBackward1"}),
     op("aten::swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
        [](const Tensor& self, int64_t dim0, int64_t dim1) { return transpose(self, dim0, dim1); })
         .shape(shapes::transpose)
@@ -141,7 +141,7 @@ KILN_REGISTER_OPS(
     op("aten::swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
        [](Tensor self, int64_t dim0, int64_t dim1) { return transpose_(self, dim0, dim1); })
         .aliasOf("aten::transpose_")
-        .derivative({"self: grad.transpose(dim0, dim1)", "grad_fn: TransposeBackward0"}),
+        .derivative({"self: grad.transpose(dim0, dim1)", "grad_fn: TransposeBackward1"}),
     op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)",
        [](const Tensor& self, IntArrayRef dims) { return permute(self, dims); })
         .derivative({"self: _permute_backward(grad, dims)"})
@@ -248,17 +248,17 @@ KILN_REGISTER_OPS(
         .derivative({"self: grad.reshape(self.size())", "grad_fn: SqueezeBackward1"})
         .shape(shapes::squeeze),
     op("aten::squeeze_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return squeeze_(self); })
-        .derivative({"self: grad.reshape(self.size())", "grad_fn: SqueezeBackward0"}),
+        .derivative({"self: grad.reshape(self.size())", "grad_fn: SqueezeBackward2"}),
     op("aten::squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)",
        [](Tensor self, int64_t dim) { return squeeze_(self, dim); })
-        .derivative({"self: grad.reshape(self.size())", "grad_fn: SqueezeBackward1"}),
+        .derivative({"self: grad.reshape(self.size())", "grad_fn: SqueezeBackward3"}),
     op("aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
        [](const Tensor& self, int64_t dim) { return unsqueeze(self, dim); })
         .derivative({"self: grad.squeeze(dim)"})
         .shape(shapes::unsqueeze),
     op("aten::unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)",
        [](Tensor self, int64_t dim) { return unsqueeze_(self, dim); })
-        .derivative({"self: grad.squeeze(dim)", "grad_fn: UnsqueezeBackward0"}),
+        .derivative({"self: grad.squeeze(dim)", "grad_fn: UnsqueezeBackward1"}),
     op("aten::flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
        [](const Tensor& self, int64_t start_dim, int64_t end_dim) { return flatten(self, start_dim, end_dim); })
         .derivative({"self: grad.reshape(self.size())", "grad_fn: ReshapeAliasBackward0"})
@@ -376,7 +376,7 @@ KILN_REGISTER_OPS(
         .shape(shapes::sameDtype),
     op("aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
        [](Tensor self, const Tensor& src, bool) { return checkedCopy_(self, src); })
-        .derivative({"self: torch.zeros_like(grad)", "src: grad", "grad_fn: CopyBackwards"}),
+        .derivative({"self: torch.zeros_like(grad)", "src: grad", "grad_fn: torch::autograd::CopyBackwards"}),
     op("aten::copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
        [](const Tensor& self, const Tensor& src, bool) { return copied(self, src); })
         .shape(shapes::likeSelf)
@@ -387,13 +387,13 @@ KILN_REGISTER_OPS(
        }),
     op("aten::copy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
        [](Tensor self, const Tensor& other) { return checkedCopy_(self, other); })
-        .derivative({"self: torch.zeros_like(grad)", "other: grad", "grad_fn: CopyBackwards"}),
+        .derivative({"self: torch.zeros_like(grad)", "other: grad", "grad_fn: torch::autograd::CopyBackwards"}),
     op("aten::copy_.int(Tensor(a!) self, int other) -> Tensor(a!)",
        [](Tensor self, int64_t other) { return fillFrom(self, other); })
-        .derivative({"self: torch.zeros_like(grad)", "grad_fn: FillBackward0"}),
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: FillBackward2"}),
     op("aten::copy_.float(Tensor(a!) self, float other) -> Tensor(a!)",
        [](Tensor self, double other) { return fillFrom(self, other); })
-        .derivative({"self: torch.zeros_like(grad)", "grad_fn: FillBackward0"}),
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: FillBackward2"}),
 
     // Shape operations.
     op("aten::cat(Tensor[] tensors, int dim=0) -> Tensor",

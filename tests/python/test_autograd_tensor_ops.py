@@ -343,3 +343,31 @@ def test_second_derivatives_match_torch(name):
         h, = lib.autograd.grad((g * g).sum(), [a])
         hess.append(to_numpy(h))
     np.testing.assert_allclose(hess[1], hess[0], rtol=1e-6, atol=1e-8)
+
+
+GRAD_FN_NAMES = {
+    "prod": lambda m, a: a.prod(), "prod_dim": lambda m, a: a.prod(1), "amax": lambda m, a: a.amax(1),
+    "var": lambda m, a: a.var(), "std_dim": lambda m, a: a.std(1), "var_mean": lambda m, a: m.var_mean(a)[0],
+    "logsumexp": lambda m, a: a.logsumexp(1), "cumsum": lambda m, a: a.cumsum(1), "cumprod": lambda m, a: a.cumprod(1),
+    "topk": lambda m, a: a.topk(2)[0], "sort": lambda m, a: a.sort()[0], "sort_stable": lambda m, a: a.sort(stable=True)[0],
+    "view_as": lambda m, a: a.view_as(a), "swapaxes": lambda m, a: a.swapaxes(0, 1), "T": lambda m, a: a.T,
+    "diagonal": lambda m, a: a.diagonal(), "unfold": lambda m, a: a.unfold(1, 2, 1), "narrow": lambda m, a: a.narrow(1, 0, 2),
+    "split": lambda m, a: a.split([1, 3], 1)[0], "as_strided": lambda m, a: a.as_strided((2, 2), (1, 2)),
+    "repeat": lambda m, a: a.repeat(2, 1), "flip": lambda m, a: a.flip(0), "roll": lambda m, a: a.roll(1),
+    "tril": lambda m, a: a.tril(), "copy_": lambda m, a: (a * 1).copy_(a), "t_": lambda m, a: (a * 1).t_(),
+    "squeeze_": lambda m, a: (a * 1).squeeze_(), "unsqueeze_": lambda m, a: (a * 1).unsqueeze_(0),
+    "index_select": lambda m, a: a.index_select(0, m.tensor([0])), "gather": lambda m, a: a.gather(0, m.tensor([[0]])),
+    "take": lambda m, a: a.take(m.tensor([0])), "scatter": lambda m, a: a.scatter(0, m.tensor([[0]]), a),
+    "scatter_add": lambda m, a: a.scatter_add(0, m.tensor([[0]]), a),
+    "index_fill": lambda m, a: a.index_fill(0, m.tensor([0]), 1.0), "masked_fill": lambda m, a: a.masked_fill(a > 0, 1.0),
+    "masked_select": lambda m, a: a.masked_select(a > 0), "index_put_": lambda m, a: (a * 1).index_put_((m.tensor([0]),), a[0]),
+    "baddbmm": lambda m, a: m.baddbmm(a, a[None], a.t()[None]), "mv": lambda m, a: a.mv(a[0]),
+    "dot": lambda m, a: a[0].dot(a[1]), "outer": lambda m, a: a[0].outer(a[1]), "fill_": lambda m, a: (a * 1).fill_(1.0),
+    "fill_tensor": lambda m, a: (a * 1).fill_(a[0, 0]), "zero_": lambda m, a: (a * 1).zero_(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_FN_NAMES))
+def test_grad_fn_names(name):
+    names = [GRAD_FN_NAMES[name](lib, lib.ones(4, 4, requires_grad=True)).grad_fn.name() for lib in (torch, kiln)]
+    assert names[1] == names[0]
