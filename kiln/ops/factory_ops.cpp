@@ -406,10 +406,13 @@ KILN_REGISTER_OPS(
 
     // In-place fills.
     op("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-       [](Tensor self, const Scalar& value) { return fill_(self, value); }),
+       [](Tensor self, const Scalar& value) { return fill_(self, value); })
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: FillBackward2"}),
     op("aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
-       [](Tensor self, const Tensor& value) { return fill_(self, value); }),
-    op("aten::zero_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return zero_(self); }),
+       [](Tensor self, const Tensor& value) { return fill_(self, value); })
+        .derivative({"self: torch.zeros_like(grad)", "value: grad.sum()", "grad_fn: FillBackward3"}),
+    op("aten::zero_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return zero_(self); })
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: ZeroBackward0"}),
 
     // Ranges and identity.
     op("aten::arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
@@ -659,27 +662,31 @@ KILN_REGISTER_OPS(
        [](Tensor self, double from, double to, const IValue& generator) {
          checkGenerator("uniform_", generator);
          return uniform_(self, from, to);
-       }),
+       })
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: UniformBackward0"}),
     op("aten::normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)",
        [](Tensor self, double mean, double std, const IValue& generator) {
          checkGenerator("normal_", generator);
          return normal_(self, mean, std);
-       }),
+       })
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: NormalBackward0"}),
     op("aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
        [](Tensor self, int64_t from, OptInt to, const IValue& generator) {
          checkGenerator("random_", generator);
          return random_(self, from, to);
-       }),
+       })
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: RandomBackward0"}),
     op("aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",
        [](Tensor self, int64_t to, const IValue& generator) {
          checkGenerator("random_", generator);
          return random_(self, 0, to);
-       }),
-    op("aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)",
-       [](Tensor self, const IValue& generator) {
-         checkGenerator("random_", generator);
-         return random_(self);
-       }), );
+       })
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: RandomBackward1"}),
+    op("aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)", [](Tensor self,
+                                                                                        const IValue& generator) {
+      checkGenerator("random_", generator);
+      return random_(self);
+    }).derivative({"self: torch.zeros_like(grad)", "grad_fn: RandomBackward2"}), );
 
 KILN_REGISTER_OPS(
     // Tensors of TorchScript values.
@@ -726,7 +733,8 @@ KILN_REGISTER_OPS(
          checkDevice("as_tensor", device);
          return to(data, dtype.value_or(data.dtype()));
        })
-        .shape(shapes::tensorFromData),
+        .shape(shapes::tensorFromData)
+        .derivative({"data: grad", "grad_fn: ToCopyBackward0"}),
     op("aten::as_tensor.list(t[] data, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
        [](const IValue& data, OptDtype dtype, const IValue& device) {
          return withOptions("as_tensor", tensorFromList(data), dtype, device);
@@ -772,7 +780,8 @@ KILN_REGISTER_OPS(
          return convert(self, dtype, copy);
        })
         .shape(shapes::to)
-        .traits(OpTrait::OnlySelfRequiresGrad),
+        .traits(OpTrait::OnlySelfRequiresGrad)
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"}),
     op("aten::to.prim_Device(Tensor(a) self, Device? device, int? dtype=None, bool non_blocking=False, "
        "bool copy=False) -> Tensor(b|a)",
        [](const Tensor& self, const IValue& device, OptDtype dtype, bool non_blocking, bool copy) {
@@ -780,7 +789,8 @@ KILN_REGISTER_OPS(
          return convert(self, dtype, copy);
        })
         .shape(shapes::to)
-        .traits(OpTrait::OnlySelfRequiresGrad),
+        .traits(OpTrait::OnlySelfRequiresGrad)
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"}),
     op("aten::to.prim_dtype(Tensor(a) self, int? dtype=None, bool non_blocking=False, bool copy=False) -> "
        "Tensor(b|a)",
        [](const Tensor& self, OptDtype dtype, bool non_blocking, bool copy) { return convert(self, dtype, copy); })
@@ -791,13 +801,15 @@ KILN_REGISTER_OPS(
     op("aten::to.prim_other(Tensor(a) self, bool non_blocking=False, bool copy=False) -> Tensor(b|a)",
        [](const Tensor& self, bool non_blocking, bool copy) { return convert(self, std::nullopt, copy); })
         .shape(shapes::to)
-        .traits(OpTrait::OnlySelfRequiresGrad),
+        .traits(OpTrait::OnlySelfRequiresGrad)
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"}),
     op("aten::type_as(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return to(self, other.dtype()); })
         .shape(shapes::typeAs)
         .pointwise(elementwise(TypeRule::Cast, DtypeSet::All, nullptr, nullptr, emitCast))
         .fold(folds::typeAsSameType)
-        .traits(OpTrait::OnlySelfRequiresGrad), );
+        .traits(OpTrait::OnlySelfRequiresGrad)
+        .derivative({"self: grad", "grad_fn: ToCopyBackward0"}), );
 
 }  // namespace
 }  // namespace kiln

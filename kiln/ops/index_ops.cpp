@@ -53,7 +53,8 @@ Scalar fillValue(const Tensor& value) {
 KILN_REGISTER_OPS(
     op("aten::index_select(Tensor self, int dim, Tensor index) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index) { return indexSelect(self, dim, index); })
-        .shape(shapes::indexSelect),
+        .shape(shapes::indexSelect)
+        .derivative({"self: torch.zeros_like(self).index_add(dim, index, grad)"}),
     op("aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, Tensor out) {
          return writeOut(out, indexSelect(self, dim, index), "index_select()");
@@ -61,7 +62,8 @@ KILN_REGISTER_OPS(
         .shape(shapes::indexSelect),
     op("aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, bool) { return gather(self, dim, index); })
-        .shape(shapes::take),
+        .shape(shapes::take)
+        .derivative({"self: torch.zeros_like(self).scatter_add(dim, index, grad)"}),
     op("aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, bool, Tensor out) {
          return writeOut(out, gather(self, dim, index), "gather()");
@@ -69,7 +71,9 @@ KILN_REGISTER_OPS(
         .shape(shapes::take),
     op("aten::take(Tensor self, Tensor index) -> Tensor",
        [](const Tensor& self, const Tensor& index) { return take(self, index); })
-        .shape(shapes::take),
+        .shape(shapes::take)
+        .derivative({"self: torch.zeros_like(self).reshape(-1).index_add(0, (index.reshape(-1) + self.numel()) % "
+                     "max(self.numel(), 1), grad.reshape(-1)).reshape(self.size())"}),
     op("aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& index, Tensor out) { return writeOut(out, take(self, index), "take()"); })
         .shape(shapes::take),
@@ -79,12 +83,14 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
          return scatterSrc(self, dim, index, src, ScatterReduce::None);
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad.scatter(dim, index, 0)", "src: grad.gather(dim, index)", "grad_fn: ScatterBackward0"}),
     op("aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
          return scatterValue(self, dim, index, value, ScatterReduce::None);
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad.scatter(dim, index, 0)", "grad_fn: ScatterBackward1"}),
     op("aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
          return scatterSrc(self, dim, index, src, scatterReduceFromString(reduce));
@@ -140,7 +146,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
          return scatterSrc(self, dim, index, src, ScatterReduce::Add);
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad", "src: grad.gather(dim, index)"}),
     op("aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Tensor out) {
          return writeOut(out, scatterSrc(self, dim, index, src, ScatterReduce::Add), "scatter_add()");
@@ -156,7 +163,10 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
          return indexAdd(self, dim, index, source, alpha);
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad",
+                     "source: grad.index_select(dim, index) * alpha if source.dim() > 0 else grad.index_select(dim, "
+                     "index).reshape(source.size()) * alpha"}),
     op("aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha, Tensor out) {
@@ -171,12 +181,15 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
          return indexFill(self, dim, index, value);
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad.index_fill(dim, index, 0)", "grad_fn: IndexFillBackward0"}),
     op("aten::index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
          return indexFill(self, dim, index, fillValue(value));
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad.index_fill(dim, index, 0)", "value: (grad - grad.index_fill(dim, index, 0)).sum()",
+                     "grad_fn: IndexFillBackward1"}),
     op("aten::index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, Tensor out) {
@@ -201,12 +214,15 @@ KILN_REGISTER_OPS(
     // Masks.
     op("aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
        [](const Tensor& self, const Tensor& mask, const Scalar& value) { return maskedFill(self, mask, value); })
-        .shape(shapes::maskedFill),
+        .shape(shapes::maskedFill)
+        .derivative({"self: grad.masked_fill(mask, 0)", "grad_fn: MaskedFillBackward0"}),
     op("aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
        [](const Tensor& self, const Tensor& mask, const Tensor& value) {
          return maskedFill(self, mask, maskedFillValue(value));
        })
-        .shape(shapes::maskedFill),
+        .shape(shapes::maskedFill)
+        .derivative({"self: grad.masked_fill(mask, 0)", "value: torch.where(mask, grad, torch.zeros_like(grad)).sum()",
+                     "grad_fn: MaskedFillBackward1"}),
     op("aten::masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, const Scalar& value, Tensor out) {
          return writeOut(out, maskedFill(self, mask, value), "masked_fill()", OutDtype::Any);
@@ -226,7 +242,9 @@ KILN_REGISTER_OPS(
     op("aten::masked_select(Tensor self, Tensor mask) -> Tensor",
        [](const Tensor& self, const Tensor& mask) { return maskedSelect(self, mask); })
         .shape(shapes::maskedSelect)
-        .traits(OpTrait::ValueDependentShape),
+        .traits(OpTrait::ValueDependentShape)
+        .derivative(
+            {"self: (torch.zeros_like(self) * mask).index_put([mask.expand_as(torch.zeros_like(self) * mask)], grad)"}),
     op("aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& mask, Tensor out) {
          return writeOut(out, maskedSelect(self, mask), "masked_select()");
@@ -268,7 +286,9 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate) {
          return indexPut(self, optionalTensors(indices), values, accumulate);
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)",
+                     "values: grad.index(indices)"}),
     op("aten::index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) "
        "out) -> Tensor(a!)",
        [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate, Tensor out) {
@@ -280,7 +300,9 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
          return indexPut(self, indices, values, accumulate);
        })
-        .shape(shapes::likeSelf), );
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)",
+                     "values: grad.index(indices)", "grad_fn: IndexPutBackward0"}), );
 
 }  // namespace
 }  // namespace kiln

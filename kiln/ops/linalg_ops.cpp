@@ -59,7 +59,11 @@ KILN_REGISTER_OPS(
          return baddbmm(self, batch1, batch2, beta, alpha);
        })
         .shape(shapes::baddbmm)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .derivative(
+            {"self: grad if beta == 1 else grad * beta",
+             "batch1: grad.bmm(batch2.transpose(1, 2)) if alpha == 1 else grad.bmm(batch2.transpose(1, 2)) * alpha",
+             "batch2: batch1.transpose(1, 2).bmm(grad) if alpha == 1 else batch1.transpose(1, 2).bmm(grad) * alpha"}),
     op("aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha,
@@ -74,7 +78,8 @@ KILN_REGISTER_OPS(
     op("aten::mv(Tensor self, Tensor vec) -> Tensor",
        [](const Tensor& self, const Tensor& vec) { return mv(self, vec); })
         .shape(shapes::mv)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .derivative({"self: grad.outer(vec)", "vec: self.t().mv(grad)"}),
     op("aten::mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& vec, Tensor out) { return mvOut(self, vec, out); })
         .shape(shapes::mv)
@@ -84,7 +89,10 @@ KILN_REGISTER_OPS(
          return addmv(self, mat, vec, beta, alpha);
        })
         .shape(shapes::addmv)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .derivative({"self: grad if beta == 1 else grad * beta",
+                     "mat: grad.outer(vec) if alpha == 1 else grad.outer(vec) * alpha",
+                     "vec: mat.t().mv(grad) if alpha == 1 else mat.t().mv(grad) * alpha"}),
     op("aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta, const Scalar& alpha,
@@ -98,7 +106,8 @@ KILN_REGISTER_OPS(
     op("aten::dot(Tensor self, Tensor tensor) -> Tensor",
        [](const Tensor& self, const Tensor& tensor) { return dot(self, tensor); })
         .shape(shapes::dot)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .derivative({"self: grad * tensor", "tensor: grad * self"}),
     op("aten::dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& tensor, Tensor out) { return dotOut(self, tensor, out); })
         .shape(shapes::dot)
@@ -107,7 +116,8 @@ KILN_REGISTER_OPS(
     op("aten::vdot(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return dot(self, other); })
         .shape(shapes::dot)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .derivative({"self: grad * other", "other: grad * self"}),
     op("aten::vdot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& other, Tensor out) { return dotOut(self, other, out); })
         .shape(shapes::dot)
@@ -115,7 +125,8 @@ KILN_REGISTER_OPS(
     op("aten::outer(Tensor self, Tensor vec2) -> Tensor",
        [](const Tensor& self, const Tensor& vec2) { return outer(self, vec2); })
         .shape(shapes::outer)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .derivative({"self: grad.mv(vec2)", "vec2: grad.t().mv(self)", "grad_fn: MulBackward0"}),
     op("aten::outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& vec2, Tensor out) { return outerOut(self, vec2, out); })
         .shape(shapes::outer)
