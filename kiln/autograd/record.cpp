@@ -18,15 +18,31 @@
 
 namespace kiln::autograd {
 
+Tensor callRecorded(const char* name, const char* overload, Stack stack) {
+  OperatorPtr op = findOperator(Symbol::fromQualString(name), overload);
+  KILN_INTERNAL_ASSERT(op, "no operator ", name, ".", overload);
+  runOperator(*op, stack);
+  return stack.back().toTensor();
+}
+
 namespace {
 
-// `grad` summed over the dims it was broadcast along, to `sizes`.
+// `grad` summed over the dims it was broadcast along, to `sizes`. With
+// create_graph (grad mode on in backward) through the recorded operators.
 Tensor sumToSize(const Tensor& grad, IntArrayRef sizes) {
   if (grad.sizes() == sizes) return grad;
   int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
   DimVector dims;
   for (int64_t d = 0; d < grad.dim(); ++d) {
     if (d < lead || (sizes[d - lead] == 1 && grad.size(d) != 1)) dims.push_back(d);
+  }
+  if (isGradEnabled() && requiresGrad(grad)) {
+    Tensor reduced = grad;
+    if (!dims.empty()) {
+      reduced = callRecorded("aten::sum", "dim_IntList",
+                             {IValue(grad), IValue(IntArrayRef(dims)), IValue(true), IValue(std::nullopt)});
+    }
+    return callRecorded("aten::reshape", "", {IValue(reduced), IValue(sizes)});
   }
   Tensor reduced = dims.empty() ? grad : sum(grad, IntArrayRef(dims), /*keepdim=*/true);
   return reshape(reduced, sizes);
@@ -145,16 +161,26 @@ class FormulaNode final : public Node {
   bool released_ = false;
 };
 
-// For an operator without a derivative: backward through it raises.
+// For an operator without a derivative, or with an argument that requires
+// grad but has no formula: backward through it raises (torch's messages),
+// rather than giving that argument a missing gradient.
 class NotImplementedNode final : public Node {
  public:
-  NotImplementedNode(std::string op_name, uint32_t num_inputs) : Node(num_inputs), op_name_(std::move(op_name)) {}
-  std::string name() const override { return "torch::autograd::NotImplemented"; }
-  TensorList apply(TensorList&&) override { KILN_ERROR("the derivative for '", op_name_, "' is not implemented."); }
+  NotImplementedNode(std::string name, std::string message)
+      : Node(0), name_(std::move(name)), message_(std::move(message)) {}
+  std::string name() const override { return name_; }
+  TensorList apply(TensorList&&) override { KILN_ERROR(message_); }
 
  private:
-  std::string op_name_;
+  std::string name_;
+  std::string message_;
 };
+
+// "aten::pow" -> "pow".
+std::string baseName(const std::string& qualified) {
+  size_t colons = qualified.find("::");
+  return colons == std::string::npos ? qualified : qualified.substr(colons + 2);
+}
 
 bool anyInputRequiresGrad(const Stack& stack, size_t base, size_t n) {
   for (size_t i = base; i < base + n; ++i) {
@@ -211,6 +237,7 @@ void recordOperator(const Operator& op, Stack& stack) {
     }
   }
   const OpDerivative* derivative = derivativeFor(op);
+  bool missing = false;
 
   // The inputs whose gradients the node computes (bit f: formula f).
   uint64_t needed = 0;
@@ -240,7 +267,13 @@ void recordOperator(const Operator& op, Stack& stack) {
       ranges.emplace_back(first, edges.size() - first);
       if (any) needed |= uint64_t{1} << f;
     }
-    if (!needed) {
+    // A tensor argument that requires grad and that no formula covers.
+    for (size_t i = 0; i < n && !missing; ++i) {
+      bool covered = false;
+      for (const auto& f : formulas) covered |= f.argument == i;
+      missing = !covered && anyInputRequiresGrad(stack, base + i, 1);
+    }
+    if (!needed && !missing) {
       op.operation()(stack);
       return;
     }
@@ -249,7 +282,7 @@ void recordOperator(const Operator& op, Stack& stack) {
   std::shared_ptr<Node> node;
   FormulaNode* formula_node = nullptr;
   const CompiledFormula* compiled_formula = nullptr;
-  if (derivative) {
+  if (derivative && !missing) {
     compiled_formula = &derivative->compiled(needed);
     const CompiledFormula& compiled = *compiled_formula;
     auto made = std::make_shared<FormulaNode>(*derivative, compiled, 0);
@@ -277,7 +310,15 @@ void recordOperator(const Operator& op, Stack& stack) {
       const IValue& v = stack[base + i];
       if (v.isTensor() && requiresGrad(v.toTensor())) all.push_back(gradientEdge(v.toTensor()));
     }
-    node = std::make_shared<NotImplementedNode>(schema.name(), 0);
+    if (derivative) {
+      std::string base_name = baseName(schema.name());
+      if (inplace && base_name.size() > 1 && base_name.back() == '_') base_name.pop_back();
+      node = std::make_shared<NotImplementedNode>(derivative->nodeName(),
+                                                  "the derivative for '" + base_name + "' is not implemented.");
+    } else {
+      node = std::make_shared<NotImplementedNode>("torch::autograd::NotImplemented",
+                                                  "derivative for " + schema.name() + " is not implemented");
+    }
     node->nextEdges() = std::move(all);
   }
 
