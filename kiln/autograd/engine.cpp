@@ -29,6 +29,9 @@ void accumulate(Tensor& slot, Tensor g) {
   if (!g.defined()) return;
   if (!slot.defined()) {
     slot = std::move(g);
+  } else if (isGradEnabled() && (requiresGrad(slot) || requiresGrad(g))) {
+    // create_graph: the sum is part of the gradient's history.
+    slot = callRecorded("aten::add", "Tensor", {IValue(slot), IValue(g), IValue(Scalar(1))});
   } else {
     slot = add(slot, g);
   }
