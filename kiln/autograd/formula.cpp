@@ -6,7 +6,9 @@
 #include <unordered_map>
 
 #include "kiln/core/derivative_spec.h"
+#include "kiln/core/dispatch_hook.h"
 #include "kiln/core/op_description.h"
+#include "kiln/core/op_registration.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/parser.h"
 #include "kiln/ir/graph.h"
@@ -221,6 +223,50 @@ std::string renameSelf(const std::string& expr) {
   return out;
 }
 
+// An operator call made through runOperator (autograd records it when grad
+// mode is on); attr::name holds the operator's qualified name and overload.
+const Symbol kRecordedCall = Symbol::fromQualString("autograd::recorded_call");
+
+OperatorPtr operatorNamed(const std::string& qualified) {
+  size_t dot = qualified.find('.', qualified.find("::"));
+  std::string overload = dot == std::string::npos ? "" : qualified.substr(dot + 1);
+  return findOperator(Symbol::fromQualString(qualified.substr(0, dot)), overload);
+}
+
+KILN_REGISTER_SCRIPT_OPS(nodeOp("autograd::recorded_call", [](const Node& node) -> Operation {
+  OperatorPtr op = operatorNamed(node.s(Symbol::attr("name")));
+  KILN_INTERNAL_ASSERT(op, "no operator ", node.s(Symbol::attr("name")));
+  return [op](Stack& stack) { runOperator(*op, stack); };
+}));
+
+bool takesTensor(const Node& n) {
+  for (const Value* v : n.inputs()) {
+    TypeKind kind = v->type()->kind();
+    if (kind == TypeKind::Tensor || kind == TypeKind::List || kind == TypeKind::Optional) return true;
+  }
+  return false;
+}
+
+// Replaces the tensor operator calls of `block` by recorded calls.
+void routeThroughDispatch(Graph& graph, Block* block) {
+  std::vector<Node*> nodes;
+  for (Node* n : block->nodes()) nodes.push_back(n);
+  for (Node* n : nodes) {
+    for (Block* b : n->blocks()) routeThroughDispatch(graph, b);
+    std::shared_ptr<const Operator> op = n->maybeOperator();
+    if (!op || op->isNodeDependent() || !takesTensor(*n)) continue;
+    Node* call = graph.create(kRecordedCall, n->inputs(), n->outputs().size());
+    const std::string& overload = op->schema().overloadName();
+    call->s_(Symbol::attr("name"), op->schema().name() + (overload.empty() ? "" : "." + overload));
+    call->insertBefore(n);
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      call->output(i)->copyMetadata(n->output(i));
+      n->output(i)->replaceAllUsesWith(call->output(i));
+    }
+    n->destroy();
+  }
+}
+
 std::string resultName(const FunctionSchema& schema, size_t i) {
   const auto& returns = schema.returns();
   if (!returns[i].name.empty()) return returns[i].name;
@@ -319,6 +365,9 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
   eliminateDeadCode(graph);
   result->graph = graph;
   result->code = std::make_shared<const Code>(graph, "backward of " + schema.name());
+  std::shared_ptr<Graph> recording = graph->copy();
+  routeThroughDispatch(*recording, recording->block());
+  result->recording_code = std::make_shared<const Code>(recording, "backward of " + schema.name());
   return result;
 }
 

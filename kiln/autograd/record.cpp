@@ -94,7 +94,7 @@ class FormulaNode final : public Node {
         default: stack.push_back(unpack(saved_[i]));
       }
     }
-    InterpreterState(formula_.code).run(stack);
+    InterpreterState(isGradEnabled() ? formula_.recording_code : formula_.code).run(stack);
     // One tuple of gradients (a single value when the formula returned one).
     std::vector<IValue> results;
     if (stack.size() == 1 && stack[0].isTuple()) {
