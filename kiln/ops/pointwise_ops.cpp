@@ -461,83 +461,84 @@ KILN_REGISTER_OPS(
 #undef KILN_SUB_DESCRIPTION
 #undef KILN_SUB_OPS
 
-// mul and its alias multiply; `Desc(inplace)` completes each description.
+// mul and its alias multiply; `Desc(inplace, scalar)` completes each description.
 #define KILN_MUL_OPS(name, Desc)                                                                                   \
   op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                 \
      [](const Tensor& self, const Tensor& other) { return mul(self, other); })                                     \
-      .shape(arithmetic) Desc(false),                                                                              \
+      .shape(arithmetic) Desc(false, false),                                                                       \
       op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                             \
          [](const Tensor& self, const Scalar& other) { return mul(self, scalarToTensor(other)); })                 \
-          .shape(arithmetic) Desc(false),                                                                          \
+          .shape(arithmetic) Desc(false, true),                                                                    \
       op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                    \
-         [](Tensor self, const Tensor& other) { return mul_(self, other); }) Desc(true),                           \
+         [](Tensor self, const Tensor& other) { return mul_(self, other); }) Desc(true, false),                    \
       op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                    \
-         [](Tensor self, const Scalar& other) { return mul_(self, scalarToTensor(other)); }) Desc(true),           \
+         [](Tensor self, const Scalar& other) { return mul_(self, scalarToTensor(other)); }) Desc(true, true),     \
       op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self,  \
                                                                                               const Tensor& other, \
                                                                                               Tensor out) {        \
         return mulOut(self, other, out);                                                                           \
-      }).shape(arithmetic) Desc(true)
-#define KILN_MUL_DESCRIPTION(inplace)            \
-  .pointwise(inplace ? nullptr : multiplication) \
-      .fold(inplace ? nullptr : folds::mulByOne) \
-      .derivative({"self: grad * other", "other: grad * self"})
-#define KILN_MULTIPLY_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
+      }).shape(arithmetic) Desc(true, false)
+// A Scalar `other` has no conj() in TorchScript (conj of a real tensor is the tensor itself).
+#define KILN_MUL_DESCRIPTION(inplace, scalar)                                            \
+  .pointwise(inplace ? nullptr : multiplication)                                         \
+      .fold(inplace ? nullptr : folds::mulByOne)                                         \
+      .derivative({scalar ? "self: grad * other" : "self: grad * other.conj()", "other: grad * self.conj()"})
+#define KILN_MULTIPLY_DESCRIPTION(inplace, scalar) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
 
 // div and its alias divide (true_divide is the same without rounding
-// modes). `Desc(inplace, mode)` completes each description.
+// modes). `Desc(inplace, mode, scalar)` completes each description.
 #define KILN_DIV_OPS(name, Desc)                                                                                     \
   op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                   \
      [](const Tensor& self, const Tensor& other) { return div(self, other); })                                       \
-      .shape(trueDivide) Desc(false, false),                                                                         \
+      .shape(trueDivide) Desc(false, false, false),                                                                         \
       op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                               \
          [](const Tensor& self, const Scalar& other) { return div(self, scalarToTensor(other)); })                   \
-          .shape(trueDivide) Desc(false, false),                                                                     \
+          .shape(trueDivide) Desc(false, false, true),                                                                     \
       op("aten::" name ".Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",                   \
          [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode) {                       \
            return div(self, other, mode);                                                                            \
          })                                                                                                          \
-          .shape(divMode) Desc(false, true),                                                                         \
+          .shape(divMode) Desc(false, true, false),                                                                         \
       op("aten::" name ".Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",                   \
          [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode) {                       \
            return div(self, scalarToTensor(other), mode);                                                            \
          })                                                                                                          \
-          .shape(divMode) Desc(false, true),                                                                         \
+          .shape(divMode) Desc(false, true, true),                                                                         \
       op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                           \
          [](const Tensor& self, const Tensor& other, Tensor out) { return divOut(self, other, std::nullopt, out); }) \
-          .shape(trueDivide) Desc(true, false),                                                                      \
+          .shape(trueDivide) Desc(true, false, false),                                                                      \
       op("aten::" name ".out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",  \
          [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode, Tensor out) {           \
            return divOut(self, other, mode, out);                                                                    \
          })                                                                                                          \
-          .shape(trueDivide) Desc(true, true),                                                                       \
+          .shape(trueDivide) Desc(true, true, false),                                                                       \
       op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                      \
-         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false),                      \
+         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false, false),                      \
       op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                      \
-         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false),      \
+         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false, true),      \
       op("aten::" name "_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",          \
          [](Tensor self, const Tensor& other, const std::optional<std::string>& mode) {                              \
            return div_(self, other, mode);                                                                           \
-         }) Desc(true, true),                                                                                        \
+         }) Desc(true, true, false),                                                                                        \
       op("aten::" name "_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",          \
          [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                              \
            return div_(self, scalarToTensor(other), mode);                                                           \
-         }) Desc(true, true)
-#define KILN_DIV_DESCRIPTION(inplace, mode)              \
+         }) Desc(true, true, true)
+#define KILN_DIV_DESCRIPTION(inplace, mode, scalar)              \
   .pointwise(inplace ? nullptr                           \
              : mode  ? divisionWithMode                  \
                      : trueDivision)                      \
       .fold(inplace || mode ? nullptr : folds::divByOne) \
-      .derivative(KILN_DIV_DERIVATIVE_##mode)
+      .derivative(KILN_DIV_DERIVATIVE_##mode(scalar))
 // Rounded quotients are piecewise constant: no gradient.
-#define KILN_DIV_DERIVATIVE_false \
-  { "self: grad / other", "other: -grad * self / (other * other)" }
-#define KILN_DIV_DERIVATIVE_true                                                                                \
+#define KILN_DIV_DERIVATIVE_false(scalar) \
+  { scalar ? "self: grad / other" : "self: grad / other.conj()", "other: -grad * (self / (other * other)).conj()" }
+#define KILN_DIV_DERIVATIVE_true(scalar)                                                                                \
   {                                                                                                             \
     "self: grad / other if rounding_mode is None else grad * 0",                                                \
         "other: -grad * self / (other * other) if rounding_mode is None else grad * 0", "grad_fn: DivBackward2" \
   }
-#define KILN_DIVIDE_DESCRIPTION(inplace, mode) .aliasOf(inplace ? "aten::div_" : "aten::div")
+#define KILN_DIVIDE_DESCRIPTION(inplace, mode, scalar) .aliasOf(inplace ? "aten::div_" : "aten::div")
 
 const auto multiplication = elementwise(TypeRule::Promote, DtypeSet::All, "k_mul($self, $other)");
 const auto trueDivision = elementwise(TypeRule::PromoteFloat, DtypeSet::Floating, "$self / $other");
@@ -721,7 +722,9 @@ KILN_REGISTER_OPS(
     KILN_TENSOR_BINARY_OPS("arctan2", atan2, trueDivide, .aliasOf("aten::atan2")),
     KILN_TENSOR_BINARY_INPLACE_OP("arctan2", atan2).aliasOf("aten::atan2_"),
     KILN_TENSOR_BINARY_OPS("gcd", gcd, arithmetic, ), KILN_TENSOR_BINARY_INPLACE_OP("gcd", gcd),
-    KILN_TENSOR_BINARY_INPLACE_OP("ldexp", ldexp),
+    KILN_TENSOR_BINARY_INPLACE_OP("ldexp", ldexp)
+        .derivative({"self: grad * torch.pow(2.0, other)", "other: grad * result * 0.6931471805599453",
+                     "grad_fn: MulBackward0"}),
     op("aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return ldexp(self, other); })
         .derivative({"self: grad * torch.pow(2.0, other)", "other: grad * result * 0.6931471805599453",
@@ -793,11 +796,12 @@ KILN_REGISTER_OPS(
       op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                  \
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); }) Inplace
 // A comparison computed as `$self <cpp_op> $other`, and an alias of one.
+// The in-place forms keep self's dtype: a float result carries a zero gradient, as in torch.
 #define KILN_COMPARISON_OPS(name, fn, cpp_op)                                                                   \
   KILN_COMPARISON_FORMS(                                                                                        \
       name, fn,                                                                                                 \
       .shape(comparison).pointwise(elementwise(TypeRule::Predicate, DtypeSet::All, "$self " cpp_op " $other")), \
-      .shape(comparison), )
+      .shape(comparison), .derivative({"self: torch.zeros_like(grad)", "other: torch.zeros_like(grad)"}))
 #define KILN_COMPARISON_ALIAS_OPS(name, target, fn)                            \
   KILN_COMPARISON_FORMS(name, fn, .shape(comparison).aliasOf("aten::" target), \
                         .shape(comparison).aliasOf("aten::" target), .aliasOf("aten::" target "_"))

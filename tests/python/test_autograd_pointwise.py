@@ -254,3 +254,61 @@ def test_floor_divide_has_no_derivative_as_in_torch():
     a = kiln.tensor([1.5, 2.5], requires_grad=True)
     with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):
         kiln.floor_divide(a, 0.7).sum().backward()
+
+
+# ----- complex tensors (kiln/ops/complex_ops.cpp, and mul/div's conjugates) -----
+
+def _complex_programs(lib):
+    w = lib.tensor([0.7, -1.3])
+    return {
+        "real": lambda z: lib.real(z) * w,
+        "imag": lambda z: lib.imag(z) * w,
+        "abs_squared": lambda z: lib.real(z.conj() * z) * w,
+        "mul_div": lambda z: lib.imag(z * z / (z + 3.0)) * w,
+        "view_as_real": lambda z: lib.view_as_real(z).sum(-1) * w,
+        "conj_physical": lambda z: lib.imag(z.conj_physical()) * w,
+        "resolve": lambda z: lib.real(z.resolve_conj().resolve_neg()) * w,
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_complex_programs(torch)))
+def test_complex_gradients_match_torch(name):
+    grads = []
+    for lib in (torch, kiln):
+        z = lib.complex(lib.tensor([1.0, -0.5]), lib.tensor([2.0, 0.3])).requires_grad_(True)
+        _complex_programs(lib)[name](z).sum().backward()
+        grads.append(z.grad.detach().numpy() if lib is torch else z.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("program", ["polar", "complex", "view_as_complex"])
+def test_complex_constructors_gradients_match_torch(program):
+    grads = []
+    for lib in (torch, kiln):
+        w = lib.tensor([0.7, -1.3])
+        a = lib.tensor([0.5, 2.0], requires_grad=True)
+        b = lib.tensor([0.3, -1.0], requires_grad=True)
+        if program == "polar":
+            c = lib.polar(a, b)
+        elif program == "complex":
+            c = lib.complex(a, b)
+        else:
+            c = lib.view_as_complex(lib.stack([a, b], -1))
+        (lib.real(c) * w + lib.imag(c) * 2.0).sum().backward()
+        grads.append([(g.detach() if lib is torch else g).numpy() for g in (a.grad, b.grad)])
+    for k, t in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(k, t, rtol=1e-5, atol=1e-6)
+
+
+def test_inplace_comparison_gives_zero_gradient():
+    """eq_ and its kin keep a float self: torch records a zero gradient (EqBackward0)."""
+    for lib in (kiln, torch):
+        a = lib.tensor([0.5, 2.0], requires_grad=True)
+        b = lib.tensor([0.5, 1.0], requires_grad=True)
+        y = a * 2.0
+        y.eq_(1.0)
+        z = a * 3.0
+        z.lt_(b)
+        (y + z).sum().backward()
+        np.testing.assert_array_equal((a.grad.detach() if lib is torch else a.grad).numpy(), [0.0, 0.0])
+        assert y.grad_fn.name() == "EqBackward0"
