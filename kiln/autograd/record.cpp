@@ -182,6 +182,112 @@ std::string baseName(const std::string& qualified) {
   return colons == std::string::npos ? qualified : qualified.substr(colons + 2);
 }
 
+// A tensor's memory layout: a gradient is put in and read out at it.
+struct Layout {
+  DimVector sizes;
+  DimVector strides;
+  int64_t offset = 0;  // relative to the base's
+  explicit Layout(const Tensor& t, int64_t base_offset = 0)
+      : sizes(t.sizes()), strides(t.strides()), offset(t.storageOffset() - base_offset) {}
+  // Elements of storage from the base's offset that the layout reaches.
+  int64_t extent() const {
+    int64_t end = offset + 1;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == 0) return 0;
+      end += (sizes[d] - 1) * strides[d];
+    }
+    return end;
+  }
+};
+
+// torch's CopySlices: the base's history after an in-place write through a
+// view. Its gradient flows into the base's old history, except the view's
+// part, which goes through the in-place op's node `fn` (its self edge now
+// leads to the base's old history; its other edges stay).
+class CopySlices final : public Node {
+ public:
+  CopySlices(const Tensor& base, const Tensor& view, std::shared_ptr<Node> fn, size_t self_edge)
+      : Node(1), base_(base), view_(view, base.storageOffset()), dtype_(base.dtype()), fn_(std::move(fn)),
+        self_edge_(self_edge) {
+    inputGeometry().push_back({DimVector(base.sizes()), base.dtype()});
+    nextEdges() = fn_->nextEdges();
+    Edge base_edge = gradientEdge(base);
+    if (self_edge_ < nextEdges().size()) {
+      nextEdges()[self_edge_] = std::move(base_edge);
+    } else {
+      self_edge_ = nextEdges().size();
+      nextEdges().push_back(std::move(base_edge));
+    }
+  }
+  std::string name() const override { return "torch::autograd::CopySlices"; }
+
+  TensorList apply(TensorList&& grads) override {
+    int64_t extent = std::max(base_.extent(), view_.extent());
+    Tensor flat = zeros({extent}, dtype_);
+    Tensor result = makeView(flat, base_.sizes, base_.strides, 0);
+    if (!grads.empty() && grads[0].defined()) copy_(result, grads[0]);
+    Tensor slice = makeView(flat, view_.sizes, view_.strides, view_.offset);
+    TensorList res = fn_->apply({clone(slice)});
+    res.resize(nextEdges().size());
+    Tensor view_grad = res[self_edge_];
+    if (view_grad.defined()) {
+      copy_(slice, view_grad);
+    } else {
+      copy_(slice, zeros(view_.sizes, dtype_));
+    }
+    res[self_edge_] = result;
+    return res;
+  }
+
+  void releaseVariables() override { fn_->releaseVariables(); }
+
+ private:
+  Layout base_;
+  Layout view_;
+  ScalarType dtype_;
+  std::shared_ptr<Node> fn_;
+  size_t self_edge_;
+};
+
+// A view's grad_fn after an in-place write through it: its gradient, put at
+// the view's place in a base-shaped zero gradient (torch's AsStridedBackward0).
+class AsStridedBackward final : public Node {
+ public:
+  AsStridedBackward(const Tensor& base, const Tensor& view)
+      : Node(1), base_(base), view_(view, base.storageOffset()), dtype_(base.dtype()) {
+    inputGeometry().push_back({DimVector(view.sizes()), view.dtype()});
+    nextEdges().push_back(gradientEdge(base));
+  }
+  std::string name() const override { return "AsStridedBackward0"; }
+
+  TensorList apply(TensorList&& grads) override {
+    if (grads.empty() || !grads[0].defined()) return {Tensor()};
+    Tensor flat = zeros({std::max(base_.extent(), view_.extent())}, dtype_);
+    copy_(makeView(flat, view_.sizes, view_.strides, view_.offset), grads[0]);
+    return {makeView(flat, base_.sizes, base_.strides, 0)};
+  }
+
+ private:
+  Layout base_;
+  Layout view_;
+  ScalarType dtype_;
+};
+
+// An in-place op through `view` recorded as `node`: the base's history
+// becomes a CopySlices over the node, the view's an AsStridedBackward of it.
+void rebaseHistory(const Tensor& view, const std::shared_ptr<Node>& node, size_t self_edge) {
+  Tensor base = autogradMeta(view)->view_base_;
+  auto copy_slices = std::make_shared<CopySlices>(base, view, node, self_edge);
+  setGradFn(base, copy_slices, 0);
+  setGradFn(view, std::make_shared<AsStridedBackward>(base, view), 0);
+}
+
+// The base of a view made by a recorded view op, or an undefined tensor.
+Tensor viewBase(const Tensor& t) {
+  AutogradMeta* meta = autogradMeta(t);
+  return meta ? meta->view_base_ : Tensor();
+}
+
 bool anyInputRequiresGrad(const Stack& stack, size_t base, size_t n) {
   for (size_t i = base; i < base + n; ++i) {
     const IValue& v = stack[i];
@@ -221,6 +327,7 @@ void recordOperator(const Operator& op, Stack& stack) {
   }
   // In-place and out= forms.
   bool inplace = false;
+  Tensor inplace_view;  // self, when it is a view whose base's history the op rewrites
   for (size_t i = 0; i < n; ++i) {
     if (!args[i].isOutOrInPlace()) continue;
     const IValue& v = stack[base + i];
@@ -234,10 +341,21 @@ void recordOperator(const Operator& op, Stack& stack) {
       const Tensor& self = v.toTensor();
       KILN_CHECK(!(isLeaf(self) && requiresGrad(self)),
                  "a leaf Variable that requires grad is being used in an in-place operation.");
+      if (Tensor view_base = viewBase(self); view_base.defined()) {
+        const AutogradMeta& meta = *autogradMeta(self);
+        KILN_CHECK(!meta.multi_output_view_, "Output ", meta.view_output_nr_, " of ", meta.view_creator_,
+                   " is a view and is being modified inplace. This view is the output of a function that returns "
+                   "multiple views. Such functions do not allow the output views to be modified inplace. You should "
+                   "replace the inplace operation by an out-of-place one.");
+        KILN_CHECK(!(isLeaf(view_base) && requiresGrad(view_base)),
+                   "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+        inplace_view = self;
+      }
     }
   }
   const OpDerivative* derivative = derivativeFor(op);
   bool missing = false;
+  size_t self_edge = static_cast<size_t>(-1);  // the next edge of self's gradient
 
   // The inputs whose gradients the node computes (bit f: formula f).
   uint64_t needed = 0;
@@ -265,6 +383,7 @@ void recordOperator(const Operator& op, Stack& stack) {
         for (const IValue& e : v.toListRef().elements) addEdge(e.isTensor() ? e.toTensor() : Tensor());
       }
       ranges.emplace_back(first, edges.size() - first);
+      if (formulas[f].argument == 0) self_edge = first;
       if (any) needed |= uint64_t{1} << f;
     }
     // A tensor argument that requires grad and that no formula covers.
@@ -308,7 +427,10 @@ void recordOperator(const Operator& op, Stack& stack) {
     std::vector<Edge> all;
     for (size_t i = 0; i < n; ++i) {
       const IValue& v = stack[base + i];
-      if (v.isTensor() && requiresGrad(v.toTensor())) all.push_back(gradientEdge(v.toTensor()));
+      if (v.isTensor() && requiresGrad(v.toTensor())) {
+        if (i == 0) self_edge = all.size();
+        all.push_back(gradientEdge(v.toTensor()));
+      }
     }
     if (derivative) {
       std::string base_name = baseName(schema.name());
@@ -329,6 +451,14 @@ void recordOperator(const Operator& op, Stack& stack) {
     for (size_t i = 0; i < n; ++i) {
       const IValue& v = stack[base + i];
       if (v.isTensor() && v.toTensor().defined()) input_impls.push_back(v.toTensor().impl());
+    }
+  }
+
+  // A view op's results share self's memory: they become views of its base.
+  Tensor view_source;
+  if (!inplace && n > 0 && stack[base].isTensor()) {
+    for (const Argument& ret : schema.returns()) {
+      if (ret.alias_info && !ret.alias_info->is_write) view_source = stack[base].toTensor();
     }
   }
 
@@ -373,6 +503,25 @@ void recordOperator(const Operator& op, Stack& stack) {
     if (!t.defined() || !differentiableDtype(t)) continue;
     if (derivative && !derivative->resultDifferentiable(result_of[k])) continue;
     setGradFn(t, node, k);
+  }
+  if (inplace_view.defined()) rebaseHistory(inplace_view, node, self_edge);
+  if (view_source.defined()) {
+    Tensor root = viewBase(view_source);
+    if (!root.defined()) root = view_source;
+    std::vector<uint32_t> views;
+    for (uint32_t k = 0; k < num_outputs; ++k) {
+      const Tensor& t = results[k];
+      if (t.defined() && view_source.defined() && t.storage().get() == view_source.storage().get()) views.push_back(k);
+    }
+    bool multi = views.size() > 1;
+    for (const Argument& ret : schema.returns()) multi |= ret.type->kind() == TypeKind::List;
+    for (uint32_t k : views) {
+      AutogradMeta& meta = materializeAutogradMeta(results[k]);
+      meta.view_base_ = root;
+      meta.multi_output_view_ = multi;
+      meta.view_creator_ = node->name();
+      meta.view_output_nr_ = k;
+    }
   }
 }
 

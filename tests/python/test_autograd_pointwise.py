@@ -190,7 +190,11 @@ def test_gradients_match_torch(name, noncontiguous):
     assert_gradients_match_torch(fn, values, noncontiguous)
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
+# Rounded quotients step wherever a / b crosses an integer: random inputs may sit beside a step.
+_NO_GRADCHECK = {"div_floor", "div_trunc_scalar"}
+
+
+@pytest.mark.parametrize("name", sorted(set(OPS) - _NO_GRADCHECK))
 def test_gradcheck_float64(name):
     fn, shapes, domain = OPS[name]
     values = _values(shapes, domain, dtype=np.float64)
