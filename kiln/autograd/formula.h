@@ -33,6 +33,9 @@ struct CompiledFormula {
   // so that it records under grad mode: backward with create_graph runs it.
   std::shared_ptr<const Code> recording_code;
   std::vector<FormulaInput> inputs;
+  // Per input: the graph reads only its geometry (sizes, dim, numel, dtype),
+  // so the forward keeps a stand-in of that shape instead of the tensor.
+  std::vector<bool> geometry_only;
   // The formulas (indexes into OpDerivative::formulas) it returns, in order.
   std::vector<size_t> outputs;
 };

@@ -56,6 +56,14 @@ struct SavedValue {
   enum class Kind { Value, Tensor, TensorList } kind = Kind::Value;
 };
 
+// What a formula that reads only `t`'s geometry gets: a tensor of its sizes
+// and dtype over one element (all strides 0), so that the activation itself
+// is not kept alive for backward.
+Tensor geometryStandIn(const Tensor& t) {
+  Tensor one = zeros({1}, t.dtype());
+  return makeView(one, t.sizes(), DimVector(t.sizes().size(), 0), 0);
+}
+
 SavedValue save(const IValue& v, bool is_output, uint32_t output_nr) {
   SavedValue s;
   if (v.isTensor()) {
@@ -75,7 +83,7 @@ class FormulaNode final : public Node {
   FormulaNode(const OpDerivative& derivative, const CompiledFormula& formula, uint32_t num_inputs)
       : Node(num_inputs), derivative_(derivative), formula_(formula) {}
 
-  std::string name() const override { return derivative_.nodeName(); }
+  std::string name() const override { return name_.empty() ? derivative_.nodeName() : name_; }
 
   TensorList apply(TensorList&& grads) override {
     if (released_) throwFreedGraph();
@@ -136,6 +144,7 @@ class FormulaNode final : public Node {
   // Per formula: its first next edge and how many (a Tensor[] input has one per element).
   std::vector<std::pair<size_t, size_t>> edge_ranges_;
   std::vector<TensorGeometry> edge_geometry_;
+  std::string name_;  // when it depends on the call (runtimeNodeName)
 
  private:
   Tensor gradOrZeros(const TensorList& grads, size_t i) {
@@ -288,6 +297,20 @@ Tensor viewBase(const Tensor& t) {
   return meta ? meta->view_base_ : Tensor();
 }
 
+// torch's grad_fn name where it depends on the arguments: matmul is a
+// composite in torch, and its grad_fn is that of the op it dispatched to.
+std::string runtimeNodeName(const FunctionSchema& schema, const Stack& stack, size_t base) {
+  if (schema.name() != "aten::matmul" || !stack[base].isTensor() || !stack[base + 1].isTensor()) return "";
+  int64_t a = stack[base].toTensor().dim();
+  int64_t b = stack[base + 1].toTensor().dim();
+  if (a == 1 && b == 1) return "DotBackward0";
+  if (a == 2 && b == 1) return "MvBackward0";
+  if (a == 1 && b == 2) return "SqueezeBackward3";
+  if (a == 2 && b == 2) return "MmBackward0";
+  if (a == 2 && b >= 3) return "CloneBackward0";
+  return "UnsafeViewBackward0";
+}
+
 bool anyInputRequiresGrad(const Stack& stack, size_t base, size_t n) {
   for (size_t i = base; i < base + n; ++i) {
     const IValue& v = stack[i];
@@ -406,6 +429,7 @@ void recordOperator(const Operator& op, Stack& stack) {
     const CompiledFormula& compiled = *compiled_formula;
     auto made = std::make_shared<FormulaNode>(*derivative, compiled, 0);
     formula_node = made.get();
+    formula_node->name_ = runtimeNodeName(schema, stack, base);
     node = std::move(made);
     formula_node->saved_.resize(compiled.inputs.size());
     // Arguments are saved before the op runs (an in-place op changes `self`: its old value is kept).
@@ -413,7 +437,9 @@ void recordOperator(const Operator& op, Stack& stack) {
       const FormulaInput& in = compiled.inputs[i];
       if (in.kind != FormulaInput::Kind::Argument) continue;
       const IValue& v = stack[base + in.index];
-      if (inplace && in.index == 0 && v.isTensor()) {
+      if (compiled.geometry_only[i] && v.isTensor() && v.toTensor().defined()) {
+        formula_node->saved_[i] = save(IValue(geometryStandIn(v.toTensor())), false, 0);
+      } else if (inplace && in.index == 0 && v.isTensor()) {
         formula_node->saved_[i] = save(IValue(clone(v.toTensor())), false, 0);
       } else {
         formula_node->saved_[i] = save(v, false, 0);
@@ -494,7 +520,12 @@ void recordOperator(const Operator& op, Stack& stack) {
       // The output number of this result: how many result tensors come before it.
       uint32_t output_nr = 0;
       for (size_t k = 0; k < results.size() && result_of[k] < in.index; ++k) ++output_nr;
-      formula_node->saved_[i] = save(stack[base + in.index], true, output_nr);
+      const IValue& v = stack[base + in.index];
+      if (compiled.geometry_only[i] && v.isTensor() && v.toTensor().defined()) {
+        formula_node->saved_[i] = save(IValue(geometryStandIn(v.toTensor())), false, 0);
+      } else {
+        formula_node->saved_[i] = save(v, true, output_nr);
+      }
     }
   }
   node->setNumInputs(num_outputs);
