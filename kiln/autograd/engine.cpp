@@ -11,8 +11,8 @@
 
 #include "kiln/ops/prim_ops.h"
 #include "kiln/runtime/thread_pool.h"
-#include "kiln/tensor/parallel.h"
 #include "kiln/tensor/factory.h"
+#include "kiln/tensor/parallel.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/util/error.h"
 

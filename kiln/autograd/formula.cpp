@@ -270,7 +270,7 @@ void routeThroughDispatch(Graph& graph, Block* block) {
 // Whether every use of a tensor input reads only its geometry.
 bool readsOnlyGeometry(const Value& input) {
   if (input.type()->kind() != TypeKind::Tensor || input.uses().empty()) return false;
-  static const std::set<std::string> kGeometry = {"aten::size", "aten::dim", "aten::numel", "prim::dtype",
+  static const std::set<std::string> kGeometry = {"aten::size",     "aten::dim",       "aten::numel", "prim::dtype",
                                                   "aten::sym_size", "aten::sym_numel", "prim::device"};
   for (const Use& use : input.uses()) {
     if (!kGeometry.count(use.user->kind().toQualString())) return false;
@@ -375,7 +375,8 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
   constantPropagation(graph);
   eliminateDeadCode(graph);
   result->graph = graph;
-  for (size_t i = 0; i < result->inputs.size(); ++i) result->geometry_only.push_back(readsOnlyGeometry(*graph->inputs()[i]));
+  for (size_t i = 0; i < result->inputs.size(); ++i)
+    result->geometry_only.push_back(readsOnlyGeometry(*graph->inputs()[i]));
   result->code = std::make_shared<const Code>(graph, "backward of " + schema.name());
   std::shared_ptr<Graph> recording = graph->copy();
   routeThroughDispatch(*recording, recording->block());

@@ -306,8 +306,10 @@ KILN_REGISTER_OPS(
     KILN_UNARY_OPS("cosh", cosh, floatDtype, floatUnary("k_cosh($self)"), .derivative({"self: grad * self.sinh()"})),
     KILN_UNARY_OPS("tanh", tanh, floatDtype, floatUnary("k_tanh($self)"),
                    .derivative({"self: grad * (1 - result * result)"})),
-    KILN_UNARY_OPS("asinh", asinh, floatDtype, nullptr, .derivative({"self: grad * (self * self + 1).rsqrt()"})), KILN_UNARY_ALIAS_OPS("arcsinh", "asinh", asinh, floatDtype),
-    KILN_UNARY_OPS("acosh", acosh, floatDtype, nullptr, .derivative({"self: grad * (self * self - 1).rsqrt()"})), KILN_UNARY_ALIAS_OPS("arccosh", "acosh", acosh, floatDtype),
+    KILN_UNARY_OPS("asinh", asinh, floatDtype, nullptr, .derivative({"self: grad * (self * self + 1).rsqrt()"})),
+    KILN_UNARY_ALIAS_OPS("arcsinh", "asinh", asinh, floatDtype),
+    KILN_UNARY_OPS("acosh", acosh, floatDtype, nullptr, .derivative({"self: grad * (self * self - 1).rsqrt()"})),
+    KILN_UNARY_ALIAS_OPS("arccosh", "acosh", acosh, floatDtype),
     KILN_UNARY_OPS("atanh", atanh, floatDtype, floatUnary("m_atanh($self)"),
                    .derivative({"self: grad / (1 - self * self)"})),
     KILN_UNARY_ALIAS_OPS("arctanh", "atanh", atanh, floatDtype),
@@ -479,52 +481,52 @@ KILN_REGISTER_OPS(
         return mulOut(self, other, out);                                                                           \
       }).shape(arithmetic) Desc(true, false)
 // A Scalar `other` has no conj() in TorchScript (conj of a real tensor is the tensor itself).
-#define KILN_MUL_DESCRIPTION(inplace, scalar)                                            \
-  .pointwise(inplace ? nullptr : multiplication)                                         \
-      .fold(inplace ? nullptr : folds::mulByOne)                                         \
+#define KILN_MUL_DESCRIPTION(inplace, scalar)    \
+  .pointwise(inplace ? nullptr : multiplication) \
+      .fold(inplace ? nullptr : folds::mulByOne) \
       .derivative({scalar ? "self: grad * other" : "self: grad * other.conj()", "other: grad * self.conj()"})
 #define KILN_MULTIPLY_DESCRIPTION(inplace, scalar) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
 
 // div and its alias divide (true_divide is the same without rounding
 // modes). `Desc(inplace, mode, scalar)` completes each description.
-#define KILN_DIV_OPS(name, Desc)                                                                                     \
-  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                   \
-     [](const Tensor& self, const Tensor& other) { return div(self, other); })                                       \
-      .shape(trueDivide) Desc(false, false, false),                                                                         \
-      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                               \
-         [](const Tensor& self, const Scalar& other) { return div(self, scalarToTensor(other)); })                   \
-          .shape(trueDivide) Desc(false, false, true),                                                                     \
-      op("aten::" name ".Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",                   \
-         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode) {                       \
-           return div(self, other, mode);                                                                            \
-         })                                                                                                          \
-          .shape(divMode) Desc(false, true, false),                                                                         \
-      op("aten::" name ".Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",                   \
-         [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode) {                       \
-           return div(self, scalarToTensor(other), mode);                                                            \
-         })                                                                                                          \
-          .shape(divMode) Desc(false, true, true),                                                                         \
-      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                           \
-         [](const Tensor& self, const Tensor& other, Tensor out) { return divOut(self, other, std::nullopt, out); }) \
-          .shape(trueDivide) Desc(true, false, false),                                                                      \
-      op("aten::" name ".out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",  \
-         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode, Tensor out) {           \
-           return divOut(self, other, mode, out);                                                                    \
-         })                                                                                                          \
-          .shape(trueDivide) Desc(true, true, false),                                                                       \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                      \
-         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false, false),                      \
-      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                      \
-         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false, true),      \
-      op("aten::" name "_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",          \
-         [](Tensor self, const Tensor& other, const std::optional<std::string>& mode) {                              \
-           return div_(self, other, mode);                                                                           \
-         }) Desc(true, true, false),                                                                                        \
-      op("aten::" name "_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",          \
-         [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                              \
-           return div_(self, scalarToTensor(other), mode);                                                           \
+#define KILN_DIV_OPS(name, Desc)                                                                                      \
+  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                    \
+     [](const Tensor& self, const Tensor& other) { return div(self, other); })                                        \
+      .shape(trueDivide) Desc(false, false, false),                                                                   \
+      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                                \
+         [](const Tensor& self, const Scalar& other) { return div(self, scalarToTensor(other)); })                    \
+          .shape(trueDivide) Desc(false, false, true),                                                                \
+      op("aten::" name ".Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",                    \
+         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode) {                        \
+           return div(self, other, mode);                                                                             \
+         })                                                                                                           \
+          .shape(divMode) Desc(false, true, false),                                                                   \
+      op("aten::" name ".Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",                    \
+         [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode) {                        \
+           return div(self, scalarToTensor(other), mode);                                                             \
+         })                                                                                                           \
+          .shape(divMode) Desc(false, true, true),                                                                    \
+      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                            \
+         [](const Tensor& self, const Tensor& other, Tensor out) { return divOut(self, other, std::nullopt, out); })  \
+          .shape(trueDivide) Desc(true, false, false),                                                                \
+      op("aten::" name ".out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",   \
+         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode, Tensor out) {            \
+           return divOut(self, other, mode, out);                                                                     \
+         })                                                                                                           \
+          .shape(trueDivide) Desc(true, true, false),                                                                 \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                       \
+         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false, false),                \
+      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                       \
+         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false, true), \
+      op("aten::" name "_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",           \
+         [](Tensor self, const Tensor& other, const std::optional<std::string>& mode) {                               \
+           return div_(self, other, mode);                                                                            \
+         }) Desc(true, true, false),                                                                                  \
+      op("aten::" name "_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",           \
+         [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                               \
+           return div_(self, scalarToTensor(other), mode);                                                            \
          }) Desc(true, true, true)
-#define KILN_DIV_DESCRIPTION(inplace, mode, scalar)              \
+#define KILN_DIV_DESCRIPTION(inplace, mode, scalar)      \
   .pointwise(inplace ? nullptr                           \
              : mode  ? divisionWithMode                  \
                      : trueDivision)                      \
@@ -533,7 +535,7 @@ KILN_REGISTER_OPS(
 // Rounded quotients are piecewise constant: no gradient.
 #define KILN_DIV_DERIVATIVE_false(scalar) \
   { scalar ? "self: grad / other" : "self: grad / other.conj()", "other: -grad * (self / (other * other)).conj()" }
-#define KILN_DIV_DERIVATIVE_true(scalar)                                                                                \
+#define KILN_DIV_DERIVATIVE_true(scalar)                                                                        \
   {                                                                                                             \
     "self: grad / other if rounding_mode is None else grad * 0",                                                \
         "other: -grad * self / (other * other) if rounding_mode is None else grad * 0", "grad_fn: DivBackward2" \
@@ -653,8 +655,7 @@ const auto power = elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_power($se
 #define KILN_POW_SELF_DERIVATIVE "self: grad * exponent * self.pow(exponent - 1)"
 #define KILN_POW_EXPONENT_DERIVATIVE \
   "exponent: grad * torch.where((self == 0) & (exponent >= 0), torch.zeros_like(result), result * self.log())"
-#define KILN_POW_SCALAR_DERIVATIVE \
-  "self: grad * 0 if exponent == 0 else grad * exponent * self.pow(exponent - 1)"
+#define KILN_POW_SCALAR_DERIVATIVE "self: grad * 0 if exponent == 0 else grad * exponent * self.pow(exponent - 1)"
 // The logical ops read their operands as bools.
 std::shared_ptr<const PointwiseSpec> logical(const char* expr) {
   return elementwise(TypeRule::Predicate, DtypeSet::All, expr);
@@ -714,8 +715,7 @@ KILN_REGISTER_OPS(
         .derivative({KILN_POW_SCALAR_DERIVATIVE, "grad_fn: PowBackward0"}),
 
     KILN_TENSOR_BINARY_OPS("atan2", atan2, trueDivide,
-                           .pointwise(elementwise(TypeRule::PromoteFloat, DtypeSet::Floating,
-                                                  "m_atan2($self, $other)"))
+                           .pointwise(elementwise(TypeRule::PromoteFloat, DtypeSet::Floating, "m_atan2($self, $other)"))
                                .derivative({"self: grad * other / (self * self + other * other)",
                                             "other: grad * -self / (self * self + other * other)"})),
     KILN_TENSOR_BINARY_INPLACE_OP("atan2", atan2),
@@ -927,26 +927,26 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar", KILN_BIT
 // `min_bound, max_bound` place the lambda's `bound` on the side it clamps;
 // the functional forms compute `scalar_spec` and `tensor_spec`.
 #define KILN_CLAMP_SIDE_OPS(name, arg, fn, min_bound, max_bound, rule, scalar_spec, tensor_spec, ScalarDerivative, \
-                            TensorDerivative)                                                                     \
-  op("aten::" name "(Tensor self, Scalar " arg ") -> Tensor",                                                     \
-     [](const Tensor& self, const Scalar& bound) { return fn(self, bound); })                                     \
-      .shape(rule)                                                                                                \
-      .pointwise(scalar_spec) ScalarDerivative,                                                                   \
-      op("aten::" name ".Tensor(Tensor self, Tensor " arg ") -> Tensor",                                          \
-         [](const Tensor& self, const Tensor& bound) { return clamp(self, min_bound, max_bound); })               \
-          .shape(rule)                                                                                            \
-          .pointwise(tensor_spec) TensorDerivative,                                                               \
-      op("aten::" name ".out(Tensor self, Scalar " arg ", *, Tensor(a!) out) -> Tensor(a!)",            \
-         [](const Tensor& self, const Scalar& bound, Tensor out) { return fn##Out(self, bound, out); }) \
-          .shape(rule),                                                                                 \
-      op("aten::" name ".Tensor_out(Tensor self, Tensor " arg ", *, Tensor(a!) out) -> Tensor(a!)",     \
-         [](const Tensor& self, const Tensor& bound, Tensor out) {                                      \
-           return clampOut(self, min_bound, max_bound, out);                                            \
-         })                                                                                             \
-          .shape(rule),                                                                                 \
-      op("aten::" name "_(Tensor(a!) self, Scalar " arg ") -> Tensor(a!)",                              \
-         [](Tensor self, const Scalar& bound) { return fn##_(self, bound); }),                          \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor " arg ") -> Tensor(a!)",                       \
+                            TensorDerivative)                                                                      \
+  op("aten::" name "(Tensor self, Scalar " arg ") -> Tensor",                                                      \
+     [](const Tensor& self, const Scalar& bound) { return fn(self, bound); })                                      \
+      .shape(rule)                                                                                                 \
+      .pointwise(scalar_spec) ScalarDerivative,                                                                    \
+      op("aten::" name ".Tensor(Tensor self, Tensor " arg ") -> Tensor",                                           \
+         [](const Tensor& self, const Tensor& bound) { return clamp(self, min_bound, max_bound); })                \
+          .shape(rule)                                                                                             \
+          .pointwise(tensor_spec) TensorDerivative,                                                                \
+      op("aten::" name ".out(Tensor self, Scalar " arg ", *, Tensor(a!) out) -> Tensor(a!)",                       \
+         [](const Tensor& self, const Scalar& bound, Tensor out) { return fn##Out(self, bound, out); })            \
+          .shape(rule),                                                                                            \
+      op("aten::" name ".Tensor_out(Tensor self, Tensor " arg ", *, Tensor(a!) out) -> Tensor(a!)",                \
+         [](const Tensor& self, const Tensor& bound, Tensor out) {                                                 \
+           return clampOut(self, min_bound, max_bound, out);                                                       \
+         })                                                                                                        \
+          .shape(rule),                                                                                            \
+      op("aten::" name "_(Tensor(a!) self, Scalar " arg ") -> Tensor(a!)",                                         \
+         [](Tensor self, const Scalar& bound) { return fn##_(self, bound); }),                                     \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor " arg ") -> Tensor(a!)",                                  \
          [](Tensor self, const Tensor& bound) { return clamp_(self, min_bound, max_bound); })
 
 KILN_REGISTER_OPS(
@@ -957,7 +957,8 @@ KILN_REGISTER_OPS(
             .derivative({"self: grad * (self.clamp(min, max) == self)", "grad_fn: ClampBackward1"}),
         .shape(clampOp)
             .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, nullptr, checkClampTensor, emitClampTensor))
-            .derivative({"self: _clamp_backward(grad, self, min, max)", "min: _clamp_backward_min(grad, self, min, max)",
+            .derivative({"self: _clamp_backward(grad, self, min, max)",
+                         "min: _clamp_backward_min(grad, self, min, max)",
                          "max: _clamp_backward_max(grad, self, min, max)", "grad_fn: ClampBackward0"}),
         .shape(clampOp), ),
     KILN_CLAMP_OPS("clip", .shape(clampOp).aliasOf("aten::clamp"), .shape(clampOp).aliasOf("aten::clamp"),
@@ -966,20 +967,20 @@ KILN_REGISTER_OPS(
                         elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_clamp_min($self, $min)", checkClampMin),
                         elementwise(TypeRule::Promote, DtypeSet::All, "k_maximum($self, $min)"),
                         .derivative({"self: torch.where(self >= min, grad, 0.)"}),
-                        .derivative({"self: torch.where(self >= min, grad, 0.)", "min: torch.where(self < min, grad, 0.)",
-                                     "grad_fn: ClampMinBackward1"})),
+                        .derivative({"self: torch.where(self >= min, grad, 0.)",
+                                     "min: torch.where(self < min, grad, 0.)", "grad_fn: ClampMinBackward1"})),
     KILN_CLAMP_SIDE_OPS("clamp_max", "max", clampMax, Tensor(), bound, clampMaxOp,
                         elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_clamp_max($self, $max)", checkClampMax),
                         elementwise(TypeRule::Promote, DtypeSet::All, "k_minimum($self, $max)"),
                         .derivative({"self: torch.where(self <= max, grad, 0.)"}),
-                        .derivative({"self: torch.where(self <= max, grad, 0.)", "max: torch.where(self > max, grad, 0.)",
-                                     "grad_fn: ClampMaxBackward1"})), );
+                        .derivative({"self: torch.where(self <= max, grad, 0.)",
+                                     "max: torch.where(self > max, grad, 0.)", "grad_fn: ClampMaxBackward1"})), );
 
 #undef KILN_CLAMP_SIDE_OPS
 #undef KILN_CLAMP_OPS
 
 // addcmul and addcdiv; the functional form computes `spec`.
-#define KILN_ADDC_OPS(name, fn, spec, Derivative)                                                                            \
+#define KILN_ADDC_OPS(name, fn, spec, Derivative)                                                                \
   op("aten::" name "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",                 \
      [](const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                 \
        return fn(self, tensor1, tensor2, value);                                                                 \
