@@ -1,11 +1,18 @@
 #include "kiln/autograd/engine.h"
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "kiln/ops/prim_ops.h"
+#include "kiln/runtime/thread_pool.h"
 #include "kiln/tensor/factory.h"
+#include "kiln/tensor/parallel.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/util/error.h"
 
@@ -29,6 +36,9 @@ void accumulate(Tensor& slot, Tensor g) {
   if (!g.defined()) return;
   if (!slot.defined()) {
     slot = std::move(g);
+  } else if (isGradEnabled() && (requiresGrad(slot) || requiresGrad(g))) {
+    // create_graph: the sum is part of the gradient's history.
+    slot = callRecorded("aten::add", "Tensor", {IValue(slot), IValue(g), IValue(Scalar(1))});
   } else {
     slot = add(slot, g);
   }
@@ -42,6 +52,62 @@ struct NodeState {
 struct ReadyOrder {
   bool operator()(Node* a, Node* b) const { return a->sequenceNr() < b->sequenceNr(); }
 };
+
+// Applies wave[k] for each k in `which`, on the thread pool when there are
+// several: this thread takes nodes too, so that it never waits on a busy
+// pool. The first error (in wave order) is raised here.
+void runInParallel(const std::vector<Node*>& wave, const std::vector<size_t>& which, std::vector<TensorList>& inputs,
+                   std::vector<TensorList>& outputs, bool grad_mode) {
+  if (which.size() <= 1) {
+    for (size_t k : which) outputs[k] = wave[k]->apply(std::move(inputs[k]));
+    return;
+  }
+  struct Shared {
+    std::vector<Node*> nodes;
+    std::vector<TensorList> inputs;
+    std::vector<TensorList> outputs;
+    std::vector<std::exception_ptr> errors;
+    std::atomic<size_t> next{0};
+    std::atomic<size_t> done{0};
+    std::mutex mutex;
+    std::condition_variable all_done;
+    bool grad_mode = false;
+  };
+  auto shared = std::make_shared<Shared>();
+  for (size_t k : which) {
+    shared->nodes.push_back(wave[k]);
+    shared->inputs.push_back(std::move(inputs[k]));
+  }
+  size_t count = which.size();
+  shared->outputs.resize(count);
+  shared->errors.resize(count);
+  shared->grad_mode = grad_mode;
+  auto work = [](const std::shared_ptr<Shared>& s) {
+    GradModeGuard mode(s->grad_mode);
+    for (size_t i = s->next.fetch_add(1); i < s->nodes.size(); i = s->next.fetch_add(1)) {
+      try {
+        s->outputs[i] = s->nodes[i]->apply(std::move(s->inputs[i]));
+      } catch (...) {
+        s->errors[i] = std::current_exception();
+      }
+      if (s->done.fetch_add(1) + 1 == s->nodes.size()) {
+        std::lock_guard<std::mutex> lock(s->mutex);
+        s->all_done.notify_all();
+      }
+    }
+  };
+  size_t helpers = std::min(count - 1, static_cast<size_t>(std::max(getNumThreads() - 1, 1)));
+  for (size_t h = 0; h < helpers; ++h) launchTask([shared, work] { work(shared); });
+  work(shared);
+  {
+    std::unique_lock<std::mutex> lock(shared->mutex);
+    shared->all_done.wait(lock, [&] { return shared->done.load() == count; });
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (shared->errors[i]) std::rethrow_exception(shared->errors[i]);
+    outputs[which[i]] = std::move(shared->outputs[i]);
+  }
+}
 
 // Runs the graph from `roots` (edges with their gradients). `captures`:
 // node inputs whose gradient is wanted (autograd.grad); when given, only
@@ -120,11 +186,10 @@ TensorList runBackward(const std::vector<Edge>& roots, TensorList root_grads, bo
       ready.push(e.function.get());
     }
   }
-  while (!ready.empty()) {
-    Node* node = ready.top();
-    ready.pop();
+  // One step: a ready node's inputs (after its pre-hooks), and whether it runs.
+  auto prepare = [&](Node* node, TensorList& inputs) {
     NodeState& state = states[node];
-    TensorList inputs = std::move(state.buffer);
+    inputs = std::move(state.buffer);
     if (inputs.empty()) inputs.resize(node->numInputs());
     for (auto& [input_nr, hook] : node->preHooks()) {
       if (input_nr < inputs.size() && inputs[input_nr].defined()) {
@@ -142,11 +207,10 @@ TensorList runBackward(const std::vector<Edge>& roots, TensorList root_grads, bo
       run = false;
       for (const Edge& e : accumulate_only) run |= e.function.get() == node;
     }
-    TensorList outputs;
-    if (run) {
-      outputs = node->apply(std::move(inputs));
-      if (!keep_graph) node->releaseVariables();
-    }
+    return run;
+  };
+  // The node's outputs go to its next edges; nodes left without dependencies become ready.
+  auto finish = [&](Node* node, TensorList& outputs) {
     const auto& edges = node->nextEdges();
     for (size_t i = 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];
@@ -154,6 +218,51 @@ TensorList runBackward(const std::vector<Edge>& roots, TensorList root_grads, bo
       if (i < outputs.size() && outputs[i].defined()) feed(e, std::move(outputs[i]));
       NodeState& next = states[e.function.get()];
       if (--next.dependencies == 0) ready.push(e.function.get());
+    }
+  };
+
+  if (getNumThreads() <= 1) {
+    // One node at a time, the latest recorded first (torch's order).
+    while (!ready.empty()) {
+      Node* node = ready.top();
+      ready.pop();
+      TensorList inputs;
+      TensorList outputs;
+      if (prepare(node, inputs)) {
+        outputs = node->apply(std::move(inputs));
+        if (!keep_graph) node->releaseVariables();
+      }
+      finish(node, outputs);
+    }
+    return captured;
+  }
+  // Waves: every ready node at once. Hooks and AccumulateGrads (which may
+  // run Python) stay on this thread; the formula nodes of a wave run on the
+  // thread pool; their gradients are then fed in the wave's order, so that
+  // sums come out the same whatever the timing.
+  while (!ready.empty()) {
+    std::vector<Node*> wave;
+    while (!ready.empty()) {
+      wave.push_back(ready.top());
+      ready.pop();
+    }
+    std::vector<TensorList> inputs(wave.size());
+    std::vector<TensorList> outputs(wave.size());
+    std::vector<size_t> parallel;
+    std::vector<bool> ran(wave.size(), false);
+    for (size_t k = 0; k < wave.size(); ++k) {
+      ran[k] = prepare(wave[k], inputs[k]);
+      if (!ran[k]) continue;
+      if (dynamic_cast<AccumulateGrad*>(wave[k])) {
+        outputs[k] = wave[k]->apply(std::move(inputs[k]));
+      } else {
+        parallel.push_back(k);
+      }
+    }
+    runInParallel(wave, parallel, inputs, outputs, create_graph);
+    for (size_t k = 0; k < wave.size(); ++k) {
+      if (ran[k] && !keep_graph) wave[k]->releaseVariables();
+      finish(wave[k], outputs[k]);
     }
   }
   return captured;

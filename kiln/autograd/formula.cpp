@@ -6,7 +6,9 @@
 #include <unordered_map>
 
 #include "kiln/core/derivative_spec.h"
+#include "kiln/core/dispatch_hook.h"
 #include "kiln/core/op_description.h"
+#include "kiln/core/op_registration.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/parser.h"
 #include "kiln/ir/graph.h"
@@ -89,6 +91,61 @@ def _cat_backward(grad: Tensor, tensors: List[Tensor], dim: int) -> List[Tensor]
         sizes.append(t.size(dim))
     return grad.split_with_sizes(sizes, dim)
 
+def _gelu_backward(grad: Tensor, self: Tensor, approximate: str) -> Tensor:
+    if approximate == "tanh":
+        x_sq = self * self
+        inner = 0.7978845608028654 * (self + 0.044715 * x_sq * self)
+        t = inner.tanh()
+        left = 0.5 * self
+        right = 1 + t
+        right_derivative = left * (1 - t * t) * 0.7978845608028654 * (1 + 3 * 0.044715 * x_sq)
+        return grad * (0.5 * right + right_derivative)
+    cdf = 0.5 * (1 + (self * 0.7071067811865476).erf())
+    pdf = (-0.5 * self * self).exp() * 0.3989422804014327
+    return grad * (cdf + self * pdf)
+
+def _digamma(x: Tensor) -> Tensor:
+    # Reflection below 1/2, six recurrence steps up, then the asymptotic series (error < 1e-11).
+    reflect = x < 0.5
+    y = torch.where(reflect, 1 - x, x)
+    result = torch.zeros_like(y)
+    for _ in range(6):
+        result = result - 1 / y
+        y = y + 1
+    inv2 = 1 / (y * y)
+    series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132)))))
+    result = result + y.log() - 0.5 / y - series
+    return torch.where(reflect, result - 3.141592653589793 / (3.141592653589793 * x).tan(), result)
+
+def _pow_scalar_backward_exponent(grad: Tensor, self: number, exponent: Tensor, result: Tensor) -> Tensor:
+    base = float(self)
+    if base == 0.0:
+        return grad * torch.where(exponent >= 0, torch.zeros_like(result), result * -math.inf)
+    return grad * result * math.log(base)
+
+def _clamp_backward(grad: Tensor, self: Tensor, min: Optional[Tensor], max: Optional[Tensor]) -> Tensor:
+    if min is not None and max is not None:
+        return torch.where((self >= min) & (self <= max), grad, 0.)
+    if min is not None:
+        return torch.where(self >= min, grad, 0.)
+    if max is not None:
+        return torch.where(self <= max, grad, 0.)
+    return grad
+
+def _clamp_backward_min(grad: Tensor, self: Tensor, min: Optional[Tensor], max: Optional[Tensor]) -> Tensor:
+    if min is None:
+        return torch.zeros_like(grad)
+    if max is not None:
+        return torch.where((self < min) & (min < max), grad, 0.)
+    return torch.where(self < min, grad, 0.)
+
+def _clamp_backward_max(grad: Tensor, self: Tensor, min: Optional[Tensor], max: Optional[Tensor]) -> Tensor:
+    if max is None:
+        return torch.zeros_like(grad)
+    if min is not None:
+        return torch.where((self > max) | (max < min), grad, 0.)
+    return torch.where(self > max, grad, 0.)
+
 def _matmul_backward_self(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
     if self.dim() == 1 and other.dim() == 1:
         return grad * other
@@ -109,7 +166,8 @@ def _matmul_backward_other(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
 
 )";
 
-// "log_softmax" -> "LogSoftmax".
+// "log_softmax" -> "LogSoftmax"; as torch, a letter after a digit is
+// upper case: "log1p" -> "Log1P", "max_pool2d" -> "MaxPool2D".
 std::string camelCase(const std::string& name) {
   std::string out;
   bool upper = true;
@@ -119,7 +177,7 @@ std::string camelCase(const std::string& name) {
       continue;
     }
     out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-    upper = false;
+    upper = std::isdigit(static_cast<unsigned char>(c)) != 0;
   }
   return out;
 }
@@ -163,6 +221,61 @@ std::string renameSelf(const std::string& expr) {
     out += expr[i++];
   }
   return out;
+}
+
+// An operator call made through runOperator (autograd records it when grad
+// mode is on); attr::name holds the operator's qualified name and overload.
+const Symbol kRecordedCall = Symbol::fromQualString("autograd::recorded_call");
+
+OperatorPtr operatorNamed(const std::string& qualified) {
+  size_t dot = qualified.find('.', qualified.find("::"));
+  std::string overload = dot == std::string::npos ? "" : qualified.substr(dot + 1);
+  return findOperator(Symbol::fromQualString(qualified.substr(0, dot)), overload);
+}
+
+KILN_REGISTER_SCRIPT_OPS(nodeOp("autograd::recorded_call", [](const Node& node) -> Operation {
+  OperatorPtr op = operatorNamed(node.s(Symbol::attr("name")));
+  KILN_INTERNAL_ASSERT(op, "no operator ", node.s(Symbol::attr("name")));
+  return [op](Stack& stack) { runOperator(*op, stack); };
+}));
+
+bool takesTensor(const Node& n) {
+  for (const Value* v : n.inputs()) {
+    TypeKind kind = v->type()->kind();
+    if (kind == TypeKind::Tensor || kind == TypeKind::List || kind == TypeKind::Optional) return true;
+  }
+  return false;
+}
+
+// Replaces the tensor operator calls of `block` by recorded calls.
+void routeThroughDispatch(Graph& graph, Block* block) {
+  std::vector<Node*> nodes;
+  for (Node* n : block->nodes()) nodes.push_back(n);
+  for (Node* n : nodes) {
+    for (Block* b : n->blocks()) routeThroughDispatch(graph, b);
+    std::shared_ptr<const Operator> op = n->maybeOperator();
+    if (!op || op->isNodeDependent() || !takesTensor(*n)) continue;
+    Node* call = graph.create(kRecordedCall, n->inputs(), n->outputs().size());
+    const std::string& overload = op->schema().overloadName();
+    call->s_(Symbol::attr("name"), op->schema().name() + (overload.empty() ? "" : "." + overload));
+    call->insertBefore(n);
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      call->output(i)->copyMetadata(n->output(i));
+      n->output(i)->replaceAllUsesWith(call->output(i));
+    }
+    n->destroy();
+  }
+}
+
+// Whether every use of a tensor input reads only its geometry.
+bool readsOnlyGeometry(const Value& input) {
+  if (input.type()->kind() != TypeKind::Tensor || input.uses().empty()) return false;
+  static const std::set<std::string> kGeometry = {"aten::size",     "aten::dim",       "aten::numel", "prim::dtype",
+                                                  "aten::sym_size", "aten::sym_numel", "prim::device"};
+  for (const Use& use : input.uses()) {
+    if (!kGeometry.count(use.user->kind().toQualString())) return false;
+  }
+  return true;
 }
 
 std::string resultName(const FunctionSchema& schema, size_t i) {
@@ -262,7 +375,12 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
   constantPropagation(graph);
   eliminateDeadCode(graph);
   result->graph = graph;
+  for (size_t i = 0; i < result->inputs.size(); ++i)
+    result->geometry_only.push_back(readsOnlyGeometry(*graph->inputs()[i]));
   result->code = std::make_shared<const Code>(graph, "backward of " + schema.name());
+  std::shared_ptr<Graph> recording = graph->copy();
+  routeThroughDispatch(*recording, recording->block());
+  result->recording_code = std::make_shared<const Code>(recording, "backward of " + schema.name());
   return result;
 }
 

@@ -29,7 +29,13 @@ struct FormulaInput {
 struct CompiledFormula {
   std::shared_ptr<Graph> graph;
   std::shared_ptr<const Code> code;
+  // The same graph with every tensor operator called through runOperator,
+  // so that it records under grad mode: backward with create_graph runs it.
+  std::shared_ptr<const Code> recording_code;
   std::vector<FormulaInput> inputs;
+  // Per input: the graph reads only its geometry (sizes, dim, numel, dtype),
+  // so the forward keeps a stand-in of that shape instead of the tensor.
+  std::vector<bool> geometry_only;
   // The formulas (indexes into OpDerivative::formulas) it returns, in order.
   std::vector<size_t> outputs;
 };

@@ -32,6 +32,9 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
     // copied, so that later in-place accumulation touches no one else.
     if (g.useCount() == 1 && g.isContiguous() && !isGradEnabled()) {
       slot = std::move(g);
+    } else if (isGradEnabled() && requiresGrad(g)) {
+      // create_graph: .grad keeps its history (a recorded clone).
+      slot = callRecorded("aten::clone", "", {IValue(g), IValue(std::nullopt)});
     } else {
       slot = clone(g);
       if (!slot.isContiguous()) slot = contiguous(slot);
@@ -39,7 +42,7 @@ TensorList AccumulateGrad::apply(TensorList&& grads) {
   } else if (!isGradEnabled()) {
     add_(slot, g);
   } else {
-    slot = add(slot, g);
+    slot = callRecorded("aten::add", "Tensor", {IValue(slot), IValue(g), IValue(Scalar(1))});
   }
   return {};
 }
@@ -82,6 +85,13 @@ Tensor SavedVariable::unpack(const Node& saved_for) const {
                " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
                "with torch.autograd.set_detect_anomaly(True).";
     KILN_ERROR(message);
+  }
+  // With create_graph the formulas record: a result gets back its history
+  // (the node saving it) so that second derivatives flow through it.
+  if (was_output_ && isGradEnabled() && (isFloatingType(data_.dtype()) || isComplexType(data_.dtype()))) {
+    Tensor with_history = detach(data_);
+    setGradFn(with_history, const_cast<Node&>(saved_for).shared_from_this(), output_nr_);
+    return with_history;
   }
   return data_;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kiln/autograd/variable.h"
+#include "kiln/core/ivalue.h"
 
 namespace kiln::autograd {
 
@@ -88,6 +89,10 @@ class SavedVariable {
   uint32_t output_nr_ = 0;
   uint32_t version_ = 0;
 };
+
+// Runs an operator through dispatch, so that it records when grad mode is
+// on: what backward itself computes with create_graph (record.cpp).
+Tensor callRecorded(const char* name, const char* overload, Stack stack);
 
 // Raised when a graph is used after its saved values were freed.
 [[noreturn]] void throwFreedGraph();

@@ -6,6 +6,7 @@
 // through an AccumulateGrad node that the graph's edges point to.
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/tensor/tensor.h"
@@ -51,6 +52,14 @@ class AutogradMeta final : public AutogradMetaInterface {
   bool retains_grad_ = false;
   // A leaf's hooks (AccumulateGrad runs them); a non-leaf's are on its grad_fn.
   std::vector<TensorHook> hooks_;
+  // A view made by a recorded view op: the base it shares memory with (the
+  // root of a chain of views), for in-place writes through the view
+  // (torch's CopySlices); and, for a view among several results (unbind,
+  // split, chunk), which output of which node it is, for torch's error.
+  Tensor view_base_;
+  bool multi_output_view_ = false;
+  std::string view_creator_;
+  uint32_t view_output_nr_ = 0;
 };
 
 // The tensor's record, or null.

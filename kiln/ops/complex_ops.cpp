@@ -190,24 +190,39 @@ Tensor copyToOut(const Tensor& result, Tensor out) {
 }  // namespace
 
 KILN_REGISTER_OPS(
-    op("aten::real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return real(self); }).shape(realPart),
-    op("aten::imag(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return imag(self); }).shape(realPart),
-    op("aten::view_as_real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return viewAsReal(self); }),
-    op("aten::view_as_complex(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return viewAsComplex(self); }),
+    op("aten::real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return real(self); })
+        .shape(realPart)
+        .derivative({"self: torch.real(grad)", "grad_fn: SelectBackward0"}),
+    op("aten::imag(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return imag(self); })
+        .shape(realPart)
+        .derivative({"self: torch.complex(torch.zeros_like(grad), torch.real(grad))", "grad_fn: SelectBackward0"}),
+    op("aten::view_as_real(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return viewAsReal(self); })
+        .derivative({"self: torch.view_as_complex(grad.contiguous())"}),
+    op("aten::view_as_complex(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return viewAsComplex(self); })
+        .derivative({"self: torch.view_as_real(grad.contiguous())"}),
     // kiln has no lazy conjugate bit: conj copies, and resolve_conj has nothing to resolve.
-    op("aten::conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return conj(self); }),
-    op("aten::_conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return conj(self); }),
-    op("aten::conj_physical(Tensor self) -> Tensor", [](const Tensor& self) { return conj(self); }),
+    op("aten::conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return conj(self); })
+        .derivative({"self: grad.conj()", "grad_fn: ConjBackward0"}),
+    op("aten::_conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return conj(self); })
+        .derivative({"self: grad.conj()", "grad_fn: ConjBackward0"}),
+    op("aten::conj_physical(Tensor self) -> Tensor", [](const Tensor& self) { return conj(self); })
+        .derivative({"self: grad.conj()"}),
     op("aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, Tensor out) { return copyToOut(conj(self), out); }),
-    op("aten::resolve_conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return self; }),
-    op("aten::resolve_neg(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return self; }),
+    op("aten::resolve_conj(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return self; })
+        .derivative({"self: grad", "grad_fn: AliasBackward0"}),
+    op("aten::resolve_neg(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return self; })
+        .derivative({"self: grad", "grad_fn: AliasBackward0"}),
     op("aten::complex(Tensor real, Tensor imag) -> Tensor",
-       [](const Tensor& re, const Tensor& im) { return complexFromParts(re, im); }),
+       [](const Tensor& re, const Tensor& im) { return complexFromParts(re, im); })
+        .derivative({"real: torch.real(grad)", "imag: torch.imag(grad)"}),
     op("aten::complex.out(Tensor real, Tensor imag, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& re, const Tensor& im, Tensor out) { return copyToOut(complexFromParts(re, im), out); }),
     op("aten::polar(Tensor abs, Tensor angle) -> Tensor",
-       [](const Tensor& abs, const Tensor& angle) { return polar(abs, angle); }),
+       [](const Tensor& abs, const Tensor& angle) { return polar(abs, angle); })
+        // d polar / d abs = e^(i angle) = result / abs; d / d angle = i result.
+        .derivative({"abs: torch.real(grad.conj() * (result / abs))",
+                     "angle: torch.real(grad.conj() * torch.complex(-torch.imag(result), torch.real(result)))"}),
     op("aten::polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& abs, const Tensor& angle, Tensor out) { return copyToOut(polar(abs, angle), out); }), );
 

@@ -250,9 +250,13 @@ std::shared_ptr<const PointwiseSpec> sameUnary(const char* expr) {
         return fn##_(self);                                                                \
       }).aliasOf("aten::" target "_")
 
+// Piecewise constant (floor, sign, ...): torch gives zero gradients.
+#define KILN_ZERO_DERIVATIVE .derivative({"self: torch.zeros_like(grad)"})
+
 KILN_REGISTER_OPS(
     // The builtin `abs(x)` of TorchScript on a tensor.
     op("prim::abs(Tensor x) -> Tensor", [](const Tensor& x) { return abs(x); })
+        .derivative({"x: grad * x.sign()", "grad_fn: AbsBackward0"})
         .shape(sameDtype)
         .pointwise(sameUnary("k_abs($x)")),
     KILN_UNARY_OPS("neg", neg, sameDtype, sameUnary("k_neg($self)"), .derivative({"self: -grad"})),
@@ -261,48 +265,62 @@ KILN_REGISTER_OPS(
                    .derivative({"self: grad * self.sign()"})),
     KILN_UNARY_ALIAS_OPS("absolute", "abs", abs, realValued<sameDtype>),
     KILN_UNARY_OPS("relu", relu, sameDtype, sameUnary("k_relu($self)"), .derivative({"self: grad * (result > 0)"})),
-    KILN_UNARY_OPS("floor", floor, sameDtype, sameUnary("k_floor($self)")),
-    KILN_UNARY_OPS("ceil", ceil, sameDtype, sameUnary("k_ceil($self)")),
-    KILN_UNARY_OPS("round", round, sameDtype, sameUnary("k_round($self)")),
-    KILN_UNARY_OPS("trunc", trunc, sameDtype, sameUnary("k_trunc($self)")),
+    KILN_UNARY_OPS("floor", floor, sameDtype, sameUnary("k_floor($self)"), KILN_ZERO_DERIVATIVE),
+    KILN_UNARY_OPS("ceil", ceil, sameDtype, sameUnary("k_ceil($self)"), KILN_ZERO_DERIVATIVE),
+    KILN_UNARY_OPS("round", round, sameDtype, sameUnary("k_round($self)"), KILN_ZERO_DERIVATIVE),
+    KILN_UNARY_OPS("trunc", trunc, sameDtype, sameUnary("k_trunc($self)"), KILN_ZERO_DERIVATIVE),
     KILN_UNARY_ALIAS_OPS("fix", "trunc", trunc, sameDtype),
-    KILN_UNARY_OPS("sign", sign, sameDtype, elementwise(TypeRule::Promote, DtypeSet::All, "k_sign($self)")),
+    KILN_UNARY_OPS("sign", sign, sameDtype, elementwise(TypeRule::Promote, DtypeSet::All, "k_sign($self)"),
+                   KILN_ZERO_DERIVATIVE),
     KILN_UNARY_OPS("bitwise_not", bitwiseNot, sameDtype,
                    elementwise(TypeRule::Promote, DtypeSet::IntegralOrBool, "k_bitwise_not($self)")),
     KILN_UNARY_OPS("logical_not", logicalNot, boolDtype,
                    elementwise(TypeRule::Predicate, DtypeSet::All, "!(bool)$self")),
 
     KILN_UNARY_OPS("exp", exp, floatDtype, floatUnary("m_exp($self)"), .derivative({"self: grad * result"})),
-    KILN_UNARY_OPS("expm1", expm1, floatDtype, floatUnary("m_expm1($self)")),
+    KILN_UNARY_OPS("expm1", expm1, floatDtype, floatUnary("m_expm1($self)"),
+                   .derivative({"self: grad * (result + 1)"})),
     KILN_UNARY_OPS("log", log, floatDtype, floatUnary("m_log($self)"), .derivative({"self: grad / self"})),
-    KILN_UNARY_OPS("log1p", log1p, floatDtype, floatUnary("m_log1p($self)")),
-    KILN_UNARY_OPS("log10", log10, floatDtype, floatUnary("m_log10($self)")),
+    KILN_UNARY_OPS("log1p", log1p, floatDtype, floatUnary("m_log1p($self)"), .derivative({"self: grad / (self + 1)"})),
+    KILN_UNARY_OPS("log10", log10, floatDtype, floatUnary("m_log10($self)"),
+                   .derivative({"self: grad / (self * 2.302585092994046)"})),
     KILN_UNARY_OPS("sqrt", sqrt, floatDtype, floatUnary("m_sqrt($self)"), .derivative({"self: grad / (2 * result)"})),
-    KILN_UNARY_OPS("rsqrt", rsqrt, floatDtype, floatUnary("($T)1 / m_sqrt($self)")),
-    KILN_UNARY_OPS("reciprocal", reciprocal, floatDtype, floatUnary("($T)1 / $self")),
+    KILN_UNARY_OPS("rsqrt", rsqrt, floatDtype, floatUnary("($T)1 / m_sqrt($self)"),
+                   .derivative({"self: -0.5 * grad * result.pow(3)"})),
+    KILN_UNARY_OPS("reciprocal", reciprocal, floatDtype, floatUnary("($T)1 / $self"),
+                   .derivative({"self: -grad * (result * result)"})),
     KILN_UNARY_OPS("sin", sin, floatDtype, floatUnary("m_sin($self)"), .derivative({"self: grad * self.cos()"})),
     KILN_UNARY_OPS("cos", cos, floatDtype, floatUnary("m_cos($self)"), .derivative({"self: grad * -self.sin()"})),
-    KILN_UNARY_OPS("tan", tan, floatDtype, floatUnary("m_tan($self)")),
-    KILN_UNARY_OPS("asin", asin, floatDtype, floatUnary("m_asin($self)")),
+    KILN_UNARY_OPS("tan", tan, floatDtype, floatUnary("m_tan($self)"),
+                   .derivative({"self: grad * (1 + result * result)"})),
+    KILN_UNARY_OPS("asin", asin, floatDtype, floatUnary("m_asin($self)"),
+                   .derivative({"self: grad * (-self * self + 1).rsqrt()"})),
     KILN_UNARY_ALIAS_OPS("arcsin", "asin", asin, floatDtype),
-    KILN_UNARY_OPS("acos", acos, floatDtype, floatUnary("m_acos($self)")),
+    KILN_UNARY_OPS("acos", acos, floatDtype, floatUnary("m_acos($self)"),
+                   .derivative({"self: grad * -(-self * self + 1).rsqrt()"})),
     KILN_UNARY_ALIAS_OPS("arccos", "acos", acos, floatDtype),
-    KILN_UNARY_OPS("atan", atan, floatDtype, floatUnary("m_atan($self)")),
+    KILN_UNARY_OPS("atan", atan, floatDtype, floatUnary("m_atan($self)"),
+                   .derivative({"self: grad / (self * self + 1)"})),
     KILN_UNARY_ALIAS_OPS("arctan", "atan", atan, floatDtype),
-    KILN_UNARY_OPS("sinh", sinh, floatDtype, floatUnary("k_sinh($self)")),
-    KILN_UNARY_OPS("cosh", cosh, floatDtype, floatUnary("k_cosh($self)")),
+    KILN_UNARY_OPS("sinh", sinh, floatDtype, floatUnary("k_sinh($self)"), .derivative({"self: grad * self.cosh()"})),
+    KILN_UNARY_OPS("cosh", cosh, floatDtype, floatUnary("k_cosh($self)"), .derivative({"self: grad * self.sinh()"})),
     KILN_UNARY_OPS("tanh", tanh, floatDtype, floatUnary("k_tanh($self)"),
                    .derivative({"self: grad * (1 - result * result)"})),
-    KILN_UNARY_OPS("asinh", asinh, floatDtype, nullptr), KILN_UNARY_ALIAS_OPS("arcsinh", "asinh", asinh, floatDtype),
-    KILN_UNARY_OPS("acosh", acosh, floatDtype, nullptr), KILN_UNARY_ALIAS_OPS("arccosh", "acosh", acosh, floatDtype),
-    KILN_UNARY_OPS("atanh", atanh, floatDtype, floatUnary("m_atanh($self)")),
+    KILN_UNARY_OPS("asinh", asinh, floatDtype, nullptr, .derivative({"self: grad * (self * self + 1).rsqrt()"})),
+    KILN_UNARY_ALIAS_OPS("arcsinh", "asinh", asinh, floatDtype),
+    KILN_UNARY_OPS("acosh", acosh, floatDtype, nullptr, .derivative({"self: grad * (self * self - 1).rsqrt()"})),
+    KILN_UNARY_ALIAS_OPS("arccosh", "acosh", acosh, floatDtype),
+    KILN_UNARY_OPS("atanh", atanh, floatDtype, floatUnary("m_atanh($self)"),
+                   .derivative({"self: grad / (1 - self * self)"})),
     KILN_UNARY_ALIAS_OPS("arctanh", "atanh", atanh, floatDtype),
     KILN_UNARY_OPS("sigmoid", sigmoid, floatDtype, floatUnary("k_sigmoid($self)"),
                    .derivative({"self: grad * result * (1 - result)"})),
-    KILN_UNARY_OPS("erf", erf, floatDtype, floatUnary("m_erf($self)")),
-    KILN_UNARY_OPS("erfc", erfc, floatDtype, floatUnary("m_erfc($self)")),
-    KILN_UNARY_OPS("lgamma", lgamma, floatDtype, nullptr),
-    KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("angle", angle, realValued<floatDtype>, nullptr),
+    KILN_UNARY_OPS("erf", erf, floatDtype, floatUnary("m_erf($self)"),
+                   .derivative({"self: grad * 1.1283791670955126 * (-self * self).exp()"})),
+    KILN_UNARY_OPS("erfc", erfc, floatDtype, floatUnary("m_erfc($self)"),
+                   .derivative({"self: grad * -1.1283791670955126 * (-self * self).exp()"})),
+    KILN_UNARY_OPS("lgamma", lgamma, floatDtype, nullptr, .derivative({"self: grad * _digamma(self)"})),
+    KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("angle", angle, realValued<floatDtype>, nullptr, KILN_ZERO_DERIVATIVE),
     KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isnan", isnan, boolDtype, nullptr),
     KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isinf", isinf, boolDtype, nullptr),
     KILN_UNARY_FUNCTIONAL_AND_OUT_OPS("isposinf", isposinf, boolDtype, nullptr),
@@ -311,6 +329,7 @@ KILN_REGISTER_OPS(
 
     op("aten::frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
        [](const Tensor& self) { return frexp(self); })
+        .derivative({"self: grad / torch.pow(2.0, exponent)", "non_differentiable: exponent"})
         .shape(shapes::frexp),
     op("aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> "
        "(Tensor(a!) mantissa, Tensor(b!) exponent)",
@@ -319,6 +338,7 @@ KILN_REGISTER_OPS(
 
     op("aten::round.decimals(Tensor self, *, int decimals) -> Tensor",
        [](const Tensor& self, int64_t decimals) { return round(self, decimals); })
+        .derivative({"self: torch.zeros_like(grad)", "grad_fn: RoundBackward1"})
         .shape(sameDtype)
         .pointwise(elementwise(TypeRule::Promote, DtypeSet::Floating, nullptr, checkRoundDecimals, emitRoundDecimals)),
     op("aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
@@ -329,6 +349,7 @@ KILN_REGISTER_OPS(
 
     op("aten::gelu(Tensor self, *, str approximate=\"none\") -> Tensor",
        [](const Tensor& self, const std::string& approximate) { return gelu(self, approximate); })
+        .derivative({"self: _gelu_backward(grad, self, approximate)"})
         .shape(sameDtype)
         .pointwise(elementwise(TypeRule::Promote, DtypeSet::Floating, nullptr, checkGelu, emitGelu)),
     op("aten::gelu_(Tensor(a!) self, *, str approximate=\"none\") -> Tensor(a!)",
@@ -337,6 +358,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const std::string& approximate, Tensor out) { return geluOut(self, approximate, out); })
         .shape(sameDtype), );
 
+#undef KILN_ZERO_DERIVATIVE
 #undef KILN_UNARY_ALIAS_OPS
 #undef KILN_UNARY_OPS
 #undef KILN_UNARY_FUNCTIONAL_AND_OUT_OPS
@@ -441,83 +463,84 @@ KILN_REGISTER_OPS(
 #undef KILN_SUB_DESCRIPTION
 #undef KILN_SUB_OPS
 
-// mul and its alias multiply; `Desc(inplace)` completes each description.
+// mul and its alias multiply; `Desc(inplace, scalar)` completes each description.
 #define KILN_MUL_OPS(name, Desc)                                                                                   \
   op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                 \
      [](const Tensor& self, const Tensor& other) { return mul(self, other); })                                     \
-      .shape(arithmetic) Desc(false),                                                                              \
+      .shape(arithmetic) Desc(false, false),                                                                       \
       op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                             \
          [](const Tensor& self, const Scalar& other) { return mul(self, scalarToTensor(other)); })                 \
-          .shape(arithmetic) Desc(false),                                                                          \
+          .shape(arithmetic) Desc(false, true),                                                                    \
       op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                    \
-         [](Tensor self, const Tensor& other) { return mul_(self, other); }) Desc(true),                           \
+         [](Tensor self, const Tensor& other) { return mul_(self, other); }) Desc(true, false),                    \
       op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                    \
-         [](Tensor self, const Scalar& other) { return mul_(self, scalarToTensor(other)); }) Desc(true),           \
+         [](Tensor self, const Scalar& other) { return mul_(self, scalarToTensor(other)); }) Desc(true, true),     \
       op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self,  \
                                                                                               const Tensor& other, \
                                                                                               Tensor out) {        \
         return mulOut(self, other, out);                                                                           \
-      }).shape(arithmetic) Desc(true)
-#define KILN_MUL_DESCRIPTION(inplace)            \
+      }).shape(arithmetic) Desc(true, false)
+// A Scalar `other` has no conj() in TorchScript (conj of a real tensor is the tensor itself).
+#define KILN_MUL_DESCRIPTION(inplace, scalar)    \
   .pointwise(inplace ? nullptr : multiplication) \
       .fold(inplace ? nullptr : folds::mulByOne) \
-      .derivative({"self: grad * other", "other: grad * self"})
-#define KILN_MULTIPLY_DESCRIPTION(inplace) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
+      .derivative({scalar ? "self: grad * other" : "self: grad * other.conj()", "other: grad * self.conj()"})
+#define KILN_MULTIPLY_DESCRIPTION(inplace, scalar) .aliasOf(inplace ? "aten::mul_" : "aten::mul")
 
 // div and its alias divide (true_divide is the same without rounding
-// modes). `Desc(inplace, mode)` completes each description.
-#define KILN_DIV_OPS(name, Desc)                                                                                     \
-  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                   \
-     [](const Tensor& self, const Tensor& other) { return div(self, other); })                                       \
-      .shape(trueDivide) Desc(false, false),                                                                         \
-      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                               \
-         [](const Tensor& self, const Scalar& other) { return div(self, scalarToTensor(other)); })                   \
-          .shape(trueDivide) Desc(false, false),                                                                     \
-      op("aten::" name ".Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",                   \
-         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode) {                       \
-           return div(self, other, mode);                                                                            \
-         })                                                                                                          \
-          .shape(divMode) Desc(false, true),                                                                         \
-      op("aten::" name ".Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",                   \
-         [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode) {                       \
-           return div(self, scalarToTensor(other), mode);                                                            \
-         })                                                                                                          \
-          .shape(divMode) Desc(false, true),                                                                         \
-      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                           \
-         [](const Tensor& self, const Tensor& other, Tensor out) { return divOut(self, other, std::nullopt, out); }) \
-          .shape(trueDivide) Desc(true, false),                                                                      \
-      op("aten::" name ".out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",  \
-         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode, Tensor out) {           \
-           return divOut(self, other, mode, out);                                                                    \
-         })                                                                                                          \
-          .shape(trueDivide) Desc(true, true),                                                                       \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                      \
-         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false),                      \
-      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                      \
-         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false),      \
-      op("aten::" name "_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",          \
-         [](Tensor self, const Tensor& other, const std::optional<std::string>& mode) {                              \
-           return div_(self, other, mode);                                                                           \
-         }) Desc(true, true),                                                                                        \
-      op("aten::" name "_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",          \
-         [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                              \
-           return div_(self, scalarToTensor(other), mode);                                                           \
-         }) Desc(true, true)
-#define KILN_DIV_DESCRIPTION(inplace, mode)              \
+// modes). `Desc(inplace, mode, scalar)` completes each description.
+#define KILN_DIV_OPS(name, Desc)                                                                                      \
+  op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                                    \
+     [](const Tensor& self, const Tensor& other) { return div(self, other); })                                        \
+      .shape(trueDivide) Desc(false, false, false),                                                                   \
+      op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                                \
+         [](const Tensor& self, const Scalar& other) { return div(self, scalarToTensor(other)); })                    \
+          .shape(trueDivide) Desc(false, false, true),                                                                \
+      op("aten::" name ".Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",                    \
+         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode) {                        \
+           return div(self, other, mode);                                                                             \
+         })                                                                                                           \
+          .shape(divMode) Desc(false, true, false),                                                                   \
+      op("aten::" name ".Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",                    \
+         [](const Tensor& self, const Scalar& other, const std::optional<std::string>& mode) {                        \
+           return div(self, scalarToTensor(other), mode);                                                             \
+         })                                                                                                           \
+          .shape(divMode) Desc(false, true, true),                                                                    \
+      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                            \
+         [](const Tensor& self, const Tensor& other, Tensor out) { return divOut(self, other, std::nullopt, out); })  \
+          .shape(trueDivide) Desc(true, false, false),                                                                \
+      op("aten::" name ".out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)",   \
+         [](const Tensor& self, const Tensor& other, const std::optional<std::string>& mode, Tensor out) {            \
+           return divOut(self, other, mode, out);                                                                     \
+         })                                                                                                           \
+          .shape(trueDivide) Desc(true, true, false),                                                                 \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",                                       \
+         [](Tensor self, const Tensor& other) { return div_(self, other); }) Desc(true, false, false),                \
+      op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                       \
+         [](Tensor self, const Scalar& other) { return div_(self, scalarToTensor(other)); }) Desc(true, false, true), \
+      op("aten::" name "_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",           \
+         [](Tensor self, const Tensor& other, const std::optional<std::string>& mode) {                               \
+           return div_(self, other, mode);                                                                            \
+         }) Desc(true, true, false),                                                                                  \
+      op("aten::" name "_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",           \
+         [](Tensor self, const Scalar& other, const std::optional<std::string>& mode) {                               \
+           return div_(self, scalarToTensor(other), mode);                                                            \
+         }) Desc(true, true, true)
+#define KILN_DIV_DESCRIPTION(inplace, mode, scalar)      \
   .pointwise(inplace ? nullptr                           \
              : mode  ? divisionWithMode                  \
                      : trueDivision)                      \
       .fold(inplace || mode ? nullptr : folds::divByOne) \
-      .derivative(KILN_DIV_DERIVATIVE_##mode)
+      .derivative(KILN_DIV_DERIVATIVE_##mode(scalar))
 // Rounded quotients are piecewise constant: no gradient.
-#define KILN_DIV_DERIVATIVE_false \
-  { "self: grad / other", "other: -grad * self / (other * other)" }
-#define KILN_DIV_DERIVATIVE_true                                                                                \
+#define KILN_DIV_DERIVATIVE_false(scalar) \
+  { scalar ? "self: grad / other" : "self: grad / other.conj()", "other: -grad * (self / (other * other)).conj()" }
+#define KILN_DIV_DERIVATIVE_true(scalar)                                                                        \
   {                                                                                                             \
     "self: grad / other if rounding_mode is None else grad * 0",                                                \
         "other: -grad * self / (other * other) if rounding_mode is None else grad * 0", "grad_fn: DivBackward2" \
   }
-#define KILN_DIVIDE_DESCRIPTION(inplace, mode) .aliasOf(inplace ? "aten::div_" : "aten::div")
+#define KILN_DIVIDE_DESCRIPTION(inplace, mode, scalar) .aliasOf(inplace ? "aten::div_" : "aten::div")
 
 const auto multiplication = elementwise(TypeRule::Promote, DtypeSet::All, "k_mul($self, $other)");
 const auto trueDivision = elementwise(TypeRule::PromoteFloat, DtypeSet::Floating, "$self / $other");
@@ -586,15 +609,15 @@ KILN_REGISTER_OPS(
 #undef KILN_MUL_OPS
 
 // The Tensor/Scalar forms of remainder and fmod; the functional ones compute `spec`.
-#define KILN_MOD_OPS(name, fn, spec)                                                                    \
+#define KILN_MOD_OPS(name, fn, spec, TensorDerivative, ScalarDerivative)                                \
   op("aten::" name ".Tensor(Tensor self, Tensor other) -> Tensor",                                      \
      [](const Tensor& self, const Tensor& other) { return fn(self, other); })                           \
       .shape(arithmetic)                                                                                \
-      .pointwise(spec),                                                                                 \
+      .pointwise(spec) TensorDerivative,                                                                \
       op("aten::" name ".Scalar(Tensor self, Scalar other) -> Tensor",                                  \
          [](const Tensor& self, const Scalar& other) { return fn(self, scalarToTensor(other)); })       \
           .shape(arithmetic)                                                                            \
-          .pointwise(spec),                                                                             \
+          .pointwise(spec) ScalarDerivative,                                                            \
       op("aten::" name ".Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",       \
          [](const Tensor& self, const Tensor& other, Tensor out) { return fn##Out(self, other, out); }) \
           .shape(arithmetic),                                                                           \
@@ -627,6 +650,12 @@ KILN_REGISTER_OPS(
 const auto pythonRemainder = elementwise(TypeRule::Promote, DtypeSet::Floating, "k_remainder($self, $other)");
 const auto cRemainder = elementwise(TypeRule::Promote, DtypeSet::Floating, "m_fmod($self, $other)");
 const auto power = elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_power($self, $exponent)");
+// copysign moves self's magnitude: its gradient is grad times the sign change (0 where self is 0).
+#define KILN_COPYSIGN_SELF_DERIVATIVE "self: torch.where(self == 0, torch.zeros_like(grad), grad * (result / self))"
+#define KILN_POW_SELF_DERIVATIVE "self: grad * exponent * self.pow(exponent - 1)"
+#define KILN_POW_EXPONENT_DERIVATIVE \
+  "exponent: grad * torch.where((self == 0) & (exponent >= 0), torch.zeros_like(result), result * self.log())"
+#define KILN_POW_SCALAR_DERIVATIVE "self: grad * 0 if exponent == 0 else grad * exponent * self.pow(exponent - 1)"
 // The logical ops read their operands as bools.
 std::shared_ptr<const PointwiseSpec> logical(const char* expr) {
   return elementwise(TypeRule::Predicate, DtypeSet::All, expr);
@@ -634,7 +663,15 @@ std::shared_ptr<const PointwiseSpec> logical(const char* expr) {
 
 KILN_REGISTER_OPS(
     // Integer remainders raise on a zero divisor: fusible in float only.
-    KILN_MOD_OPS("remainder", remainder, pythonRemainder), KILN_MOD_OPS("fmod", fmod, cRemainder),
+    // remainder(a, b) = a - floor(a / b) * b, fmod with trunc: the quotient is piecewise constant.
+    KILN_MOD_OPS("remainder", remainder, pythonRemainder,
+                 .derivative({"self: grad", "other: -grad * self.div(other, rounding_mode='floor')",
+                              "grad_fn: RemainderBackward1"}),
+                 .derivative({"self: grad", "grad_fn: RemainderBackward0"})),
+    KILN_MOD_OPS("fmod", fmod, cRemainder,
+                 .derivative({"self: grad", "other: -grad * self.div(other, rounding_mode='trunc')",
+                              "grad_fn: FmodBackward1"}),
+                 .derivative({"self: grad", "grad_fn: FmodBackward0"})),
     op("aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
        [](const Scalar& self, const Tensor& other) { return remainder(scalarToTensor(self), other); })
         .shape(arithmetic)
@@ -647,19 +684,17 @@ KILN_REGISTER_OPS(
 
     op("aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
        [](const Tensor& self, const Tensor& exponent) { return pow(self, exponent); })
-        .derivative({"self: grad * exponent * self.pow(exponent - 1)",
-                     "exponent: grad * torch.where((self == 0) & (exponent >= 0), torch.zeros_like(result), result * "
-                     "self.log())",
-                     "grad_fn: PowBackward1"})
+        .derivative({KILN_POW_SELF_DERIVATIVE, KILN_POW_EXPONENT_DERIVATIVE, "grad_fn: PowBackward1"})
         .shape(powOp)
         .pointwise(power),
     op("aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
        [](const Tensor& self, const Scalar& exponent) { return pow(self, exponent); })
-        .derivative({"self: grad * 0 if exponent == 0 else grad * exponent * self.pow(exponent - 1)"})
+        .derivative({KILN_POW_SCALAR_DERIVATIVE})
         .shape(powOp)
         .pointwise(elementwise(TypeRule::Promote, DtypeSet::NoBool, nullptr, checkPowScalar, emitPowScalar)),
     op("aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
        [](const Scalar& self, const Tensor& exponent) { return pow(self, exponent); })
+        .derivative({"exponent: _pow_scalar_backward_exponent(grad, self, exponent, result)", "grad_fn: PowBackward2"})
         .shape(powOp)
         .pointwise(power),
     op("aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
@@ -672,20 +707,28 @@ KILN_REGISTER_OPS(
        [](const Scalar& self, const Tensor& exponent, Tensor out) { return powOut(self, exponent, out); })
         .shape(powOp),
     op("aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
-       [](Tensor self, const Tensor& exponent) { return pow_(self, exponent); }),
+       [](Tensor self, const Tensor& exponent) { return pow_(self, exponent); })
+        .derivative({KILN_POW_SELF_DERIVATIVE, KILN_POW_EXPONENT_DERIVATIVE, "grad_fn: PowBackward1"}),
+    // Not pow.Scalar's formulas (whose `self` is the Scalar): those of pow.Tensor_Scalar.
     op("aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
-       [](Tensor self, const Scalar& exponent) { return pow_(self, exponent); }),
+       [](Tensor self, const Scalar& exponent) { return pow_(self, exponent); })
+        .derivative({KILN_POW_SCALAR_DERIVATIVE, "grad_fn: PowBackward0"}),
 
     KILN_TENSOR_BINARY_OPS("atan2", atan2, trueDivide,
-                           .pointwise(elementwise(TypeRule::PromoteFloat, DtypeSet::Floating,
-                                                  "m_atan2($self, $other)"))),
+                           .pointwise(elementwise(TypeRule::PromoteFloat, DtypeSet::Floating, "m_atan2($self, $other)"))
+                               .derivative({"self: grad * other / (self * self + other * other)",
+                                            "other: grad * -self / (self * self + other * other)"})),
     KILN_TENSOR_BINARY_INPLACE_OP("atan2", atan2),
     KILN_TENSOR_BINARY_OPS("arctan2", atan2, trueDivide, .aliasOf("aten::atan2")),
     KILN_TENSOR_BINARY_INPLACE_OP("arctan2", atan2).aliasOf("aten::atan2_"),
     KILN_TENSOR_BINARY_OPS("gcd", gcd, arithmetic, ), KILN_TENSOR_BINARY_INPLACE_OP("gcd", gcd),
-    KILN_TENSOR_BINARY_INPLACE_OP("ldexp", ldexp),
+    KILN_TENSOR_BINARY_INPLACE_OP("ldexp", ldexp)
+        .derivative({"self: grad * torch.pow(2.0, other)", "other: grad * result * 0.6931471805599453",
+                     "grad_fn: MulBackward0"}),
     op("aten::ldexp.Tensor(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return ldexp(self, other); })
+        .derivative({"self: grad * torch.pow(2.0, other)", "other: grad * result * 0.6931471805599453",
+                     "grad_fn: MulBackward0"})
         .shape(trueDivide),
     op("aten::ldexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& other, Tensor out) { return ldexpOut(self, other, out); })
@@ -693,9 +736,11 @@ KILN_REGISTER_OPS(
 
     op("aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor",
        [](const Tensor& self, const Tensor& other) { return copysign(self, other); })
+        .derivative({KILN_COPYSIGN_SELF_DERIVATIVE, "other: torch.zeros_like(other)"})
         .shape(trueDivide),
     op("aten::copysign.Scalar(Tensor self, Scalar other) -> Tensor",
        [](const Tensor& self, const Scalar& other) { return copysign(self, scalarToTensor(other)); })
+        .derivative({KILN_COPYSIGN_SELF_DERIVATIVE, "grad_fn: CopysignBackward1"})
         .shape(trueDivide),
     op("aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& other, Tensor out) { return copysignOut(self, other, out); })
@@ -725,6 +770,10 @@ KILN_REGISTER_OPS(
     KILN_TENSOR_BINARY_OPS("logical_xor", logicalXor, comparison, .pointwise(logical("(bool)$self != (bool)$other"))),
     KILN_TENSOR_BINARY_INPLACE_OP("logical_xor", logicalXor), );
 
+#undef KILN_COPYSIGN_SELF_DERIVATIVE
+#undef KILN_POW_SCALAR_DERIVATIVE
+#undef KILN_POW_EXPONENT_DERIVATIVE
+#undef KILN_POW_SELF_DERIVATIVE
 #undef KILN_TENSOR_BINARY_INPLACE_OP
 #undef KILN_TENSOR_BINARY_OPS
 #undef KILN_MOD_OPS
@@ -747,11 +796,12 @@ KILN_REGISTER_OPS(
       op("aten::" name "_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",                                  \
          [](Tensor self, const Scalar& other) { return fn##_(self, scalarToTensor(other)); }) Inplace
 // A comparison computed as `$self <cpp_op> $other`, and an alias of one.
+// The in-place forms keep self's dtype: a float result carries a zero gradient, as in torch.
 #define KILN_COMPARISON_OPS(name, fn, cpp_op)                                                                   \
   KILN_COMPARISON_FORMS(                                                                                        \
       name, fn,                                                                                                 \
       .shape(comparison).pointwise(elementwise(TypeRule::Predicate, DtypeSet::All, "$self " cpp_op " $other")), \
-      .shape(comparison), )
+      .shape(comparison), .derivative({"self: torch.zeros_like(grad)", "other: torch.zeros_like(grad)"}))
 #define KILN_COMPARISON_ALIAS_OPS(name, target, fn)                            \
   KILN_COMPARISON_FORMS(name, fn, .shape(comparison).aliasOf("aten::" target), \
                         .shape(comparison).aliasOf("aten::" target), .aliasOf("aten::" target "_"))
@@ -876,26 +926,27 @@ KILN_REGISTER_OPS(KILN_BITWISE_OPS("bitwise_and", bitwiseAnd, "Scalar", KILN_BIT
 // clamp_min and clamp_max: `arg` is the bound's name in the schema;
 // `min_bound, max_bound` place the lambda's `bound` on the side it clamps;
 // the functional forms compute `scalar_spec` and `tensor_spec`.
-#define KILN_CLAMP_SIDE_OPS(name, arg, fn, min_bound, max_bound, rule, scalar_spec, tensor_spec)        \
-  op("aten::" name "(Tensor self, Scalar " arg ") -> Tensor",                                           \
-     [](const Tensor& self, const Scalar& bound) { return fn(self, bound); })                           \
-      .shape(rule)                                                                                      \
-      .pointwise(scalar_spec),                                                                          \
-      op("aten::" name ".Tensor(Tensor self, Tensor " arg ") -> Tensor",                                \
-         [](const Tensor& self, const Tensor& bound) { return clamp(self, min_bound, max_bound); })     \
-          .shape(rule)                                                                                  \
-          .pointwise(tensor_spec),                                                                      \
-      op("aten::" name ".out(Tensor self, Scalar " arg ", *, Tensor(a!) out) -> Tensor(a!)",            \
-         [](const Tensor& self, const Scalar& bound, Tensor out) { return fn##Out(self, bound, out); }) \
-          .shape(rule),                                                                                 \
-      op("aten::" name ".Tensor_out(Tensor self, Tensor " arg ", *, Tensor(a!) out) -> Tensor(a!)",     \
-         [](const Tensor& self, const Tensor& bound, Tensor out) {                                      \
-           return clampOut(self, min_bound, max_bound, out);                                            \
-         })                                                                                             \
-          .shape(rule),                                                                                 \
-      op("aten::" name "_(Tensor(a!) self, Scalar " arg ") -> Tensor(a!)",                              \
-         [](Tensor self, const Scalar& bound) { return fn##_(self, bound); }),                          \
-      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor " arg ") -> Tensor(a!)",                       \
+#define KILN_CLAMP_SIDE_OPS(name, arg, fn, min_bound, max_bound, rule, scalar_spec, tensor_spec, ScalarDerivative, \
+                            TensorDerivative)                                                                      \
+  op("aten::" name "(Tensor self, Scalar " arg ") -> Tensor",                                                      \
+     [](const Tensor& self, const Scalar& bound) { return fn(self, bound); })                                      \
+      .shape(rule)                                                                                                 \
+      .pointwise(scalar_spec) ScalarDerivative,                                                                    \
+      op("aten::" name ".Tensor(Tensor self, Tensor " arg ") -> Tensor",                                           \
+         [](const Tensor& self, const Tensor& bound) { return clamp(self, min_bound, max_bound); })                \
+          .shape(rule)                                                                                             \
+          .pointwise(tensor_spec) TensorDerivative,                                                                \
+      op("aten::" name ".out(Tensor self, Scalar " arg ", *, Tensor(a!) out) -> Tensor(a!)",                       \
+         [](const Tensor& self, const Scalar& bound, Tensor out) { return fn##Out(self, bound, out); })            \
+          .shape(rule),                                                                                            \
+      op("aten::" name ".Tensor_out(Tensor self, Tensor " arg ", *, Tensor(a!) out) -> Tensor(a!)",                \
+         [](const Tensor& self, const Tensor& bound, Tensor out) {                                                 \
+           return clampOut(self, min_bound, max_bound, out);                                                       \
+         })                                                                                                        \
+          .shape(rule),                                                                                            \
+      op("aten::" name "_(Tensor(a!) self, Scalar " arg ") -> Tensor(a!)",                                         \
+         [](Tensor self, const Scalar& bound) { return fn##_(self, bound); }),                                     \
+      op("aten::" name "_.Tensor(Tensor(a!) self, Tensor " arg ") -> Tensor(a!)",                                  \
          [](Tensor self, const Tensor& bound) { return clamp_(self, min_bound, max_bound); })
 
 KILN_REGISTER_OPS(
@@ -906,28 +957,36 @@ KILN_REGISTER_OPS(
             .derivative({"self: grad * (self.clamp(min, max) == self)", "grad_fn: ClampBackward1"}),
         .shape(clampOp)
             .pointwise(elementwise(TypeRule::Promote, DtypeSet::All, nullptr, checkClampTensor, emitClampTensor))
-            .derivative({"self: grad * (self.clamp(min, max) == self)"}),
+            .derivative({"self: _clamp_backward(grad, self, min, max)",
+                         "min: _clamp_backward_min(grad, self, min, max)",
+                         "max: _clamp_backward_max(grad, self, min, max)", "grad_fn: ClampBackward0"}),
         .shape(clampOp), ),
     KILN_CLAMP_OPS("clip", .shape(clampOp).aliasOf("aten::clamp"), .shape(clampOp).aliasOf("aten::clamp"),
                    .shape(clampOp).aliasOf("aten::clamp"), .aliasOf("aten::clamp_")),
     KILN_CLAMP_SIDE_OPS("clamp_min", "min", clampMin, bound, Tensor(), clampMinOp,
                         elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_clamp_min($self, $min)", checkClampMin),
-                        elementwise(TypeRule::Promote, DtypeSet::All, "k_maximum($self, $min)")),
+                        elementwise(TypeRule::Promote, DtypeSet::All, "k_maximum($self, $min)"),
+                        .derivative({"self: torch.where(self >= min, grad, 0.)"}),
+                        .derivative({"self: torch.where(self >= min, grad, 0.)",
+                                     "min: torch.where(self < min, grad, 0.)", "grad_fn: ClampMinBackward1"})),
     KILN_CLAMP_SIDE_OPS("clamp_max", "max", clampMax, Tensor(), bound, clampMaxOp,
                         elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_clamp_max($self, $max)", checkClampMax),
-                        elementwise(TypeRule::Promote, DtypeSet::All, "k_minimum($self, $max)")), );
+                        elementwise(TypeRule::Promote, DtypeSet::All, "k_minimum($self, $max)"),
+                        .derivative({"self: torch.where(self <= max, grad, 0.)"}),
+                        .derivative({"self: torch.where(self <= max, grad, 0.)",
+                                     "max: torch.where(self > max, grad, 0.)", "grad_fn: ClampMaxBackward1"})), );
 
 #undef KILN_CLAMP_SIDE_OPS
 #undef KILN_CLAMP_OPS
 
 // addcmul and addcdiv; the functional form computes `spec`.
-#define KILN_ADDC_OPS(name, fn, spec)                                                                            \
+#define KILN_ADDC_OPS(name, fn, spec, Derivative)                                                                \
   op("aten::" name "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",                 \
      [](const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                 \
        return fn(self, tensor1, tensor2, value);                                                                 \
      })                                                                                                          \
       .shape(addcOp)                                                                                             \
-      .pointwise(spec),                                                                                          \
+      .pointwise(spec) Derivative,                                                                               \
       op("aten::" name "_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",    \
          [](Tensor self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                    \
            return fn##_(self, tensor1, tensor2, value);                                                          \
@@ -945,10 +1004,13 @@ const auto selection = elementwise(TypeRule::Promote, DtypeSet::All, "$condition
 KILN_REGISTER_OPS(
     KILN_ADDC_OPS("addcmul", addcmul,
                   elementwise(TypeRule::Promote, DtypeSet::NoBool, "k_addcmul($self, ($T)$value, $tensor1, $tensor2)",
-                              checkAddcmul)),
+                              checkAddcmul),
+                  .derivative({"self: grad", "tensor1: grad * tensor2 * value", "tensor2: grad * tensor1 * value"})),
     KILN_ADDC_OPS("addcdiv", addcdiv,
                   elementwise(TypeRule::Promote, DtypeSet::Floating, "$self + ($T)$value * $tensor1 / $tensor2",
-                              checkAddcdiv)),
+                              checkAddcdiv),
+                  .derivative({"self: grad", "tensor1: grad * value / tensor2",
+                               "tensor2: -grad * value * tensor1 / (tensor2 * tensor2)"})),
 
     op("aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
        [](const Tensor& condition, const Tensor& self, const Tensor& other) { return where(condition, self, other); })
@@ -986,11 +1048,14 @@ KILN_REGISTER_OPS(
 
     op("aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
        [](const Tensor& self, const Tensor& end, const Scalar& weight) { return lerp(self, end, weight); })
+        .derivative({"self: grad * (1 - weight)", "end: grad * weight"})
         .shape(lerpOp)
         .pointwise(elementwise(TypeRule::Promote, DtypeSet::Floating, "k_lerp($self, $end, ($T)$weight)",
                                checkLerpScalar)),
     op("aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
        [](const Tensor& self, const Tensor& end, const Tensor& weight) { return lerp(self, end, weight); })
+        .derivative({"self: grad * (1 - weight)", "end: grad * weight", "weight: grad * (end - self)",
+                     "grad_fn: LerpBackward1"})
         .shape(lerpOp)
         .pointwise(elementwise(TypeRule::Promote, DtypeSet::Floating, "k_lerp($self, $end, $weight)", checkLerpTensor)),
     op("aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)",

@@ -7,7 +7,9 @@
 
 #include "bindings.h"
 #include "kiln/autograd/engine.h"
+#include "kiln/autograd/formula.h"
 #include "kiln/autograd/function.h"
+#include "kiln/core/op_description.h"
 
 namespace kiln::python {
 
@@ -41,6 +43,36 @@ TensorList tensorsOf(py::handle obj) {
 std::optional<bool> optionalBool(py::handle obj) {
   if (obj.is_none()) return std::nullopt;
   return obj.cast<bool>();
+}
+
+bool isTensorType(const TypePtr& type) {
+  if (type->kind() == TypeKind::Tensor) return true;
+  if (type->kind() == TypeKind::Optional || type->kind() == TypeKind::List) {
+    for (const TypePtr& contained : type->containedTypes()) {
+      if (contained->kind() == TypeKind::Tensor) return true;
+    }
+  }
+  return false;
+}
+
+// Whether autograd records `op`: it takes a tensor that may require grad
+// (not only an out= one) and returns tensors, and is not a factory.
+bool recordable(const Operator& op) {
+  const FunctionSchema& schema = op.schema();
+  if (op.description().has(OpTrait::NeverRequiresGrad) || op.description().has(OpTrait::Factory)) return false;
+  bool takes = false;
+  for (const Argument& arg : schema.arguments()) {
+    if (arg.isOutOrInPlace() && (arg.kwarg_only || arg.name == "out")) return false;
+    takes |= isTensorType(arg.type);
+  }
+  bool returns = false;
+  for (const Argument& ret : schema.returns()) returns |= isTensorType(ret.type);
+  return takes && returns;
+}
+
+std::string qualifiedName(const Operator& op) {
+  const std::string& overload = op.schema().overloadName();
+  return op.schema().name() + (overload.empty() ? "" : "." + overload);
 }
 
 }  // namespace
@@ -118,6 +150,23 @@ void bindAutograd(py::module_& m) {
           py::arg("gradient") = py::none(), py::arg("retain_graph") = py::none(), py::arg("create_graph") = false,
           py::arg("inputs") = py::none());
 
+  // The coverage test's view of derivatives: {"aten::add.Tensor": has a
+  // derivative} for every operator autograd records (recordable above).
+  m.def("_recorded_ops", [] {
+    std::map<std::string, bool> out;
+    for (const OperatorPtr& op : getAllOperators()) {
+      if (recordable(*op)) out[qualifiedName(*op)] = autograd::derivativeFor(*op) != nullptr;
+    }
+    return out;
+  });
+  m.def("_op_has_derivative", [](const std::string& qualified) {
+    auto dot = qualified.find('.', qualified.find("::"));
+    std::string name = qualified.substr(0, dot);
+    std::string overload = dot == std::string::npos ? "" : qualified.substr(dot + 1);
+    OperatorPtr op = findOperator(Symbol::fromQualString(name), overload);
+    KILN_CHECK(op, "no operator ", qualified);
+    return autograd::derivativeFor(*op) != nullptr;
+  });
   m.def(
       "_autograd_backward",
       [](py::object tensors, py::object grad_tensors, py::object retain_graph, bool create_graph, py::object inputs) {

@@ -3,6 +3,8 @@
 // grad(), saved-variable version checks and freed graphs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kiln/autograd/engine.h"
 #include "kiln/autograd/function.h"
 #include "kiln/core/dispatch_hook.h"
@@ -95,6 +97,38 @@ TEST(AutogradTest, NonScalarWithoutGradientRaises) {
   Tensor a = leaf({1, 2});
   Tensor b = call("aten::mul", "Tensor", {a, a}).toTensor();
   EXPECT_THROW(autograd::backward({b}, {}, std::nullopt, false), Error);
+}
+
+TEST(AutogradTest, ArgumentThatRequiresGradWithoutFormulaRaisesAtBackward) {
+  // pow(Scalar, Tensor) once had no formula for its exponent: its gradient
+  // was silently missing. Now it has one, and an argument without one raises.
+  Tensor e = leaf({0.5f, 2.0f});
+  Tensor p = call("aten::pow", "Scalar", {IValue(Scalar(2.0)), e}).toTensor();
+  autograd::backward({call("aten::sum", "", {p, IValue()}).toTensor()}, {}, std::nullopt, false);
+  ASSERT_TRUE(autograd::grad(e).defined());
+  EXPECT_NEAR(valuesOf(autograd::grad(e))[1], 4.0 * std::log(2.0), 1e-5);
+
+  Tensor b = leaf({1.5f, 2.5f});
+  Tensor r = call("aten::remainder", "Scalar_Tensor", {IValue(Scalar(2.0)), b}).toTensor();
+  ASSERT_TRUE(r.requiresGrad());
+  Tensor s = call("aten::sum", "", {r, IValue()}).toTensor();
+  try {
+    autograd::backward({s}, {}, std::nullopt, false);
+    FAIL() << "backward through an op without a derivative must raise";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("derivative for aten::remainder is not implemented"), std::string::npos);
+  }
+}
+
+TEST(AutogradTest, CreateGraphGivesSecondDerivatives) {
+  Tensor x = leaf({0.5f, 2.0f});
+  Tensor cube = call("aten::pow", "Tensor_Scalar", {x, IValue(Scalar(3.0))}).toTensor();
+  Tensor s = call("aten::sum", "", {cube, IValue()}).toTensor();
+  autograd::TensorList first = autograd::grad({s}, {x}, {}, std::nullopt, /*create_graph=*/true, false);
+  ASSERT_TRUE(first[0].requiresGrad());  // 3x^2, with a history
+  Tensor t = call("aten::sum", "", {first[0], IValue()}).toTensor();
+  autograd::TensorList second = autograd::grad({t}, {x}, {}, std::nullopt, false, false);
+  EXPECT_EQ(valuesOf(second[0]), (std::vector<float>{3.0f, 12.0f}));  // 6x
 }
 
 }  // namespace

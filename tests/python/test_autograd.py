@@ -391,3 +391,83 @@ def test_integer_ops_do_not_require_grad():
     a = kiln.ones(3, requires_grad=True)
     assert not a.argmax().requires_grad
     assert not (a == 1).requires_grad
+
+
+# ----- what backward keeps -----
+
+def test_input_read_only_for_its_geometry_is_not_kept():
+    """sum and mean read their input only for its sizes: the forward keeps its geometry, not the tensor (as
+    torch), so an in-place change to it afterwards is no error."""
+    grads = []
+    for lib in (kiln, torch):
+        a = lib.ones(3, 4, requires_grad=True)
+        x = a * 2.0
+        s = x.sum() + x.mean() + x.reshape(12).sum()
+        x.add_(1.0)
+        s.backward()
+        grads.append(_np(a.grad))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+def test_input_read_for_its_values_is_kept():
+    for lib in (kiln, torch):
+        a = lib.ones(3, requires_grad=True)
+        x = a * 2.0
+        y = x.sin()
+        x.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (4, 5)),
+                 ((2, 3, 4), (2, 4, 5)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (4,)), ((4,), (2, 4, 5))]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+def test_matmul_grad_fn_name_is_torchs(shapes):
+    """torch's matmul is a composite: its grad_fn is that of the op it ran (MmBackward0 for 2-D @ 2-D)."""
+    names = []
+    for lib in (torch, kiln):
+        a, b = (lib.ones(*s, requires_grad=True) for s in shapes)
+        names.append(lib.matmul(a, b).grad_fn.name())
+    assert names[1] == names[0]
+
+
+# ----- the engine on the thread pool -----
+
+def _wide_program(lib, a, b):
+    """Many independent branches: each wave of ready nodes has several to run at once."""
+    branches = [(a * float(i)).sin() * b + (b / (i + 1.0)).exp() for i in range(8)]
+    total = branches[0]
+    for t in branches[1:]:
+        total = total + t * a
+    return total
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_parallel_backward_matches_torch_and_is_deterministic(threads):
+    """With more than one thread, independent ready nodes run on the pool; gradients are summed in a fixed
+    order, so repeated runs agree bit for bit."""
+    previous = kiln.get_num_threads()
+    kiln.set_num_threads(threads)
+    try:
+        values = _arrays([(6, 5), (6, 5)])
+        assert_gradients_match_torch(_wide_program, values)
+        runs = [_run(kiln, _wide_program, values, grad_arrays=[np.ones((6, 5), np.float32)])[1] for _ in range(5)]
+        for grads in runs[1:]:
+            for g, first in zip(grads, runs[0]):
+                np.testing.assert_array_equal(_np(g), _np(first))
+    finally:
+        kiln.set_num_threads(previous)
+
+
+def test_parallel_backward_raises_errors_of_pool_nodes():
+    previous = kiln.get_num_threads()
+    kiln.set_num_threads(4)
+    try:
+        a = kiln.tensor([1.5, 2.5], requires_grad=True)
+        y = kiln.floor_divide(a, 0.7) + a.sin() + a.cos()
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):
+            y.sum().backward()
+    finally:
+        kiln.set_num_threads(previous)
