@@ -2,12 +2,30 @@
 state_dict, as torch.optim.Optimizer 1.13."""
 from collections import abc as container_abcs
 from collections import defaultdict
-from copy import deepcopy
+import copy
 from itertools import chain
 import warnings
 
 from .. import _C
 from .._grad_mode import no_grad
+
+
+def _deepcopy(value):
+    """copy.deepcopy that clones kiln tensors (they do not pickle)."""
+    memo = {}
+
+    def walk(v):
+        if isinstance(v, _C.Tensor):
+            if id(v) not in memo:
+                memo[id(v)] = v.detach().clone()
+            return memo[id(v)]
+        if isinstance(v, dict):
+            return type(v)((k, walk(x)) for k, x in v.items())
+        if isinstance(v, (list, tuple)):
+            return type(v)(walk(x) for x in v)
+        return copy.deepcopy(v)
+
+    return walk(value)
 
 
 class _RequiredParameter:
@@ -86,7 +104,7 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Restores the state and group options saved by `state_dict` (deep-copied; tensors cast
         to their parameter's floating dtype, except 'step')."""
-        state_dict = deepcopy(state_dict)
+        state_dict = _deepcopy(state_dict)
         groups = self.param_groups
         saved_groups = state_dict["param_groups"]
         if len(groups) != len(saved_groups):
