@@ -75,7 +75,6 @@ std::tuple<Tensor, Tensor> writeTwo(const std::tuple<Tensor, Tensor>& r, Tensor 
   return {a, b};
 }
 
-
 // --- backward kernels (torch 1.13's, same formulas and evaluation order) ---------------------
 
 enum : int64_t { kNone = 0, kMean = 1, kSum = 2 };
@@ -131,8 +130,9 @@ Tensor nllBackwardCore(const Tensor& grad, const Tensor& self, int64_t n, int64_
                        const Opt& weight, int64_t reduction, int64_t ignore_index, const Tensor& total_weight) {
   KILN_CHECK(self.dtype() == ScalarType::Float || self.dtype() == ScalarType::Double,
              "\"nll_loss_backward\" not implemented for '", scalarTypeShortName(self.dtype()), "'");
-  KILN_CHECK(total_weight.numel() == 1, "expected total_weight to be a single element tensor, got: ",
-             shapeString(total_weight.sizes()), " (", total_weight.numel(), " elements)");
+  KILN_CHECK(total_weight.numel() == 1,
+             "expected total_weight to be a single element tensor, got: ", shapeString(total_weight.sizes()), " (",
+             total_weight.numel(), " elements)");
   const int64_t count = n * s;
   KILN_CHECK(target.numel() == count, "size mismatch (got input: ", shapeString(self.sizes()),
              ", target: ", shapeString(target.sizes()), ")");
@@ -140,8 +140,7 @@ Tensor nllBackwardCore(const Tensor& grad, const Tensor& self, int64_t n, int64_
     KILN_CHECK(grad.numel() == count, "Expected a tensor of dimension 1 and tensor.size[0] == ", count,
                " but got: dimension ", grad.dim(), " and tensor.size[0] == ", grad.dim() ? grad.size(0) : 1);
   } else {
-    KILN_CHECK(grad.numel() == 1, "Expected a single element grad_output tensor, but got: ",
-               shapeString(grad.sizes()));
+    KILN_CHECK(grad.numel() == 1, "Expected a single element grad_output tensor, but got: ", shapeString(grad.sizes()));
   }
   const Tensor t = contiguous(to(target, ScalarType::Long));
   const Tensor w = weight && weight->defined() ? contiguous(to(*weight, self.dtype())) : Tensor();
@@ -181,45 +180,55 @@ Tensor nllLoss2dBackward(const Tensor& grad, const Tensor& self, const Tensor& t
              "only batches of spatial inputs supported (4D tensors), but got input of dimension: ", self.dim());
   KILN_CHECK(target.dim() == 3,
              "only batches of spatial targets supported (3D tensors) but got targets of dimension: ", target.dim());
-  return nllBackwardCore(grad, self, self.size(0), self.size(1), self.size(2) * self.size(3), target, weight,
-                         reduction, ignore_index, total_weight);
+  return nllBackwardCore(grad, self, self.size(0), self.size(1), self.size(2) * self.size(3), target, weight, reduction,
+                         ignore_index, total_weight);
 }
 
 // --- derivative formulas of the composite losses ----------------------------------------------
+// (string pieces the formulas below share; TorchScript expressions, so no clang-format)
+// clang-format off
 
-// nll_loss_nd's gradient for input S (by its shape; the values are not read)
-// and output gradient G: nll_loss_backward for 1 or 2 dims, else
-// nll_loss2d_backward on the (N, C, 1, -1) view, as torch's nll_loss_nd does.
-#define KILN_NLL_ND_GRAD(G, S)                                                                                       \
-  "(torch.nll_loss_backward(" G ", " S ", target, weight, reduction, ignore_index, "                                 \
-  "torch.nll_loss_forward(" S ", target, weight, reduction, ignore_index)[1]) if " S ".dim() < 3 else "             \
-  "torch.nll_loss2d_backward((" G " if reduction != 0 else " G ".reshape([" S ".size(0), 1, -1])), " S              \
-  ".reshape([" S ".size(0), " S ".size(1), 1, -1]), target.reshape([" S ".size(0), 1, -1]), weight, reduction, "     \
-  "ignore_index, torch.nll_loss2d_forward(" S ".reshape([" S ".size(0), " S ".size(1), 1, -1]), "                     \
-  "target.reshape([" S ".size(0), 1, -1]), weight, reduction, ignore_index)[1]).reshape(" S ".size()))"
+// nll_loss_nd's gradient (self's shape is read, not its values): nll_loss_backward
+// for 1 or 2 dims, else nll_loss2d_backward on the (N, C, 1, -1) view, as
+// torch's nll_loss_nd does.
+#define KILN_NLL_ND_VIEW "self.reshape([self.size(0), self.size(1), 1, -1])"
+#define KILN_NLL_ND_TARGET "target.reshape([self.size(0), 1, -1])"
+#define KILN_NLL_ND_GRAD                                                                        \
+  "(torch.nll_loss_backward(grad, self, target, weight, reduction, ignore_index, "              \
+  "    torch.nll_loss_forward(self, target, weight, reduction, ignore_index)[1]) "              \
+  " if self.dim() < 3 else "                                                                    \
+  " torch.nll_loss2d_backward((grad if reduction != 0 else grad.reshape([self.size(0), 1, -1])), " \
+  "    " KILN_NLL_ND_VIEW ", " KILN_NLL_ND_TARGET ", weight, reduction, ignore_index, "         \
+  "    torch.nll_loss2d_forward(" KILN_NLL_ND_VIEW ", " KILN_NLL_ND_TARGET ", weight, reduction, " \
+  "                             ignore_index)[1]).reshape(self.size()))"
 
 // X times the class weight viewed along class dim d (X when there is none).
-#define KILN_CLASS_WEIGHTED(X)                                                                                      \
+#define KILN_CLASS_WEIGHTED(X) \
   "((" X ") * weight.reshape([-1] + [1 for _ in range(self.dim() - d - 1)]) if weight is not None else (" X "))"
 
 // cross_entropy_loss: the gradient g of the loss with respect to
 // log_softmax(self) (class indices: nll's, plus label smoothing's term;
 // class probabilities: -target * weight), then log_softmax's backward
-// g - softmax * sum(g).
-#define KILN_CE_SMOOTH_SCALE                                                                                        \
-  "(grad / (weight.index_select(0, target.masked_select(target != ignore_index)).sum() if weight is not None "      \
-  "else (target != ignore_index).sum()) if reduction == 1 else grad)"
-#define KILN_CE_SMOOTH_GRAD                                                                                         \
+// g - softmax * sum(g). d is the class dim.
+#define KILN_CE_SMOOTH_SCALE                                                                    \
+  "(grad / (weight.index_select(0, target.masked_select(target != ignore_index)).sum() "        \
+  "         if weight is not None else (target != ignore_index).sum()) "                        \
+  " if reduction == 1 else grad)"
+#define KILN_CE_SMOOTH_GRAD \
   "(-" KILN_CLASS_WEIGHTED("((target != ignore_index) * " KILN_CE_SMOOTH_SCALE ").unsqueeze(d)") ").expand_as(self)"
 #define KILN_CE_PROB_TARGET \
   "(target * (1 - label_smoothing) + label_smoothing / self.size(d) if label_smoothing > 0 else target)"
-#define KILN_CE_PROB_SCALE                                                                                          \
+#define KILN_CE_PROB_SCALE \
   "(grad.unsqueeze(d) if reduction == 0 else (grad / (self.numel() // self.size(d)) if reduction == 1 else grad))"
-#define KILN_CE_LOGP_GRAD                                                                                           \
-  "((" KILN_NLL_ND_GRAD("grad", "self") " if label_smoothing == 0 else (1 - label_smoothing) * "                    \
-  KILN_NLL_ND_GRAD("grad", "self") " + (label_smoothing / self.size(d)) * " KILN_CE_SMOOTH_GRAD                     \
-  ") if self.size() != target.size() else -" KILN_CLASS_WEIGHTED(KILN_CE_PROB_TARGET) " * " KILN_CE_PROB_SCALE ")"
+#define KILN_CE_LOGP_GRAD                                                                       \
+  "((" KILN_NLL_ND_GRAD " if label_smoothing == 0 else "                                        \
+  "  (1 - label_smoothing) * " KILN_NLL_ND_GRAD                                                 \
+  "  + (label_smoothing / self.size(d)) * " KILN_CE_SMOOTH_GRAD ") "                            \
+  " if self.size() != target.size() else "                                                      \
+  " -" KILN_CLASS_WEIGHTED(KILN_CE_PROB_TARGET) " * " KILN_CE_PROB_SCALE ")"
 #define KILN_CE_CLASS_DIM "[(1 if self.dim() >= 2 else 0)]"
+
+// clang-format on
 
 KILN_REGISTER_OPS(
     op("aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
@@ -265,7 +274,8 @@ KILN_REGISTER_OPS(
 KILN_REGISTER_OPS(
     op("aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
        [](const Tensor& self, const Tensor& target, int64_t reduction) { return mseLoss(self, target, reduction); })
-        .derivative({"self: torch.mse_loss_backward(grad, self, target, reduction)", "target: torch.mse_loss_backward(grad, target, self, reduction)"})
+        .derivative({"self: torch.mse_loss_backward(grad, self, target, reduction)",
+                     "target: torch.mse_loss_backward(grad, target, self, reduction)"})
         .shape(pointwiseLossRule),
     op("aten::mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& target, int64_t reduction, Tensor out) {
@@ -274,13 +284,15 @@ KILN_REGISTER_OPS(
         .shape(pointwiseLossRule),
     op("aten::l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
        [](const Tensor& self, const Tensor& target, int64_t reduction) { return l1Loss(self, target, reduction); })
-        .derivative({"self: (grad / (self - target).numel() if reduction == 1 else grad) * (self - target).sign()", "target: (grad / (self - target).numel() if reduction == 1 else grad) * (target - self).sign()"})
+        .derivative({"self: (grad / (self - target).numel() if reduction == 1 else grad) * (self - target).sign()",
+                     "target: (grad / (self - target).numel() if reduction == 1 else grad) * (target - self).sign()"})
         .shape(pointwiseLossRule),
     op("aten::smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.) -> Tensor",
        [](const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
          return smoothL1Loss(self, target, reduction, beta);
        })
-        .derivative({"self: torch.smooth_l1_loss_backward(grad, self, target, reduction, beta)", "target: torch.smooth_l1_loss_backward(grad, target, self, reduction, beta)"})
+        .derivative({"self: torch.smooth_l1_loss_backward(grad, self, target, reduction, beta)",
+                     "target: torch.smooth_l1_loss_backward(grad, target, self, reduction, beta)"})
         .shape(pointwiseLossRule),
     op("aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=1, float beta=1., *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -292,7 +304,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
          return huberLoss(self, target, reduction, delta);
        })
-        .derivative({"self: torch.huber_loss_backward(grad, self, target, reduction, delta)", "target: torch.huber_loss_backward(grad, target, self, reduction, delta)"})
+        .derivative({"self: torch.huber_loss_backward(grad, self, target, reduction, delta)",
+                     "target: torch.huber_loss_backward(grad, target, self, reduction, delta)"})
         .shape(huberLossRule),
     op("aten::huber_loss.out(Tensor self, Tensor target, int reduction=1, float delta=1., *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -305,7 +318,9 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction, int64_t ignore_index) {
          return std::get<0>(nllLossForward(self, target, weight, reduction, ignore_index));
        })
-        .derivative({"self: torch.nll_loss_backward(grad, self, target, weight, reduction, ignore_index, torch.nll_loss_forward(self, target, weight, reduction, ignore_index)[1])", "grad_fn: NllLossBackward0"})
+        .derivative({"self: torch.nll_loss_backward(grad, self, target, weight, reduction, ignore_index, "
+                     "torch.nll_loss_forward(self, target, weight, reduction, ignore_index)[1])",
+                     "grad_fn: NllLossBackward0"})
         .shape(selfDtypeLossRule),
     op("aten::nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
        "int ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)",
@@ -319,14 +334,16 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction, int64_t ignore_index) {
          return nllLossNd(self, target, weight, reduction, ignore_index);
        })
-        .derivative({"self: " KILN_NLL_ND_GRAD("grad", "self"), "grad_fn: NllLossBackward0"})
+        .derivative({"self: " KILN_NLL_ND_GRAD, "grad_fn: NllLossBackward0"})
         .shape(selfDtypeLossRule),
     op("aten::nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
        "int ignore_index=-100) -> Tensor",
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction, int64_t ignore_index) {
          return std::get<0>(nllLoss2dForward(self, target, weight, reduction, ignore_index));
        })
-        .derivative({"self: torch.nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, torch.nll_loss2d_forward(self, target, weight, reduction, ignore_index)[1])", "grad_fn: NllLoss2DBackward0"})
+        .derivative({"self: torch.nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, "
+                     "torch.nll_loss2d_forward(self, target, weight, reduction, ignore_index)[1])",
+                     "grad_fn: NllLoss2DBackward0"})
         .shape(selfDtypeLossRule),
     op("aten::nll_loss2d.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
        "int ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)",
@@ -341,7 +358,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction, int64_t ignore_index) {
          return nllLossForward(self, target, weight, reduction, ignore_index);
        })
-        .derivative({"self: torch.nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)", "non_differentiable: total_weight", "grad_fn: NllLossBackward0"})
+        .derivative({"self: torch.nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)",
+                     "non_differentiable: total_weight", "grad_fn: NllLossBackward0"})
         .shape(nllForwardRule),
     op("aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, "
        "*, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))",
@@ -356,7 +374,9 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction, int64_t ignore_index) {
          return nllLoss2dForward(self, target, weight, reduction, ignore_index);
        })
-        .derivative({"self: torch.nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)", "non_differentiable: total_weight", "grad_fn: NllLoss2DBackward0"})
+        .derivative(
+            {"self: torch.nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)",
+             "non_differentiable: total_weight", "grad_fn: NllLoss2DBackward0"})
         .shape(nllForwardRule),
     op("aten::nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, "
        "int ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))",
@@ -372,8 +392,11 @@ KILN_REGISTER_OPS(
           double label_smoothing) {
          return crossEntropyLoss(self, target, weight, reduction, ignore_index, label_smoothing);
        })
-        .derivative({"self: [[g - self.softmax(d) * g.sum(d, keepdim=True) for g in [" KILN_CE_LOGP_GRAD "]][0] for d in " KILN_CE_CLASS_DIM "][0]",
-                     "target: [-" KILN_CLASS_WEIGHTED("self.log_softmax(d)") " * " KILN_CE_PROB_SCALE " * (1 - label_smoothing) for d in " KILN_CE_CLASS_DIM "][0]",
+        .derivative({"self: [[g - self.softmax(d) * g.sum(d, keepdim=True) for g in [" KILN_CE_LOGP_GRAD
+                     "]][0] for d in " KILN_CE_CLASS_DIM "][0]",
+                     "target: [-" KILN_CLASS_WEIGHTED(
+                         "self.log_softmax(d)") " * " KILN_CE_PROB_SCALE
+                                                " * (1 - label_smoothing) for d in " KILN_CE_CLASS_DIM "][0]",
                      "grad_fn: NllLossBackward0"})
         .shape(selfDtypeLossRule),
     op("aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
@@ -381,7 +404,8 @@ KILN_REGISTER_OPS(
          return binaryCrossEntropy(self, target, weight, reduction);
        })
         .derivative({"self: torch.binary_cross_entropy_backward(grad, self, target, weight, reduction)",
-                     "target: [(g * weight if weight is not None else g) / (target.numel() if reduction == 1 else 1) for g in [((1 - self).log() - self.log()) * grad]][0]"})
+                     "target: [(g * weight if weight is not None else g) / (target.numel() if reduction == 1 else 1) "
+                     "for g in [((1 - self).log() - self.log()) * grad]][0]"})
         .shape(selfDtypeLossRule),
     op("aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, *, "
        "Tensor(a!) out) -> Tensor(a!)",
@@ -394,8 +418,12 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, const Opt& weight, const Opt& pos_weight, int64_t reduction) {
          return binaryCrossEntropyWithLogits(self, target, weight, pos_weight, reduction);
        })
-        .derivative({"self: [(g * weight if weight is not None else g) / (self.numel() if reduction == 1 else 1) for g in [((pos_weight * target + 1 - target) * self.sigmoid() - pos_weight * target if pos_weight is not None else self.sigmoid() - target) * grad]][0]",
-                     "target: [(g * weight if weight is not None else g) / (target.numel() if reduction == 1 else 1) for g in [(torch.log_sigmoid(-self) - torch.log_sigmoid(self) * pos_weight if pos_weight is not None else -self) * grad]][0]"})
+        .derivative({"self: [(g * weight if weight is not None else g) / (self.numel() if reduction == 1 else 1) for g "
+                     "in [((pos_weight * target + 1 - target) * self.sigmoid() - pos_weight * target if pos_weight is "
+                     "not None else self.sigmoid() - target) * grad]][0]",
+                     "target: [(g * weight if weight is not None else g) / (target.numel() if reduction == 1 else 1) "
+                     "for g in [(torch.log_sigmoid(-self) - torch.log_sigmoid(self) * pos_weight if pos_weight is not "
+                     "None else -self) * grad]][0]"})
         .shape(pointwiseLossRule),
     op("aten::binary_cross_entropy_with_logits.out(Tensor self, Tensor target, Tensor? weight=None, "
        "Tensor? pos_weight=None, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)",
@@ -409,8 +437,11 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, int64_t reduction, bool log_target) {
          return klDiv(self, target, reduction, log_target);
        })
-        .derivative({"self: -(target.exp() if log_target else target) * (grad / (self - target).numel() if reduction == 1 else grad)",
-                     "target: (target.exp() * (target - self + 1) if log_target else torch.where(target != 0, target.log(), 0.) + target / target - self) * (grad / (self - target).numel() if reduction == 1 else grad)"})
+        .derivative(
+            {"self: -(target.exp() if log_target else target) * (grad / (self - target).numel() if reduction == 1 else "
+             "grad)",
+             "target: (target.exp() * (target - self + 1) if log_target else torch.where(target != 0, target.log(), "
+             "0.) + target / target - self) * (grad / (self - target).numel() if reduction == 1 else grad)"})
         .shape(pointwiseLossRule), );
 
 }  // namespace

@@ -175,3 +175,15 @@ def test_lstm_language_model_training_matches_torch(optimizer):
     k_losses = train(kiln, k_model, OPTIMIZERS[optimizer], batches, lm_loss)
     assert_curves_match(k_losses, t_losses)
     assert k_losses[-1] < k_losses[0]
+
+
+def test_example_reaches_its_accuracy():
+    import os
+    import subprocess
+    import sys
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"))
+    out = subprocess.run([sys.executable, os.path.join(root, "examples", "train_mlp.py")], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "test accuracy" in out.stdout
