@@ -10,7 +10,6 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/factory.h"
-#include "kiln/tensor/iterator.h"
 #include "kiln/tensor/loss.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/tensor/shape.h"
@@ -81,26 +80,22 @@ enum : int64_t { kNone = 0, kMean = 1, kSum = 2 };
 
 Tensor wrapped(double v) { return scalarToTensor(Scalar(v)); }
 
-int64_t broadcastNumel(const Tensor& a, const Tensor& b) {
-  int64_t n = 1;
-  for (int64_t s : broadcastShapes(a.sizes(), b.sizes(), "loss backward")) n *= s;
-  return n;
-}
-
-// 1/numel for a mean, else 1: the factor each element's gradient carries.
+// 1/numel for a mean, else 1: the factor each element's gradient carries. As
+// in torch, numel is the first input's (the broadcast's only when that input
+// is the larger one: torch.nn.functional broadcasts before calling the op).
 double reductionNorm(int64_t reduction, int64_t numel) {
   return reduction == kMean ? 1.0 / static_cast<double>(numel) : 1.0;
 }
 
 Tensor mseLossBackward(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction) {
-  const double norm = 2.0 * reductionNorm(reduction, broadcastNumel(self, target));
+  const double norm = 2.0 * reductionNorm(reduction, self.numel());
   return mul(mul(sub(self, target), wrapped(norm)), grad);
 }
 
 // x = self - target; -norm * grad below -beta, norm * grad above beta, norm * x * grad / beta between.
 Tensor smoothL1LossBackward(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction,
                             double beta) {
-  const double norm = reductionNorm(reduction, broadcastNumel(self, target));
+  const double norm = reductionNorm(reduction, self.numel());
   const Tensor x = sub(self, target);
   const Tensor g = mul(grad, wrapped(norm));
   const Tensor inner = beta == 0 ? mul(x, wrapped(0.0)) : div(mul(mul(x, wrapped(norm)), grad), wrapped(beta));
@@ -109,7 +104,7 @@ Tensor smoothL1LossBackward(const Tensor& grad, const Tensor& self, const Tensor
 
 Tensor huberLossBackward(const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction,
                          double delta) {
-  const double norm = reductionNorm(reduction, broadcastNumel(self, target));
+  const double norm = reductionNorm(reduction, self.numel());
   const Tensor x = sub(self, target);
   const Tensor g = mul(grad, wrapped(norm * delta));
   return where(le(x, wrapped(-delta)), neg(g), where(ge(x, wrapped(delta)), g, mul(mul(x, wrapped(norm)), grad)));
@@ -243,17 +238,40 @@ KILN_REGISTER_OPS(
        "Tensor",
        [](const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
          return smoothL1LossBackward(grad, self, target, reduction, beta);
-       }),
+       })
+        .derivative({"grad_output: (torch.smooth_l1_loss_backward(grad, self, target, 0, beta) if reduction == 0 else "
+                     "(torch.smooth_l1_loss_backward(torch.ones_like(grad_output), self, target, reduction, beta) * "
+                     "grad).sum())",
+                     "self: grad * grad_output * ((self - target).abs() < beta) / beta / "
+                     "(grad.numel() if reduction == 1 else 1)",
+                     "target: -grad * grad_output * ((self - target).abs() < beta) / beta / "
+                     "(grad.numel() if reduction == 1 else 1)"}),
     op("aten::huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> "
        "Tensor",
        [](const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
          return huberLossBackward(grad, self, target, reduction, delta);
-       }),
+       })
+        .derivative({"grad_output: (torch.huber_loss_backward(grad, self, target, 0, delta) if reduction == 0 else "
+                     "(torch.huber_loss_backward(torch.ones_like(grad_output), self, target, reduction, delta) * "
+                     "grad).sum())",
+                     "self: grad * grad_output * ((self - target).abs() < delta) / "
+                     "(grad.numel() if reduction == 1 else 1)",
+                     "target: -grad * grad_output * ((self - target).abs() < delta) / "
+                     "(grad.numel() if reduction == 1 else 1)"}),
     op("aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, "
        "int reduction=1) -> Tensor",
        [](const Tensor& grad, const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction) {
          return binaryCrossEntropyBackward(grad, self, target, weight, reduction);
-       }),
+       })
+        .derivative(
+            {"grad_output: (torch.binary_cross_entropy_backward(grad, self, target, weight, 0) if reduction == 0 else "
+             "(torch.binary_cross_entropy_backward(torch.ones_like(grad_output), self, target, weight, "
+             "reduction) * grad).sum())",
+             "self: [(g * weight if weight is not None else g) / (self.numel() if reduction == 1 else 1) "
+             "for g in [(self * self - 2 * self * target + target) / ((self + 1e-12).pow(2) * "
+             "(1 - self + 1e-12).pow(2)) * (grad * grad_output)]][0]",
+             "target: [(g * weight if weight is not None else g) / (self.numel() if reduction == 1 else 1) "
+             "for g in [-(grad * grad_output) / ((self + 1e-12) * (1 - self + 1e-12))]][0]"}),
     op("aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
        "int ignore_index, Tensor total_weight) -> Tensor",
        [](const Tensor& grad, const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction,

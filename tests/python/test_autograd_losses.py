@@ -37,7 +37,12 @@ def pointwise_cases():
     cases = {
         "mse": (lambda m, r, a, b: F(m).mse_loss(a, b, reduction=r), [x, y]),
         "mse_broadcast": (lambda m, r, a, b: F(m).mse_loss(a, b.expand(3, 4), reduction=r), [x, y[:1]]),
+        "mse_broadcast_target": (lambda m, r, a, b: aten(m).mse_loss(a, b, {"none": 0, "mean": 1, "sum": 2}[r]),
+                                 [x, y[:1]]),
         "l1": (lambda m, r, a, b: F(m).l1_loss(a, b, reduction=r), [x, y]),
+        "l1_broadcast_target": (lambda m, r, a, b: aten(m).l1_loss(a, b, {"none": 0, "mean": 1, "sum": 2}[r]), [x, y[:1]]),
+        "huber_broadcast_target": (lambda m, r, a, b: aten(m).huber_loss(a, b, {"none": 0, "mean": 1, "sum": 2}[r], 0.5),
+                                   [x, y[:1]]),
         "smooth_l1": (lambda m, r, a, b: F(m).smooth_l1_loss(a, b, reduction=r), [x, y]),
         "smooth_l1_beta": (lambda m, r, a, b: F(m).smooth_l1_loss(a, b, reduction=r, beta=0.3), [x, y]),
         "huber": (lambda m, r, a, b: F(m).huber_loss(a, b, reduction=r), [x * 2, y]),
@@ -214,3 +219,47 @@ def test_double_backward(loss):
 
     for k, t_ in zip(second(kiln), second(torch)):
         np.testing.assert_allclose(k, t_, rtol=1e-9, atol=1e-12)
+
+
+def _backward_op(lib, name):
+    return getattr(torch.ops.aten, name) if lib is torch else getattr(kiln, name)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_mse_loss_backward_is_differentiable(reduction):
+    # The formulas second derivatives use, checked as first derivatives of the backward kernel.
+    g_shape = (3, 4) if reduction == 0 else ()
+    assert_gradients_match_torch(
+        lambda m, g, a, b: _backward_op(m, "mse_loss_backward")(g, a, b, reduction),
+        arrays([g_shape, (3, 4), (3, 4)]))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("spatial", [False, True])
+def test_nll_loss_backward_is_differentiable(reduction, spatial):
+    shape, t_shape = ((2, 4, 3, 2), (2, 3, 2)) if spatial else ((5, 4), (5,))
+    t = labels(t_shape, 4, ignore=-100)
+    w = np.abs(arrays([(4,)])[0]) + 0.1
+    name = "nll_loss2d" if spatial else "nll_loss"
+
+    def fn(m, g, a):
+        total = _backward_op(m, name + "_forward")(a.detach(), const(m, t), const(m, w), reduction, -100)[1]
+        return _backward_op(m, name + "_backward")(g, a, const(m, t), const(m, w), reduction, -100, total)
+
+    g_shape = t_shape if reduction == 0 else ()
+    assert_gradients_match_torch(fn, arrays([g_shape, shape]))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("name", ["smooth_l1_loss_backward", "huber_loss_backward", "binary_cross_entropy_backward"])
+def test_pointwise_backward_kernels_are_differentiable(name, reduction):
+    g_shape = (3, 4) if reduction == 0 else ()
+    if name == "binary_cross_entropy_backward":
+        w = np.abs(arrays([(3, 4)])[0]) + 0.1
+
+        def fn(m, g, a, b):
+            return _backward_op(m, name)(g, a.sigmoid(), b.sigmoid(), const(m, w), reduction)
+    else:
+        def fn(m, g, a, b):
+            return _backward_op(m, name)(g, a, b, reduction, 0.6)
+    assert_gradients_match_torch(fn, arrays([g_shape, (3, 4), (3, 4)]))
