@@ -317,3 +317,25 @@ def test_clip_grad_value_matches_torch():
         out.append([numpy_of(p.grad) for p in ps])
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("direction", ["kiln_to_torch", "torch_to_kiln"])
+def test_checkpoint_files_cross_between_libraries(direction):
+    # An optimizer checkpoint written by one library (kiln.save_pickle / torch.save) resumes in the other.
+    import io
+    src, dst = (kiln, torch) if direction == "kiln_to_torch" else (torch, kiln)
+    src_params, src_opt = run(src, "Adam", dict(lr=0.01, amsgrad=True), GRADS[:10])
+    buf = io.BytesIO()
+    (kiln.save_pickle if src is kiln else torch.save)(src_opt.state_dict(), buf)
+    buf.seek(0)
+    state = (torch.load if dst is torch else kiln.load_pickle)(buf)
+    dst_params = [dst.nn.Parameter(dst.from_numpy(numpy_of(p).copy())) for p in src_params]
+    dst_opt = dst.optim.Adam(dst_params, lr=0.5)
+    dst_opt.load_state_dict(state)
+    for lib, ps, opt in ((src, src_params, src_opt), (dst, dst_params, dst_opt)):
+        for g in GRADS[10:20]:
+            for p, gg in zip(ps, g):
+                p.grad = lib.from_numpy(gg.copy())
+            opt.step()
+    for a, b in zip(src_params, dst_params):
+        np.testing.assert_array_equal(numpy_of(a), numpy_of(b))
