@@ -287,7 +287,44 @@ KILN_REGISTER_OPS(
          return nllLoss2dBackward(grad, self, target, weight, reduction, ignore_index, total_weight);
        })
         .derivative({"grad_output: torch.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]",
-                     "self: torch.zeros_like(grad)"}), );
+                     "self: torch.zeros_like(grad)"}),
+    // The out= forms torch has for the backward kernels.
+    op("aten::mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, "
+       "Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction, Tensor out) {
+         return writeOut(out, mseLossBackward(grad, self, target, reduction), "mse_loss_backward");
+       }),
+    op("aten::smooth_l1_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, "
+       "float beta, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction, double beta, Tensor out) {
+         return writeOut(out, smoothL1LossBackward(grad, self, target, reduction, beta), "smooth_l1_loss_backward");
+       }),
+    op("aten::huber_loss_backward.out(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta, *, "
+       "Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction, double delta, Tensor out) {
+         return writeOut(out, huberLossBackward(grad, self, target, reduction, delta), "huber_loss_backward");
+       }),
+    op("aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, "
+       "Tensor? weight=None, int reduction=1, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction,
+          Tensor out) {
+         return writeOut(out, binaryCrossEntropyBackward(grad, self, target, weight, reduction),
+                         "binary_cross_entropy_backward");
+       }),
+    op("aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+       "int reduction, int ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction,
+          int64_t ignore_index, const Tensor& total_weight, Tensor out) {
+         return writeOut(out, nllLossBackward(grad, self, target, weight, reduction, ignore_index, total_weight),
+                         "nll_loss_backward");
+       }),
+    op("aten::nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+       "int reduction, int ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction,
+          int64_t ignore_index, const Tensor& total_weight, Tensor out) {
+         return writeOut(out, nllLoss2dBackward(grad, self, target, weight, reduction, ignore_index, total_weight),
+                         "nll_loss2d_backward");
+       }), );
 
 KILN_REGISTER_OPS(
     op("aten::mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",

@@ -263,3 +263,19 @@ def test_pointwise_backward_kernels_are_differentiable(name, reduction):
         def fn(m, g, a, b):
             return _backward_op(m, name)(g, a, b, reduction, 0.6)
     assert_gradients_match_torch(fn, arrays([g_shape, (3, 4), (3, 4)]))
+
+
+def test_backward_kernels_out_forms():
+    g, x, y = arrays([(3, 4), (3, 4), (3, 4)])
+    out = kiln.empty(3, 4)
+    got = kiln.mse_loss_backward(kiln.from_numpy(g), kiln.from_numpy(x), kiln.from_numpy(y), 0, grad_input=out)
+    expected = torch.ops.aten.mse_loss_backward(torch.from_numpy(g), torch.from_numpy(x), torch.from_numpy(y), 0)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+    t = labels((3,), 4)
+    out = kiln.zeros(3, 4)
+    kiln.nll_loss_backward(kiln.ones([]), kiln.from_numpy(x), const(kiln, t), None, 2, -100, kiln.ones([]),
+                           grad_input=out)
+    expected = torch.ops.aten.nll_loss_backward(torch.ones([]), torch.from_numpy(x), torch.from_numpy(t), None, 2,
+                                                -100, torch.ones([]))
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())

@@ -7,7 +7,7 @@ from itertools import chain
 import warnings
 
 from .. import _C
-from .._grad_mode import no_grad
+from .._grad_mode import enable_grad, no_grad
 
 
 def _deepcopy(value):
@@ -194,8 +194,6 @@ class Optimizer:
 
 def _run_step(step):
     """Wraps a subclass's step: runs the update under no_grad, the closure (if any) with grad enabled."""
-    from .._grad_mode import enable_grad
-
     def wrapper(self, closure=None):
         loss = None
         if closure is not None:
