@@ -1,6 +1,5 @@
 """kiln.optim.SGD: torch 1.13's stochastic gradient descent (momentum,
 dampening, Nesterov, weight decay, maximize)."""
-from .. import _C
 from .optimizer import Optimizer, required, _run_step
 
 
@@ -54,7 +53,7 @@ class SGD(Optimizer):
                     param_state = state[p]
                     buf = param_state.get("momentum_buffer")
                     if buf is None:
-                        buf = _C.Tensor.clone(d_p).detach()
+                        buf = d_p.clone().detach()
                         param_state["momentum_buffer"] = buf
                     else:
                         buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
