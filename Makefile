@@ -114,6 +114,7 @@ bench: build
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_load.py --threads $(JOBS)
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_models.py
 	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_models.py --threads $(JOBS)
+	PYTHONPATH=$(CURDIR)/python $(PYTHON) bench/bench_train.py
 
 clean:
 	rm -rf $(BUILD_DIR) python/kiln/_C*.so

@@ -326,7 +326,18 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=False):
-        """kiln has no autograd, so there are no gradients to clear."""
+        """Zeroes the .grad of every parameter in place (or sets it to None), as torch 1.13."""
+        for p in self.parameters():
+            grad = p.grad
+            if grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if grad.grad_fn is not None:
+                        grad.detach_()
+                    elif grad.requires_grad:
+                        grad.requires_grad_(False)
+                    grad.zero_()
 
     # --- state --------------------------------------------------------------------------------
 
