@@ -4,7 +4,9 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/conv.h"
+#include "kiln/tensor/conv_backward.h"
 #include "kiln/tensor/pooling.h"
+#include "kiln/tensor/pooling_backward.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -143,17 +145,49 @@ Tensor convolutionOp(const Tensor& input, const Tensor& weight, const Bias& bias
   return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
 }
 
+// The derivative of a convolution whose parameters are the schema's
+// arguments but for `transposed` and `output_padding` (given as TorchScript
+// expressions): aten::convolution_backward, one output at a time, as
+// derivatives.yaml's convolution formula.
+OpDeclaration convDerivative(OpDeclaration declaration, const std::string& transposed,
+                             const std::string& output_padding) {
+  auto call = [&](const char* mask, int which) {
+    return "torch.convolution_backward(grad, input, weight, None, stride, padding, dilation, " + transposed + ", " +
+           output_padding + ", groups, " + mask + ")[" + std::to_string(which) + "]";
+  };
+  std::string input = "input: " + call("[True, False, False]", 0);
+  std::string weight = "weight: " + call("[False, True, False]", 1);
+  std::string bias = "bias: " + call("[False, False, True]", 2);
+  return std::move(declaration)
+      .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: ConvolutionBackward0"});
+}
+
+std::tuple<Tensor, Tensor, Tensor> convolutionBackwardOp(const Tensor& grad_output, const Tensor& input,
+                                                         const Tensor& weight, const IValue& /*bias_sizes*/,
+                                                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                         bool transposed, IntArrayRef output_padding, int64_t groups,
+                                                         const IValue& output_mask) {
+  std::array<bool, 3> mask{true, true, true};
+  const auto& elements = output_mask.toListRef().elements;
+  KILN_CHECK(elements.size() == 3, "convolution_backward: output_mask must hold 3 bools");
+  for (size_t i = 0; i < 3; ++i) mask[i] = elements[i].toBool();
+  return convolutionBackward(grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+                             mask);
+}
+
 // aten::conv{1,2,3}d, their .padding overloads (a padding string) and
 // aten::conv_transpose{1,2,3}d: one kernel per form, the spatial rank given;
 // the schemas differ only in that rank and its defaults.
 OpDeclaration convNdOp(int64_t spatial, const char* schema) {
-  return op(schema,
+  return convDerivative(
+      op(schema,
             [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
                       IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
               return convNd(spatial, input, weight, bias, stride, padding, dilation, groups);
             })
-      .shape(convShape)
-      .traits(OpTrait::Expensive);
+          .shape(convShape)
+          .traits(OpTrait::Expensive),
+      "False", "[0]");
 }
 
 OpDeclaration convNdModeOp(int64_t spatial, const char* schema) {
@@ -167,13 +201,15 @@ OpDeclaration convNdModeOp(int64_t spatial, const char* schema) {
 }
 
 OpDeclaration convTransposeNdOp(int64_t spatial, const char* schema) {
-  return op(schema,
+  return convDerivative(
+      op(schema,
             [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
                       IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
               return convTransposeNd(spatial, input, weight, bias, stride, padding, output_padding, groups, dilation);
             })
-      .shape(convShape)
-      .traits(OpTrait::Expensive);
+          .shape(convShape)
+          .traits(OpTrait::Expensive),
+      "True", "output_padding");
 }
 
 KILN_REGISTER_OPS(
@@ -207,10 +243,16 @@ KILN_REGISTER_OPS(
                       "aten::conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, "
                       "int[3] stride=1, int[3] padding=0, int[3] output_padding=0, int groups=1, "
                       "int[3] dilation=1) -> Tensor"),
-    op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
-       "bool transposed, int[] output_padding, int groups) -> Tensor",
-       convolutionOp)
-        .shape(convShape)
+    convDerivative(op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+                      "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
+                      convolutionOp)
+                       .shape(convShape)
+                       .traits(OpTrait::Expensive),
+                   "transposed", "output_padding"),
+    op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, "
+       "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, "
+       "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+       convolutionBackwardOp)
         .traits(OpTrait::Expensive),
     op("aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
        "int[] dilation, bool transposed, int[] output_padding, int groups, *, Tensor(a!) out) -> Tensor(a!)",
@@ -222,7 +264,7 @@ KILN_REGISTER_OPS(
        })
         .shape(convShape)
         .traits(OpTrait::Expensive),
-    op("aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+    convDerivative(op("aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
        "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, "
        "bool cudnn_enabled) -> Tensor",
        [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
@@ -231,7 +273,8 @@ KILN_REGISTER_OPS(
        })
         .shape(convShape)
         .traits(OpTrait::Expensive),
-    op("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+                   "transposed", "output_padding"),
+    convDerivative(op("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
        "bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
        "bool allow_tf32) -> Tensor",
        [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
@@ -240,6 +283,7 @@ KILN_REGISTER_OPS(
        })
         .shape(convShape)
         .traits(OpTrait::Expensive),
+                   "transposed", "output_padding"),
     op("aten::_convolution.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
        "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, "
        "bool cudnn_enabled, bool allow_tf32, *, Tensor(a!) out) -> Tensor(a!)",
@@ -266,31 +310,36 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPool(1, self, k, s, p, d, ceil, "max_pool1d");
        })
-        .shape(poolShape<1, false>),
+        .shape(poolShape<1, false>)
+        .derivative({"self: torch.max_pool2d_with_indices_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1, 1], [1, 1], [0, 0], [1, 1], ceil_mode, torch.max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1].unsqueeze(-2)).squeeze(-2)", "grad_fn: MaxPool1DBackward0"}),
     op("aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
        "bool ceil_mode=False) -> Tensor",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPool(2, self, k, s, p, d, ceil, "max_pool2d");
        })
-        .shape(poolShape<2, false>),
+        .shape(poolShape<2, false>)
+        .derivative({"self: torch.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, torch.max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1])", "grad_fn: MaxPool2DWithIndicesBackward0"}),
     op("aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
        "bool ceil_mode=False) -> Tensor",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPool(3, self, k, s, p, d, ceil, "max_pool3d");
        })
-        .shape(poolShape<3, false>),
+        .shape(poolShape<3, false>)
+        .derivative({"self: torch.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, torch.max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1])", "grad_fn: MaxPool3DWithIndicesBackward0"}),
     op("aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
        "int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPoolWithIndices(1, self, k, s, p, d, ceil, "max_pool1d_with_indices");
        })
-        .shape(poolShape<1, true>),
+        .shape(poolShape<1, true>)
+        .derivative({"self: torch.max_pool2d_with_indices_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1, 1], [1, 1], [0, 0], [1, 1], ceil_mode, result1.unsqueeze(-2)).squeeze(-2)", "non_differentiable: result1", "grad_fn: MaxPool1DWithIndicesBackward0"}),
     op("aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPoolWithIndices(2, self, k, s, p, d, ceil, "max_pool2d");
        })
-        .shape(poolShape<2, true>),
+        .shape(poolShape<2, true>)
+        .derivative({"self: torch.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)", "non_differentiable: result1", "grad_fn: MaxPool2DWithIndicesBackward0"}),
     op("aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil, Tensor out,
@@ -304,7 +353,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPoolWithIndices(3, self, k, s, p, d, ceil, "max_pool3d");
        })
-        .shape(poolShape<3, true>),
+        .shape(poolShape<3, true>)
+        .derivative({"self: torch.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)", "non_differentiable: result1", "grad_fn: MaxPool3DWithIndicesBackward0"}),
     op("aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
        "int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil, Tensor out,
@@ -320,14 +370,16 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad) {
          return avgPool(1, self, k, s, p, ceil, include_pad, std::nullopt, "avg_pool1d");
        })
-        .shape(poolShape<1, false>),
+        .shape(poolShape<1, false>)
+        .derivative({"self: torch.avg_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1] + kernel_size, [1] + (stride if len(stride) > 0 else kernel_size), [0] + padding, ceil_mode, count_include_pad, None).squeeze(-2)", "grad_fn: AvgPool1DBackward0"}),
     op("aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad,
           std::optional<int64_t> divisor) {
          return avgPool(2, self, k, s, p, ceil, include_pad, divisor, "avg_pool2d");
        })
-        .shape(poolShape<2, false>),
+        .shape(poolShape<2, false>)
+        .derivative({"self: torch.avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)", "grad_fn: AvgPool2DBackward0"}),
     op("aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -342,7 +394,8 @@ KILN_REGISTER_OPS(
           std::optional<int64_t> divisor) {
          return avgPool(3, self, k, s, p, ceil, include_pad, divisor, "avg_pool3d");
        })
-        .shape(poolShape<3, false>),
+        .shape(poolShape<3, false>)
+        .derivative({"self: torch.avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)", "grad_fn: AvgPool3DBackward0"}),
     op("aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -355,10 +408,12 @@ KILN_REGISTER_OPS(
     // adaptive pooling
     op("aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
        [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(1, self, size, "adaptive_avg_pool1d"); })
-        .shape(adaptiveShape<1, false>),
+        .shape(adaptiveShape<1, false>)
+        .derivative({"self: torch._adaptive_avg_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2)).squeeze(-2)", "grad_fn: AdaptiveAvgPool1DBackward0"}),
     op("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
        [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"); })
-        .shape(adaptiveShape<2, false>),
+        .shape(adaptiveShape<2, false>)
+        .derivative({"self: torch._adaptive_avg_pool2d_backward(grad, self)", "grad_fn: AdaptiveAvgPool2DBackward0"}),
     op("aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef size, Tensor out) {
          return writeOut(out, adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"), "adaptive_avg_pool2d");
@@ -366,7 +421,8 @@ KILN_REGISTER_OPS(
         .shape(adaptiveShape<2, false>),
     op("aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
        [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"); })
-        .shape(adaptiveShape<2, false>),
+        .shape(adaptiveShape<2, false>)
+        .derivative({"self: torch._adaptive_avg_pool2d_backward(grad, self)", "grad_fn: AdaptiveAvgPool2DBackward0"}),
     op("aten::_adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef size, Tensor out) {
          return writeOut(out, adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"), "_adaptive_avg_pool2d");
@@ -374,7 +430,8 @@ KILN_REGISTER_OPS(
         .shape(adaptiveShape<2, false>),
     op("aten::adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor",
        [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"); })
-        .shape(adaptiveShape<3, false>),
+        .shape(adaptiveShape<3, false>)
+        .derivative({"self: torch._adaptive_avg_pool3d_backward(grad, self)", "grad_fn: AdaptiveAvgPool3DBackward0"}),
     op("aten::adaptive_avg_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef size, Tensor out) {
          return writeOut(out, adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"), "adaptive_avg_pool3d");
@@ -382,7 +439,8 @@ KILN_REGISTER_OPS(
         .shape(adaptiveShape<3, false>),
     op("aten::_adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor",
        [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"); })
-        .shape(adaptiveShape<3, false>),
+        .shape(adaptiveShape<3, false>)
+        .derivative({"self: torch._adaptive_avg_pool3d_backward(grad, self)", "grad_fn: AdaptiveAvgPool3DBackward0"}),
     op("aten::_adaptive_avg_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef size, Tensor out) {
          return writeOut(out, adaptiveAvgPool(3, self, size, "adaptive_avg_pool3d"), "_adaptive_avg_pool3d");
@@ -390,10 +448,12 @@ KILN_REGISTER_OPS(
         .shape(adaptiveShape<3, false>),
     op("aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(1, self, size, "adaptive_max_pool1d"); })
-        .shape(adaptiveShape<1, true>),
+        .shape(adaptiveShape<1, true>)
+        .derivative({"self: torch.adaptive_max_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2), result1.unsqueeze(-2)).squeeze(-2)", "non_differentiable: result1", "grad_fn: AdaptiveMaxPool1DBackward0"}),
     op("aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(2, self, size, "adaptive_max_pool2d"); })
-        .shape(adaptiveShape<2, true>),
+        .shape(adaptiveShape<2, true>)
+        .derivative({"self: torch.adaptive_max_pool2d_backward(grad, self, result1)", "non_differentiable: result1", "grad_fn: AdaptiveMaxPool2DBackward0"}),
     op("aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> "
        "(Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef size, Tensor out, Tensor indices) {
@@ -402,13 +462,48 @@ KILN_REGISTER_OPS(
         .shape(adaptiveShape<2, true>),
     op("aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(3, self, size, "adaptive_max_pool3d"); })
-        .shape(adaptiveShape<3, true>),
+        .shape(adaptiveShape<3, true>)
+        .derivative({"self: torch.adaptive_max_pool3d_backward(grad, self, result1)", "non_differentiable: result1", "grad_fn: AdaptiveMaxPool3DBackward0"}),
     op("aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> "
        "(Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef size, Tensor out, Tensor indices) {
          return writePair(out, indices, adaptiveMaxPool(3, self, size, "adaptive_max_pool3d"), "adaptive_max_pool3d");
        })
-        .shape(adaptiveShape<3, true>), );
+        .shape(adaptiveShape<3, true>),
+
+    // pooling backward (derivatives.yaml's kernels)
+    op("aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+       "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+          const Tensor& indices) { return maxPoolBackward(2, grad, self, indices); }),
+    op("aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
+       "int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+          const Tensor& indices) { return maxPoolBackward(3, grad, self, indices); }),
+    op("aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+       "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool,
+          bool include_pad, std::optional<int64_t> divisor) {
+         return avgPoolBackward(2, grad, self, k, s, p, include_pad, divisor);
+       }),
+    op("aten::avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
+       "int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool,
+          bool include_pad, std::optional<int64_t> divisor) {
+         return avgPoolBackward(3, grad, self, k, s, p, include_pad, divisor);
+       }),
+    op("aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
+       [](const Tensor& grad, const Tensor& self) { return adaptiveAvgPoolBackward(2, grad, self); }),
+    op("aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor",
+       [](const Tensor& grad, const Tensor& self) { return adaptiveAvgPoolBackward(3, grad, self); }),
+    op("aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, const Tensor& indices) {
+         return maxPoolBackward(2, grad, self, indices);
+       }),
+    op("aten::adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, const Tensor& indices) {
+         return maxPoolBackward(3, grad, self, indices);
+       }), );
 
 }  // namespace
 }  // namespace kiln
