@@ -291,6 +291,9 @@ void recordOperator(const Operator& op, Stack& stack) {
     }
   }
 
+  // The grad_fn of an in-place op's `self` before the op ran (composite kernels change it).
+  std::shared_ptr<Node> grad_fn_before = inplace ? gradFn(stack[base].toTensor()) : nullptr;
+
   op.operation()(stack);
 
   std::vector<Tensor> results;
@@ -331,6 +334,10 @@ void recordOperator(const Operator& op, Stack& stack) {
     const Tensor& t = results[k];
     if (!t.defined() || !differentiableDtype(t)) continue;
     if (derivative && !derivative->resultDifferentiable(result_of[k])) continue;
+    // A composite kernel (kiln/ops/composite.h) ran its decomposition
+    // through runOperator: its results already have the grad_fns of the
+    // operators it recorded.
+    if (std::shared_ptr<Node> fn = gradFn(t); fn && fn != grad_fn_before) continue;
     setGradFn(t, node, k);
   }
 }

@@ -1,6 +1,7 @@
 // aten:: registrations of embedding, embedding_bag and embedding_renorm,
 // with PyTorch 1.13's schemas.
 #include "kiln/core/op_registration.h"
+#include "kiln/tensor/embedding_backward.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/embedding.h"
@@ -66,7 +67,14 @@ KILN_REGISTER_OPS(
        [](const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool, bool) {
          return embedding(weight, indices, padding_idx);
        })
-        .shape(embeddingRule),
+        .shape(embeddingRule)
+        .derivative({"weight: torch.embedding_dense_backward(grad, indices, weight.size(0), padding_idx, "
+                     "scale_grad_by_freq)"}),
+    op("aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, int padding_idx, "
+       "bool scale_grad_by_freq) -> Tensor",
+       [](const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx, bool scale) {
+         return embeddingDenseBackward(grad, indices, num_weights, padding_idx, scale);
+       }),
     op("aten::embedding.out(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, "
        "bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool, bool, Tensor out) {
