@@ -116,6 +116,34 @@ PROGRAMS = {
     "gru_cell": (lambda lib, x, h, wi, wh, bi, bh: lib.gru_cell(x, h, wi, wh, bi, bh),
                  [(B, I), (B, H), (3 * H, I), (3 * H, H), (3 * H,), (3 * H,)]),
     "rnn_tanh_cell": (lambda lib, x, h, wi, wh: lib.rnn_tanh_cell(x, h, wi, wh), [(B, I), (B, H), (H, I), (H, H)]),
+    "interpolate_nearest": (lambda lib, x: F(lib).interpolate(x, scale_factor=2, mode="nearest"), [(1, 2, 3, 4)]),
+    "interpolate_nearest_size": (lambda lib, x: F(lib).interpolate(x, size=(5, 3), mode="nearest"), [(1, 2, 3, 4)]),
+    "interpolate_nearest1d": (lambda lib, x: F(lib).interpolate(x, scale_factor=1.7, mode="nearest"), [(2, 2, 5)]),
+    "interpolate_nearest3d": (lambda lib, x: F(lib).interpolate(x, size=(3, 4, 2), mode="nearest"), [(1, 1, 2, 3, 3)]),
+    "interpolate_nearest_exact": (lambda lib, x: F(lib).interpolate(x, size=(5, 3), mode="nearest-exact"),
+                                  [(1, 2, 3, 4)]),
+    "interpolate_linear": (lambda lib, x: F(lib).interpolate(x, scale_factor=2.5, mode="linear"), [(2, 2, 4)]),
+    "interpolate_bilinear": (lambda lib, x: F(lib).interpolate(x, size=(5, 3), mode="bilinear"), [(1, 2, 3, 4)]),
+    "interpolate_bilinear_align_corners": (
+        lambda lib, x: F(lib).interpolate(x, scale_factor=2, mode="bilinear", align_corners=True), [(1, 2, 3, 4)]),
+    "interpolate_bicubic": (lambda lib, x: F(lib).interpolate(x, size=(5, 6), mode="bicubic"), [(1, 2, 3, 4)]),
+    "interpolate_trilinear": (lambda lib, x: F(lib).interpolate(x, scale_factor=1.5, mode="trilinear"),
+                              [(1, 1, 2, 3, 3)]),
+    "interpolate_bilinear_antialias": (
+        lambda lib, x: F(lib).interpolate(x, size=(3, 2), mode="bilinear", antialias=True), [(1, 2, 6, 5)]),
+    "interpolate_bicubic_antialias": (
+        lambda lib, x: F(lib).interpolate(x, size=(3, 2), mode="bicubic", antialias=True), [(1, 2, 6, 5)]),
+    "pad_constant": (lambda lib, x: F(lib).pad(x, (1, 2, 0, 1), value=0.5), [(2, 2, 3, 4)]),
+    "pad_constant_negative": (lambda lib, x: F(lib).pad(x, (1, -1)), [(2, 2, 3, 4)]),
+    "pad_reflect": (lambda lib, x: F(lib).pad(x, (1, 2, 2, 1), mode="reflect"), [(1, 2, 4, 5)]),
+    "pad_replicate": (lambda lib, x: F(lib).pad(x, (1, 2, 3, 1), mode="replicate"), [(1, 2, 3, 4)]),
+    "pad_reflect1d": (lambda lib, x: F(lib).pad(x, (2, 3), mode="reflect"), [(2, 2, 5)]),
+    "pad_replicate3d": (lambda lib, x: F(lib).pad(x, (1, 0, 2, 1, 1, 1), mode="replicate"), [(1, 1, 2, 3, 3)]),
+    "reflection_pad2d_unbatched": (lambda lib, x: lib.nn.ReflectionPad2d(2)(x), [(2, 4, 5)]),
+    "pixel_shuffle": (lambda lib, x: F(lib).pixel_shuffle(x, 2), [(1, 8, 2, 3)]),
+    "pixel_unshuffle": (lambda lib, x: F(lib).pixel_unshuffle(x, 2), [(1, 2, 4, 6)]),
+    "unfold": (lambda lib, x: F(lib).unfold(x, 2, 1, 1, 2), [(1, 2, 4, 5)]),
+    "fold": (lambda lib, x: F(lib).fold(x, (4, 5), 2), [(1, 8, 12)]),
 }
 
 # Derivatives not defined everywhere: inputs away from the kinks (and from ties in the pools).
