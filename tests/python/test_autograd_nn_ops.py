@@ -31,6 +31,11 @@ def _indices(lib):
     return lib.from_numpy(np.array([[1, 2, 4], [4, 3, 1]]))
 
 
+def _softmax_mask(lib):
+    return lib.from_numpy(np.array([[[True, False, False], [False, False, True], [False, False, False],
+                                      [True, True, False]]] * 2))
+
+
 def _lstm(lib, x, h, c, wi, wh, bi, bh, wi2, wh2, bi2, bh2):
     return lib.lstm(x, [h, c], [wi, wh, bi, bh, wi2, wh2, bi2, bh2], True, 2, 0.0, True, False, False)
 
@@ -144,6 +149,16 @@ PROGRAMS = {
     "pixel_unshuffle": (lambda lib, x: F(lib).pixel_unshuffle(x, 2), [(1, 2, 4, 6)]),
     "unfold": (lambda lib, x: F(lib).unfold(x, 2, 1, 1, 2), [(1, 2, 4, 5)]),
     "fold": (lambda lib, x: F(lib).fold(x, (4, 5), 2), [(1, 8, 12)]),
+    "scaled_dot_product_attention": (lambda lib, q, k, v: F(lib)._scaled_dot_product_attention(q, k, v)[0],
+                                     [(2, 3, 4), (2, 5, 4), (2, 5, 3)]),
+    "scaled_dot_product_attention_causal": (
+        lambda lib, q, k, v: F(lib)._scaled_dot_product_attention(q, k, v, None, 0.0, False, True)[0],
+        [(2, 4, 4), (2, 4, 4), (2, 4, 3)]),
+    "scaled_dot_product_attention_float_mask": (
+        lambda lib, q, k, v, m: F(lib)._scaled_dot_product_attention(q, k, v, m)[0],
+        [(2, 3, 4), (2, 5, 4), (2, 5, 3), (3, 5)]),
+    "masked_softmax": (lambda lib, x: (torch if lib is torch else F(lib))._masked_softmax(x, _softmax_mask(lib), 1, 2),
+                       [(2, 4, 3)]),
 }
 
 # Derivatives not defined everywhere: inputs away from the kinks (and from ties in the pools).
@@ -159,9 +174,15 @@ def _values(name, dtype=np.float32):
     return fn, values
 
 
+# torch 1.13's CPU _masked_softmax reads a non-contiguous input in memory order.
+_CONTIGUOUS_ONLY = {"masked_softmax"}
+
+
 @pytest.mark.parametrize("noncontiguous", [False, True], ids=["contiguous", "noncontiguous"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_gradients_match_torch(name, noncontiguous):
+    if noncontiguous and name in _CONTIGUOUS_ONLY:
+        pytest.skip("torch's forward differs")
     fn, values = _values(name)
     assert_gradients_match_torch(fn, values, noncontiguous)
 
@@ -291,3 +312,20 @@ def test_without_grad_the_fused_kernels_run():
     with kiln.no_grad():
         out, _ = lstm(x)
     assert out.grad_fn is None and not out.requires_grad
+
+
+@pytest.mark.parametrize("cls, args", [("MultiheadAttention", (8, 2)), ("TransformerEncoderLayer", (8, 2, 16, 0.0))])
+def test_attention_module_parameter_gradients_match_torch(cls, args):
+    torch.manual_seed(0)
+    t_module = getattr(torch.nn, cls)(*args, batch_first=True)
+    k_module = getattr(kiln.nn, cls)(*args, batch_first=True)
+    _copy_weights(t_module, k_module)
+    x = np.random.default_rng(5).standard_normal((2, 5, 8)).astype(np.float32)
+    if cls == "MultiheadAttention":
+        t_out = t_module(*[torch.from_numpy(x)] * 3)[0]
+        k_out = k_module(*[kiln.from_numpy(x)] * 3)[0]
+    else:
+        t_out, k_out = t_module(torch.from_numpy(x)), k_module(kiln.from_numpy(x))
+    t_out.pow(2).sum().backward()
+    k_out.pow(2).sum().backward()
+    _assert_parameter_gradients_match(t_module, k_module)
