@@ -2,6 +2,7 @@
 // schemas, and their shape rules (output sizes from the known sizes and
 // parameters).
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/conv.h"
 #include "kiln/tensor/conv_backward.h"
@@ -190,10 +191,46 @@ OpDeclaration convNdOp(int64_t spatial, const char* schema) {
       "False", "[0]");
 }
 
+// A convolution with a padding string as torch 1.13 composes it
+// (_convolution_mode) when an input requires grad (composite.h): "valid" is
+// no padding; "same" pads d * (k - 1) in all, the odd element on the right
+// by constant_pad_nd, the rest by the convolution.
+Tensor recordedConvolutionMode(const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
+                               const std::string& padding, IntArrayRef dilation, int64_t groups) {
+  using composite::callTensor;
+  KILN_CHECK(padding == "valid" || padding == "same", "Invalid padding string: '", padding, "'");
+  const int64_t spatial = weight.dim() - 2;
+  KILN_CHECK(spatial >= 1, "weight should have at least three dimensions");
+  const bool unbatched = input.dim() == weight.dim() - 1;
+  Tensor x = unbatched ? callTensor("aten::unsqueeze", "", {input, 0}) : input;
+  std::vector<int64_t> pad(static_cast<size_t>(spatial), 0);
+  if (padding == "same") {
+    for (int64_t s : stride) KILN_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
+    std::vector<int64_t> extra;  // constant_pad_nd's list: last dim first
+    bool asymmetric = false;
+    for (int64_t i = spatial - 1; i >= 0; --i) {
+      const int64_t d = dilation.size() == 1 ? dilation[0] : dilation[static_cast<size_t>(i)];
+      const int64_t total = d * (weight.size(i + 2) - 1);
+      pad[static_cast<size_t>(i)] = total / 2;
+      extra.push_back(0);
+      extra.push_back(total % 2);
+      asymmetric |= total % 2 != 0;
+    }
+    if (asymmetric) x = callTensor("aten::constant_pad_nd", "", {x, IValue(extra), 0});
+  }
+  Tensor out = callTensor("aten::convolution", "",
+                          {x, weight, bias ? IValue(*bias) : IValue(), stride, IValue(pad), dilation, false,
+                           IValue(std::vector<int64_t>{0}), groups});
+  return unbatched ? callTensor("aten::squeeze", "dim", {out, 0}) : out;
+}
+
 OpDeclaration convNdModeOp(int64_t spatial, const char* schema) {
   return op(schema,
             [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
                       const std::string& padding, IntArrayRef dilation, int64_t groups) {
+              if (composite::recording({input, weight, bias.value_or(Tensor())})) {
+                return recordedConvolutionMode(input, weight, bias, stride, padding, dilation, groups);
+              }
               return convNdMode(spatial, input, weight, bias, stride, padding, dilation, groups);
             })
       .shape(convShape)
@@ -300,7 +337,12 @@ KILN_REGISTER_OPS(
        "int[] dilation, int groups) -> Tensor",
        [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
           IntArrayRef dilation,
-          int64_t groups) { return convolutionMode(input, weight, bias, stride, padding, dilation, groups); })
+          int64_t groups) {
+         if (composite::recording({input, weight, bias.value_or(Tensor())})) {
+           return recordedConvolutionMode(input, weight, bias, stride, padding, dilation, groups);
+         }
+         return convolutionMode(input, weight, bias, stride, padding, dilation, groups);
+       })
         .shape(convShape)
         .traits(OpTrait::Expensive),
 

@@ -12,6 +12,9 @@ import torch
 import kiln
 from autograd_check import arrays, assert_gradients_match_torch, away_from_kinks, gradcheck
 
+# torch warns that padding="same" with an even kernel pads a copy of the input (kiln does the same).
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
+
 
 def F(lib):
     return lib.nn.functional
@@ -52,6 +55,10 @@ PROGRAMS = {
     "conv2d": (lambda lib, x, w, b: F(lib).conv2d(x, w, b, stride=2, padding=1), [(2, 2, 5, 5), (3, 2, 3, 3), (3,)]),
     "conv2d_groups_dilation": (lambda lib, x, w: F(lib).conv2d(x, w, None, 1, 1, 2, 2), [(1, 4, 6, 6), (4, 2, 2, 2)]),
     "conv2d_unbatched": (lambda lib, x, w: F(lib).conv2d(x, w, padding=1), [(2, 4, 4), (3, 2, 3, 3)]),
+    "conv2d_padding_same": (lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding="same", dilation=(1, 2)),
+                            [(1, 2, 5, 6), (3, 2, 2, 3), (3,)]),
+    "conv1d_padding_same_unbatched": (lambda lib, x, w: F(lib).conv1d(x, w, padding="same"), [(2, 7), (3, 2, 4)]),
+    "conv2d_padding_valid": (lambda lib, x, w: F(lib).conv2d(x, w, padding="valid"), [(1, 2, 5, 5), (3, 2, 3, 3)]),
     "conv1d": (lambda lib, x, w, b: F(lib).conv1d(x, w, b, 2, 1), [(2, 3, 7), (4, 3, 3), (4,)]),
     "conv3d": (lambda lib, x, w, b: F(lib).conv3d(x, w, b, 1, 1), [(1, 2, 3, 4, 4), (2, 2, 2, 3, 3), (2,)]),
     "conv_transpose2d": (lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, 2, 1, 1), [(1, 3, 4, 4), (3, 2, 3, 3),
