@@ -7,8 +7,8 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
-#include "kiln/tensor/factory.h"
 #include "kiln/tensor/attention.h"
+#include "kiln/tensor/factory.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {

@@ -180,15 +180,14 @@ std::tuple<Tensor, Tensor, Tensor> convolutionBackwardOp(const Tensor& grad_outp
 // aten::conv_transpose{1,2,3}d: one kernel per form, the spatial rank given;
 // the schemas differ only in that rank and its defaults.
 OpDeclaration convNdOp(int64_t spatial, const char* schema) {
-  return convDerivative(
-      op(schema,
-            [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
-                      IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
-              return convNd(spatial, input, weight, bias, stride, padding, dilation, groups);
-            })
-          .shape(convShape)
-          .traits(OpTrait::Expensive),
-      "False", "[0]");
+  return convDerivative(op(schema,
+                           [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
+                                     IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+                             return convNd(spatial, input, weight, bias, stride, padding, dilation, groups);
+                           })
+                            .shape(convShape)
+                            .traits(OpTrait::Expensive),
+                        "False", "[0]");
 }
 
 // A convolution with a padding string as torch 1.13 composes it
@@ -240,10 +239,10 @@ OpDeclaration convNdModeOp(int64_t spatial, const char* schema) {
 OpDeclaration convTransposeNdOp(int64_t spatial, const char* schema) {
   return convDerivative(
       op(schema,
-            [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride,
-                      IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
-              return convTransposeNd(spatial, input, weight, bias, stride, padding, output_padding, groups, dilation);
-            })
+         [spatial](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+           return convTransposeNd(spatial, input, weight, bias, stride, padding, output_padding, groups, dilation);
+         })
           .shape(convShape)
           .traits(OpTrait::Expensive),
       "True", "output_padding");
@@ -301,26 +300,29 @@ KILN_REGISTER_OPS(
        })
         .shape(convShape)
         .traits(OpTrait::Expensive),
-    convDerivative(op("aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
-       "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, "
-       "bool cudnn_enabled) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, bool, bool, bool) {
-         return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-       })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-                   "transposed", "output_padding"),
-    convDerivative(op("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
-       "bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
-       "bool allow_tf32) -> Tensor",
-       [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
-          IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, bool, bool, bool, bool) {
-         return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-       })
-        .shape(convShape)
-        .traits(OpTrait::Expensive),
-                   "transposed", "output_padding"),
+    convDerivative(
+        op("aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+           "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, "
+           "bool cudnn_enabled) -> Tensor",
+           [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, bool, bool, bool) {
+             return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+           })
+            .shape(convShape)
+            .traits(OpTrait::Expensive),
+        "transposed", "output_padding"),
+    convDerivative(
+        op("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+           "bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, "
+           "bool allow_tf32) -> Tensor",
+           [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups, bool, bool, bool,
+              bool) {
+             return convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+           })
+            .shape(convShape)
+            .traits(OpTrait::Expensive),
+        "transposed", "output_padding"),
     op("aten::_convolution.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
        "int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, "
        "bool cudnn_enabled, bool allow_tf32, *, Tensor(a!) out) -> Tensor(a!)",
@@ -336,8 +338,7 @@ KILN_REGISTER_OPS(
     op("aten::_convolution_mode(Tensor input, Tensor weight, Tensor? bias, int[] stride, str padding, "
        "int[] dilation, int groups) -> Tensor",
        [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, const std::string& padding,
-          IntArrayRef dilation,
-          int64_t groups) {
+          IntArrayRef dilation, int64_t groups) {
          if (composite::recording({input, weight, bias.value_or(Tensor())})) {
            return recordedConvolutionMode(input, weight, bias, stride, padding, dilation, groups);
          }
@@ -353,35 +354,48 @@ KILN_REGISTER_OPS(
          return maxPool(1, self, k, s, p, d, ceil, "max_pool1d");
        })
         .shape(poolShape<1, false>)
-        .derivative({"self: torch.max_pool2d_with_indices_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1, 1], [1, 1], [0, 0], [1, 1], ceil_mode, torch.max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1].unsqueeze(-2)).squeeze(-2)", "grad_fn: MaxPool1DBackward0"}),
+        .derivative({"self: torch.max_pool2d_with_indices_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1, 1], [1, "
+                     "1], [0, 0], [1, 1], ceil_mode, torch.max_pool1d_with_indices(self, kernel_size, stride, padding, "
+                     "dilation, ceil_mode)[1].unsqueeze(-2)).squeeze(-2)",
+                     "grad_fn: MaxPool1DBackward0"}),
     op("aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
        "bool ceil_mode=False) -> Tensor",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPool(2, self, k, s, p, d, ceil, "max_pool2d");
        })
         .shape(poolShape<2, false>)
-        .derivative({"self: torch.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, torch.max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1])", "grad_fn: MaxPool2DWithIndicesBackward0"}),
+        .derivative(
+            {"self: torch.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, "
+             "ceil_mode, torch.max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1])",
+             "grad_fn: MaxPool2DWithIndicesBackward0"}),
     op("aten::max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, "
        "bool ceil_mode=False) -> Tensor",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPool(3, self, k, s, p, d, ceil, "max_pool3d");
        })
         .shape(poolShape<3, false>)
-        .derivative({"self: torch.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, torch.max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1])", "grad_fn: MaxPool3DWithIndicesBackward0"}),
+        .derivative(
+            {"self: torch.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, "
+             "ceil_mode, torch.max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1])",
+             "grad_fn: MaxPool3DWithIndicesBackward0"}),
     op("aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], "
        "int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPoolWithIndices(1, self, k, s, p, d, ceil, "max_pool1d_with_indices");
        })
         .shape(poolShape<1, true>)
-        .derivative({"self: torch.max_pool2d_with_indices_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1, 1], [1, 1], [0, 0], [1, 1], ceil_mode, result1.unsqueeze(-2)).squeeze(-2)", "non_differentiable: result1", "grad_fn: MaxPool1DWithIndicesBackward0"}),
+        .derivative({"self: torch.max_pool2d_with_indices_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1, 1], [1, "
+                     "1], [0, 0], [1, 1], ceil_mode, result1.unsqueeze(-2)).squeeze(-2)",
+                     "non_differentiable: result1", "grad_fn: MaxPool1DWithIndicesBackward0"}),
     op("aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil) {
          return maxPoolWithIndices(2, self, k, s, p, d, ceil, "max_pool2d");
        })
         .shape(poolShape<2, true>)
-        .derivative({"self: torch.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)", "non_differentiable: result1", "grad_fn: MaxPool2DWithIndicesBackward0"}),
+        .derivative({"self: torch.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, "
+                     "ceil_mode, result1)",
+                     "non_differentiable: result1", "grad_fn: MaxPool2DWithIndicesBackward0"}),
     op("aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil, Tensor out,
@@ -396,7 +410,9 @@ KILN_REGISTER_OPS(
          return maxPoolWithIndices(3, self, k, s, p, d, ceil, "max_pool3d");
        })
         .shape(poolShape<3, true>)
-        .derivative({"self: torch.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)", "non_differentiable: result1", "grad_fn: MaxPool3DWithIndicesBackward0"}),
+        .derivative({"self: torch.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, "
+                     "ceil_mode, result1)",
+                     "non_differentiable: result1", "grad_fn: MaxPool3DWithIndicesBackward0"}),
     op("aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
        "int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil, Tensor out,
@@ -413,7 +429,10 @@ KILN_REGISTER_OPS(
          return avgPool(1, self, k, s, p, ceil, include_pad, std::nullopt, "avg_pool1d");
        })
         .shape(poolShape<1, false>)
-        .derivative({"self: torch.avg_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1] + kernel_size, [1] + (stride if len(stride) > 0 else kernel_size), [0] + padding, ceil_mode, count_include_pad, None).squeeze(-2)", "grad_fn: AvgPool1DBackward0"}),
+        .derivative(
+            {"self: torch.avg_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2), [1] + kernel_size, [1] + (stride "
+             "if len(stride) > 0 else kernel_size), [0] + padding, ceil_mode, count_include_pad, None).squeeze(-2)",
+             "grad_fn: AvgPool1DBackward0"}),
     op("aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
        [](const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil, bool include_pad,
@@ -421,7 +440,9 @@ KILN_REGISTER_OPS(
          return avgPool(2, self, k, s, p, ceil, include_pad, divisor, "avg_pool2d");
        })
         .shape(poolShape<2, false>)
-        .derivative({"self: torch.avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)", "grad_fn: AvgPool2DBackward0"}),
+        .derivative({"self: torch.avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, "
+                     "count_include_pad, divisor_override)",
+                     "grad_fn: AvgPool2DBackward0"}),
     op("aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -437,7 +458,9 @@ KILN_REGISTER_OPS(
          return avgPool(3, self, k, s, p, ceil, include_pad, divisor, "avg_pool3d");
        })
         .shape(poolShape<3, false>)
-        .derivative({"self: torch.avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)", "grad_fn: AvgPool3DBackward0"}),
+        .derivative({"self: torch.avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, "
+                     "count_include_pad, divisor_override)",
+                     "grad_fn: AvgPool3DBackward0"}),
     op("aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -451,7 +474,8 @@ KILN_REGISTER_OPS(
     op("aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
        [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(1, self, size, "adaptive_avg_pool1d"); })
         .shape(adaptiveShape<1, false>)
-        .derivative({"self: torch._adaptive_avg_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2)).squeeze(-2)", "grad_fn: AdaptiveAvgPool1DBackward0"}),
+        .derivative({"self: torch._adaptive_avg_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2)).squeeze(-2)",
+                     "grad_fn: AdaptiveAvgPool1DBackward0"}),
     op("aten::adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
        [](const Tensor& self, IntArrayRef size) { return adaptiveAvgPool(2, self, size, "adaptive_avg_pool2d"); })
         .shape(adaptiveShape<2, false>)
@@ -491,11 +515,14 @@ KILN_REGISTER_OPS(
     op("aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(1, self, size, "adaptive_max_pool1d"); })
         .shape(adaptiveShape<1, true>)
-        .derivative({"self: torch.adaptive_max_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2), result1.unsqueeze(-2)).squeeze(-2)", "non_differentiable: result1", "grad_fn: AdaptiveMaxPool1DBackward0"}),
+        .derivative({"self: torch.adaptive_max_pool2d_backward(grad.unsqueeze(-2), self.unsqueeze(-2), "
+                     "result1.unsqueeze(-2)).squeeze(-2)",
+                     "non_differentiable: result1", "grad_fn: AdaptiveMaxPool1DBackward0"}),
     op("aten::adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(2, self, size, "adaptive_max_pool2d"); })
         .shape(adaptiveShape<2, true>)
-        .derivative({"self: torch.adaptive_max_pool2d_backward(grad, self, result1)", "non_differentiable: result1", "grad_fn: AdaptiveMaxPool2DBackward0"}),
+        .derivative({"self: torch.adaptive_max_pool2d_backward(grad, self, result1)", "non_differentiable: result1",
+                     "grad_fn: AdaptiveMaxPool2DBackward0"}),
     op("aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> "
        "(Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef size, Tensor out, Tensor indices) {
@@ -505,7 +532,8 @@ KILN_REGISTER_OPS(
     op("aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
        [](const Tensor& self, IntArrayRef size) { return adaptiveMaxPool(3, self, size, "adaptive_max_pool3d"); })
         .shape(adaptiveShape<3, true>)
-        .derivative({"self: torch.adaptive_max_pool3d_backward(grad, self, result1)", "non_differentiable: result1", "grad_fn: AdaptiveMaxPool3DBackward0"}),
+        .derivative({"self: torch.adaptive_max_pool3d_backward(grad, self, result1)", "non_differentiable: result1",
+                     "grad_fn: AdaptiveMaxPool3DBackward0"}),
     op("aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> "
        "(Tensor(a!), Tensor(b!))",
        [](const Tensor& self, IntArrayRef size, Tensor out, Tensor indices) {
@@ -518,22 +546,78 @@ KILN_REGISTER_OPS(
        "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
        [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
           const Tensor& indices) { return maxPoolBackward(2, grad, self, indices); }),
+    op("aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
+       "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> "
+       "Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+          const Tensor& indices, Tensor out) {
+         return writeOut(out, maxPoolBackward(2, grad, self, indices), "max_pool2d_with_indices_backward");
+       }),
+    op("aten::max_pool3d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, "
+       "int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> "
+       "Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+          const Tensor& indices, Tensor out) {
+         return writeOut(out, maxPoolBackward(3, grad, self, indices), "max_pool3d_with_indices_backward");
+       }),
+    op("aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+       "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> "
+       "Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool, bool include_pad,
+          std::optional<int64_t> divisor, Tensor out) {
+         return writeOut(out, avgPoolBackward(2, grad, self, k, s, p, include_pad, divisor), "avg_pool2d_backward");
+       }),
+    op("aten::avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
+       "int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> "
+       "Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool, bool include_pad,
+          std::optional<int64_t> divisor, Tensor out) {
+         return writeOut(out, avgPoolBackward(3, grad, self, k, s, p, include_pad, divisor), "avg_pool3d_backward");
+       }),
+    op("aten::_adaptive_avg_pool2d_backward.out(Tensor grad_output, Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, Tensor out) {
+         return writeOut(out, adaptiveAvgPoolBackward(2, grad, self), "_adaptive_avg_pool2d_backward");
+       }),
+    op("aten::_adaptive_avg_pool3d_backward.out(Tensor grad_output, Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, Tensor out) {
+         return writeOut(out, adaptiveAvgPoolBackward(3, grad, self), "_adaptive_avg_pool3d_backward");
+       }),
+    op("aten::adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, "
+       "Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& indices, Tensor out) {
+         return writeOut(out, maxPoolBackward(2, grad, self, indices), "adaptive_max_pool2d_backward");
+       }),
+    op("aten::adaptive_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, "
+       "Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Tensor& indices, Tensor out) {
+         return writeOut(out, maxPoolBackward(3, grad, self, indices), "adaptive_max_pool3d_backward");
+       }),
+    op("aten::convolution_backward.out(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, "
+       "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, "
+       "bool[3] output_mask, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> "
+       "(Tensor(a!), Tensor(b!), Tensor(c!))",
+       [](const Tensor& grad_output, const Tensor& input, const Tensor& weight, const IValue& bias_sizes,
+          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+          int64_t groups, const IValue& output_mask, Tensor out0, Tensor out1, Tensor out2) {
+         auto [a, b, c] = convolutionBackwardOp(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                                transposed, output_padding, groups, output_mask);
+         if (a.defined()) writeOut(out0, a, "convolution_backward");
+         if (b.defined()) writeOut(out1, b, "convolution_backward");
+         if (c.defined()) writeOut(out2, c, "convolution_backward");
+         return std::make_tuple(out0, out1, out2);
+       }),
     op("aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
        "int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",
        [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
           const Tensor& indices) { return maxPoolBackward(3, grad, self, indices); }),
     op("aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
        "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool,
-          bool include_pad, std::optional<int64_t> divisor) {
-         return avgPoolBackward(2, grad, self, k, s, p, include_pad, divisor);
-       }),
+       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool, bool include_pad,
+          std::optional<int64_t> divisor) { return avgPoolBackward(2, grad, self, k, s, p, include_pad, divisor); }),
     op("aten::avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
        "int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool,
-          bool include_pad, std::optional<int64_t> divisor) {
-         return avgPoolBackward(3, grad, self, k, s, p, include_pad, divisor);
-       }),
+       [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool, bool include_pad,
+          std::optional<int64_t> divisor) { return avgPoolBackward(3, grad, self, k, s, p, include_pad, divisor); }),
     op("aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
        [](const Tensor& grad, const Tensor& self) { return adaptiveAvgPoolBackward(2, grad, self); }),
     op("aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor",

@@ -3,12 +3,12 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
-#include "kiln/tensor/factory.h"
+#include "kiln/tensor/copy.h"
 #include "kiln/tensor/dropout.h"
+#include "kiln/tensor/factory.h"
 #include "kiln/tensor/layer_norm.h"
 #include "kiln/tensor/normalization_backward.h"
 #include "kiln/tensor/pointwise.h"
-#include "kiln/tensor/copy.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -109,20 +109,23 @@ Tensor dropoutInPlaceOp(Tensor self, double p, bool train, DropoutKind kind) {
          [](Tensor self, double p, bool train) { return dropoutInPlaceOp(self, p, train, kind); })
 
 KILN_REGISTER_OPS(
-    layerNormDerivative(op("aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
-       "float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",
-       [](const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
-          const std::optional<Tensor>& bias, double eps,
-          bool /*cudnn_enable*/) { return layerNorm(input, normalized_shape, weight, bias, eps); })
-        .shape(shapes::sameDtype),
-                        "torch.native_layer_norm(input, normalized_shape, None, None, eps)[1], "
-                        "torch.native_layer_norm(input, normalized_shape, None, None, eps)[2]"),
-    layerNormDerivative(op("aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) "
-       "-> (Tensor, Tensor, Tensor)",
-       [](const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
-          const std::optional<Tensor>& bias,
-          double eps) { return nativeLayerNorm(input, normalized_shape, weight, bias, eps); })
-        .shape(nativeLayerNormShape), "result1, result2"),
+    layerNormDerivative(
+        op("aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+           "float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor",
+           [](const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+              const std::optional<Tensor>& bias, double eps,
+              bool /*cudnn_enable*/) { return layerNorm(input, normalized_shape, weight, bias, eps); })
+            .shape(shapes::sameDtype),
+        "torch.native_layer_norm(input, normalized_shape, None, None, eps)[1], "
+        "torch.native_layer_norm(input, normalized_shape, None, None, eps)[2]"),
+    layerNormDerivative(
+        op("aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) "
+           "-> (Tensor, Tensor, Tensor)",
+           [](const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+              const std::optional<Tensor>& bias,
+              double eps) { return nativeLayerNorm(input, normalized_shape, weight, bias, eps); })
+            .shape(nativeLayerNormShape),
+        "result1, result2"),
     op("aten::native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
        "float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
        [](const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
@@ -136,13 +139,33 @@ KILN_REGISTER_OPS(
         .shape(nativeLayerNormShape),
     op("aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, "
        "Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-       [](const Tensor& grad, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean,
-          const Tensor& rstd, const std::optional<Tensor>& weight, const std::optional<Tensor>&,
-          const IValue& output_mask) {
+       [](const Tensor& grad, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean, const Tensor& rstd,
+          const std::optional<Tensor>& weight, const std::optional<Tensor>&, const IValue& output_mask) {
          const auto& m = output_mask.toListRef().elements;
          KILN_CHECK(m.size() == 3, "output_mask must hold 3 bools");
          return layerNormBackward(grad, input, normalized_shape, mean, rstd, weight, 1e-5,
                                   {m[0].toBool(), m[1].toBool(), m[2].toBool()});
+       }),
+    op("aten::native_layer_norm_backward.out(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+       "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask, *, Tensor(a!) out0, "
+       "Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
+       [](const Tensor& grad, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean, const Tensor& rstd,
+          const std::optional<Tensor>& weight, const std::optional<Tensor>&, const IValue& output_mask, Tensor out0,
+          Tensor out1, Tensor out2) {
+         const auto& m = output_mask.toListRef().elements;
+         KILN_CHECK(m.size() == 3, "output_mask must hold 3 bools");
+         auto [a, b, c] = layerNormBackward(grad, input, normalized_shape, mean, rstd, weight, 1e-5,
+                                            {m[0].toBool(), m[1].toBool(), m[2].toBool()});
+         if (a.defined()) writeOut(out0, a, "native_layer_norm_backward");
+         if (b.defined()) writeOut(out1, b, "native_layer_norm_backward");
+         if (c.defined()) writeOut(out2, c, "native_layer_norm_backward");
+         return std::make_tuple(out0, out1, out2);
+       }),
+    op("aten::native_dropout_backward.out(Tensor grad_output, Tensor mask, float scale, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& grad, const Tensor& mask, double scale, Tensor out) {
+         return writeOut(out, mul(mul(grad, to(mask, grad.dtype())), full({}, scale, grad.dtype())),
+                         "native_dropout_backward");
        }),
     KILN_DROPOUT_OPS("dropout", DropoutKind::Plain), KILN_DROPOUT_OPS("feature_dropout", DropoutKind::Feature),
     KILN_DROPOUT_OPS("alpha_dropout", DropoutKind::Alpha),

@@ -90,12 +90,21 @@ OpDeclaration upsampleDerivative(OpDeclaration declaration, const char* name, in
 OpDeclaration upsampleVecDerivative(OpDeclaration declaration, const char* name, int n, bool align) {
   std::string scales;
   for (int i = 0; i < n; ++i) {
-    scales += std::string(i ? ", " : "") + "(None if scale_factors is None else scale_factors[" + std::to_string(i) +
-              "])";
+    scales +=
+        std::string(i ? ", " : "") + "(None if scale_factors is None else scale_factors[" + std::to_string(i) + "])";
   }
   std::string formula = std::string("input: torch.") + name + "_backward(grad, grad.size()[2:], input.size(), " +
                         (align ? "align_corners, " : "") + scales + ")";
   return std::move(declaration).derivative({formula.c_str()});
+}
+
+// The scales of a .vec form: its scale factors, or none.
+std::vector<std::optional<double>> scalesOf(const std::optional<std::vector<double>>& factors, int64_t n) {
+  std::vector<std::optional<double>> scales(static_cast<size_t>(n));
+  if (factors) {
+    for (size_t i = 0; i < scales.size() && i < factors->size(); ++i) scales[i] = (*factors)[i];
+  }
+  return scales;
 }
 
 // The `name` overloads of an upsampling op with `n` spatial dims: the sized
@@ -103,41 +112,61 @@ OpDeclaration upsampleVecDerivative(OpDeclaration declaration, const char* name,
 // gradient, resample_backward.h). `SCALES` is the schema text of the scales,
 // `PARAMS` their C++ parameters and `LIST` the vector of them;
 // `ALIGN`/`ALIGN_PARAM`/`ALIGN_ARG` add align_corners where the mode has it.
-#define KILN_UPSAMPLE_OPS(name, n, mode, aa, SCALES, PARAMS, LIST, ALIGN, ALIGN_PARAM, ALIGN_ARG)              \
-  upsampleDerivative(op("aten::" name "(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES ") -> Tensor",   \
-                        [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS) {                   \
-                          return upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa);                 \
-                        })                                                                                     \
-                         .shape(upsampleShape),                                                                \
-                     name, n, sizeof(ALIGN) > 1),                                                              \
-      op("aten::" name ".out(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES                             \
-         ", *, Tensor(a!) out) -> Tensor(a!)",                                                                 \
-         [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS, Tensor out) {                      \
-           return writeOut(out, upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa), name);           \
-         })                                                                                                    \
-          .shape(upsampleShape),                                                                               \
-      upsampleVecDerivative(                                                                                   \
-          op("aten::" name ".vec(Tensor input, SymInt[]? output_size" ALIGN ", float[]? scale_factors) -> Tensor", \
-             [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors) {                   \
-               std::vector<OptScale> scales;                                                                   \
-               const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);       \
-               return upsample(name, input, size, mode, ALIGN_ARG, scales, aa);                                \
-             })                                                                                                \
-              .shape(upsampleShape),                                                                           \
-          name, n, sizeof(ALIGN) > 1),                                                                         \
-      op("aten::" name ".vec_out(Tensor input, SymInt[]? output_size" ALIGN                                    \
-         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                         \
-         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors, Tensor out) {           \
-           std::vector<OptScale> scales;                                                                       \
-           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);           \
-           return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);               \
-         })                                                                                                    \
-          .shape(upsampleShape),                                                                               \
-      op("aten::" name "_backward(Tensor grad_output, SymInt[" #n "] output_size, SymInt[] input_size" ALIGN   \
-         SCALES ") -> Tensor",                                                                                 \
-         [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS) {                      \
-           return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa);                         \
+#define KILN_UPSAMPLE_OPS(name, n, mode, aa, SCALES, PARAMS, LIST, ALIGN, ALIGN_PARAM, ALIGN_ARG)                     \
+  upsampleDerivative(op("aten::" name "(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES ") -> Tensor",          \
+                        [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS) {                          \
+                          return upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa);                        \
+                        })                                                                                            \
+                         .shape(upsampleShape),                                                                       \
+                     name, n, sizeof(ALIGN) > 1),                                                                     \
+      op("aten::" name ".out(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES                                    \
+         ", *, Tensor(a!) out) -> Tensor(a!)",                                                                        \
+         [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS, Tensor out) {                             \
+           return writeOut(out, upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa), name);                  \
+         })                                                                                                           \
+          .shape(upsampleShape),                                                                                      \
+      upsampleVecDerivative(                                                                                          \
+          op("aten::" name ".vec(Tensor input, SymInt[]? output_size" ALIGN ", float[]? scale_factors) -> Tensor",    \
+             [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors) {                          \
+               std::vector<OptScale> scales;                                                                          \
+               const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);              \
+               return upsample(name, input, size, mode, ALIGN_ARG, scales, aa);                                       \
+             })                                                                                                       \
+              .shape(upsampleShape),                                                                                  \
+          name, n, sizeof(ALIGN) > 1),                                                                                \
+      op("aten::" name ".vec_out(Tensor input, SymInt[]? output_size" ALIGN                                           \
+         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                                \
+         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors, Tensor out) {                  \
+           std::vector<OptScale> scales;                                                                              \
+           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);                  \
+           return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);                      \
+         })                                                                                                           \
+          .shape(upsampleShape),                                                                                      \
+      op("aten::" name "_backward(Tensor grad_output, SymInt[" #n "] output_size, SymInt[" KILN_RANK##n               \
+         "] input_size" ALIGN SCALES ") -> Tensor",                                                                   \
+         [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS) {                             \
+           return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa);                                \
+         }),                                                                                                          \
+      op("aten::" name "_backward.grad_input(Tensor grad_output, SymInt[" #n "] output_size, SymInt[" KILN_RANK##n    \
+         "] input_size" ALIGN SCALES ", *, Tensor(a!) grad_input) -> Tensor(a!)",                                     \
+         [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS, Tensor out) {                 \
+           return writeOut(out, upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa), name);           \
+         }),                                                                                                          \
+      op("aten::" name "_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size" ALIGN           \
+         ", float[]? scale_factors) -> Tensor",                                                                       \
+         [](const Tensor& grad, Sizes, IntArrayRef input_size ALIGN_PARAM, Factors scale_factors) {                   \
+           return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, scalesOf(scale_factors, n), aa);          \
+         }),                                                                                                          \
+      op("aten::" name "_backward.vec_out(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size" ALIGN       \
+         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                                \
+         [](const Tensor& grad, Sizes, IntArrayRef input_size ALIGN_PARAM, Factors scale_factors, Tensor out) {       \
+           return writeOut(                                                                                           \
+               out, upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, scalesOf(scale_factors, n), aa), name); \
          })
+
+#define KILN_RANK1 "3"
+#define KILN_RANK2 "4"
+#define KILN_RANK3 "5"
 
 #define KILN_SCALES1 ", float? scales=None"
 #define KILN_SCALES2 ", float? scales_h=None, float? scales_w=None"
@@ -180,20 +209,29 @@ KILN_REGISTER_OPS(KILN_NEAREST("upsample_nearest1d", 1), KILN_NEAREST("upsample_
 
 // The padding ops of one mode and rank, their .out forms and their
 // _backward (resample_backward.h), which the derivative calls.
-#define KILN_PAD_OPS(name, n, fn)                                                                         \
-  op("aten::" name "(Tensor self, int[" #n "] padding) -> Tensor",                                        \
-     [](const Tensor& self, IntArrayRef padding) { return fn(self, padding, n / 2); })                    \
-      .shape(padShape)                                                                                    \
-      .derivative({"self: torch." name "_backward(grad, self, padding)"}),                                \
-      op("aten::" name ".out(Tensor self, int[" #n "] padding, *, Tensor(a!) out) -> Tensor(a!)",         \
-         [](const Tensor& self, IntArrayRef padding, Tensor out) {                                        \
-           return writeOut(out, fn(self, padding, n / 2), name);                                          \
-         })                                                                                               \
-          .shape(padShape),                                                                               \
-      op("aten::" name "_backward(Tensor grad_output, Tensor self, SymInt[" #n "] padding) -> Tensor",    \
-         [](const Tensor& grad, const Tensor& self, IntArrayRef padding) {                                \
-           return padBackward(grad, self.sizes(), padding,                                                \
-                              [](const Tensor& x, IntArrayRef p) { return fn(x, p, n / 2); });            \
+#define KILN_PAD_OPS(name, n, fn)                                                                       \
+  op("aten::" name "(Tensor self, int[" #n "] padding) -> Tensor",                                      \
+     [](const Tensor& self, IntArrayRef padding) { return fn(self, padding, n / 2); })                  \
+      .shape(padShape)                                                                                  \
+      .derivative({"self: torch." name "_backward(grad, self, padding)"}),                              \
+      op("aten::" name ".out(Tensor self, int[" #n "] padding, *, Tensor(a!) out) -> Tensor(a!)",       \
+         [](const Tensor& self, IntArrayRef padding, Tensor out) {                                      \
+           return writeOut(out, fn(self, padding, n / 2), name);                                        \
+         })                                                                                             \
+          .shape(padShape),                                                                             \
+      op("aten::" name "_backward(Tensor grad_output, Tensor self, int[" #n "] padding) -> Tensor",     \
+         [](const Tensor& grad, const Tensor& self, IntArrayRef padding) {                              \
+           return padBackward(grad, self.sizes(), padding,                                              \
+                              [](const Tensor& x, IntArrayRef p) { return fn(x, p, n / 2); });          \
+         }),                                                                                            \
+      op("aten::" name "_backward.grad_input(Tensor grad_output, Tensor self, int[" #n                  \
+         "] padding, *, "                                                                               \
+         "Tensor(a!) grad_input) -> Tensor(a!)",                                                        \
+         [](const Tensor& grad, const Tensor& self, IntArrayRef padding, Tensor out) {                  \
+           return writeOut(out,                                                                         \
+                           padBackward(grad, self.sizes(), padding,                                     \
+                                       [](const Tensor& x, IntArrayRef p) { return fn(x, p, n / 2); }), \
+                           name);                                                                       \
          })
 
 // aten::pad as torch 1.13 composes it when an input requires grad

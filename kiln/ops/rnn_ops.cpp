@@ -2,6 +2,8 @@
 // PyTorch 1.13's schemas: the stacked LSTM, GRU and Elman RNNs on padded
 // (`.input`) and packed (`.data`) sequences, their cells, and the packing of
 // padded sequences that torch.nn.utils.rnn compiles to.
+#include <algorithm>
+
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
@@ -123,9 +125,10 @@ std::vector<Tensor> rChunk(const Tensor& a, int64_t n) {
 Tensor rSelect(const Tensor& a, int64_t dim, int64_t i) { return callTensor("aten::select", "int", {a, dim, i}); }
 Tensor rStack(const std::vector<Tensor>& ts, int64_t dim) { return callTensor("aten::stack", "", {IValue(ts), dim}); }
 Tensor rCat(const std::vector<Tensor>& ts, int64_t dim) { return callTensor("aten::cat", "", {IValue(ts), dim}); }
-Tensor rTranspose(const Tensor& a, int64_t d0, int64_t d1) {
-  return callTensor("aten::transpose", "int", {a, d0, d1});
+Tensor rCallNarrow(const Tensor& a, int64_t start, int64_t length) {
+  return callTensor("aten::slice", "Tensor", {a, 0, start, start + length, 1});
 }
+Tensor rTranspose(const Tensor& a, int64_t d0, int64_t d1) { return callTensor("aten::transpose", "int", {a, d0, d1}); }
 
 struct Weights {
   Tensor w_ih, w_hh;
@@ -203,11 +206,94 @@ std::tuple<Tensor, Tensor, Tensor> stacked(RnnMode mode, const Tensor& input, co
   return {output, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
 }
 
+// (output, h_n, c_n) of the stacked network on a packed sequence: the
+// batch shrinks over time (batch_sizes, decreasing); a sequence's final
+// state is its rows' state when the batch drops them.
+std::tuple<Tensor, Tensor, Tensor> stackedPacked(RnnMode mode, const Tensor& data, const Tensor& batch_sizes,
+                                                 const std::vector<Tensor>& hx, const std::vector<Tensor>& params,
+                                                 bool has_biases, int64_t num_layers, double dropout, bool train,
+                                                 bool bidirectional) {
+  const bool lstm = mode == RnnMode::Lstm;
+  const int64_t dirs = bidirectional ? 2 : 1;
+  const int64_t per = has_biases ? 4 : 2;
+  Tensor sizes = contiguous(to(batch_sizes, ScalarType::Long));
+  const int64_t steps = sizes.numel();
+  std::vector<int64_t> bs(sizes.data<int64_t>(), sizes.data<int64_t>() + steps), offsets(1, 0);
+  for (int64_t b : bs) offsets.push_back(offsets.back() + b);
+  auto narrowed = [](const Tensor& t, int64_t start, int64_t length) { return rCallNarrow(t, start, length); };
+  Tensor layer_input = data;
+  std::vector<Tensor> h_n, c_n;
+  for (int64_t layer = 0; layer < num_layers; ++layer) {
+    std::vector<Tensor> dir_outputs;
+    for (int64_t d = 0; d < dirs; ++d) {
+      const int64_t k = layer * dirs + d;
+      const size_t base = static_cast<size_t>(k * per);
+      Weights w{params[base], params[base + 1], std::nullopt, std::nullopt};
+      if (has_biases) {
+        w.b_ih = params[base + 2];
+        w.b_hh = params[base + 3];
+      }
+      Tensor h0 = rSelect(hx[0], 0, k);
+      Tensor c0 = lstm ? rSelect(hx[1], 0, k) : Tensor();
+      std::vector<Tensor> outs(static_cast<size_t>(steps));
+      if (d == 0) {
+        Tensor h = h0, c = c0;
+        std::vector<Tensor> done_h, done_c;  // finished rows, highest first
+        for (int64_t t = 0; t < steps; ++t) {
+          const int64_t b = bs[static_cast<size_t>(t)];
+          if (b < h.size(0)) {
+            done_h.push_back(narrowed(h, b, h.size(0) - b));
+            h = narrowed(h, 0, b);
+            if (lstm) {
+              done_c.push_back(narrowed(c, b, c.size(0) - b));
+              c = narrowed(c, 0, b);
+            }
+          }
+          std::tie(h, c) = cell(mode, narrowed(layer_input, offsets[static_cast<size_t>(t)], b), h, c, w);
+          outs[static_cast<size_t>(t)] = h;
+        }
+        done_h.push_back(h);
+        std::reverse(done_h.begin(), done_h.end());
+        h_n.push_back(done_h.size() == 1 ? done_h[0] : rCat(done_h, 0));
+        if (lstm) {
+          done_c.push_back(c);
+          std::reverse(done_c.begin(), done_c.end());
+          c_n.push_back(done_c.size() == 1 ? done_c[0] : rCat(done_c, 0));
+        }
+      } else {
+        Tensor h, c;
+        for (int64_t t = steps - 1; t >= 0; --t) {
+          const int64_t b = bs[static_cast<size_t>(t)];
+          const int64_t have = h.defined() ? h.size(0) : 0;
+          if (b > have) {
+            Tensor more_h = narrowed(h0, have, b - have);
+            h = have ? rCat({h, more_h}, 0) : more_h;
+            if (lstm) {
+              Tensor more_c = narrowed(c0, have, b - have);
+              c = have ? rCat({c, more_c}, 0) : more_c;
+            }
+          }
+          std::tie(h, c) = cell(mode, narrowed(layer_input, offsets[static_cast<size_t>(t)], b), h, c, w);
+          outs[static_cast<size_t>(t)] = h;
+        }
+        h_n.push_back(h);
+        if (lstm) c_n.push_back(c);
+      }
+      dir_outputs.push_back(rCat(outs, 0));
+    }
+    layer_input = dirs == 1 ? dir_outputs[0] : rCat(dir_outputs, 1);
+    if (dropout > 0 && train && layer + 1 < num_layers) {
+      layer_input = callTensor("aten::dropout", "", {layer_input, dropout, train});
+    }
+  }
+  return {layer_input, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
+}
+
 }  // namespace rec
 
 bool recordingRnn(const Tensor& input, const std::vector<Tensor>& hx, const std::vector<Tensor>& params,
-                  bool has_biases, int64_t num_layers, bool bidirectional) {
-  if (!rec::plainParams(params, has_biases, num_layers, bidirectional) || input.dim() != 3) return false;
+                  bool has_biases, int64_t num_layers, bool bidirectional, int64_t input_dims = 3) {
+  if (!rec::plainParams(params, has_biases, num_layers, bidirectional) || input.dim() != input_dims) return false;
   std::vector<Tensor> all = params;
   all.push_back(input);
   all.insert(all.end(), hx.begin(), hx.end());
@@ -221,8 +307,8 @@ std::tuple<Tensor, Tensor, Tensor> lstmOp(const Tensor& input, const std::vector
     return rec::stacked(RnnMode::Lstm, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
                         batch_first);
   }
-  return triple(rnnForward(RnnMode::Lstm, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                           batch_first));
+  return triple(
+      rnnForward(RnnMode::Lstm, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first));
 }
 
 std::tuple<Tensor, Tensor> rnnOp(RnnMode mode, const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
@@ -233,7 +319,20 @@ std::tuple<Tensor, Tensor> rnnOp(RnnMode mode, const Tensor& input, const Tensor
         rec::stacked(mode, input, {hx}, params, has_biases, num_layers, dropout, train, bidirectional, batch_first);
     return {output, h};
   }
-  return pair(rnnForward(mode, input, {hx}, params, has_biases, num_layers, dropout, train, bidirectional, batch_first));
+  return pair(
+      rnnForward(mode, input, {hx}, params, has_biases, num_layers, dropout, train, bidirectional, batch_first));
+}
+
+std::tuple<Tensor, Tensor> rnnPackedOp(RnnMode mode, const Tensor& data, const Tensor& batch_sizes, const Tensor& hx,
+                                       const std::vector<Tensor>& params, bool has_biases, int64_t num_layers,
+                                       double dropout, bool train, bool bidirectional) {
+  if (recordingRnn(data, {hx}, params, has_biases, num_layers, bidirectional, 2)) {
+    auto [output, h, c] = rec::stackedPacked(mode, data, batch_sizes, {hx}, params, has_biases, num_layers, dropout,
+                                             train, bidirectional);
+    return {output, h};
+  }
+  return pair(
+      rnnForwardPacked(mode, data, batch_sizes, {hx}, params, has_biases, num_layers, dropout, train, bidirectional));
 }
 
 std::tuple<Tensor, Tensor> lstmCellOp(const Tensor& input, const std::vector<Tensor>& hx, const Tensor& w_ih,
@@ -250,7 +349,8 @@ std::tuple<Tensor, Tensor> lstmCellOp(const Tensor& input, const std::vector<Ten
 
 Tensor rnnCellOp(RnnMode mode, const Tensor& input, const Tensor& hx, const Tensor& w_ih, const Tensor& w_hh,
                  const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
-  if (input.dim() == 2 && composite::recording({input, hx, w_ih, w_hh, b_ih.value_or(Tensor()), b_hh.value_or(Tensor())})) {
+  if (input.dim() == 2 &&
+      composite::recording({input, hx, w_ih, w_hh, b_ih.value_or(Tensor()), b_hh.value_or(Tensor())})) {
     return rec::cell(mode, input, hx, Tensor(), {w_ih, w_hh, b_ih, b_hh}).first;
   }
   return rnnCell(mode, input, hx, w_ih, w_hh, b_ih, b_hh);
@@ -272,8 +372,8 @@ Tensor rnnCellOp(RnnMode mode, const Tensor& input, const Tensor& hx, const Tens
          "float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)",                                         \
          [](const Tensor& data, const Tensor& batch_sizes, const Tensor& hx, const std::vector<Tensor>& params,        \
             bool has_biases, int64_t num_layers, double dropout, bool train, bool bidirectional) {                     \
-           return pair(rnnForwardPacked(mode, data, batch_sizes, {hx}, params, has_biases, num_layers, dropout, train, \
-                                        bidirectional));                                                               \
+           return rnnPackedOp(mode, data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,             \
+                              bidirectional);                                                                          \
          })                                                                                                            \
           .shape(rnnData)                                                                                              \
           .traits(OpTrait::Expensive)
@@ -312,9 +412,48 @@ Tensor padSequence(const std::vector<Tensor>& sequences, bool batch_first, doubl
   return out;
 }
 
+// pad_sequence when a sequence requires grad (composite.h): each sequence
+// padded along its first dim to the longest, then stacked.
+Tensor recordedPadSequence(const std::vector<Tensor>& sequences, bool batch_first, double padding_value) {
+  KILN_CHECK(!sequences.empty(), "received an empty list of sequences");
+  int64_t max_len = 0;
+  for (const Tensor& s : sequences) {
+    KILN_CHECK(s.dim() >= 1 && s.dim() == sequences[0].dim(),
+               "pad_sequence: the sequences must have the same number of dimensions");
+    max_len = std::max(max_len, s.size(0));
+  }
+  std::vector<Tensor> padded;
+  for (const Tensor& s : sequences) {
+    // constant_pad_nd's list runs from the last dim: zeros, then (0, missing) for dim 0.
+    std::vector<int64_t> pad(static_cast<size_t>(2 * s.dim()), 0);
+    pad.back() = max_len - s.size(0);
+    padded.push_back(composite::callTensor("aten::constant_pad_nd", "", {s, IValue(pad), padding_value}));
+  }
+  return composite::callTensor("aten::stack", "", {IValue(padded), batch_first ? 0 : 1});
+}
+
+// The gradient of _pack_padded_sequence: the packed gradient put back in
+// the padded layout (zeros past each length).
+Tensor packPaddedSequenceBackward(const Tensor& grad, IntArrayRef input_size, const Tensor& batch_sizes,
+                                  bool batch_first) {
+  KILN_CHECK(input_size.size() >= 2, "_pack_padded_sequence_backward: input_size needs 2 or more dims");
+  const int64_t steps = input_size[batch_first ? 1 : 0];
+  Tensor padded = std::get<0>(padPackedSequence(grad, batch_sizes, batch_first, 0.0, steps));
+  // Sequences shorter than the batch leave it short of batch rows: pad the batch dim with zeros.
+  const int64_t batch_dim = batch_first ? 0 : 1;
+  const int64_t missing = input_size[static_cast<size_t>(batch_dim)] - padded.size(batch_dim);
+  if (missing > 0) {
+    DimVector zero_sizes(padded.sizes());
+    zero_sizes[static_cast<size_t>(batch_dim)] = missing;
+    padded = cat({padded, zeros(IntArrayRef(zero_sizes), padded.dtype())}, batch_dim);
+  }
+  return padded;
+}
+
 KILN_REGISTER_OPS(
     op("aten::pad_sequence(Tensor[] sequences, bool batch_first=False, float padding_value=0.) -> Tensor",
        [](const std::vector<Tensor>& sequences, bool batch_first, double padding_value) {
+         if (composite::recording(sequences)) return recordedPadSequence(sequences, batch_first, padding_value);
          return padSequence(sequences, batch_first, padding_value);
        }),
     op("aten::lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, "
@@ -330,6 +469,10 @@ KILN_REGISTER_OPS(
        [](const Tensor& data, const Tensor& batch_sizes, const std::vector<Tensor>& hx,
           const std::vector<Tensor>& params, bool has_biases, int64_t num_layers, double dropout, bool train,
           bool bidirectional) {
+         if (hx.size() == 2 && recordingRnn(data, hx, params, has_biases, num_layers, bidirectional, 2)) {
+           return rec::stackedPacked(RnnMode::Lstm, data, batch_sizes, hx, params, has_biases, num_layers, dropout,
+                                     train, bidirectional);
+         }
          return triple(rnnForwardPacked(RnnMode::Lstm, data, batch_sizes, hx, params, has_biases, num_layers, dropout,
                                         train, bidirectional));
        })
@@ -351,7 +494,14 @@ KILN_REGISTER_OPS(
          return packPaddedSequence(input, lengths, batch_first);
        })
         .shape(packRule)
+        .derivative({"input: torch._pack_padded_sequence_backward(grad, input.size(), result1, batch_first)",
+                     "non_differentiable: result1"})
         .traits(OpTrait::ValueDependentShape),
+    op("aten::_pack_padded_sequence_backward(Tensor grad, int[] input_size, Tensor batch_sizes, "
+       "bool batch_first) -> Tensor",
+       [](const Tensor& grad, IntArrayRef input_size, const Tensor& batch_sizes, bool batch_first) {
+         return packPaddedSequenceBackward(grad, input_size, batch_sizes, batch_first);
+       }),
     op("aten::_pack_padded_sequence.out(Tensor input, Tensor lengths, bool batch_first, *, Tensor(a!) out0, "
        "Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
        [](const Tensor& input, const Tensor& lengths, bool batch_first, Tensor out0, Tensor out1) {
@@ -369,6 +519,7 @@ KILN_REGISTER_OPS(
          return padPackedSequence(data, batch_sizes, batch_first, padding_value, total_length);
        })
         .shape(padRule)
+        .derivative({"data: torch._pack_padded_sequence(grad, result1, batch_first)[0]", "non_differentiable: result1"})
         .traits(OpTrait::ValueDependentShape),
     // kiln's tensors live on the CPU: pad_packed_sequence's `lengths[unsorted_indices.cpu()]`.
     op("aten::cpu(Tensor(a) self) -> Tensor(b|a)", [](const Tensor& self) { return self; }).shape(shapes::alias), );

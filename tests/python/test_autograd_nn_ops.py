@@ -34,6 +34,14 @@ def _indices(lib):
     return lib.from_numpy(np.array([[1, 2, 4], [4, 3, 1]]))
 
 
+def _bag_indices(lib):
+    return lib.from_numpy(np.array([1, 2, 4, 5, 4, 3, 2]))
+
+
+def _bag_offsets(lib, last=False):
+    return lib.from_numpy(np.array([0, 3, 3, 5] + ([7] if last else [])))
+
+
 def _softmax_mask(lib):
     return lib.from_numpy(np.array([[[True, False, False], [False, False, True], [False, False, False],
                                       [True, True, False]]] * 2))
@@ -95,6 +103,21 @@ PROGRAMS = {
     "embedding_padding_idx": (lambda lib, w: F(lib).embedding(_indices(lib), w, padding_idx=3), [(5, 4)]),
     "embedding_scale_grad_by_freq": (lambda lib, w: F(lib).embedding(_indices(lib), w, scale_grad_by_freq=True),
                                      [(5, 4)]),
+    "embedding_bag_sum": (lambda lib, w: F(lib).embedding_bag(_bag_indices(lib), w, _bag_offsets(lib), mode="sum"),
+                          [(6, 3)]),
+    "embedding_bag_mean_padding_idx": (
+        lambda lib, w: F(lib).embedding_bag(_bag_indices(lib), w, _bag_offsets(lib), mode="mean", padding_idx=2),
+        [(6, 3)]),
+    "embedding_bag_max": (lambda lib, w: F(lib).embedding_bag(_bag_indices(lib), w, _bag_offsets(lib), mode="max"),
+                          [(6, 3)]),
+    "embedding_bag_per_sample_weights": (
+        lambda lib, w, p: F(lib).embedding_bag(_bag_indices(lib), w, _bag_offsets(lib), mode="sum",
+                                               per_sample_weights=p),
+        [(6, 3), (7,)]),
+    "embedding_bag_last_offset": (
+        lambda lib, w: F(lib).embedding_bag(_bag_indices(lib), w, _bag_offsets(lib, True), mode="mean",
+                                            include_last_offset=True),
+        [(6, 3)]),
     "dropout_eval": (lambda lib, x: F(lib).dropout(x, 0.5, training=False), [(4, 5)]),
     "silu": (lambda lib, x: F(lib).silu(x), [(4, 5)]),
     "mish": (lambda lib, x: F(lib).mish(x), [(4, 5)]),
@@ -336,3 +359,36 @@ def test_attention_module_parameter_gradients_match_torch(cls, args):
     t_out.pow(2).sum().backward()
     k_out.pow(2).sum().backward()
     _assert_parameter_gradients_match(t_module, k_module)
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_packed_sequence_gradients_match_torch(cls):
+    torch.manual_seed(0)
+    t_rnn = getattr(torch.nn, cls)(3, 4, num_layers=2, bidirectional=True)
+    k_rnn = getattr(kiln.nn, cls)(3, 4, num_layers=2, bidirectional=True)
+    _copy_weights(t_rnn, k_rnn)
+    x = np.random.default_rng(6).standard_normal((5, 3, 3)).astype(np.float32)
+    lengths = [5, 3, 2]
+    grads = []
+    for lib, rnn in ((torch, t_rnn), (kiln, k_rnn)):
+        inp = lib.from_numpy(x.copy())
+        inp.requires_grad_(True)
+        packed = lib.nn.utils.rnn.pack_padded_sequence(inp, lib.from_numpy(np.array(lengths)))
+        out, state = rnn(packed)
+        padded, _ = lib.nn.utils.rnn.pad_packed_sequence(out)
+        h = state[0] if cls == "LSTM" else state
+        (padded.pow(2).sum() + h.sum()).backward()
+        grads.append(inp.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-5)
+    _assert_parameter_gradients_match(t_rnn, k_rnn)
+
+
+def test_pad_sequence_gradients_match_torch():
+    values = arrays([(4, 3), (2, 3), (3, 3)])
+
+    def program(lib, a, b, c):
+        if lib is torch:
+            return torch.nn.utils.rnn.pad_sequence([a, b, c], batch_first=True, padding_value=0.5)
+        return F(kiln).pad_sequence([a, b, c], batch_first=True, padding_value=0.5)
+
+    assert_gradients_match_torch(program, values)

@@ -77,8 +77,8 @@ WeightGradEntry makeWeightGrad(const WeightGrad& p) {
     memory::desc src_any(p.src, f32, any), dst_any(p.dst, f32, any), weight_any(wdims, f32, any);
     Dims dilation;
     for (int64_t d : p.dilation) dilation.push_back(d - 1);  // oneDNN counts the gaps
-    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                       src_any, weight_any, dst_any, p.stride, dilation, p.pad_l, p.pad_r);
+    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src_any,
+                                       weight_any, dst_any, p.stride, dilation, p.pad_l, p.pad_r);
     dnnl::convolution_forward::primitive_desc fpd(fd, engine);
     dnnl::convolution_backward_weights::desc bd(dnnl::algorithm::convolution_direct, src_any, weight_any, dst_any,
                                                 p.stride, dilation, p.pad_l, p.pad_r);
@@ -151,7 +151,7 @@ Tensor weightGradByConv(const Tensor& input, const Tensor& grad, IntArrayRef wei
   const int64_t cg = input.size(1) / groups, ocg = grad.size(1) / groups;
   std::vector<Tensor> parts;
   for (int64_t g = 0; g < groups; ++g) {
-    Tensor x = transpose(narrow(input, 1, g * cg, cg), 0, 1);  // (Cg, N, I...)
+    Tensor x = transpose(narrow(input, 1, g * cg, cg), 0, 1);   // (Cg, N, I...)
     Tensor w = transpose(narrow(grad, 1, g * ocg, ocg), 0, 1);  // (OCg, N, O...)
     Tensor out = convolution(contiguous(x), contiguous(w), std::nullopt, IntArrayRef(dilation), IntArrayRef(padding),
                              IntArrayRef(stride), false, {0}, 1);  // (Cg, OCg, >= k...)
@@ -213,8 +213,8 @@ std::tuple<Tensor, Tensor, Tensor> convolutionBackward(const Tensor& grad_output
       grad_input = convolution(g, weight, std::nullopt, IntArrayRef(s), IntArrayRef(p), IntArrayRef(d), true,
                                IntArrayRef(extra), groups);
     } else {
-      grad_input = convolution(g, weight, std::nullopt, IntArrayRef(s), IntArrayRef(p), IntArrayRef(d), false, {0},
-                               groups);
+      grad_input =
+          convolution(g, weight, std::nullopt, IntArrayRef(s), IntArrayRef(p), IntArrayRef(d), false, {0}, groups);
       // An output padding of a stride or more (allowed below the dilation) leaves rows the forward never read.
       for (int64_t i = 0; i < spatial; ++i) grad_input = narrow(grad_input, i + 2, 0, x.size(i + 2));
       grad_input = contiguous(grad_input);

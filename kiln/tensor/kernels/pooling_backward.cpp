@@ -29,7 +29,8 @@ Planes makePlanes(int64_t spatial, const Tensor& grad, const Tensor& self) {
   Planes p;
   const int64_t lead = self.dim() - spatial;
   for (int64_t i = 0; i < lead; ++i) {
-    KILN_CHECK(grad.size(i) == self.size(i), "pooling backward: grad_output's batch and channel sizes differ from self's");
+    KILN_CHECK(grad.size(i) == self.size(i),
+               "pooling backward: grad_output's batch and channel sizes differ from self's");
     p.planes *= self.size(i);
   }
   for (int64_t i = 0; i < spatial; ++i) {
