@@ -487,6 +487,8 @@ void recordOperator(const Operator& op, Stack& stack) {
       if (ret.alias_info && !ret.alias_info->is_write) view_source = stack[base].toTensor();
     }
   }
+  // The grad_fn of an in-place op's `self` before the op ran (composite kernels change it).
+  std::shared_ptr<Node> grad_fn_before = inplace ? gradFn(stack[base].toTensor()) : nullptr;
 
   op.operation()(stack);
 
@@ -533,6 +535,10 @@ void recordOperator(const Operator& op, Stack& stack) {
     const Tensor& t = results[k];
     if (!t.defined() || !differentiableDtype(t)) continue;
     if (derivative && !derivative->resultDifferentiable(result_of[k])) continue;
+    // A composite kernel (kiln/ops/composite.h) ran its decomposition
+    // through runOperator: its results already have the grad_fns of the
+    // operators it recorded.
+    if (std::shared_ptr<Node> fn = gradFn(t); fn && fn != grad_fn_before) continue;
     setGradFn(t, node, k);
   }
   if (inplace_view.defined()) rebaseHistory(inplace_view, node, self_edge);

@@ -14,20 +14,50 @@ using kernels::ParamDtypes;
 
 // The functional and in-place forms of an op without parameters or out=
 // (relu6, selu: composites in PyTorch, whose errors name the op they call).
-#define KILN_NOPARAM_OPS(name, kname, dtypes, ...)                                                                  \
-  op("aten::" name "(Tensor self) -> Tensor",                                                                       \
-     [](const Tensor& self) {                                                                                       \
-       return kernels::paramElementwise<dtypes>(                                                                    \
-           kname, self, Tensor(), [&]<typename T>() { return [](T self) -> T { return __VA_ARGS__; }; });           \
-     })                                                                                                             \
-      .shape(shapes::sameDtype)                                                                                     \
-      .pointwise(                                                                                                   \
-          elementwiseFromCpp(pointwise::TypeRule::Promote, pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"})), \
-      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) {                                        \
-        kernels::paramElementwise<dtypes>(kname, self, self,                                                        \
-                                          [&]<typename T>() { return [](T self) -> T { return __VA_ARGS__; }; });   \
-        return self;                                                                                                \
+#define KILN_NOPARAM_OPS(name, kname, dtypes, formula, ...)                                                        \
+  op("aten::" name "(Tensor self) -> Tensor",                                                                      \
+     [](const Tensor& self) {                                                                                      \
+       return kernels::paramElementwise<dtypes>(                                                                   \
+           kname, self, Tensor(), [&]<typename T>() { return [](T self) -> T { return __VA_ARGS__; }; });          \
+     })                                                                                                            \
+      .shape(shapes::sameDtype)                                                                                    \
+      .pointwise(                                                                                                  \
+          elementwiseFromCpp(pointwise::TypeRule::Promote, pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"})) \
+      .derivative(KILN_PP_UNPAREN formula),                                                                        \
+      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) {                                       \
+        kernels::paramElementwise<dtypes>(kname, self, self,                                                       \
+                                          [&]<typename T>() { return [](T self) -> T { return __VA_ARGS__; }; });  \
+        return self;                                                                                               \
       })
+
+// KILN_FLOAT_UNARY_OPS (elementwise_ops.h) with the functional form's
+// derivative formula (the in-place form uses it too).
+#define KILN_FLOAT_UNARY_OPS_DIFF(name, formula, ...)                                                               \
+  ::kiln::op("aten::" name "(Tensor self) -> Tensor",                                                               \
+             [](const ::kiln::Tensor& self) {                                                                       \
+               return ::kiln::kernels::floatElementwise(name, self, ::kiln::Tensor(),                               \
+                                                        KILN_UNARY_ELEMENT(__VA_ARGS__));                           \
+             })                                                                                                     \
+      .shape(::kiln::shapes::sameDtype)                                                                             \
+      .pointwise(::kiln::elementwiseFromCpp(::kiln::pointwise::TypeRule::Promote,                                   \
+                                            ::kiln::pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"}))         \
+      .derivative(KILN_PP_UNPAREN formula),                                                                         \
+      ::kiln::op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                  \
+                 [](::kiln::Tensor self) {                                                                          \
+                   ::kiln::kernels::floatElementwise(name, self, self, KILN_UNARY_ELEMENT(__VA_ARGS__));            \
+                   return self;                                                                                     \
+                 }),                                                                                                \
+      ::kiln::op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const ::kiln::Tensor& self, \
+                                                                                        ::kiln::Tensor out) {       \
+        ::kiln::kernels::floatElementwise(name, self, out, KILN_UNARY_ELEMENT(__VA_ARGS__));                        \
+        return out;                                                                                                 \
+      }).shape(::kiln::shapes::sameDtype)
+
+// KILN_PARAM_OPS with the functional form's derivative formula.
+#define KILN_PARAM_OPS_DIFF(name, sig, kname, dtypes, params, formula, ...)                                    \
+  KILN_PARAM_FUNCTIONAL_OP(name, sig, kname, dtypes, params, __VA_ARGS__).derivative(KILN_PP_UNPAREN formula), \
+      KILN_PARAM_INPLACE_OP(name, sig, kname, dtypes, params, __VA_ARGS__),                                    \
+      KILN_PARAM_OUT_OP(name, sig, kname, dtypes, params, __VA_ARGS__)
 
 // celu: elu with input_scale 1 / alpha, which must not be 0.
 #define KILN_CELU_ELEMENT self <= (T)0 ? (m_exp(self * ((T)1 / alpha)) - (T)1) * alpha : self
@@ -49,60 +79,87 @@ using kernels::ParamDtypes;
 
 KILN_REGISTER_OPS(
     // x * sigmoid(x), computed as PyTorch does: x / (1 + e^-x).
-    KILN_FLOAT_UNARY_OPS("silu", self / ((T)1 + m_exp(-self))),
+    KILN_FLOAT_UNARY_OPS_DIFF("silu",
+                              ({"self: grad * torch.sigmoid(self) * (1 + self * (1 - torch.sigmoid(self)))",
+                                "grad_fn: SiluBackward0"}),
+                              self / ((T)1 + m_exp(-self))),
     // x * tanh(softplus(x)).
-    KILN_FLOAT_UNARY_OPS("mish", self* k_tanh(m_log1p(m_exp(self)))),
+    KILN_FLOAT_UNARY_OPS_DIFF("mish",
+                              ({"self: grad * (torch.tanh(torch.nn.functional.softplus(self)) + self * "
+                                "torch.sigmoid(self) * (1 - torch.tanh(torch.nn.functional.softplus(self)) ** 2))",
+                                "grad_fn: MishBackward0"}),
+                              self* k_tanh(m_log1p(m_exp(self)))),
     // clamp(x, min_val, max_val); integers too, with float bounds truncated.
-    KILN_PARAM_OPS("hardtanh", ", Scalar min_val=-1, Scalar max_val=1", "hardtanh", ParamDtypes::Clamp,
-                   (min_val, max_val), k_clamp(self, min_val, max_val)),
-    KILN_NOPARAM_OPS("relu6", "hardtanh", ParamDtypes::Clamp, k_clamp(self, (T)0, (T)6)),
+    KILN_PARAM_OPS_DIFF("hardtanh", ", Scalar min_val=-1, Scalar max_val=1", "hardtanh", ParamDtypes::Clamp,
+                        (min_val, max_val), ({"self: grad * ((self > min_val) & (self < max_val))"}),
+                        k_clamp(self, min_val, max_val)),
+    KILN_NOPARAM_OPS("relu6", "hardtanh", ParamDtypes::Clamp,
+                     ({"self: grad * ((self > 0) & (self < 6))", "grad_fn: HardtanhBackward0"}),
+                     k_clamp(self, (T)0, (T)6)),
     // x * relu6(x + 3) / 6 and relu6(x + 3) / 6, NaN kept as std::min/max keep it.
-    KILN_FLOAT_UNARY_OPS("hardswish", self* k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
-    KILN_FLOAT_UNARY_OPS("hardsigmoid", k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
+    KILN_FLOAT_UNARY_OPS_DIFF(
+        "hardswish",
+        ({"self: torch.where(self < -3, grad * 0, torch.where(self <= 3, grad * (self / 3 + 0.5), grad))"}),
+        self* k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
+    KILN_FLOAT_UNARY_OPS_DIFF("hardsigmoid", ({"self: grad * ((self > -3) & (self < 3)) / 6"}),
+                              k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
     // scale * x for x > 0, else scale * alpha * (e^(input_scale * x) - 1), with exp - 1 as PyTorch computes it (not
     // expm1).
-    KILN_PARAM_OPS("elu", ", Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", "elu", ParamDtypes::Floating,
-                   (alpha, scale, input_scale),
-                   self <= (T)0 ? (m_exp(self * input_scale) - (T)1) * (alpha * scale) : self * scale),
+    KILN_PARAM_OPS_DIFF("elu", ", Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", "elu", ParamDtypes::Floating,
+                        (alpha, scale, input_scale),
+                        ({"self: torch.where(self > 0, grad * scale, grad * (alpha * scale * input_scale) * "
+                          "torch.exp(self * input_scale))"}),
+                        self <= (T)0 ? (m_exp(self * input_scale) - (T)1) * (alpha * scale) : self * scale),
     // elu with PyTorch's SELU constants.
     KILN_NOPARAM_OPS("selu", "elu", ParamDtypes::Floating,
+                     ({"self: torch.where(self > 0, grad * 1.0507009873554805, grad * (1.6732632423543772 * "
+                       "1.0507009873554805) * torch.exp(self))",
+                       "grad_fn: EluBackward0"}),
                      self <= (T)0 ? (m_exp(self) - (T)1) * ((T)1.6732632423543772 * (T)1.0507009873554805)
                                   : self * (T)1.0507009873554805),
     KILN_CELU_OP("celu(Tensor self, Scalar alpha=1.) -> Tensor", const Tensor& self, Tensor())
         .shape(shapes::sameDtype)
+        .derivative({"self: torch.where(self > 0, grad, grad * torch.exp(self / alpha))", "grad_fn: EluBackward0"})
         .pointwise(elementwiseFromCpp(pointwise::TypeRule::Promote, pointwise::DtypeSet::Floating,
                                       KILN_STRINGIFY(KILN_CELU_ELEMENT), "(alpha)")),
     KILN_CELU_OP("celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)", Tensor self, self),
     KILN_CELU_OP("celu.out(Tensor self, Scalar alpha=1., *, Tensor(a!) out) -> Tensor(a!)", const Tensor& self, out,
                  Tensor out)
         .shape(shapes::sameDtype),
-    KILN_PARAM_OPS("leaky_relu", ", Scalar negative_slope=0.01", "leaky_relu", ParamDtypes::Floating, (negative_slope),
-                   self > (T)0 ? self : self * negative_slope),
+    KILN_PARAM_OPS_DIFF("leaky_relu", ", Scalar negative_slope=0.01", "leaky_relu", ParamDtypes::Floating,
+                        (negative_slope), ({"self: torch.where(self > 0, grad, grad * negative_slope)"}),
+                        self > (T)0 ? self : self * negative_slope),
     // Linear above the threshold (on beta * x), where e^(beta x) would overflow.
     KILN_PARAM_FUNCTIONAL_OP("softplus", ", Scalar beta=1, Scalar threshold=20", "softplus", ParamDtypes::Floating,
-                             (beta, threshold), self* beta > threshold ? self : m_log1p(m_exp(self * beta)) / beta),
+                             (beta, threshold), self* beta > threshold ? self : m_log1p(m_exp(self * beta)) / beta)
+        .derivative({"self: torch.where(self * beta > threshold, grad, grad * torch.sigmoid(self * beta))"}),
     KILN_PARAM_OUT_OP("softplus", ", Scalar beta=1, Scalar threshold=20", "softplus", ParamDtypes::Floating,
                       (beta, threshold), self* beta > threshold ? self : m_log1p(m_exp(self * beta)) / beta),
     KILN_PARAM_FUNCTIONAL_OP("softshrink", ", Scalar lambd=0.5", "softshrink", ParamDtypes::Floating, (lambd),
-                             self > lambd ? self - lambd : (self < -lambd ? self + lambd : (T)0)),
+                             self > lambd ? self - lambd : (self < -lambd ? self + lambd : (T)0))
+        .derivative({"self: grad * ((self > lambd) | (self < -lambd))"}),
     KILN_PARAM_OUT_OP("softshrink", ", Scalar lambd=0.5", "softshrink", ParamDtypes::Floating, (lambd),
                       self > lambd ? self - lambd : (self < -lambd ? self + lambd : (T)0)),
     KILN_PARAM_FUNCTIONAL_OP("hardshrink", ", Scalar lambd=0.5", "hardshrink", ParamDtypes::Floating, (lambd),
-                             self >= -lambd && self <= lambd ? (T)0 : self),
+                             self >= -lambd && self <= lambd ? (T)0 : self)
+        .derivative({"self: grad * ((self > lambd) | (self < -lambd))"}),
     KILN_PARAM_OUT_OP("hardshrink", ", Scalar lambd=0.5", "hardshrink", ParamDtypes::Floating, (lambd),
                       self >= -lambd && self <= lambd ? (T)0 : self),
-    KILN_PARAM_OPS("threshold", ", Scalar threshold, Scalar value", "threshold", ParamDtypes::NoBool,
-                   (threshold, value), self <= threshold ? value : self),
+    KILN_PARAM_OPS_DIFF("threshold", ", Scalar threshold, Scalar value", "threshold", ParamDtypes::NoBool,
+                        (threshold, value), ({"self: grad * (self > threshold)"}), self <= threshold ? value : self),
     // min(x, 0) - log1p(e^-|x|): no overflow on either side.
     // min(x, 0) - log1p(e^-|x|): no overflow on either side. No in-place form.
     KILN_LOG_SIGMOID_OP("log_sigmoid(Tensor self) -> Tensor", Tensor())
         .shape(shapes::sameDtype)
+        .derivative({"self: grad * torch.sigmoid(-self)", "grad_fn: LogSigmoidBackward0"})
         .pointwise(elementwiseFromCpp(pointwise::TypeRule::Promote, pointwise::DtypeSet::Floating,
                                       KILN_STRINGIFY(KILN_LOG_SIGMOID_ELEMENT), {"self"})),
     KILN_LOG_SIGMOID_OP("log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", out, Tensor out)
         .shape(shapes::sameDtype), );
 
 #undef KILN_NOPARAM_OPS
+#undef KILN_FLOAT_UNARY_OPS_DIFF
+#undef KILN_PARAM_OPS_DIFF
 #undef KILN_CELU_OP
 #undef KILN_CELU_ELEMENT
 #undef KILN_LOG_SIGMOID_OP
@@ -179,13 +236,21 @@ std::vector<shapes::OutputFacts> gluShape(const shapes::Args& a) {
 
 KILN_REGISTER_OPS(
     op("aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)",
-       [](const Tensor& self) { return logSigmoidForward(self, Tensor(), Tensor()); }),
+       [](const Tensor& self) { return logSigmoidForward(self, Tensor(), Tensor()); })
+        .derivative({"self: grad * torch.sigmoid(-self)", "non_differentiable: buffer",
+                     "grad_fn: LogSigmoidBackward0"}),
     op("aten::log_sigmoid_forward.output(Tensor self, *, Tensor(a!) output, Tensor(b!) buffer) -> "
        "(Tensor(a!), Tensor(b!))",
        [](const Tensor& self, Tensor output, Tensor buffer) { return logSigmoidForward(self, output, buffer); }),
     op("aten::prelu(Tensor self, Tensor weight) -> Tensor",
        [](const Tensor& self, const Tensor& weight) { return prelu(self, weight, Tensor()); })
-        .shape(shapes::sameDtype),
+        .shape(shapes::sameDtype)
+        .derivative({"self: torch.where(self > 0, grad, grad * (weight if weight.numel() == 1 or self.dim() < 2 else "
+                     "weight.reshape([weight.numel()] + [1] * (self.dim() - 2))))",
+                     "weight: (grad * self * (self <= 0)).sum().reshape(weight.size()) if weight.numel() == 1 or "
+                     "self.dim() < 2 else (grad * self * (self <= 0)).transpose(0, 1).reshape([weight.numel(), -1])"
+                     ".sum(1)",
+                     "grad_fn: PreluBackward0"}),
     op("aten::prelu.out(Tensor self, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& weight, Tensor out) {
          prelu(self, weight, out);
@@ -193,7 +258,9 @@ KILN_REGISTER_OPS(
        })
         .shape(shapes::sameDtype),
     op("aten::glu(Tensor self, int dim=-1) -> Tensor", [](const Tensor& self, int64_t dim) { return glu(self, dim); })
-        .shape(gluShape),
+        .shape(gluShape)
+        .derivative({"self: torch.cat([grad * torch.sigmoid(self.chunk(2, dim)[1]), grad * self.chunk(2, dim)[0] * "
+                     "torch.sigmoid(self.chunk(2, dim)[1]) * (1 - torch.sigmoid(self.chunk(2, dim)[1]))], dim)"}),
     op("aten::glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, int64_t dim,
                                                                                      Tensor out) {
       return writeOut(out, glu(self, dim), "glu");

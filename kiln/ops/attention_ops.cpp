@@ -1,9 +1,14 @@
 // aten:: registrations of what nn.MultiheadAttention and
 // nn.TransformerEncoder(Layer) compile to in PyTorch 1.13 (the inference fast
 // path and its nested tensors), with 1.13's schemas.
+#include <cmath>
+#include <limits>
+
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/attention.h"
+#include "kiln/tensor/factory.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -44,6 +49,44 @@ Tensor encoderLayer(const Tensor& src, int64_t embed_dim, int64_t num_heads, con
   return transformerEncoderLayerFwd(src, embed_dim, num_heads, w, use_gelu, norm_first, eps, mask, mask_type);
 }
 
+// _scaled_dot_product_attention as torch 1.13 composes it
+// (_scaled_dot_product_attention_math) when an input requires grad
+// (composite.h): each step an operator autograd records.
+std::tuple<Tensor, Tensor> scaledDotProductAttentionOp(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                       const std::optional<Tensor>& attn_mask, double dropout_p,
+                                                       bool is_causal) {
+  if (!composite::recording({query, key, value, attn_mask.value_or(Tensor())})) {
+    return scaledDotProductAttention(query, key, value, attn_mask, dropout_p, is_causal);
+  }
+  using composite::callTensor;
+  KILN_CHECK(!is_causal || !attn_mask,
+             "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
+  const double scale = 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+  Tensor q = callTensor("aten::mul", "Scalar", {query, scale});
+  Tensor scores = callTensor("aten::matmul", "", {q, callTensor("aten::transpose", "int", {key, -2, -1})});
+  std::optional<Tensor> mask = attn_mask;
+  if (is_causal) {
+    const int64_t l = query.size(-2), s = key.size(-2);
+    Tensor keep = empty({l, s}, ScalarType::Bool);
+    bool* k = keep.data<bool>();
+    for (int64_t i = 0; i < l; ++i) {
+      for (int64_t j = 0; j < s; ++j) k[i * s + j] = j <= i;
+    }
+    mask = keep;
+  }
+  if (mask) {
+    if (mask->dtype() == ScalarType::Bool) {
+      // torch's masked_fill of the dropped positions, as a where (the same gradient).
+      scores = callTensor("aten::where", "ScalarOther", {*mask, scores, -std::numeric_limits<double>::infinity()});
+    } else {
+      scores = callTensor("aten::add", "Tensor", {scores, *mask, 1});
+    }
+  }
+  Tensor attn = callTensor("aten::softmax", "int", {scores, -1, IValue()});
+  if (dropout_p > 0) attn = callTensor("aten::dropout", "", {attn, dropout_p, true});
+  return {callTensor("aten::matmul", "", {attn, value}), attn};
+}
+
 #define KILN_MHA_ARGS                                                                                                 \
   "Tensor query, Tensor key, Tensor value, int embed_dim, int num_head, Tensor qkv_weight, Tensor qkv_bias, "         \
   "Tensor proj_weight, Tensor proj_bias, Tensor? mask=None, bool need_weights=True, bool average_attn_weights=True, " \
@@ -59,6 +102,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& mask, std::optional<int64_t> dim, std::optional<int64_t> mask_type) {
          return maskedSoftmax(self, mask, dim, mask_type);
        })
+        .derivative({"self: (grad - (grad * result).sum(-1 if dim is None else dim, keepdim=True)) * result",
+                     "grad_fn: MaskedSoftmaxBackward0"})
         .shape(shapes::sameDtype),
     op("aten::_masked_softmax.out(Tensor self, Tensor mask, int? dim=None, int? mask_type=None, *, "
        "Tensor(a!) out) -> Tensor(a!)",
@@ -134,13 +179,13 @@ KILN_REGISTER_OPS(
        "float dropout_p=0., bool need_attn_weights=False, bool is_causal=False) -> (Tensor, Tensor)",
        [](const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
           double dropout_p, bool /*need_attn_weights: the weights are returned either way, as in 1.13*/,
-          bool is_causal) { return scaledDotProductAttention(query, key, value, attn_mask, dropout_p, is_causal); })
+          bool is_causal) { return scaledDotProductAttentionOp(query, key, value, attn_mask, dropout_p, is_causal); })
         .traits(OpTrait::Expensive),
     op("aten::_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
        "float dropout_p=0., bool need_attn_weights=False, bool is_causal=False) -> (Tensor, Tensor)",
        [](const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& attn_mask,
           double dropout_p, bool /*need_attn_weights*/,
-          bool is_causal) { return scaledDotProductAttention(query, key, value, attn_mask, dropout_p, is_causal); })
+          bool is_causal) { return scaledDotProductAttentionOp(query, key, value, attn_mask, dropout_p, is_causal); })
         .traits(OpTrait::Expensive),
     // kiln has no autocast.
     op("aten::is_autocast_enabled() -> bool", []() { return false; }), );

@@ -4,6 +4,7 @@
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/embedding.h"
+#include "kiln/tensor/embedding_backward.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -66,7 +67,14 @@ KILN_REGISTER_OPS(
        [](const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool, bool) {
          return embedding(weight, indices, padding_idx);
        })
-        .shape(embeddingRule),
+        .shape(embeddingRule)
+        .derivative({"weight: torch.embedding_dense_backward(grad, indices, weight.size(0), padding_idx, "
+                     "scale_grad_by_freq)"}),
+    op("aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, int padding_idx, "
+       "bool scale_grad_by_freq) -> Tensor",
+       [](const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx, bool scale) {
+         return embeddingDenseBackward(grad, indices, num_weights, padding_idx, scale);
+       }),
     op("aten::embedding.out(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, "
        "bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool, bool, Tensor out) {
@@ -98,7 +106,13 @@ KILN_REGISTER_OPS(
           bool include_last_offset) {
          return bag(weight, indices, offsets, mode, psw, include_last_offset, std::nullopt);
        })
-        .shape(embeddingBagRule),
+        .shape(embeddingBagRule)
+        .derivative({"weight: torch._embedding_bag_backward(grad, indices, offsets, result1, result2, result3, "
+                     "weight.size(0), scale_grad_by_freq, mode, sparse, per_sample_weights, -1)",
+                     "per_sample_weights: torch._embedding_bag_per_sample_weights_backward(grad, weight, indices, "
+                     "offsets, result1, mode, -1)",
+                     "non_differentiable: result1", "non_differentiable: result2", "non_differentiable: result3",
+                     "grad_fn: EmbeddingBagBackward0"}),
     op("aten::embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, "
        "int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> "
        "(Tensor, Tensor, Tensor, Tensor)",
@@ -106,12 +120,53 @@ KILN_REGISTER_OPS(
           bool include_last_offset, std::optional<int64_t> padding_idx) {
          return bag(weight, indices, offsets, mode, psw, include_last_offset, padding_idx);
        })
-        .shape(embeddingBagRule),
+        .shape(embeddingBagRule)
+        .derivative({"weight: torch._embedding_bag_backward(grad, indices, offsets, result1, result2, result3, "
+                     "weight.size(0), scale_grad_by_freq, mode, sparse, per_sample_weights, -1 if padding_idx is None "
+                     "else padding_idx)",
+                     "per_sample_weights: torch._embedding_bag_per_sample_weights_backward(grad, weight, indices, "
+                     "offsets, result1, mode, -1 if padding_idx is None else padding_idx)",
+                     "non_differentiable: result1", "non_differentiable: result2", "non_differentiable: result3",
+                     "grad_fn: EmbeddingBagBackward0"}),
     op("aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
        "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, "
        "int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
        [](KILN_BAG_ARGS) { return bag(weight, indices, offsets, mode, psw, include_last_offset, padding_idx); })
-        .shape(embeddingBagRule),
+        .shape(embeddingBagRule)
+        .derivative({"weight: torch._embedding_bag_backward(grad, indices, offsets, result1, result2, result3, "
+                     "weight.size(0), scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)",
+                     "per_sample_weights: torch._embedding_bag_per_sample_weights_backward(grad, weight, indices, "
+                     "offsets, result1, mode, padding_idx)",
+                     "non_differentiable: result1", "non_differentiable: result2", "non_differentiable: result3",
+                     "grad_fn: EmbeddingBagBackward0"}),
+    op("aten::embedding_dense_backward.out(Tensor grad_output, Tensor indices, SymInt num_weights, "
+       "int padding_idx, bool scale_grad_by_freq, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx, bool scale, Tensor out) {
+         return writeOut(out, embeddingDenseBackward(grad, indices, num_weights, padding_idx, scale),
+                         "embedding_dense_backward");
+       }),
+    op("aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, "
+       "Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, "
+       "Tensor? per_sample_weights, int padding_idx=-1) -> Tensor",
+       [](const Tensor& grad, const Tensor& indices, const Tensor& offsets, const Tensor&, const Tensor& bag_size,
+          const Tensor& max_indices, int64_t num_weights, bool scale_grad_by_freq, int64_t mode, bool, const Opt& psw,
+          int64_t padding_idx) {
+         return embeddingBagBackward(grad, indices, offsets, bag_size, max_indices, num_weights, scale_grad_by_freq,
+                                     mode, psw, padding_idx);
+       }),
+    op("aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, "
+       "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
+       [](const Tensor& grad, const Tensor& weight, const Tensor& indices, const Tensor& offsets, const Tensor&,
+          int64_t mode, int64_t padding_idx) {
+         return embeddingBagPerSampleWeightsBackward(grad, weight, indices, offsets, mode, padding_idx);
+       }),
+    op("aten::_embedding_bag_per_sample_weights_backward.out(Tensor grad, Tensor weight, Tensor indices, "
+       "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& weight, const Tensor& indices, const Tensor& offsets, const Tensor&,
+          int64_t mode, int64_t padding_idx, Tensor out) {
+         return writeOut(out, embeddingBagPerSampleWeightsBackward(grad, weight, indices, offsets, mode, padding_idx),
+                         "_embedding_bag_per_sample_weights_backward");
+       }),
     op("aten::_embedding_bag.out(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
        "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, "
        "int padding_idx=-1, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2, Tensor(d!) out3) -> "

@@ -3,6 +3,7 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/normalization.h"
+#include "kiln/tensor/normalization_backward.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -63,20 +64,65 @@ std::tuple<Tensor, Tensor, Tensor> writeThree(const std::tuple<Tensor, Tensor, T
   return {a, b, c};
 }
 
+// The .out forms of the backward ops: the results asked for, copied into their outs.
+std::tuple<Tensor, Tensor, Tensor> writeDefined(const std::tuple<Tensor, Tensor, Tensor>& r, Tensor a, Tensor b,
+                                                Tensor c, const char* op) {
+  if (std::get<0>(r).defined()) writeOut(a, std::get<0>(r), op);
+  if (std::get<1>(r).defined()) writeOut(b, std::get<1>(r), op);
+  if (std::get<2>(r).defined()) writeOut(c, std::get<2>(r), op);
+  return {a, b, c};
+}
+
+std::array<bool, 3> maskOf(const IValue& output_mask) {
+  const auto& elements = output_mask.toListRef().elements;
+  KILN_CHECK(elements.size() == 3, "output_mask must hold 3 bools");
+  return {elements[0].toBool(), elements[1].toBool(), elements[2].toBool()};
+}
+
+// derivatives.yaml's batch norm formula: native_batch_norm_backward, one
+// output at a time; `stats` names the saved statistics (None: computed again).
+OpDeclaration batchNormDerivative(OpDeclaration declaration, const std::string& stats) {
+  auto call = [&](const char* mask, int which) {
+    return "torch.native_batch_norm_backward(grad, input, weight, running_mean, running_var, " + stats +
+           ", training, eps, " + mask + ")[" + std::to_string(which) + "]";
+  };
+  std::string input = "input: " + call("[True, False, False]", 0);
+  std::string weight = "weight: " + call("[False, True, False]", 1);
+  std::string bias = "bias: " + call("[False, False, True]", 2);
+  return std::move(declaration)
+      .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: NativeBatchNormBackward0"});
+}
+
+OpDeclaration groupNormDerivative(OpDeclaration declaration, const std::string& stats, const std::string& group) {
+  auto call = [&](const char* mask, int which) {
+    return "torch.native_group_norm_backward(grad, input, " + stats + ", weight, input.size(0), input.size(1), " +
+           "1, " + group + ", " + mask + ")[" + std::to_string(which) + "]";
+  };
+  std::string input = "input: " + call("[True, False, False]", 0);
+  std::string weight = "weight: " + call("[False, True, False]", 1);
+  std::string bias = "bias: " + call("[False, False, True]", 2);
+  return std::move(declaration)
+      .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: NativeGroupNormBackward0"});
+}
+
 KILN_REGISTER_OPS(
-    op("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-       "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
-       [](const Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean, const Opt& running_var,
-          bool training, double momentum, double eps,
-          bool) { return batchNorm(input, weight, bias, running_mean, running_var, training, momentum, eps); })
-        .shape(normalized),
-    op("aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-       "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-       [](const Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean, const Opt& running_var,
-          bool training, double momentum, double eps) {
-         return nativeBatchNorm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-       })
-        .shape(batchNormResults),
+    batchNormDerivative(
+        op("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+           "bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+           [](const Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean, const Opt& running_var,
+              bool training, double momentum, double eps,
+              bool) { return batchNorm(input, weight, bias, running_mean, running_var, training, momentum, eps); })
+            .shape(normalized),
+        "None, None"),
+    batchNormDerivative(op("aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+                           "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+                           [](const Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean,
+                              const Opt& running_var, bool training, double momentum, double eps) {
+                             return nativeBatchNorm(input, weight, bias, running_mean, running_var, training, momentum,
+                                                    eps);
+                           })
+                            .shape(batchNormResults),
+                        "result1, result2"),
     op("aten::native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
        "Tensor? running_var, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, "
        "Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
@@ -87,34 +133,56 @@ KILN_REGISTER_OPS(
        })
         .shape(batchNormResults),
     // What autodiff lowers batch_norm to; impl_index 0 is the native CPU kernel.
-    op("aten::_batch_norm_impl_index(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-       "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> "
-       "(Tensor, Tensor, Tensor, Tensor, int)",
-       [](const Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean, const Opt& running_var,
-          bool training, double momentum, double eps, bool) {
-         auto [out, save_mean, save_invstd] =
-             nativeBatchNorm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-         return std::make_tuple(out, save_mean, save_invstd, empty({0}, input.dtype()), int64_t{0});
-       })
-        .shape(batchNormImplIndex),
+    batchNormDerivative(
+        op("aten::_batch_norm_impl_index(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+           "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> "
+           "(Tensor, Tensor, Tensor, Tensor, int)",
+           [](const Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean, const Opt& running_var,
+              bool training, double momentum, double eps, bool) {
+             auto [out, save_mean, save_invstd] =
+                 nativeBatchNorm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+             return std::make_tuple(out, save_mean, save_invstd, empty({0}, input.dtype()), int64_t{0});
+           })
+            .shape(batchNormImplIndex),
+        "result1, result2"),
     op("aten::instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
        "Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor",
        [](const Tensor& input, const Opt& weight, const Opt& bias, const Opt& running_mean, const Opt& running_var,
           bool use_input_stats, double momentum, double eps, bool) {
          return instanceNorm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps);
        })
-        .shape(normalized),
-    op("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
-       "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",
-       [](const Tensor& input, int64_t num_groups, const Opt& weight, const Opt& bias, double eps, bool) {
-         return groupNorm(input, num_groups, weight, bias, eps);
-       })
-        .shape(normalized),
-    op("aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
-       "int group, float eps) -> (Tensor, Tensor, Tensor)",
-       [](const Tensor& input, const Opt& weight, const Opt& bias, int64_t n, int64_t c, int64_t hxw, int64_t group,
-          double eps) { return nativeGroupNorm(input, weight, bias, n, c, hxw, group, eps); })
-        .shape(groupNormResults),
+        .shape(normalized)
+        .derivative({"input: torch.native_batch_norm_backward(grad.reshape([1, -1] + input.size()[2:]), "
+                     "input.reshape([1, -1] + input.size()[2:]), "
+                     "None if weight is None else weight.repeat(input.size(0)), "
+                     "None if running_mean is None else running_mean.repeat(input.size(0)), "
+                     "None if running_var is None else running_var.repeat(input.size(0)), None, None, use_input_stats, "
+                     "eps, [True, False, False])[0].reshape(input.size())",
+                     "weight: torch.native_batch_norm_backward(grad.reshape([1, -1] + input.size()[2:]), "
+                     "input.reshape([1, -1] + input.size()[2:]), "
+                     "None if weight is None else weight.repeat(input.size(0)), "
+                     "None if running_mean is None else running_mean.repeat(input.size(0)), "
+                     "None if running_var is None else running_var.repeat(input.size(0)), None, None, use_input_stats, "
+                     "eps, [False, True, False])[1].reshape([input.size(0), -1]).sum(0)",
+                     "bias: grad.transpose(0, 1).reshape([input.size(1), -1]).sum(1)",
+                     "grad_fn: NativeBatchNormBackward0"}),
+    groupNormDerivative(op("aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+                           "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",
+                           [](const Tensor& input, int64_t num_groups, const Opt& weight, const Opt& bias, double eps,
+                              bool) { return groupNorm(input, num_groups, weight, bias, eps); })
+                            .shape(normalized),
+                        "torch.native_group_norm(input, None, None, input.size(0), input.size(1), "
+                        "input.numel() // (input.size(0) * input.size(1)), num_groups, eps)[1], "
+                        "torch.native_group_norm(input, None, None, input.size(0), input.size(1), "
+                        "input.numel() // (input.size(0) * input.size(1)), num_groups, eps)[2]",
+                        "num_groups"),
+    groupNormDerivative(
+        op("aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
+           "int group, float eps) -> (Tensor, Tensor, Tensor)",
+           [](const Tensor& input, const Opt& weight, const Opt& bias, int64_t n, int64_t c, int64_t hxw, int64_t group,
+              double eps) { return nativeGroupNorm(input, weight, bias, n, c, hxw, group, eps); })
+            .shape(groupNormResults),
+        "result1, result2", "group"),
     op("aten::native_group_norm.out(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
        "int group, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> "
        "(Tensor(a!), Tensor(b!), Tensor(c!))",
@@ -123,7 +191,40 @@ KILN_REGISTER_OPS(
          return writeThree(nativeGroupNorm(input, weight, bias, n, c, hxw, group, eps), out0, out1, out2,
                            "native_group_norm");
        })
-        .shape(groupNormResults), );
+        .shape(groupNormResults),
+    op("aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
+       "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> "
+       "(Tensor, Tensor, Tensor)",
+       [](const Tensor& grad, const Tensor& input, const Opt& weight, const Opt& running_mean, const Opt& running_var,
+          const Opt& save_mean, const Opt& save_invstd, bool train, double eps, const IValue& mask) {
+         return batchNormBackward(grad, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                                  maskOf(mask));
+       }),
+    op("aten::native_batch_norm_backward.out(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
+       "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask, *, "
+       "Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
+       [](const Tensor& grad, const Tensor& input, const Opt& weight, const Opt& running_mean, const Opt& running_var,
+          const Opt& save_mean, const Opt& save_invstd, bool train, double eps, const IValue& mask, Tensor out0,
+          Tensor out1, Tensor out2) {
+         return writeDefined(batchNormBackward(grad, input, weight, running_mean, running_var, save_mean, save_invstd,
+                                               train, eps, maskOf(mask)),
+                             out0, out1, out2, "native_batch_norm_backward");
+       }),
+    op("aten::native_group_norm_backward.out(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, "
+       "Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask, *, Tensor(a!) out0, "
+       "Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
+       [](const Tensor& grad, const Tensor& input, const Tensor& mean, const Tensor& rstd, const Opt& weight, int64_t,
+          int64_t, int64_t, int64_t group, const IValue& mask, Tensor out0, Tensor out1, Tensor out2) {
+         return writeDefined(groupNormBackward(grad, input, mean, rstd, weight, group, 1e-5, maskOf(mask)), out0, out1,
+                             out2, "native_group_norm_backward");
+       }),
+    op("aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, "
+       "SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+       [](const Tensor& grad, const Tensor& input, const Tensor& mean, const Tensor& rstd, const Opt& weight, int64_t,
+          int64_t, int64_t, int64_t group, const IValue& mask) {
+         // The statistics are computed again when missing, with torch's default eps.
+         return groupNormBackward(grad, input, mean, rstd, weight, group, 1e-5, maskOf(mask));
+       }), );
 
 }  // namespace
 }  // namespace kiln

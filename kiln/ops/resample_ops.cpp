@@ -2,8 +2,10 @@
 // and im2col/col2im (kernels in kiln/tensor/kernels/resample.cpp), with
 // PyTorch 1.13's schemas, and their shape rules.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/resample.h"
+#include "kiln/tensor/resample_backward.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -72,37 +74,99 @@ std::vector<shapes::OutputFacts> padShape(const shapes::Args& a) {
   return {facts(self, sizes)};
 }
 
+// The derivative formulas of upsampling op `name` with `n` spatial dims:
+// its _backward op (registered with it) with the forward's sizes and scales;
+// the .vec form passes its scale factors as the scales, as its forward does.
+std::string upsampleScaleNames(int n) {
+  return n == 1 ? "scales" : n == 2 ? "scales_h, scales_w" : "scales_d, scales_h, scales_w";
+}
+
+OpDeclaration upsampleDerivative(OpDeclaration declaration, const char* name, int n, bool align) {
+  std::string formula = std::string("self: torch.") + name + "_backward(grad, output_size, self.size(), " +
+                        (align ? "align_corners, " : "") + upsampleScaleNames(n) + ")";
+  return std::move(declaration).derivative({formula.c_str()});
+}
+
+OpDeclaration upsampleVecDerivative(OpDeclaration declaration, const char* name, int n, bool align) {
+  std::string scales;
+  for (int i = 0; i < n; ++i) {
+    scales +=
+        std::string(i ? ", " : "") + "(None if scale_factors is None else scale_factors[" + std::to_string(i) + "])";
+  }
+  std::string formula = std::string("input: torch.") + name + "_backward(grad, grad.size()[2:], input.size(), " +
+                        (align ? "align_corners, " : "") + scales + ")";
+  return std::move(declaration).derivative({formula.c_str()});
+}
+
+// The scales of a .vec form: its scale factors, or none.
+std::vector<std::optional<double>> scalesOf(const std::optional<std::vector<double>>& factors, int64_t n) {
+  std::vector<std::optional<double>> scales(static_cast<size_t>(n));
+  if (factors) {
+    for (size_t i = 0; i < scales.size() && i < factors->size(); ++i) scales[i] = (*factors)[i];
+  }
+  return scales;
+}
+
 // The `name` overloads of an upsampling op with `n` spatial dims: the sized
-// form with per-dim scales, .out, .vec and .vec_out. `SCALES` is the schema
-// text of the scales, `PARAMS` their C++ parameters and `LIST` the vector of
-// them; `ALIGN`/`ALIGN_PARAM`/`ALIGN_ARG` add align_corners where the mode has it.
-#define KILN_UPSAMPLE_OPS(name, n, mode, aa, SCALES, PARAMS, LIST, ALIGN, ALIGN_PARAM, ALIGN_ARG)              \
-  op("aten::" name "(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES ") -> Tensor",                      \
-     [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS) {                                      \
-       return upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa);                                    \
-     })                                                                                                        \
-      .shape(upsampleShape),                                                                                   \
-      op("aten::" name ".out(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES                             \
-         ", *, Tensor(a!) out) -> Tensor(a!)",                                                                 \
-         [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS, Tensor out) {                      \
-           return writeOut(out, upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa), name);           \
-         })                                                                                                    \
-          .shape(upsampleShape),                                                                               \
-      op("aten::" name ".vec(Tensor input, SymInt[]? output_size" ALIGN ", float[]? scale_factors) -> Tensor", \
-         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors) {                       \
-           std::vector<OptScale> scales;                                                                       \
-           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);           \
-           return upsample(name, input, size, mode, ALIGN_ARG, scales, aa);                                    \
-         })                                                                                                    \
-          .shape(upsampleShape),                                                                               \
-      op("aten::" name ".vec_out(Tensor input, SymInt[]? output_size" ALIGN                                    \
-         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                         \
-         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors, Tensor out) {           \
-           std::vector<OptScale> scales;                                                                       \
-           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);           \
-           return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);               \
-         })                                                                                                    \
-          .shape(upsampleShape)
+// form with per-dim scales, .out, .vec and .vec_out, and name_backward (the
+// gradient, resample_backward.h). `SCALES` is the schema text of the scales,
+// `PARAMS` their C++ parameters and `LIST` the vector of them;
+// `ALIGN`/`ALIGN_PARAM`/`ALIGN_ARG` add align_corners where the mode has it.
+#define KILN_UPSAMPLE_OPS(name, n, mode, aa, SCALES, PARAMS, LIST, ALIGN, ALIGN_PARAM, ALIGN_ARG)                     \
+  upsampleDerivative(op("aten::" name "(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES ") -> Tensor",          \
+                        [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS) {                          \
+                          return upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa);                        \
+                        })                                                                                            \
+                         .shape(upsampleShape),                                                                       \
+                     name, n, sizeof(ALIGN) > 1),                                                                     \
+      op("aten::" name ".out(Tensor self, SymInt[" #n "] output_size" ALIGN SCALES                                    \
+         ", *, Tensor(a!) out) -> Tensor(a!)",                                                                        \
+         [](const Tensor& self, IntArrayRef output_size ALIGN_PARAM PARAMS, Tensor out) {                             \
+           return writeOut(out, upsample(name, self, output_size, mode, ALIGN_ARG, LIST, aa), name);                  \
+         })                                                                                                           \
+          .shape(upsampleShape),                                                                                      \
+      upsampleVecDerivative(                                                                                          \
+          op("aten::" name ".vec(Tensor input, SymInt[]? output_size" ALIGN ", float[]? scale_factors) -> Tensor",    \
+             [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors) {                          \
+               std::vector<OptScale> scales;                                                                          \
+               const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);              \
+               return upsample(name, input, size, mode, ALIGN_ARG, scales, aa);                                       \
+             })                                                                                                       \
+              .shape(upsampleShape),                                                                                  \
+          name, n, sizeof(ALIGN) > 1),                                                                                \
+      op("aten::" name ".vec_out(Tensor input, SymInt[]? output_size" ALIGN                                           \
+         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                                \
+         [](const Tensor& input, Sizes output_size ALIGN_PARAM, Factors scale_factors, Tensor out) {                  \
+           std::vector<OptScale> scales;                                                                              \
+           const DimVector size = upsampleOutputSize(input, output_size, scale_factors, n, &scales);                  \
+           return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);                      \
+         })                                                                                                           \
+          .shape(upsampleShape),                                                                                      \
+      op("aten::" name "_backward(Tensor grad_output, SymInt[" #n "] output_size, SymInt[" KILN_RANK##n               \
+         "] input_size" ALIGN SCALES ") -> Tensor",                                                                   \
+         [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS) {                             \
+           return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa);                                \
+         }),                                                                                                          \
+      op("aten::" name "_backward.grad_input(Tensor grad_output, SymInt[" #n "] output_size, SymInt[" KILN_RANK##n    \
+         "] input_size" ALIGN SCALES ", *, Tensor(a!) grad_input) -> Tensor(a!)",                                     \
+         [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS, Tensor out) {                 \
+           return writeOut(out, upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa), name);           \
+         }),                                                                                                          \
+      op("aten::" name "_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size" ALIGN           \
+         ", float[]? scale_factors) -> Tensor",                                                                       \
+         [](const Tensor& grad, Sizes, IntArrayRef input_size ALIGN_PARAM, Factors scale_factors) {                   \
+           return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, scalesOf(scale_factors, n), aa);          \
+         }),                                                                                                          \
+      op("aten::" name "_backward.vec_out(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size" ALIGN       \
+         ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                                \
+         [](const Tensor& grad, Sizes, IntArrayRef input_size ALIGN_PARAM, Factors scale_factors, Tensor out) {       \
+           return writeOut(                                                                                           \
+               out, upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, scalesOf(scale_factors, n), aa), name); \
+         })
+
+#define KILN_RANK1 "3"
+#define KILN_RANK2 "4"
+#define KILN_RANK3 "5"
 
 #define KILN_SCALES1 ", float? scales=None"
 #define KILN_SCALES2 ", float? scales_h=None, float? scales_w=None"
@@ -143,32 +207,68 @@ KILN_REGISTER_OPS(KILN_NEAREST("upsample_nearest1d", 1), KILN_NEAREST("upsample_
 #undef KILN_NEAREST
 #undef KILN_UPSAMPLE_OPS
 
-#define KILN_PAD_OPS(name, n, fn)                                                                 \
-  op("aten::" name "(Tensor self, int[" #n "] padding) -> Tensor",                                \
-     [](const Tensor& self, IntArrayRef padding) { return fn(self, padding, n / 2); })            \
-      .shape(padShape),                                                                           \
-      op("aten::" name ".out(Tensor self, int[" #n "] padding, *, Tensor(a!) out) -> Tensor(a!)", \
-         [](const Tensor& self, IntArrayRef padding, Tensor out) {                                \
-           return writeOut(out, fn(self, padding, n / 2), name);                                  \
-         })                                                                                       \
-          .shape(padShape)
+// The padding ops of one mode and rank, their .out forms and their
+// _backward (resample_backward.h), which the derivative calls.
+#define KILN_PAD_OPS(name, n, fn)                                                                       \
+  op("aten::" name "(Tensor self, int[" #n "] padding) -> Tensor",                                      \
+     [](const Tensor& self, IntArrayRef padding) { return fn(self, padding, n / 2); })                  \
+      .shape(padShape)                                                                                  \
+      .derivative({"self: torch." name "_backward(grad, self, padding)"}),                              \
+      op("aten::" name ".out(Tensor self, int[" #n "] padding, *, Tensor(a!) out) -> Tensor(a!)",       \
+         [](const Tensor& self, IntArrayRef padding, Tensor out) {                                      \
+           return writeOut(out, fn(self, padding, n / 2), name);                                        \
+         })                                                                                             \
+          .shape(padShape),                                                                             \
+      op("aten::" name "_backward(Tensor grad_output, Tensor self, int[" #n "] padding) -> Tensor",     \
+         [](const Tensor& grad, const Tensor& self, IntArrayRef padding) {                              \
+           return padBackward(grad, self.sizes(), padding,                                              \
+                              [](const Tensor& x, IntArrayRef p) { return fn(x, p, n / 2); });          \
+         }),                                                                                            \
+      op("aten::" name "_backward.grad_input(Tensor grad_output, Tensor self, int[" #n                  \
+         "] padding, *, "                                                                               \
+         "Tensor(a!) grad_input) -> Tensor(a!)",                                                        \
+         [](const Tensor& grad, const Tensor& self, IntArrayRef padding, Tensor out) {                  \
+           return writeOut(out,                                                                         \
+                           padBackward(grad, self.sizes(), padding,                                     \
+                                       [](const Tensor& x, IntArrayRef p) { return fn(x, p, n / 2); }), \
+                           name);                                                                       \
+         })
+
+// aten::pad as torch 1.13 composes it when an input requires grad
+// (composite.h): the op of its mode, which has the derivative.
+Tensor padOp(const Tensor& self, IntArrayRef pad, const std::string& mode, OptScale value) {
+  const auto n = static_cast<int64_t>(pad.size() / 2);
+  if (composite::recording({self}) && pad.size() % 2 == 0 && n >= 1 && n <= 3 && self.dim() >= n + 1) {
+    IValue list{pad};
+    if (mode == "constant") {
+      return composite::callTensor("aten::constant_pad_nd", "", {self, list, value ? IValue(*value) : IValue(0.0)});
+    }
+    static const char* const reflect[] = {"aten::reflection_pad1d", "aten::reflection_pad2d", "aten::reflection_pad3d"};
+    static const char* const replicate[] = {"aten::replication_pad1d", "aten::replication_pad2d",
+                                            "aten::replication_pad3d"};
+    if (mode == "reflect") return composite::callTensor(reflect[n - 1], "", {self, list});
+    if (mode == "replicate") return composite::callTensor(replicate[n - 1], "", {self, list});
+  }
+  return padMode(self, pad, mode, value);
+}
 
 KILN_REGISTER_OPS(
     op("aten::pad(Tensor self, int[] pad, str mode=\"constant\", float? value=None) -> Tensor",
        [](const Tensor& self, IntArrayRef pad, const std::string& mode, OptScale value) {
-         return padMode(self, pad, mode, value);
+         return padOp(self, pad, mode, value);
        })
         .shape(padShape),
     op("aten::_pad_enum(Tensor self, int[] pad, int mode, float? value=None) -> Tensor",
        [](const Tensor& self, IntArrayRef pad, int64_t mode, OptScale value) {
          static const char* const modes[] = {"constant", "reflect", "replicate", "circular"};
          KILN_CHECK(mode >= 0 && mode < 4, "Unrecognised padding mode ", mode);
-         return padMode(self, pad, modes[mode], value);
+         return padOp(self, pad, modes[mode], value);
        })
         .shape(padShape),
     op("aten::constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
        [](const Tensor& self, IntArrayRef pad, const Scalar& value) { return constantPadNd(self, pad, value); })
-        .shape(padShape),
+        .shape(padShape)
+        .derivative({"self: torch.constant_pad_nd(grad, [-p for p in pad], 0)"}),
     op("aten::constant_pad_nd.out(Tensor self, int[] pad, Scalar value=0, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef pad, const Scalar& value, Tensor out) {
          return writeOut(out, constantPadNd(self, pad, value), "constant_pad_nd");
@@ -183,13 +283,15 @@ KILN_REGISTER_OPS(
 
     op("aten::pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
        [](const Tensor& self, int64_t r) { return pixelShuffle(self, r); })
-        .shape(sameRank),
+        .shape(sameRank)
+        .derivative({"self: torch.pixel_unshuffle(grad, upscale_factor)"}),
     op("aten::pixel_shuffle.out(Tensor self, int upscale_factor, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t r, Tensor out) { return writeOut(out, pixelShuffle(self, r), "pixel_shuffle"); })
         .shape(sameRank),
     op("aten::pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
        [](const Tensor& self, int64_t r) { return pixelUnshuffle(self, r); })
-        .shape(sameRank),
+        .shape(sameRank)
+        .derivative({"self: torch.pixel_shuffle(grad, downscale_factor)"}),
     op("aten::pixel_unshuffle.out(Tensor self, int downscale_factor, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t r, Tensor out) {
          return writeOut(out, pixelUnshuffle(self, r), "pixel_unshuffle");
@@ -197,7 +299,8 @@ KILN_REGISTER_OPS(
         .shape(sameRank),
     op("aten::channel_shuffle(Tensor self, int groups) -> Tensor",
        [](const Tensor& self, int64_t groups) { return channelShuffle(self, groups); })
-        .shape(sameRank),
+        .shape(sameRank)
+        .derivative({"self: torch.channel_shuffle(grad, self.size(1) // groups)"}),
     op("aten::channel_shuffle.out(Tensor self, int groups, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t groups, Tensor out) {
          return writeOut(out, channelShuffle(self, groups), "channel_shuffle");
@@ -205,13 +308,15 @@ KILN_REGISTER_OPS(
         .shape(sameRank),
     op("aten::native_channel_shuffle(Tensor self, int groups) -> Tensor",
        [](const Tensor& self, int64_t groups) { return channelShuffle(self, groups); })
-        .shape(sameRank),
+        .shape(sameRank)
+        .derivative({"self: torch.native_channel_shuffle(grad, self.size(1) // groups)"}),
 
     op("aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
        [](const Tensor& self, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
          return im2col(self, k, d, p, s);
        })
-        .shape(sameRank),
+        .shape(sameRank)
+        .derivative({"self: torch.col2im(grad, self.size()[-2:], kernel_size, dilation, padding, stride)"}),
     op("aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, Tensor out) {
@@ -222,7 +327,8 @@ KILN_REGISTER_OPS(
        "int[2] stride) -> Tensor",
        [](const Tensor& self, IntArrayRef o, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s) {
          return col2im(self, o, k, d, p, s);
-       }),
+       })
+        .derivative({"self: torch.im2col(grad, kernel_size, dilation, padding, stride)"}),
     op("aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
        "int[2] stride, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef o, IntArrayRef k, IntArrayRef d, IntArrayRef p, IntArrayRef s, Tensor out) {

@@ -62,6 +62,13 @@ Tensor dropNoise(const Tensor& input, double p, DropoutKind kind, Tensor& b) {
 
 }  // namespace
 
+std::tuple<Tensor, Tensor> dropoutNoise(const Tensor& input, double p, DropoutKind kind) {
+  Tensor shift;
+  Tensor scale = dropNoise(input, p, kind, shift);
+  if (shift.defined()) shift = to(shift, input.dtype());
+  return {scale, shift};
+}
+
 Tensor dropout(const Tensor& input, double p, bool train, DropoutKind kind) {
   checkP(p);
   if (p == 0 || !train || input.numel() == 0) return input;
