@@ -286,7 +286,8 @@ std::string resultName(const FunctionSchema& schema, size_t i) {
 
 }  // namespace
 
-OpDerivative::OpDerivative(const Operator& op, const DerivativeSpec& spec, const Operator& formula_owner) : op_(op) {
+OpDerivative::OpDerivative(const Operator& op, const DerivativeSpec& spec, const Operator& formula_owner)
+    : op_(op), formula_owner_(formula_owner) {
   const FunctionSchema& schema = op.schema();
   const std::string& owner_name = formula_owner.schema().name();
   std::string base = owner_name.substr(owner_name.find("::") + 2);
@@ -297,8 +298,9 @@ OpDerivative::OpDerivative(const Operator& op, const DerivativeSpec& spec, const
       node_name_ = expr;
       continue;
     }
-    auto index = schema.argumentIndex(name);
-    KILN_INTERNAL_ASSERT(index, "derivative of ", formula_owner.schema(), " names no argument '", name, "'");
+    auto index = formula_owner.schema().argumentIndex(name);
+    KILN_INTERNAL_ASSERT(index && *index < schema.arguments().size(), "derivative of ", formula_owner.schema(),
+                         " names no argument '", name, "' of ", schema);
     bool is_list = schema.arguments()[*index].type->kind() == TypeKind::List;
     formulas_.push_back({*index, is_list, expr});
   }
@@ -341,10 +343,12 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
   };
   if (used.count("grad")) addParam("grad", "Tensor", {FormulaInput::Kind::Grad, 0});
   if (used.count("grads")) addParam("grads", "List[Tensor]", {FormulaInput::Kind::Grads, 0});
+  // The formulas' names for the arguments, with this operator's types.
+  const auto& names = formula_owner_.schema().arguments();
   const auto& args = schema.arguments();
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (used.count(args[i].name))
-      addParam(args[i].name, args[i].type->annotationStr(), {FormulaInput::Kind::Argument, i});
+  for (size_t i = 0; i < args.size() && i < names.size(); ++i) {
+    if (used.count(names[i].name))
+      addParam(names[i].name, args[i].type->annotationStr(), {FormulaInput::Kind::Argument, i});
   }
   const auto& returns = schema.returns();
   for (size_t i = 0; i < returns.size(); ++i) {

@@ -62,6 +62,10 @@ class OpDerivative {
   std::shared_ptr<CompiledFormula> compile(uint64_t needed) const;
 
   const Operator& op_;
+  // The operator that declares the formulas: `op_` itself, or for an alias
+  // or an in-place form the operator it reuses them from. Formulas name
+  // its arguments, which have the same positions as op_'s.
+  const Operator& formula_owner_;
   std::vector<Formula> formulas_;
   std::vector<bool> differentiable_results_;
   std::string node_name_;
