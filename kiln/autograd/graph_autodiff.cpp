@@ -145,6 +145,7 @@ class Differentiator {
       accumulate(n->input(0), df_->insert(aten::cat, {list, df_->insertConstant(IValue(n->i(attr::dim)))}));
       return;
     }
+    if (!requires_.count(n->output(0))) return;  // a result without gradient (a comparison)
     auto op = n->maybeOperator();
     const OpDerivative* derivative = op ? derivativeFor(*op) : nullptr;
     KILN_INTERNAL_ASSERT(derivative, "no derivative for ", n->kind().toQualString(), " in a DifferentiableGraph");

@@ -9,9 +9,12 @@
 // for each tensor argument (op_description.h), it writes no memory, it has
 // exactly one result and that result is a tensor, and no argument is a
 // Tensor[]; prim::ConstantChunk is differentiable too (its gradient is the
-// concatenation of its results' gradients). Constants join the group of
+// concatenation of its results' gradients), and so is a pure op whose
+// tensor result has a dtype that carries no gradient (a comparison). Constants join the group of
 // their users. Groups are maximal runs of adjacent differentiable nodes in
-// a block (loop and if bodies included); a group with fewer than
+// a block (loop and if bodies included), reaching across nodes that only
+// read (a list index between two products) when no result of a member is
+// used before the group; a group with fewer than
 // `min_size` non-constant nodes is put back (1.13's threshold is 2).
 // Guarantees: what the graph computes is unchanged. Returns the groups.
 #include <memory>
