@@ -258,3 +258,125 @@ def test_differentiable_graphs_where_torch_has_them(prog, k):
     assert found, f"1.13 has a DifferentiableGraph, kiln none:\n{got}"
     missing = (torch_kinds - _BOOKKEEPING) - kiln_kinds
     assert not missing, f"in 1.13's DifferentiableGraphs, not in kiln's: {sorted(missing)}\n{got}"
+
+
+# ------------------------------------------------------------ modules, traces, the LSTM cell
+
+_LSTM_CELL = """
+def lstm_cell(input, hidden: Tuple[Tensor, Tensor], w_ih, w_hh, b_ih, b_hh):
+    hx, cx = hidden
+    gates = torch.mm(input, w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
+    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+    ingate = torch.sigmoid(ingate)
+    forgetgate = torch.sigmoid(forgetgate)
+    cellgate = torch.tanh(cellgate)
+    outgate = torch.sigmoid(outgate)
+    cy = (forgetgate * cx) + (ingate * cellgate)
+    hy = outgate * torch.tanh(cy)
+    return hy, cy
+"""
+_LSTM_SHAPES = [(3, 10), (3, 20), (3, 20), (80, 10), (80, 20), (80,), (80,)]
+
+
+def _lstm_args(lib, arrays):
+    t = []
+    for a in arrays:
+        x = convert(a, lib)
+        x.requires_grad_(True)
+        t.append(x)
+    return t, (t[0], (t[1], t[2]), t[3], t[4], t[5], t[6])
+
+
+def test_lstm_cell_gradients_and_graph():
+    arrays = [_RNG.standard_normal(s).astype(np.float32) for s in _LSTM_SHAPES]
+    kfn = kiln.compile(_LSTM_CELL).lstm_cell
+    tfn = torch.jit.CompilationUnit(_LSTM_CELL, _frames_up=0).lstm_cell
+    for _ in range(2):  # the second call runs 1.13's optimized plan
+        kl, kargs = _lstm_args("kiln", arrays)
+        tl, targs = _lstm_args("torch", arrays)
+        khy, kcy = kfn(*kargs)
+        thy, tcy = tfn(*targs)
+        (khy.sum() + (kcy * kcy).sum()).backward()
+        (thy.sum() + (tcy * tcy).sum()).backward()
+        for k, t in zip(kl, tl):
+            np.testing.assert_allclose(k.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
+    graph = kfn.graph_for(*kargs)
+    top = [n.kind() for n in graph.nodes()]
+    # As 1.13: the whole cell is one DifferentiableGraph between the tuple ops.
+    assert top.count("prim::DifferentiableGraph") == 1, graph
+    kinds = set()
+    _kinds(graph, kinds)
+    for kind in ["aten::t", "aten::mm", "prim::ConstantChunk", "aten::sigmoid", "aten::tanh", "aten::mul"]:
+        assert kind in kinds, (kind, graph)
+    # Inside, the fuser made one group of the pointwise part.
+    assert "prim::FusionGroup" in kinds, graph
+
+
+def test_no_differentiable_graph_without_requires_grad():
+    arrays = [_RNG.standard_normal(s).astype(np.float32) for s in _LSTM_SHAPES]
+    kfn = kiln.compile(_LSTM_CELL).lstm_cell
+    args = [convert(a, "kiln") for a in arrays]
+    args = (args[0], (args[1], args[2]), *args[3:])
+    assert "prim::DifferentiableGraph" not in str(kfn.graph_for(*args))
+    _, grad_args = _lstm_args("kiln", arrays)
+    with kiln.no_grad():
+        # Outside grad mode requires_grad does not count: the plain plan, no history.
+        assert "prim::DifferentiableGraph" not in str(kfn.graph_for(*grad_args))
+        hy, _ = kfn(*grad_args)
+    assert hy.grad_fn is None and not hy.requires_grad
+    hy, _ = kfn(*grad_args)
+    assert hy.requires_grad and hy.grad_fn is not None
+
+
+def _mlp(name, weights):
+    lib = torch if name == "torch" else kiln
+    nn = lib.nn
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1 = nn.Linear(4, 8)
+            self.l2 = nn.Linear(8, 2, bias=False)
+
+        def forward(self, x):
+            return self.l2(torch.tanh(self.l1(x)) * 2.0)
+
+    m = M()
+    with lib.no_grad():
+        for p, w in zip(m.parameters(), weights):
+            p.copy_(convert(w, name))
+    return m
+
+
+def test_scripted_module_parameters_get_gradients():
+    weights = [_RNG.standard_normal(s).astype(np.float32) for s in [(8, 4), (8,), (2, 8)]]
+    x = _RNG.standard_normal((5, 4)).astype(np.float32)
+    grads = {}
+    for lib in ("torch", "kiln"):
+        module = (torch if lib == "torch" else kiln).jit.script(_mlp(lib, weights))
+        for _ in range(2):
+            for p in module.parameters():
+                p.grad = None
+            out = module(convert(x, lib))
+            (out * out).sum().backward()
+        grads[lib] = [np.array(p.grad.numpy()) for p in module.parameters()]
+    for k, t in zip(grads["kiln"], grads["torch"]):
+        np.testing.assert_allclose(k, t, rtol=1e-4, atol=1e-5)
+
+
+def test_traced_function_gradients():
+    x0 = _RNG.standard_normal((5, 4)).astype(np.float32)
+    y0 = _RNG.standard_normal((4,)).astype(np.float32)
+    grads = {}
+    for name, lib in (("torch", torch), ("kiln", kiln)):
+        x = convert(x0, name)
+        x.requires_grad_(True)
+        y = convert(y0, name)
+        y.requires_grad_(True)
+        traced = lib.jit.trace(lambda a, b: (a * b).sin() + a, (x, y))
+        for _ in range(2):
+            x.grad = y.grad = None
+            traced(x, y).sum().backward()
+        grads[name] = (np.array(x.grad.numpy()), np.array(y.grad.numpy()))
+    for k, t in zip(grads["kiln"], grads["torch"]):
+        np.testing.assert_allclose(k, t, rtol=1e-5, atol=1e-6)
