@@ -12,8 +12,10 @@
 #include "kiln/ops/prim_ops.h"
 #include "kiln/passes/common_subexpression_elimination.h"
 #include "kiln/passes/constant_pooling.h"
+#include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/create_autodiff_subgraphs.h"
 #include "kiln/passes/dead_code_elimination.h"
+#include "kiln/passes/pass_registry.h"
 #include "kiln/runtime/code.h"
 #include "kiln/runtime/interpreter.h"
 #include "kiln/tensor/copy.h"
@@ -101,6 +103,7 @@ class Differentiator {
       df_->registerOutput(g != grads_.end() ? g->second : df_->insertConstant(IValue()));
     }
     orderCaptures();
+    eliminateDeadCode(result_.df);
     return std::move(result_);
   }
 
@@ -393,6 +396,32 @@ KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::DifferentiableGraph(...) -> ...",
                                    stack.back() = IValue(gradSumToSize(self, size.toIntVector()));
                                  }));
 
+// `kiln opt -p differentiate`: each DifferentiableGraph's subgraph becomes
+// its f (what the op runs forward); `differentiate_backward` puts df there
+// instead, to be read.
+const bool kPassesRegistered = [] {
+  auto each = [](const std::shared_ptr<Graph>& graph, bool backward) {
+    std::vector<kiln::Node*> nodes;
+    std::vector<Block*> blocks{graph->block()};
+    while (!blocks.empty()) {
+      Block* b = blocks.back();
+      blocks.pop_back();
+      for (kiln::Node* n : b->nodes()) {
+        if (n->kind() == prim::DifferentiableGraph) nodes.push_back(n);
+        for (Block* inner : n->blocks()) blocks.push_back(inner);
+      }
+    }
+    for (kiln::Node* n : nodes) {
+      Gradient gradient = differentiate(n->g(attr::Subgraph));
+      packGradient(gradient, n);
+      if (backward) n->g_(attr::Subgraph, gradient.df);
+    }
+  };
+  registerPass("differentiate", [each](const std::shared_ptr<Graph>& g) { each(g, false); });
+  registerPass("differentiate_backward", [each](const std::shared_ptr<Graph>& g) { each(g, true); });
+  return true;
+}();
+
 }  // namespace
 
 Gradient differentiate(const std::shared_ptr<Graph>& graph) { return Differentiator(graph).run(); }
@@ -413,6 +442,7 @@ void createAndDifferentiateSubgraphs(const std::shared_ptr<Graph>& graph,
     Gradient gradient = differentiate(node->g(attr::Subgraph));
     for (const auto& g : {gradient.f, gradient.df}) {
       clearRequiresGrad(g->block());
+      constantPropagation(g);
       eliminateCommonSubexpression(g);
       constantPooling(g);
       if (optimize_inside) optimize_inside(g);

@@ -50,6 +50,14 @@ namespace {
 // of before changes nothing.
 bool canMoveAcross(const Node* n) {
   if (!n->blocks().empty() || n->outputs().empty()) return false;
+  switch (n->kind()) {
+    case prim::ListConstruct:
+    case prim::TupleConstruct:
+    case prim::ListUnpack:
+    case prim::TupleUnpack:
+    case prim::TupleIndex: return true;
+    default: break;
+  }
   auto op = n->maybeOperator();
   if (!op || op->schema().isVararg()) return false;
   for (const Argument& arg : op->schema().arguments()) {
