@@ -381,20 +381,19 @@ Tensor gradSumToSize(const Tensor& grad, IntArrayRef sizes) {
 
 KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::DifferentiableGraph(...) -> ...",
                                 [](const kiln::Node& node) -> Operation {
-                                  KILN_CHECK(node.hasAttribute(attr::Subgraph) &&
-                                                 node.hasAttribute(attr::ReverseSubgraph),
-                                             "prim::DifferentiableGraph needs Subgraph and ReverseSubgraph");
+                                  KILN_CHECK(
+                                      node.hasAttribute(attr::Subgraph) && node.hasAttribute(attr::ReverseSubgraph),
+                                      "prim::DifferentiableGraph needs Subgraph and ReverseSubgraph");
                                   auto op = std::make_shared<DifferentiableGraphOp>(node);
                                   return [op](Stack& stack) { (*op)(stack); };
                                 }),
-                         stackOp("aten::_grad_sum_to_size(Tensor(a) self, int[]? size) -> Tensor(a)",
-                                 [](Stack& stack) {
-                                   IValue size = std::move(stack.back());
-                                   stack.pop_back();
-                                   if (size.isNone()) return;
-                                   Tensor self = stack.back().toTensor();
-                                   stack.back() = IValue(gradSumToSize(self, size.toIntVector()));
-                                 }));
+                         stackOp("aten::_grad_sum_to_size(Tensor(a) self, int[]? size) -> Tensor(a)", [](Stack& stack) {
+                           IValue size = std::move(stack.back());
+                           stack.pop_back();
+                           if (size.isNone()) return;
+                           Tensor self = stack.back().toTensor();
+                           stack.back() = IValue(gradSumToSize(self, size.toIntVector()));
+                         }));
 
 // `kiln opt -p differentiate`: each DifferentiableGraph's subgraph becomes
 // its f (what the op runs forward); `differentiate_backward` puts df there

@@ -75,8 +75,8 @@ void ArgumentSpec::add(const IValue& v) {
     const auto& elements = v.toTupleRef().elements;
     entries_.push_back(kTuple | static_cast<uint32_t>(elements.size() << 3));
     for (const IValue& e : elements) add(e);
-  } else if (grad_enabled_ && ((v.isObject() && objectRequiresGrad(v.toObjectRef(), 0)) ||
-                                (v.isTensorList() && listRequiresGrad(v)))) {
+  } else if (grad_enabled_ &&
+             ((v.isObject() && objectRequiresGrad(v.toObjectRef(), 0)) || (v.isTensorList() && listRequiresGrad(v)))) {
     entries_.push_back(kOther | (1u << 3));
     requires_grad_ = true;
   } else {
