@@ -256,7 +256,9 @@ class DifferentiableGraphBackward final : public Node {
         stack.emplace_back(zeros(g.sizes, g.dtype));
       }
     }
-    for (const IValue& v : saved_) stack.push_back(v);
+    for (const SavedValue& v : saved_) {
+      stack.push_back(v.is_tensor ? IValue(v.tensor.unpack(*this)) : v.value);
+    }
     {
       bool previous = isGradEnabled();
       setGradEnabled(false);
@@ -284,7 +286,24 @@ class DifferentiableGraphBackward final : public Node {
     released_ = true;
   }
 
-  std::vector<IValue> saved_;
+  // What df reads besides the gradients; tensors with their version, so
+  // that an in-place change after the forward raises torch's error.
+  struct SavedValue {
+    IValue value;
+    SavedVariable tensor;
+    bool is_tensor = false;
+  };
+  static SavedValue save(const IValue& v) {
+    SavedValue s;
+    if (v.isTensor() && v.toTensor().defined()) {
+      s.tensor = SavedVariable(v.toTensor(), /*is_output=*/false);
+      s.is_tensor = true;
+    } else {
+      s.value = v;
+    }
+    return s;
+  }
+  std::vector<SavedValue> saved_;
   std::vector<TensorGeometry> edge_geometry_;
 
  private:
@@ -334,16 +353,20 @@ class DifferentiableGraphOp {
       values.push_back(v.isTensor() && requiresGrad(v.toTensor()) ? detached(v) : std::move(v));
     }
     stack.resize(base);
-    std::vector<IValue> saved;
+    std::vector<DifferentiableGraphBackward::SavedValue> saved;
     if (any) {
-      for (int64_t i : df_input_captured_inputs_) saved.push_back(values[static_cast<size_t>(i)]);
+      for (int64_t i : df_input_captured_inputs_) {
+        saved.push_back(DifferentiableGraphBackward::save(values[static_cast<size_t>(i)]));
+      }
     }
     InterpreterState(f_).run(values);
     if (any) {
       auto node = std::make_shared<DifferentiableGraphBackward>(df_, static_cast<uint32_t>(df_input_vjps_.size()));
       node->nextEdges() = std::move(edges);
       node->edge_geometry_ = std::move(edge_geometry);
-      for (int64_t i : df_input_captured_outputs_) saved.push_back(detached(values[static_cast<size_t>(i)]));
+      for (int64_t i : df_input_captured_outputs_) {
+        saved.push_back(DifferentiableGraphBackward::save(detached(values[static_cast<size_t>(i)])));
+      }
       node->saved_ = std::move(saved);
       for (size_t k = 0; k < df_input_vjps_.size(); ++k) {
         const IValue& v = values[static_cast<size_t>(df_input_vjps_[k])];

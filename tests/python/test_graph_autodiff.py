@@ -380,3 +380,43 @@ def test_traced_function_gradients():
         grads[name] = (np.array(x.grad.numpy()), np.array(y.grad.numpy()))
     for k, t in zip(grads["kiln"], grads["torch"]):
         np.testing.assert_allclose(k, t, rtol=1e-5, atol=1e-6)
+
+
+def test_saved_input_changed_in_place_raises():
+    unit = kiln.compile("def f(x, y):\n    return (x * y).sin()\n")
+    tunit = torch.jit.CompilationUnit("def f(x, y):\n    return (x * y).sin()\n", _frames_up=0)
+    x0, y0 = _RNG.standard_normal(3).astype(np.float32), _RNG.standard_normal(3).astype(np.float32)
+    for name, fn in (("torch", tunit.f), ("kiln", unit.f)):
+        for _ in range(2):
+            x = convert(x0, name)
+            x.requires_grad_(True)
+            y = convert(y0, name)
+            out = fn(x, y)
+            y.add_(1)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                out.sum().backward()
+
+
+def test_appending_to_a_list_does_not_change_its_tensors():
+    # aten::append writes the list (`Tensor[](a!)`), not the tensors in it:
+    # tanh's saved result must keep its version.
+    src = """
+def f(h0: Tensor, u: Tensor) -> List[Tensor]:
+    h = h0
+    outs: List[Tensor] = []
+    for t in range(2):
+        h = torch.tanh(h @ u)
+        outs.append(h)
+    return outs
+"""
+    a = [_RNG.standard_normal(s).astype(np.float32) for s in [(2, 5), (5, 5)]]
+    grads = {}
+    for name, unit in (("torch", torch.jit.CompilationUnit(src, _frames_up=0)), ("kiln", kiln.compile(src))):
+        ts = [convert(x, name) for x in a]
+        for t in ts:
+            t.requires_grad_(True)
+        outs = unit.f(*ts)
+        (outs[0].sum() + outs[1].sum()).backward()
+        grads[name] = [np.array(t.grad.numpy()) for t in ts]
+    for k, t in zip(grads["kiln"], grads["torch"]):
+        np.testing.assert_allclose(k, t, rtol=1e-5, atol=1e-6)
