@@ -38,4 +38,9 @@ void runOperator(const Operator& op, Stack& stack) {
   op.operation()(stack);
 }
 
+void runOperatorRecorded(const Operator& op, Stack& stack) {
+  if (autograd_dispatch && anyRequiresGrad(op, stack)) return autograd_dispatch(op, stack);
+  op.operation()(stack);
+}
+
 }  // namespace kiln

@@ -36,6 +36,11 @@ void runOperator(const Operator& op, Stack& stack);
 // pay one check per argument.
 using AutogradDispatch = void (*)(const Operator& op, Stack& stack);
 void setAutogradDispatch(AutogradDispatch dispatch);
+// Runs `op` through autograd when a tensor argument requires grad, else
+// directly, whatever hook is installed: the interpreter's calls in a plan
+// whose inputs require grad (the executor records those plans' ops as torch
+// records the nodes outside DifferentiableGraphs).
+void runOperatorRecorded(const Operator& op, Stack& stack);
 
 // Removes this thread's hook for its lifetime (what a hook does around the
 // call it observes), and puts it back after.

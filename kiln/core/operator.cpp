@@ -30,7 +30,16 @@ Operation countWrites(const FunctionSchema& schema, Operation op) {
   std::vector<size_t> written;
   const auto& args = schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].isOutOrInPlace()) written.push_back(i);
+    if (!args[i].isOutOrInPlace()) continue;
+    // `Tensor[](a!)` (aten::append) writes the list, not its tensors: only
+    // `Tensor(a!)[]` changes the elements.
+    if (args[i].type->kind() == TypeKind::List) {
+      bool elements_written = false;
+      for (const AliasInfo& e : args[i].alias_info->contained) elements_written |= e.is_write;
+      elements_written |= args[i].type_text.find("!)[]") != std::string::npos;
+      if (!elements_written) continue;
+    }
+    written.push_back(i);
   }
   if (written.empty()) return op;
   size_t n = args.size();

@@ -12,6 +12,7 @@
 #include "kiln/passes/constant_pooling.h"
 #include "kiln/passes/constant_propagation.h"
 #include "kiln/passes/copy_transposed_loop_weights.h"
+#include "kiln/passes/create_autodiff_subgraphs.h"
 #include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/dnnl_blocked_layout.h"
 #include "kiln/passes/fold_frozen_conv_add_sub.h"
@@ -52,6 +53,7 @@ std::map<std::string, GraphPass, std::less<>>& passes() {
       {"cse", [](const std::shared_ptr<Graph>& g) { eliminateCommonSubexpression(g); }},
       {"dce", eliminateDeadCode},
       // Block 8 whatever the CPU, so tests print the same everywhere.
+      {"create_autodiff_subgraphs", [](const std::shared_ptr<Graph>& g) { createAutodiffSubgraphs(g); }},
       {"dnnl_blocked_layout", [](const std::shared_ptr<Graph>& g) { useDnnlBlockedLayout(g, 8); }},
       {"fold_frozen_conv_add_sub", [](const std::shared_ptr<Graph>& g) { foldFrozenConvAddOrSub(g); }},
       {"fold_frozen_conv_batch_norm", [](const std::shared_ptr<Graph>& g) { foldFrozenConvBatchNorm(g); }},

@@ -21,7 +21,7 @@ namespace kiln {
 
 void runRequiredPasses(const std::shared_ptr<Graph>& graph) { eliminateDeadCode(graph); }
 
-void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
+void runDerivativePreservingOptimization(const std::shared_ptr<Graph>& graph) {
   GRAPH_DUMP("before optimization:\n", *graph);
   // 0. Calls are inlined first: everything after sees one graph.
   inlineCalls(graph);
@@ -53,7 +53,10 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
     constantPooling(graph);
   }
   eliminateCommonSubexpression(graph);
+  GRAPH_DUMP("after derivative-preserving optimization:\n", *graph);
+}
 
+void runNondiffOptimization(const std::shared_ptr<Graph>& graph) {
   // 3. The rest.
   lowerSimpleTuples(graph);
   batchMM(graph);
@@ -61,6 +64,11 @@ void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
   accumulateProducts(graph);
   eliminateDeadCode(graph);
   GRAPH_DUMP("after optimization:\n", *graph);
+}
+
+void runOptimizationPasses(const std::shared_ptr<Graph>& graph) {
+  runDerivativePreservingOptimization(graph);
+  runNondiffOptimization(graph);
 }
 
 }  // namespace kiln

@@ -14,8 +14,10 @@
 //      copies of its transposed weights, loop unrolling (and when it
 //      unrolled, list mutation removal, peephole and constants once more),
 //      common subexpressions again;
-//   3. the rest: lower tuples, batch matrix multiplies, sums of products
-//      accumulated in place, dead code.
+//   3. runNondiffOptimization, the rest (what has no derivative, run on
+//      plans that need no gradient and inside DifferentiableGraphs): lower
+//      tuples, batch matrix multiplies, sums of products accumulated in
+//      place, dead code.
 // Each pass keeps the graph's results; together they leave no calls, no dead
 // code, no duplicate subexpressions and no branches on constants.
 #include <memory>
@@ -25,6 +27,11 @@ namespace kiln {
 class Graph;
 
 void runRequiredPasses(const std::shared_ptr<Graph>& graph);
+// Steps 0 to 3.
 void runOptimizationPasses(const std::shared_ptr<Graph>& graph);
+// Steps 0 to 2 (what the executor runs before differentiation).
+void runDerivativePreservingOptimization(const std::shared_ptr<Graph>& graph);
+// Step 3.
+void runNondiffOptimization(const std::shared_ptr<Graph>& graph);
 
 }  // namespace kiln

@@ -1,5 +1,7 @@
 #include "kiln/runtime/argument_spec.h"
 
+#include "kiln/ops/prim_ops.h"
+
 namespace kiln {
 
 namespace {
@@ -11,17 +13,41 @@ constexpr uint32_t kTensor = 2;
 constexpr uint32_t kUndefinedTensor = 3;
 constexpr uint32_t kTuple = 4;  // followed by its elements; arity in the high bits
 
-uint32_t tensorEntry(const Tensor& t) {
+// Outside grad mode nothing is recorded, so requires_grad does not count
+// (1.13's ArgumentSpec `with_grad`).
+uint32_t tensorEntry(const Tensor& t, bool grad_enabled) {
   if (!t.defined()) return kUndefinedTensor;
   uint32_t dtype = static_cast<uint32_t>(t.dtype()) & 0xff;
   uint32_t rank = static_cast<uint32_t>(t.dim()) & 0xff;
-  uint32_t requires_grad = t.requiresGrad() ? 1 : 0;
+  uint32_t requires_grad = grad_enabled && t.requiresGrad() ? 1 : 0;
   return kTensor | (requires_grad << 3) | (dtype << 4) | (rank << 12);
+}
+
+// Whether an object (a module) holds a tensor that requires grad, in its
+// own attributes or its submodules': its parameters are read by GetAttr,
+// not passed in, and their gradients must be recorded all the same.
+bool objectRequiresGrad(const ObjectObj& object, int depth) {
+  if (depth > 16) return false;
+  for (const IValue& slot : object.slots) {
+    if (slot.isTensor()) {
+      if (slot.toTensor().defined() && slot.toTensor().requiresGrad()) return true;
+    } else if (slot.isObject() && objectRequiresGrad(slot.toObjectRef(), depth + 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool listRequiresGrad(const IValue& list) {
+  for (const IValue& e : list.toListRef().elements) {
+    if (e.isTensor() && e.toTensor().defined() && e.toTensor().requiresGrad()) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
-ArgumentSpec::ArgumentSpec(const IValue* inputs, size_t num_inputs) {
+ArgumentSpec::ArgumentSpec(const IValue* inputs, size_t num_inputs) : grad_enabled_(isGradEnabled()) {
   for (size_t i = 0; i < num_inputs; ++i) {
     input_starts_.push_back(static_cast<uint32_t>(entries_.size()));
     shape_starts_.push_back(static_cast<uint32_t>(shapes_.size()));
@@ -37,7 +63,8 @@ ArgumentSpec::ArgumentSpec(const IValue* inputs, size_t num_inputs) {
 void ArgumentSpec::add(const IValue& v) {
   if (v.isTensor()) {
     const Tensor& t = v.toTensor();
-    entries_.push_back(tensorEntry(t));
+    entries_.push_back(tensorEntry(t, grad_enabled_));
+    if ((entries_.back() >> 3) & 1) requires_grad_ = true;
     if (t.defined()) {
       for (int64_t d : t.sizes()) shapes_.push_back(d);
       for (int64_t d : t.strides()) shapes_.push_back(d);
@@ -48,6 +75,10 @@ void ArgumentSpec::add(const IValue& v) {
     const auto& elements = v.toTupleRef().elements;
     entries_.push_back(kTuple | static_cast<uint32_t>(elements.size() << 3));
     for (const IValue& e : elements) add(e);
+  } else if (grad_enabled_ &&
+             ((v.isObject() && objectRequiresGrad(v.toObjectRef(), 0)) || (v.isTensorList() && listRequiresGrad(v)))) {
+    entries_.push_back(kOther | (1u << 3));
+    requires_grad_ = true;
   } else {
     entries_.push_back(kOther);
   }

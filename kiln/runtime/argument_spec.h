@@ -28,6 +28,10 @@ class ArgumentSpec {
 
   // Whether input `i` is None.
   bool isNone(size_t i) const;
+  // Whether, in grad mode, a tensor input (or a tensor attribute of an
+  // object input: a module's parameter) requires grad: the plan must record
+  // gradients.
+  bool requiresGrad() const { return requires_grad_; }
 
   // The rank-level facts: equality and hash ignore sizes and strides.
   size_t hashCode() const { return hash_; }
@@ -52,6 +56,8 @@ class ArgumentSpec {
   SmallVector<int64_t, 16> shapes_;
   size_t hash_ = 0;
   size_t shape_hash_ = 0;
+  bool grad_enabled_ = true;
+  bool requires_grad_ = false;
 };
 
 struct ArgumentSpecHash {

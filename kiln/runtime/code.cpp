@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "kiln/core/dispatch_hook.h"
 #include "kiln/ir/graph.h"
 #include "kiln/runtime/function.h"
 
@@ -47,9 +48,40 @@ bool isConstantMaxInt(const Value* v) {
 }  // namespace
 
 // Decides where each value dies (moves and drops), then emits instructions.
+// An operation that records autograd for its tensor arguments that require
+// grad. prim::ConstantChunk (peephole's form of a constant `chunk`) has no
+// derivative of its own: it runs as the aten::chunk it stands for.
+Operation recordedOperation(const Node& node, Operation op) {
+  if (node.kind() == prim::ConstantChunk) {
+    static const OperatorPtr chunk = findOperator(Symbol::fromQualString("aten::chunk"), "");
+    if (!chunk) return op;
+    int64_t chunks = node.i(attr::chunks), dim = node.i(attr::dim);
+    return [chunks, dim](Stack& stack) {
+      stack.emplace_back(chunks);
+      stack.emplace_back(dim);
+      runOperatorRecorded(*chunk, stack);
+      std::vector<IValue> parts = std::move(stack.back().toListRef().elements);
+      stack.pop_back();
+      for (IValue& part : parts) stack.push_back(std::move(part));
+    };
+  }
+  OperatorPtr op_ptr = node.maybeOperator();
+  // TorchScript's own builtins (list, dict, number ops) move tensors without
+  // computing on them, and ops without tensor results have nothing to record.
+  if (!op_ptr || op_ptr->isNodeDependent() || op_ptr->exposure() == OpExposure::ScriptOnly) return op;
+  bool tensor_result = false;
+  for (const Value* out : node.outputs()) {
+    TypeKind kind = out->type()->kind();
+    tensor_result |= kind == TypeKind::Tensor || kind == TypeKind::List || kind == TypeKind::Optional;
+  }
+  if (!tensor_result) return op;
+  return [op_ptr](Stack& stack) { runOperatorRecorded(*op_ptr, stack); };
+}
+
 class CodeBuilder {
  public:
-  CodeBuilder(Code& code, const FunctionResolver& resolver) : code_(code), resolver_(resolver) {}
+  CodeBuilder(Code& code, const FunctionResolver& resolver, bool record_autograd)
+      : code_(code), resolver_(resolver), record_autograd_(record_autograd) {}
 
   void build() {
     const Graph& graph = *code_.graph_;
@@ -302,6 +334,7 @@ class CodeBuilder {
   void emitOperator(const Node* n) {
     Operation op = findOperation(*n);
     if (!op) n->getOperator();  // raises the "no overload matches" error with the candidates
+    if (record_autograd_) op = recordedOperation(*n, std::move(op));
     emitUses(n);
     code_.operations_.push_back(std::move(op));
     code_.operation_names_.push_back(n->kind().toQualString());
@@ -457,6 +490,7 @@ class CodeBuilder {
 
   Code& code_;
   const FunctionResolver& resolver_;
+  bool record_autograd_;
   std::unordered_map<const Node*, size_t> order_;
   size_t next_order_ = 0;
   std::set<const Value*> unused_;
@@ -467,9 +501,9 @@ class CodeBuilder {
   int32_t next_register_ = 0;
 };
 
-Code::Code(std::shared_ptr<Graph> graph, std::string name, const FunctionResolver& resolver)
+Code::Code(std::shared_ptr<Graph> graph, std::string name, const FunctionResolver& resolver, bool record_autograd)
     : graph_(std::move(graph)), name_(std::move(name)) {
-  CodeBuilder(*this, resolver).build();
+  CodeBuilder(*this, resolver, record_autograd).build();
 }
 
 Code::~Code() = default;

@@ -64,8 +64,11 @@ using FunctionResolver = std::function<Function*(const Node& function_constant)>
 
 class Code {
  public:
-  // Builds code for `graph`; `name` appears in error tracebacks.
-  Code(std::shared_ptr<Graph> graph, std::string name, const FunctionResolver& resolver = nullptr);
+  // Builds code for `graph`; `name` appears in error tracebacks. With
+  // `record_autograd`, every operator call goes through autograd's recording
+  // (for plans whose inputs require grad); other code pays nothing for it.
+  Code(std::shared_ptr<Graph> graph, std::string name, const FunctionResolver& resolver = nullptr,
+       bool record_autograd = false);
   ~Code();
   Code(const Code&) = delete;
   Code& operator=(const Code&) = delete;

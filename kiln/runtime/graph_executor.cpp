@@ -16,7 +16,7 @@ struct NamedPass {
 
 struct PassRegistry {
   std::mutex mutex;
-  std::vector<NamedPass> stages[2];
+  std::vector<NamedPass> stages[4];
 };
 
 PassRegistry& passRegistry() {
@@ -84,12 +84,18 @@ std::unique_ptr<ExecutionPlan> GraphExecutor::compile(const ArgumentSpec& spec, 
       inputs[i]->replaceAllUsesWith(plan->graph->insertConstant(IValue()));
     }
   }
+  // Gradients: the plan's ops record autograd (those in DifferentiableGraphs
+  // as one node each), and its intermediates may be saved for backward, so
+  // they get no static memory plan.
+  const bool needs_gradient = spec.requiresGrad();
   for (const NamedPass& p : passesOf(PassStage::Required)) p.pass(plan->graph);
   if (graphExecutorOptimize()) {
     for (const NamedPass& p : passesOf(PassStage::Optimization)) p.pass(plan->graph);
+    PassStage last = needs_gradient ? PassStage::Differentiation : PassStage::NondiffOptimization;
+    for (const NamedPass& p : passesOf(last)) p.pass(plan->graph);
   }
-  plan->code = std::make_shared<const Code>(plan->graph, name_, resolver_);
-  if (with_shapes && plannableMemory(*plan->code)) plan->memory = std::make_unique<MemoryPlanner>();
+  plan->code = std::make_shared<const Code>(plan->graph, name_, resolver_, needs_gradient);
+  if (with_shapes && !needs_gradient && plannableMemory(*plan->code)) plan->memory = std::make_unique<MemoryPlanner>();
   return plan;
 }
 

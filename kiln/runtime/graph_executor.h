@@ -34,7 +34,14 @@ using GraphPass = std::function<void(const std::shared_ptr<Graph>& graph)>;
 
 enum class PassStage {
   Required,      // always run (lowering the interpreter depends on)
-  Optimization,  // run when optimization is on (setGraphExecutorOptimize)
+  Optimization,  // run when optimization is on (setGraphExecutorOptimize); keeps the graph differentiable
+  // After Optimization, on plans that need no gradient: rewrites into ops
+  // that have no derivative (batched products, in-place accumulation, fusion).
+  NondiffOptimization,
+  // After Optimization instead of NondiffOptimization, on plans whose inputs
+  // require grad in grad mode: forms prim::DifferentiableGraphs and
+  // optimizes inside them. The plan's other ops record autograd as they run.
+  Differentiation,
 };
 
 // Adds a pass to the end of a stage. Passes of a stage run in registration order.

@@ -1,0 +1,134 @@
+#include "kiln/passes/create_autodiff_subgraphs.h"
+
+#include "kiln/core/derivative_spec.h"
+#include "kiln/core/op_description.h"
+#include "kiln/ir/graph.h"
+#include "kiln/ir/subgraph_utils.h"
+
+namespace kiln {
+
+bool isDifferentiableNode(const Node* n) {
+  if (n->kind() == prim::ConstantChunk) return n->inputs().size() == 1;
+  if (!n->blocks().empty() || n->outputs().size() != 1) return false;
+  if (n->output()->type()->kind() != TypeKind::Tensor) return false;
+  auto op = n->maybeOperator();
+  if (!op || op->isNodeDependent() || op->schema().isVararg()) return false;
+  const FunctionSchema& schema = op->schema();
+  for (const Argument& arg : schema.arguments()) {
+    if (arg.isOutOrInPlace()) return false;
+  }
+  // A result that cannot carry a gradient (a comparison's bool tensor) needs no formula.
+  auto result = n->output()->type()->cast<TensorType>();
+  if (result && result->scalarType() && !isFloatingType(*result->scalarType()) &&
+      !isComplexType(*result->scalarType())) {
+    return true;
+  }
+  const auto& derivative = op->description().derivative;
+  if (!derivative || derivative->formulas.empty()) return false;
+  for (const Argument& arg : schema.arguments()) {
+    if (arg.type->kind() == TypeKind::List && n->inputs().size() > 0) {
+      auto list = arg.type->cast<ListType>();
+      if (list && list->elementType()->kind() == TypeKind::Tensor) return false;
+    }
+  }
+  // Every tensor argument needs a formula: an input without one would get no gradient.
+  const auto& args = schema.arguments();
+  for (size_t i = 0; i < args.size() && i < n->inputs().size(); ++i) {
+    TypeKind kind = n->input(i)->type()->kind();
+    if (kind != TypeKind::Tensor) continue;
+    bool has = false;
+    for (const auto& [name, expr] : derivative->formulas) has |= name == args[i].name;
+    if (!has) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// A node a group may move across (its members are pure): one that reads
+// only, has results and no blocks, so computing a member after it instead
+// of before changes nothing.
+bool canMoveAcross(const Node* n) {
+  if (!n->blocks().empty() || n->outputs().empty()) return false;
+  switch (n->kind()) {
+    case prim::ListConstruct:
+    case prim::TupleConstruct:
+    case prim::ListUnpack:
+    case prim::TupleUnpack:
+    case prim::TupleIndex: return true;
+    default: break;
+  }
+  auto op = n->maybeOperator();
+  if (!op || op->schema().isVararg()) return false;
+  for (const Argument& arg : op->schema().arguments()) {
+    if (arg.isOutOrInPlace()) return false;
+  }
+  return true;
+}
+
+// Whether `n` can join `group` (which comes after it): every other user of
+// its results comes after the group.
+bool canMergeInto(const Node* n, const Node* group) {
+  for (const Value* out : n->outputs()) {
+    for (const Use& use : out->uses()) {
+      if (use.user != group && !group->isBefore(use.user)) return false;
+    }
+  }
+  return true;
+}
+
+class Grouper {
+ public:
+  Grouper(size_t min_size, std::vector<Node*>& groups) : min_size_(min_size), groups_(groups) {}
+
+  void groupBlock(Block* block) {
+    for (Node* n : block->nodes()) {
+      for (Block* b : n->blocks()) groupBlock(b);
+    }
+    // From the end backwards: a group stands where its last member was;
+    // earlier members join it while the nodes between can be moved across.
+    Node* end = block->returnNode();
+    for (Node *n = end->prev(), *prev = nullptr; n != end && n != block->paramNode(); n = prev) {
+      prev = n->prev();
+      if (n->kind() == prim::Constant) continue;
+      if (!isDifferentiableNode(n)) {
+        if (!canMoveAcross(n)) finish();
+        continue;
+      }
+      if (group_ && canMergeInto(n, group_)) {
+        mergeNodeIntoSubgraph(n, group_);
+        continue;
+      }
+      finish();
+      group_ = createSingletonSubgraph(n, prim::DifferentiableGraph);
+    }
+    finish();
+  }
+
+ private:
+  void finish() {
+    if (!group_) return;
+    size_t count = 0;
+    for (Node* n : getSubgraph(group_).block()->nodes()) count += n->kind() != prim::Constant;
+    if (count < min_size_) {
+      unmergeSubgraph(group_);
+    } else {
+      groups_.push_back(group_);
+    }
+    group_ = nullptr;
+  }
+
+  size_t min_size_;
+  std::vector<Node*>& groups_;
+  Node* group_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<Node*> createAutodiffSubgraphs(const std::shared_ptr<Graph>& graph, size_t min_size) {
+  std::vector<Node*> groups;
+  Grouper(min_size, groups).groupBlock(graph->block());
+  return groups;
+}
+
+}  // namespace kiln
