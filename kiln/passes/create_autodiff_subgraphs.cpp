@@ -31,11 +31,15 @@ bool isDifferentiableNode(const Node* n) {
       if (list && list->elementType()->kind() == TypeKind::Tensor) return false;
     }
   }
-  // Every tensor argument needs a formula: an input without one would get no gradient.
+  // Every tensor argument that can carry a gradient needs a formula: an
+  // input without one would get no gradient. Bool and integer tensors (a
+  // where's condition, a masked_fill's mask) never carry one.
   const auto& args = schema.arguments();
   for (size_t i = 0; i < args.size() && i < n->inputs().size(); ++i) {
-    TypeKind kind = n->input(i)->type()->kind();
-    if (kind != TypeKind::Tensor) continue;
+    auto tensor = n->input(i)->type()->cast<TensorType>();
+    if (!tensor) continue;
+    if (tensor->scalarType() && !isFloatingType(*tensor->scalarType()) && !isComplexType(*tensor->scalarType()))
+      continue;
     bool has = false;
     for (const auto& [name, expr] : derivative->formulas) has |= name == args[i].name;
     if (!has) return false;

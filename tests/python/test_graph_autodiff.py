@@ -21,32 +21,17 @@ from script_programs import PROGRAMS  # noqa: E402
 # Programs kiln cannot compile yet (see test_script.py).
 UNSUPPORTED = {"with_no_grad"}
 
-# Programs whose gradients need an operator that has no derivative in kiln
-# yet (other helpers of issue 21 are adding them): the operator named. Not
-# strict: they pass once the derivative lands.
-MISSING_DERIVATIVE = {
-    "builtin_abs": "prim::abs",
-    "torch_reductions": "aten::logsumexp",
-    "torch_max_dim_tuples": "aten::topk",
-    "torch_pointwise": "aten::round",
-    "torch_linalg": "aten::mv",
-    "torch_indexing_ops": "aten::narrow",
-    "tensor_T_and_device": "aten::to",
-    "promotion_scalar_first_operand": "aten::pow",
-}
 # Programs where torch raises because an in-place op writes to a view of a
-# leaf that requires grad: kiln's autograd does not track views yet.
-VIEW_OF_LEAF = {"augassign_tensor_view_mutates_base", "augassign_subscript", "tensor_setitem_int_and_slice",
-                "tensor_setitem_column_and_step", "tensor_setitem_none_and_var", "tensor_setitem_through_view",
-                "prog_clamp_loop_tensor_mutation"}
+# leaf that requires grad, and kiln does not: the view is made from a
+# tensor that does not require grad yet (docs/python_api.md, "Not yet").
+VIEW_OF_LEAF = {("tensor_setitem_column_and_step", 0), ("tensor_setitem_through_view", 0)}
 
 
-def _marks(name):
-    if name in MISSING_DERIVATIVE:
-        return [pytest.mark.xfail(strict=False, reason="no derivative for " + MISSING_DERIVATIVE[name])]
-    if name in VIEW_OF_LEAF:
-        return [pytest.mark.xfail(strict=False, reason="in-place write to a view of a leaf: views not tracked")]
+def _marks(name, k):
+    if (name, k) in VIEW_OF_LEAF:
+        return [pytest.mark.xfail(strict=True, reason="in-place write into a view made before it required grad")]
     return []
+
 
 _RNG = np.random.default_rng(21)
 
@@ -149,7 +134,7 @@ def optimize(request):
 
 
 @pytest.mark.parametrize("prog,k", [
-    pytest.param(p, k, id=f"{p['name']}-{k}", marks=_marks(p["name"]))
+    pytest.param(p, k, id=f"{p['name']}-{k}", marks=_marks(p["name"], k))
     for p, k in CASES
 ])
 def test_gradients_match_torch(prog, k, optimize):
@@ -226,16 +211,7 @@ def _kiln_graph(prog, args):
     return fn.graph_for(*[_leaves(a, "kiln", []) for a in args])
 
 
-# Programs where an op of 1.13's DifferentiableGraph has no derivative in kiln yet.
-MISSING_IN_GROUP = {"torch_pointwise": "aten::where", "promotion_scalar_first_operand": "aten::reciprocal"}
-
-
-@pytest.mark.parametrize("prog,k", [
-    pytest.param(p, k, id=f"{p['name']}-{k}",
-                 marks=[pytest.mark.xfail(strict=False, reason="no derivative for " + MISSING_IN_GROUP[p["name"]])]
-                 if p["name"] in MISSING_IN_GROUP else [])
-    for p, k in CASES
-])
+@pytest.mark.parametrize("prog,k", [pytest.param(p, k, id=f"{p['name']}-{k}") for p, k in CASES])
 def test_differentiable_graphs_where_torch_has_them(prog, k):
     args = prog["args"][k]
     expected = _torch_graph(prog, args)
