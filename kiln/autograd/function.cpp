@@ -5,6 +5,8 @@
 #include "kiln/ops/prim_ops.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/pointwise.h"
+#include "kiln/tensor/reduce.h"
+#include "kiln/tensor/shape.h"
 #include "kiln/util/error.h"
 
 namespace kiln::autograd {
@@ -94,6 +96,28 @@ Tensor SavedVariable::unpack(const Node& saved_for) const {
     return with_history;
   }
   return data_;
+}
+
+// `grad` summed over the dims it was broadcast along, to `sizes`. With
+// create_graph (grad mode on in backward) through the recorded operators.
+Tensor sumToSize(const Tensor& grad, IntArrayRef sizes) {
+  if (grad.sizes() == sizes) return grad;
+  int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
+  KILN_CHECK(lead >= 0, "_grad_sum_to_size: size has more dimensions than the gradient");
+  DimVector dims;
+  for (int64_t d = 0; d < grad.dim(); ++d) {
+    if (d < lead || (sizes[d - lead] == 1 && grad.size(d) != 1)) dims.push_back(d);
+  }
+  if (isGradEnabled() && requiresGrad(grad)) {
+    Tensor reduced = grad;
+    if (!dims.empty()) {
+      reduced = callRecorded("aten::sum", "dim_IntList",
+                             {IValue(grad), IValue(IntArrayRef(dims)), IValue(true), IValue(std::nullopt)});
+    }
+    return callRecorded("aten::reshape", "", {IValue(reduced), IValue(sizes)});
+  }
+  Tensor reduced = dims.empty() ? grad : sum(grad, IntArrayRef(dims), /*keepdim=*/true);
+  return reshape(reduced, sizes);
 }
 
 }  // namespace kiln::autograd

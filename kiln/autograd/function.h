@@ -94,6 +94,12 @@ class SavedVariable {
 // on: what backward itself computes with create_graph (record.cpp).
 Tensor callRecorded(const char* name, const char* overload, Stack stack);
 
+// `grad` summed over the dims it was broadcast along, to `sizes` (the
+// input's sizes): eager backward's reduction of a broadcast input's
+// gradient and aten::_grad_sum_to_size's kernel. With create_graph (grad
+// mode on in backward) through the recorded operators.
+Tensor sumToSize(const Tensor& grad, IntArrayRef sizes);
+
 // Raised when a graph is used after its saved values were freed.
 [[noreturn]] void throwFreedGraph();
 

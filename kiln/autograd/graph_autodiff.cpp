@@ -389,18 +389,6 @@ class DifferentiableGraphOp {
   std::vector<int64_t> df_input_vjps_, df_input_captured_inputs_, df_input_captured_outputs_, df_output_vjps_;
 };
 
-// `grad` summed over the dims it was broadcast along, to `sizes` (None: as it is).
-Tensor gradSumToSize(const Tensor& grad, IntArrayRef sizes) {
-  if (grad.sizes() == sizes) return grad;
-  int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
-  KILN_CHECK(lead >= 0, "_grad_sum_to_size: size has more dimensions than the gradient");
-  DimVector dims;
-  for (int64_t d = 0; d < grad.dim(); ++d) {
-    if (d < lead || (sizes[d - lead] == 1 && grad.size(d) != 1)) dims.push_back(d);
-  }
-  Tensor reduced = dims.empty() ? grad : sum(grad, IntArrayRef(dims), /*keepdim=*/true);
-  return reshape(reduced, sizes);
-}
 
 KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::DifferentiableGraph(...) -> ...",
                                 [](const kiln::Node& node) -> Operation {
@@ -415,8 +403,8 @@ KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::DifferentiableGraph(...) -> ...",
                            stack.pop_back();
                            if (size.isNone()) return;
                            Tensor self = stack.back().toTensor();
-                           stack.back() = IValue(gradSumToSize(self, size.toIntVector()));
-                         }));
+                           stack.back() = IValue(sumToSize(self, size.toIntVector()));
+                         }).derivative({"self: grad if size is None else grad.expand(self.size())"}));
 
 // `kiln opt -p differentiate`: each DifferentiableGraph's subgraph becomes
 // its f (what the op runs forward); `differentiate_backward` puts df there

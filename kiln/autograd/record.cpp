@@ -27,26 +27,6 @@ Tensor callRecorded(const char* name, const char* overload, Stack stack) {
 
 namespace {
 
-// `grad` summed over the dims it was broadcast along, to `sizes`. With
-// create_graph (grad mode on in backward) through the recorded operators.
-Tensor sumToSize(const Tensor& grad, IntArrayRef sizes) {
-  if (grad.sizes() == sizes) return grad;
-  int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
-  DimVector dims;
-  for (int64_t d = 0; d < grad.dim(); ++d) {
-    if (d < lead || (sizes[d - lead] == 1 && grad.size(d) != 1)) dims.push_back(d);
-  }
-  if (isGradEnabled() && requiresGrad(grad)) {
-    Tensor reduced = grad;
-    if (!dims.empty()) {
-      reduced = callRecorded("aten::sum", "dim_IntList",
-                             {IValue(grad), IValue(IntArrayRef(dims)), IValue(true), IValue(std::nullopt)});
-    }
-    return callRecorded("aten::reshape", "", {IValue(reduced), IValue(sizes)});
-  }
-  Tensor reduced = dims.empty() ? grad : sum(grad, IntArrayRef(dims), /*keepdim=*/true);
-  return reshape(reduced, sizes);
-}
 
 // A saved argument or result: tensors with their version, the rest as is.
 struct SavedValue {
