@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "kiln/util/large_alloc_cache.h"
+#include <cstdio>
+#include <execinfo.h>
+static bool traceOn(){ static bool on = std::getenv("KILN_ALLOC_TRACE") != nullptr; return on; }
+static void traceIt(const char* what, size_t n, bool hit){ if(!traceOn()) return; void* f[12]; int k=backtrace(f,12); fprintf(stderr,"TRACE %s %zu %d\n",what,n,(int)hit); backtrace_symbols_fd(f+1,k-1,2); fprintf(stderr,"ENDTRACE\n"); }
 
 namespace kiln {
 
@@ -111,6 +115,7 @@ class LargeBlockCache {
 
   void releaseAll() {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (traceOn()) fprintf(stderr, "TRACE release %zu\n", cached_);
     for (const Block& b : blocks_) std::free(b.data);
     blocks_.clear();
     cached_ = 0;
@@ -188,7 +193,8 @@ void* smallAlloc(size_t nbytes) {
   size_t rounded = roundUp(nbytes);
   if (rounded >= kLargeAllocMin) {
     rounded = roundUpLarge(rounded);
-    if (void* p = largeBlockCache().take(rounded)) return p;
+    if (void* p = largeBlockCache().take(rounded)) { traceIt("take", rounded, true); return p; }
+    traceIt("miss", rounded, false);
     try {
       return systemAlloc(rounded);
     } catch (const std::bad_alloc&) {
@@ -210,6 +216,7 @@ void smallFree(void* block, size_t nbytes) noexcept {
   if (!block) return;
   size_t rounded = roundUp(nbytes);
   if (rounded >= kLargeAllocMin) {
+    traceIt("put", roundUpLarge(rounded), false);
     largeBlockCache().put(block, roundUpLarge(rounded));
     return;
   }
