@@ -8,10 +8,6 @@
 #include <vector>
 
 #include "kiln/util/large_alloc_cache.h"
-#include <cstdio>
-#include <execinfo.h>
-static bool traceOn(){ static bool on = std::getenv("KILN_ALLOC_TRACE") != nullptr; return on; }
-static void traceIt(const char* what, size_t n, bool hit){ if(!traceOn()) return; void* f[12]; int k=backtrace(f,12); fprintf(stderr,"TRACE %s %zu %d\n",what,n,(int)hit); backtrace_symbols_fd(f+1,k-1,2); fprintf(stderr,"ENDTRACE\n"); }
 
 namespace kiln {
 
@@ -98,7 +94,7 @@ class LargeBlockCache {
       return;
     }
     try {
-      blocks_.push_back({block, rounded});
+      blocks_.push_back({block, rounded, generation_});
     } catch (const std::bad_alloc&) {
       std::free(block);
       return;
@@ -113,9 +109,23 @@ class LargeBlockCache {
     evictBeyondLimit();
   }
 
+  void age() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++generation_;
+    size_t kept = 0;
+    for (const Block& b : blocks_) {
+      if (generation_ - b.generation >= 2) {
+        std::free(b.data);
+        cached_ -= b.nbytes;
+      } else {
+        blocks_[kept++] = b;
+      }
+    }
+    blocks_.resize(kept);
+  }
+
   void releaseAll() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (traceOn()) fprintf(stderr, "TRACE release %zu\n", cached_);
     for (const Block& b : blocks_) std::free(b.data);
     blocks_.clear();
     cached_ = 0;
@@ -135,6 +145,7 @@ class LargeBlockCache {
   struct Block {
     void* data;
     size_t nbytes;
+    uint64_t generation;  // age() calls before it was freed
   };
 
   static size_t limitFromEnvironment() {
@@ -164,6 +175,7 @@ class LargeBlockCache {
   std::mutex mutex_;
   size_t limit_;
   size_t cached_ = 0;
+  uint64_t generation_ = 0;
   std::vector<Block> blocks_;
 };
 
@@ -186,6 +198,7 @@ size_t largeAllocCacheLimit() { return largeBlockCache().limit(); }
 size_t largeAllocCachedBytes() { return largeBlockCache().cached(); }
 void setLargeAllocCacheLimit(size_t bytes) { largeBlockCache().setLimit(bytes); }
 void releaseLargeAllocCache() { largeBlockCache().releaseAll(); }
+void ageLargeAllocCache() noexcept { largeBlockCache().age(); }
 
 void* smallAlloc(size_t nbytes) {
   // No block this big can exist, and rounding it up would overflow.
@@ -193,8 +206,7 @@ void* smallAlloc(size_t nbytes) {
   size_t rounded = roundUp(nbytes);
   if (rounded >= kLargeAllocMin) {
     rounded = roundUpLarge(rounded);
-    if (void* p = largeBlockCache().take(rounded)) { traceIt("take", rounded, true); return p; }
-    traceIt("miss", rounded, false);
+    if (void* p = largeBlockCache().take(rounded)) return p;
     try {
       return systemAlloc(rounded);
     } catch (const std::bad_alloc&) {
@@ -216,7 +228,6 @@ void smallFree(void* block, size_t nbytes) noexcept {
   if (!block) return;
   size_t rounded = roundUp(nbytes);
   if (rounded >= kLargeAllocMin) {
-    traceIt("put", roundUpLarge(rounded), false);
     largeBlockCache().put(block, roundUpLarge(rounded));
     return;
   }
