@@ -426,6 +426,9 @@ void MemoryPlanner::Impl::runReplayed(Arena* arena, const std::shared_ptr<const 
   std::lock_guard lock(mutex);
   if (followed) {
     ++counters().planned_runs;
+    // This run took no large block from the allocator's cache: what sits
+    // there through two such runs is not this graph's, and may be no one's.
+    ageLargeAllocCache();
   } else {
     ++counters().deviations;
     if (plan == used && state == State::Ready) replan();

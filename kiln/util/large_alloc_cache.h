@@ -8,6 +8,10 @@
 // rounded size (most recently freed first), up to a total byte limit; above
 // it the least recently freed blocks go back to the system. The limit is
 // KILN_ALLOC_CACHE_MB (MiB, read once; default 256; 0 turns the cache off).
+// Blocks that sit unused through two calls of ageLargeAllocCache() go back
+// to the system too: a memory plan's steady state asks for no large block,
+// so what is freed after its plan was built (a dropped module's weights, a
+// warm-up's temporaries) would otherwise stay resident for good.
 // Thread-safe (one mutex: these allocations are rare next to their cost).
 #include <cstddef>
 
@@ -25,5 +29,8 @@ void setLargeAllocCacheLimit(size_t bytes);
 // Returns every cached block to the system, keeping the limit (a memory plan
 // that now serves the blocks' former contents calls it once).
 void releaseLargeAllocCache();
+// Marks a point of steady state (a memory plan's replayed run calls it):
+// blocks freed before the previous mark and not reused since are returned.
+void ageLargeAllocCache() noexcept;
 
 }  // namespace kiln

@@ -94,7 +94,7 @@ class LargeBlockCache {
       return;
     }
     try {
-      blocks_.push_back({block, rounded});
+      blocks_.push_back({block, rounded, generation_});
     } catch (const std::bad_alloc&) {
       std::free(block);
       return;
@@ -107,6 +107,21 @@ class LargeBlockCache {
     std::lock_guard<std::mutex> lock(mutex_);
     limit_ = bytes;
     evictBeyondLimit();
+  }
+
+  void age() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++generation_;
+    size_t kept = 0;
+    for (const Block& b : blocks_) {
+      if (generation_ - b.generation >= 2) {
+        std::free(b.data);
+        cached_ -= b.nbytes;
+      } else {
+        blocks_[kept++] = b;
+      }
+    }
+    blocks_.resize(kept);
   }
 
   void releaseAll() {
@@ -130,6 +145,7 @@ class LargeBlockCache {
   struct Block {
     void* data;
     size_t nbytes;
+    uint64_t generation;  // age() calls before it was freed
   };
 
   static size_t limitFromEnvironment() {
@@ -159,6 +175,7 @@ class LargeBlockCache {
   std::mutex mutex_;
   size_t limit_;
   size_t cached_ = 0;
+  uint64_t generation_ = 0;
   std::vector<Block> blocks_;
 };
 
@@ -181,6 +198,7 @@ size_t largeAllocCacheLimit() { return largeBlockCache().limit(); }
 size_t largeAllocCachedBytes() { return largeBlockCache().cached(); }
 void setLargeAllocCacheLimit(size_t bytes) { largeBlockCache().setLimit(bytes); }
 void releaseLargeAllocCache() { largeBlockCache().releaseAll(); }
+void ageLargeAllocCache() noexcept { largeBlockCache().age(); }
 
 void* smallAlloc(size_t nbytes) {
   // No block this big can exist, and rounding it up would overflow.

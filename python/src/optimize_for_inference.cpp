@@ -7,6 +7,7 @@
 #include "kiln/ir/graph.h"
 #include "kiln/passes/optimize_for_inference.h"
 #include "kiln/tensor/blocked_conv.h"
+#include "kiln/util/large_alloc_cache.h"
 
 namespace kiln::python {
 
@@ -29,6 +30,8 @@ void bindOptimizeForInference(py::module_& m) {
       "The inference passes on a frozen graph, in place.");
   m.def("_dnnl_channel_block", &dnnlChannelBlock,
         "The channel block of oneDNN's blocked layout on this CPU (16, 8, or 0: none).");
+  m.def("_large_alloc_cached_bytes", &largeAllocCachedBytes,
+        "Bytes of freed large blocks the allocator keeps for reuse (kiln/util/large_alloc_cache.h).");
   m.def(
       "_dnnl_converted_weights",
       [] {

@@ -134,3 +134,21 @@ TEST_F(LargeAllocCache, ManyThreads) {
   EXPECT_LE(largeAllocCachedBytes(), 16 * kMiB);
   EXPECT_GT(largeAllocCachedBytes(), 0u);
 }
+
+TEST_F(LargeAllocCache, BlocksUnusedThroughTwoAgingsGoBack) {
+  void* stale = smallAlloc(3 * kMiB);
+  void* reused = smallAlloc(2 * kMiB);
+  smallFree(stale, 3 * kMiB);
+  smallFree(reused, 2 * kMiB);
+  ageLargeAllocCache();
+  EXPECT_EQ(largeAllocCachedBytes(), 5 * kMiB);  // one aging is not enough
+  // The 2 MiB block is taken and freed again between agings, as a
+  // per-call temporary would be: it stays; the 3 MiB block does not.
+  void* again = smallAlloc(2 * kMiB);
+  EXPECT_EQ(again, reused);
+  smallFree(again, 2 * kMiB);
+  ageLargeAllocCache();
+  EXPECT_EQ(largeAllocCachedBytes(), 2 * kMiB);
+  for (int i = 0; i < 2; ++i) ageLargeAllocCache();
+  EXPECT_EQ(largeAllocCachedBytes(), 0u);
+}

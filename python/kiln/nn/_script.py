@@ -481,8 +481,17 @@ class _Slots(MutableMapping):
     `_parameters` or `_buffers`), so Module's traversals work on it."""
 
     def __init__(self, owner, kind):
-        self._owner = owner
+        # Weak: a strong reference would make every ScriptModule a reference
+        # cycle, freed (weights included) only when the garbage collector runs.
+        self._owner_ref = weakref.ref(owner)
         self._kind = kind
+
+    @property
+    def _owner(self):
+        owner = self._owner_ref()
+        if owner is None:
+            raise RuntimeError(f"the scripted module these {self._kind}s belonged to is gone")
+        return owner
 
     def _names(self):
         return [n for n, (_, k) in self._owner._concrete_type.attributes.items() if k == self._kind]
