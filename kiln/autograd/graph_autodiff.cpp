@@ -389,7 +389,6 @@ class DifferentiableGraphOp {
   std::vector<int64_t> df_input_vjps_, df_input_captured_inputs_, df_input_captured_outputs_, df_output_vjps_;
 };
 
-
 KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::DifferentiableGraph(...) -> ...",
                                 [](const kiln::Node& node) -> Operation {
                                   KILN_CHECK(

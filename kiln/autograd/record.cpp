@@ -27,7 +27,6 @@ Tensor callRecorded(const char* name, const char* overload, Stack stack) {
 
 namespace {
 
-
 // A saved argument or result: tensors with their version, the rest as is.
 struct SavedValue {
   IValue value;  // non-tensor values, and lists of tensors
