@@ -41,6 +41,11 @@ bool batchedProductCannotRaise(const Value* x, const Value* w) {
   const TensorType* xt = tensorType(x);
   const TensorType* wt = tensorType(w);
   if (!xt || !wt || xt->dim() != 3u || wt->dim() != 2u) return false;
+  // In a plan whose inputs require grad, each step's row of the batched
+  // product would get a gradient as large as the whole product (select's
+  // backward), summed T times: quadratic in the steps. The per-step
+  // products' backward is linear, as 1.13's.
+  if (xt->requiresGrad().value_or(false) || wt->requiresGrad().value_or(false)) return false;
   std::optional<ScalarType> dtype = xt->scalarType();
   if (!dtype || (*dtype != ScalarType::Float && *dtype != ScalarType::Double) || wt->scalarType() != dtype) {
     return false;

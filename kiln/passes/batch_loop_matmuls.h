@@ -29,6 +29,9 @@
 //     dtype and rank 2, and %X's last size and %W's first are known and
 //     equal. The executor's shape plans give these types; a rank-level plan
 //     (sizes unknown) is left alone;
+//   - neither %X nor %W requires grad (by its type): the backward of a row
+//     selected from the batched product is as large as the product, so
+//     T steps would cost T^2;
 //   - by AliasDb, nothing in the loop writes to memory %X or %W may share,
 //     and nothing writes to the product's result (each iteration's result
 //     becomes a row of one tensor instead of a fresh tensor).
