@@ -64,7 +64,9 @@ std::tuple<Tensor, Tensor> scaledDotProductAttentionOp(const Tensor& query, cons
   const double scale = 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
   Tensor q = callTensor("aten::mul", "Scalar", {query, scale});
   Tensor scores = callTensor("aten::matmul", "", {q, callTensor("aten::transpose", "int", {key, -2, -1})});
-  std::optional<Tensor> mask = attn_mask;
+  // Undefined when there is none. (A std::optional<Tensor> copy here made
+  // GCC 12 warn of a maybe-uninitialized member under -O2.)
+  Tensor mask = attn_mask ? *attn_mask : Tensor();
   if (is_causal) {
     const int64_t l = query.size(-2), s = key.size(-2);
     Tensor keep = empty({l, s}, ScalarType::Bool);
@@ -74,12 +76,12 @@ std::tuple<Tensor, Tensor> scaledDotProductAttentionOp(const Tensor& query, cons
     }
     mask = keep;
   }
-  if (mask) {
-    if (mask->dtype() == ScalarType::Bool) {
+  if (mask.defined()) {
+    if (mask.dtype() == ScalarType::Bool) {
       // torch's masked_fill of the dropped positions, as a where (the same gradient).
-      scores = callTensor("aten::where", "ScalarOther", {*mask, scores, -std::numeric_limits<double>::infinity()});
+      scores = callTensor("aten::where", "ScalarOther", {mask, scores, -std::numeric_limits<double>::infinity()});
     } else {
-      scores = callTensor("aten::add", "Tensor", {scores, *mask, 1});
+      scores = callTensor("aten::add", "Tensor", {scores, mask, 1});
     }
   }
   Tensor attn = callTensor("aten::softmax", "int", {scores, -1, IValue()});
