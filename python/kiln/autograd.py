@@ -37,3 +37,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if grad_outputs is not None and len(grad_outputs) != len(outputs):
         raise RuntimeError(f"grad_outputs has {len(grad_outputs)} elements, but outputs has {len(outputs)}")
     return _C._autograd_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused)
+
+
+def _zero_grads(params, set_to_none=False):
+    """Zeroes each parameter's .grad in place, or sets it to None, as torch
+    1.13's Module.zero_grad and Optimizer.zero_grad do (a .grad made by
+    create_graph is detached first)."""
+    for p in params:
+        grad = p.grad
+        if grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if grad.grad_fn is not None:
+            grad.detach_()
+        elif grad.requires_grad:
+            grad.requires_grad_(False)
+        grad.zero_()

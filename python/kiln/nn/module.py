@@ -12,6 +12,7 @@ from collections import OrderedDict, namedtuple
 from .. import _C
 from .. import _dtype
 from .._grad_mode import no_grad
+from ..autograd import _zero_grads
 from .parameter import Parameter
 
 
@@ -327,17 +328,7 @@ class Module:
 
     def zero_grad(self, set_to_none=False):
         """Zeroes the .grad of every parameter in place (or sets it to None), as torch 1.13."""
-        for p in self.parameters():
-            grad = p.grad
-            if grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if grad.grad_fn is not None:
-                        grad.detach_()
-                    elif grad.requires_grad:
-                        grad.requires_grad_(False)
-                    grad.zero_()
+        _zero_grads(self.parameters(), set_to_none)
 
     # --- state --------------------------------------------------------------------------------
 

@@ -51,7 +51,35 @@ def _adam_update(p, grad, state, lr, beta1, beta2, eps, amsgrad):
     p.addcdiv_(exp_avg, denom, value=-step_size)
 
 
-class Adam(Optimizer):
+class _AdamFamily(Optimizer):
+    """Adam's step, shared by Adam and AdamW, which differ only in how weight
+    decay applies: added to the gradient (Adam's L2 penalty) or, decoupled,
+    shrinking the weights before the update (AdamW)."""
+
+    _decoupled_weight_decay = False
+
+    @_run_step
+    def step(self):
+        """One update of every parameter that has a gradient."""
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+            amsgrad, maximize = group["amsgrad"], group["maximize"]
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                state = _adam_state(self.state[p], p, amsgrad)
+                if maximize:
+                    grad = -grad
+                if self._decoupled_weight_decay:
+                    p.mul_(1 - lr * weight_decay)
+                elif weight_decay != 0:
+                    grad = grad.add(p, alpha=weight_decay)
+                _adam_update(p, grad, state, lr, beta1, beta2, eps, amsgrad)
+
+
+class Adam(_AdamFamily):
     """As torch.optim.Adam (weight decay added to the gradient; AdamW decays the weights)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
@@ -69,21 +97,3 @@ class Adam(Optimizer):
             for key, default in (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
                                  ("differentiable", False), ("fused", False)):
                 group.setdefault(key, default)
-
-    @_run_step
-    def step(self):
-        """One update of every parameter that has a gradient."""
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-            amsgrad, maximize = group["amsgrad"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = _adam_state(self.state[p], p, amsgrad)
-                if maximize:
-                    grad = -grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                _adam_update(p, grad, state, lr, beta1, beta2, eps, amsgrad)

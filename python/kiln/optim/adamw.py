@@ -1,10 +1,11 @@
 """kiln.optim.AdamW: torch 1.13's AdamW (decoupled weight decay)."""
-from .adam import _adam_state, _adam_update, _check_adam_args
-from .optimizer import Optimizer, _run_step
+from .adam import _AdamFamily, _check_adam_args
 
 
-class AdamW(Optimizer):
+class AdamW(_AdamFamily):
     """As torch.optim.AdamW: p *= 1 - lr * weight_decay, then Adam's update."""
+
+    _decoupled_weight_decay = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False, foreach=None, capturable=False):
@@ -18,20 +19,3 @@ class AdamW(Optimizer):
         for group in self.param_groups:
             for key, default in (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False)):
                 group.setdefault(key, default)
-
-    @_run_step
-    def step(self):
-        """One update of every parameter that has a gradient."""
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-            amsgrad, maximize = group["amsgrad"], group["maximize"]
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                state = _adam_state(self.state[p], p, amsgrad)
-                if maximize:
-                    grad = -grad
-                p.mul_(1 - lr * weight_decay)
-                _adam_update(p, grad, state, lr, beta1, beta2, eps, amsgrad)

@@ -8,6 +8,7 @@ import warnings
 
 from .. import _C
 from .._grad_mode import enable_grad, no_grad
+from ..autograd import _zero_grads
 
 
 def _deepcopy(value):
@@ -144,17 +145,7 @@ class Optimizer:
     def zero_grad(self, set_to_none=False):
         """Zeroes every parameter's .grad in place (or sets it to None)."""
         for group in self.param_groups:
-            for p in group["params"]:
-                grad = p.grad
-                if grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        if grad.grad_fn is not None:
-                            grad.detach_()
-                        elif grad.requires_grad:
-                            grad.requires_grad_(False)
-                        grad.zero_()
+            _zero_grads(group["params"], set_to_none)
 
     def step(self, closure):
         raise NotImplementedError
