@@ -30,29 +30,6 @@ using kernels::ParamDtypes;
         return self;                                                                                               \
       })
 
-// KILN_FLOAT_UNARY_OPS (elementwise_ops.h) with the functional form's
-// derivative formula (the in-place form uses it too).
-#define KILN_FLOAT_UNARY_OPS_DIFF(name, formula, ...)                                                               \
-  ::kiln::op("aten::" name "(Tensor self) -> Tensor",                                                               \
-             [](const ::kiln::Tensor& self) {                                                                       \
-               return ::kiln::kernels::floatElementwise(name, self, ::kiln::Tensor(),                               \
-                                                        KILN_UNARY_ELEMENT(__VA_ARGS__));                           \
-             })                                                                                                     \
-      .shape(::kiln::shapes::sameDtype)                                                                             \
-      .pointwise(::kiln::elementwiseFromCpp(::kiln::pointwise::TypeRule::Promote,                                   \
-                                            ::kiln::pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"}))         \
-      .derivative(KILN_PP_UNPAREN formula),                                                                         \
-      ::kiln::op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                  \
-                 [](::kiln::Tensor self) {                                                                          \
-                   ::kiln::kernels::floatElementwise(name, self, self, KILN_UNARY_ELEMENT(__VA_ARGS__));            \
-                   return self;                                                                                     \
-                 }),                                                                                                \
-      ::kiln::op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const ::kiln::Tensor& self, \
-                                                                                        ::kiln::Tensor out) {       \
-        ::kiln::kernels::floatElementwise(name, self, out, KILN_UNARY_ELEMENT(__VA_ARGS__));                        \
-        return out;                                                                                                 \
-      }).shape(::kiln::shapes::sameDtype)
-
 // KILN_PARAM_OPS with the functional form's derivative formula.
 #define KILN_PARAM_OPS_DIFF(name, sig, kname, dtypes, params, formula, ...)                                    \
   KILN_PARAM_FUNCTIONAL_OP(name, sig, kname, dtypes, params, __VA_ARGS__).derivative(KILN_PP_UNPAREN formula), \
@@ -79,16 +56,16 @@ using kernels::ParamDtypes;
 
 KILN_REGISTER_OPS(
     // x * sigmoid(x), computed as PyTorch does: x / (1 + e^-x).
-    KILN_FLOAT_UNARY_OPS_DIFF("silu",
-                              ({"self: grad * torch.sigmoid(self) * (1 + self * (1 - torch.sigmoid(self)))",
-                                "grad_fn: SiluBackward0"}),
-                              self / ((T)1 + m_exp(-self))),
+    KILN_FLOAT_UNARY_OPS("silu",
+                         ({"self: grad * torch.sigmoid(self) * (1 + self * (1 - torch.sigmoid(self)))",
+                           "grad_fn: SiluBackward0"}),
+                         self / ((T)1 + m_exp(-self))),
     // x * tanh(softplus(x)).
-    KILN_FLOAT_UNARY_OPS_DIFF("mish",
-                              ({"self: grad * (torch.tanh(torch.nn.functional.softplus(self)) + self * "
-                                "torch.sigmoid(self) * (1 - torch.tanh(torch.nn.functional.softplus(self)) ** 2))",
-                                "grad_fn: MishBackward0"}),
-                              self* k_tanh(m_log1p(m_exp(self)))),
+    KILN_FLOAT_UNARY_OPS("mish",
+                         ({"self: grad * (torch.tanh(torch.nn.functional.softplus(self)) + self * "
+                           "torch.sigmoid(self) * (1 - torch.tanh(torch.nn.functional.softplus(self)) ** 2))",
+                           "grad_fn: MishBackward0"}),
+                         self* k_tanh(m_log1p(m_exp(self)))),
     // clamp(x, min_val, max_val); integers too, with float bounds truncated.
     KILN_PARAM_OPS_DIFF("hardtanh", ", Scalar min_val=-1, Scalar max_val=1", "hardtanh", ParamDtypes::Clamp,
                         (min_val, max_val), ({"self: grad * ((self > min_val) & (self < max_val))"}),
@@ -97,12 +74,12 @@ KILN_REGISTER_OPS(
                      ({"self: grad * ((self > 0) & (self < 6))", "grad_fn: HardtanhBackward0"}),
                      k_clamp(self, (T)0, (T)6)),
     // x * relu6(x + 3) / 6 and relu6(x + 3) / 6, NaN kept as std::min/max keep it.
-    KILN_FLOAT_UNARY_OPS_DIFF(
+    KILN_FLOAT_UNARY_OPS(
         "hardswish",
         ({"self: torch.where(self < -3, grad * 0, torch.where(self <= 3, grad * (self / 3 + 0.5), grad))"}),
         self* k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
-    KILN_FLOAT_UNARY_OPS_DIFF("hardsigmoid", ({"self: grad * ((self > -3) & (self < 3)) / 6"}),
-                              k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
+    KILN_FLOAT_UNARY_OPS("hardsigmoid", ({"self: grad * ((self > -3) & (self < 3)) / 6"}),
+                         k_at_most(k_at_least(self + (T)3, (T)0), (T)6) / (T)6),
     // scale * x for x > 0, else scale * alpha * (e^(input_scale * x) - 1), with exp - 1 as PyTorch computes it (not
     // expm1).
     KILN_PARAM_OPS_DIFF("elu", ", Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", "elu", ParamDtypes::Floating,
@@ -158,7 +135,6 @@ KILN_REGISTER_OPS(
         .shape(shapes::sameDtype), );
 
 #undef KILN_NOPARAM_OPS
-#undef KILN_FLOAT_UNARY_OPS_DIFF
 #undef KILN_PARAM_OPS_DIFF
 #undef KILN_CELU_OP
 #undef KILN_CELU_ELEMENT

@@ -6,7 +6,7 @@
 // expression is C++ over the schema's argument names and the element type
 // `T`, written with the helpers of kiln/tensor/kernels/kernel_math.h:
 //
-//   KILN_REGISTER_OPS(KILN_FLOAT_UNARY_OPS("silu", self / ((T)1 + m_exp(-self))));
+//   KILN_REGISTER_OPS(KILN_FLOAT_UNARY_OPS("silu", ({"self: grad * ..."}), self / ((T)1 + m_exp(-self))));
 //
 // declares aten::silu, aten::silu_ and aten::silu.out with their shape rule
 // and pointwise description. See docs/operators.md, "Adding an operator".
@@ -20,8 +20,10 @@
 
 // aten::name, aten::name_ and aten::name.out of a unary op on floating
 // tensors (the result keeps self's dtype; other dtypes raise, as PyTorch's
-// kernels do), computing the expression given after the name.
-#define KILN_FLOAT_UNARY_OPS(name, ...)                                                                             \
+// kernels do), computing the expression given after the name, with the
+// functional form's derivative formulas (a parenthesized list, used by the
+// in-place form too).
+#define KILN_FLOAT_UNARY_OPS(name, formula, ...)                                                                    \
   ::kiln::op("aten::" name "(Tensor self) -> Tensor",                                                               \
              [](const ::kiln::Tensor& self) {                                                                       \
                return ::kiln::kernels::floatElementwise(name, self, ::kiln::Tensor(),                               \
@@ -29,7 +31,8 @@
              })                                                                                                     \
       .shape(::kiln::shapes::sameDtype)                                                                             \
       .pointwise(::kiln::elementwiseFromCpp(::kiln::pointwise::TypeRule::Promote,                                   \
-                                            ::kiln::pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"})),        \
+                                            ::kiln::pointwise::DtypeSet::Floating, #__VA_ARGS__, {"self"}))         \
+      .derivative(KILN_PP_UNPAREN formula),                                                                         \
       ::kiln::op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                  \
                  [](::kiln::Tensor self) {                                                                          \
                    ::kiln::kernels::floatElementwise(name, self, self, KILN_UNARY_ELEMENT(__VA_ARGS__));            \
