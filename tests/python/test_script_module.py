@@ -575,3 +575,11 @@ def test_submodule_methods_called_by_name(extras):
     assert module_op_counts(ks.graph) == module_op_counts(ts.graph)
     assert ks.one.scaled(kiln.ones(1)).tolist() == [2.0]  # compiled, so callable from Python
     assert not ks.one._c.has_method("not_torchscript")
+
+
+def test_graph_for_is_forwards_optimized_graph():
+    # torch's ScriptModule.graph_for is forward.graph_for.
+    scripted = kiln.script(kiln.nn.Sequential(kiln.nn.Linear(3, 4), kiln.nn.ReLU()))
+    x = kiln.randn(2, 3)
+    assert str(scripted.graph_for(x)) == str(scripted.forward.graph_for(x))
+    assert "aten::linear" in str(scripted.graph_for(x))

@@ -559,6 +559,10 @@ class ScriptModule(Module):
         """(forward's code, {"c0": value, ...}): the values its CONSTANTS.c<n> name."""
         return self.forward.code_with_constants
 
+    def graph_for(self, *args, **kwargs):
+        """forward's optimized graph for these inputs (torch's ScriptModule.graph_for)."""
+        return self.forward.graph_for(*args, **kwargs)
+
     def _get_attribute(self, name):
         value = self._c.getattr(name)
         if isinstance(value, _C.Tensor):
