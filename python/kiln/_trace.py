@@ -290,7 +290,8 @@ def trace_module(mod, inputs, check_trace=True, check_inputs=None, strict=True, 
                 check = _trace_methods(mod, {method_name: args}, strict)
                 return getattr(check, method_name)
 
-            _C._untraced(lambda: _check_trace(method_checks, getattr(mod, method_name),
+            eager = mod if method_name == "forward" else getattr(mod, method_name)  # forward hooks included
+            _C._untraced(lambda: _check_trace(method_checks, eager,
                                               getattr(traced, method_name), retrace, check_tolerance,
                                               check_tolerance))
     return traced
@@ -353,7 +354,9 @@ def _trace_methods(mod, inputs, strict):
         for method_name, example in inputs.items():
             example = _arguments(example)
             fn = getattr(mod, method_name)
-            _C._trace_method(scripted._c, method_name, fn, example, _parameter_names(fn, len(example)), strict,
+            # torch traces `mod(...)` for forward, so the module's own forward hooks are traced too.
+            call = mod if method_name == "forward" else fn
+            _C._trace_method(scripted._c, method_name, call, example, _parameter_names(fn, len(example)), strict,
                              _variable_name, _source_location)
     finally:
         _pop_module_trace()

@@ -374,7 +374,19 @@ def script_module(module):
         return module
     if not isinstance(module, Module):
         raise TypeError(f"kiln.script: expected a kiln.nn.Module, got {type(module).__name__}")
+    _refuse_hooks(module)
     return _create(module, _type_store.get(module))
+
+
+def _refuse_hooks(module):
+    # torch 1.13 compiles forward hooks into the scripted module; kiln does not yet, and dropping
+    # them would change what the module computes.
+    for name, sub in module.named_modules():
+        if sub.__dict__.get("_forward_pre_hooks") or sub.__dict__.get("_forward_hooks"):
+            where = f"submodule '{name}'" if name else "the module"
+            raise RuntimeError(f"kiln.script: {where} ({type(sub).__name__}) has forward hooks or pre-hooks, "
+                               "which kiln does not compile yet; remove them before scripting "
+                               "(kiln.trace runs them)")
 
 
 def _wrap(obj, concrete, submodules, tensors, non_persistent):
@@ -629,6 +641,12 @@ class ScriptModule(Module):
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook):
+        raise RuntimeError("register_forward_pre_hook is not supported on ScriptModules")
+
+    def register_forward_hook(self, hook):
+        raise RuntimeError("register_forward_hook is not supported on ScriptModules")
 
     def __dir__(self):
         names = set(object.__dir__(self)) | set(self._concrete_type.attributes) | set(self._modules)

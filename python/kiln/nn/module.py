@@ -7,6 +7,8 @@ submodules live in three ordered dicts (`_parameters`, `_buffers`,
 traversal (parameters(), state_dict(), ...) walks them in torch's order, so
 names and key orders match torch's."""
 import copy
+import itertools
+import weakref
 from collections import OrderedDict, namedtuple
 
 from .. import _C
@@ -45,6 +47,29 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 _trace_call = None
 
 
+class RemovableHandle:
+    """What register_forward_hook and register_forward_pre_hook return
+    (torch.utils.hooks.RemovableHandle): `remove()` unregisters the hook; as
+    a context manager it removes it on exit."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks):
+        self.hooks_dict_ref = weakref.ref(hooks)
+        self.id = next(RemovableHandle._next_id)
+
+    def remove(self):
+        hooks = self.hooks_dict_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
 class Module:
     """Base class of all kiln modules; subclass it and define `forward`.
 
@@ -67,14 +92,53 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if d.get("_forward_pre_hooks") or d.get("_forward_hooks"):
+            return self._call_with_hooks(args, kwargs)
         if _trace_call is not None:  # kiln.trace of a module is running: it records submodule calls
             return _trace_call(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        # torch 1.13's order: pre-hooks see the positional arguments as a tuple and may replace them (a
+        # non-tuple result is one argument); hooks see those arguments and the output and may replace it.
+        # Under kiln.trace the hooks' ops are traced into the caller, around the call of forward.
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = _trace_call(self, args, kwargs) if _trace_call is not None else self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook):
+        """Calls `hook(module, args)` before each forward; a result other than
+        None replaces the positional arguments. Returns a RemovableHandle."""
+        return self._add_hook("_forward_pre_hooks", hook)
+
+    def register_forward_hook(self, hook):
+        """Calls `hook(module, args, output)` after each forward; a result
+        other than None replaces the output. Returns a RemovableHandle."""
+        return self._add_hook("_forward_hooks", hook)
+
+    def _add_hook(self, store, hook):
+        hooks = self.__dict__.get(store)
+        if hooks is None:  # a module made before hooks existed (unpickled) or without Module.__init__
+            hooks = OrderedDict()
+            object.__setattr__(self, store, hooks)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     # --- registration -----------------------------------------------------------------------
 
