@@ -236,8 +236,8 @@ TensorList runBackward(const std::vector<Edge>& roots, TensorList root_grads, bo
     }
     return captured;
   }
-  // Waves: every ready node at once. Hooks and AccumulateGrads (which may
-  // run Python) stay on this thread; the formula nodes of a wave run on the
+  // Waves: every ready node at once. Hooks, AccumulateGrads and Python
+  // functions (which may run Python) stay on this thread; the others run on the
   // thread pool; their gradients are then fed in the wave's order, so that
   // sums come out the same whatever the timing.
   while (!ready.empty()) {
@@ -253,7 +253,7 @@ TensorList runBackward(const std::vector<Edge>& roots, TensorList root_grads, bo
     for (size_t k = 0; k < wave.size(); ++k) {
       ran[k] = prepare(wave[k], inputs[k]);
       if (!ran[k]) continue;
-      if (dynamic_cast<AccumulateGrad*>(wave[k])) {
+      if (wave[k]->runsOnCallingThread()) {
         outputs[k] = wave[k]->apply(std::move(inputs[k]));
       } else {
         parallel.push_back(k);

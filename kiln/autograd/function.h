@@ -36,6 +36,9 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual TensorList apply(TensorList&& grads) = 0;
   // Drops what was saved for backward (backward without retain_graph).
   virtual void releaseVariables() {}
+  // Whether apply must run on the thread that called backward (it may run
+  // Python, and that thread holds the GIL) rather than on the thread pool.
+  virtual bool runsOnCallingThread() const { return false; }
 
   uint32_t numInputs() const { return num_inputs_; }
   // The recording knows the count only after the op ran.
@@ -62,6 +65,7 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(Tensor variable);
   std::string name() const override { return "torch::autograd::AccumulateGrad"; }
   TensorList apply(TensorList&& grads) override;
+  bool runsOnCallingThread() const override { return true; }  // tensor hooks may be Python
   const Tensor& variable() const { return variable_; }
 
  private:

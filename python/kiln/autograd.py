@@ -6,6 +6,7 @@ C++, kiln/autograd); `backward` adds gradients into the leaves' `.grad`,
 declaration."""
 from . import _C
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled  # noqa: F401
+from ._autograd_function import Function, FunctionCtx, once_differentiable  # noqa: F401
 
 
 def _as_tuple(value):

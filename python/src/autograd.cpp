@@ -10,6 +10,7 @@
 #include "kiln/autograd/formula.h"
 #include "kiln/autograd/function.h"
 #include "kiln/core/op_description.h"
+#include "kiln/tensor/factory.h"
 
 namespace kiln::python {
 
@@ -73,6 +74,117 @@ bool recordable(const Operator& op) {
 std::string qualifiedName(const Operator& op) {
   const std::string& overload = op.schema().overloadName();
   return op.schema().name() + (overload.empty() ? "" : "." + overload);
+}
+
+// The backward node of a kiln.autograd.Function call. Its backward is a
+// Python callable (made by Function.apply) taking the output gradients and
+// the unpacked saved tensors and returning one gradient per next edge. It
+// runs on the thread that called backward, which holds the GIL.
+class PythonFunctionNode final : public Node {
+ public:
+  PythonFunctionNode(std::string name, py::object backward)
+      : Node(0), name_(std::move(name)), backward_(std::move(backward)) {}
+  ~PythonFunctionNode() override {
+    if (!Py_IsInitialized()) {
+      backward_.release();  // the interpreter is gone: nothing left to free
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    backward_ = py::object();
+  }
+
+  std::string name() const override { return name_; }
+  bool runsOnCallingThread() const override { return true; }
+  void releaseVariables() override {
+    for (autograd::SavedVariable& v : saved_) v.reset();
+  }
+
+  TensorList apply(TensorList&& grads) override {
+    py::gil_scoped_acquire gil;
+    py::tuple grad_args(grads.size());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined() && materialize_grads_ && i < inputGeometry().size()) {
+        const autograd::TensorGeometry& g = inputGeometry()[i];
+        grads[i] = zeros(g.sizes, g.dtype);
+      }
+      grad_args[i] = grads[i].defined() ? py::cast(grads[i]) : py::none();
+    }
+    py::list saved;
+    for (const autograd::SavedVariable& v : saved_) {
+      Tensor t = v.unpack(*this);
+      saved.append(t.defined() ? py::cast(t) : py::none());
+    }
+    py::object result = backward_(grad_args, py::tuple(saved));
+    TensorList out;
+    for (py::handle item : result) out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+    return out;
+  }
+
+  std::vector<autograd::SavedVariable> saved_;
+  bool materialize_grads_ = true;
+
+ private:
+  std::string name_;
+  py::object backward_;
+};
+
+bool sameTensor(const Tensor& a, const Tensor& b) { return a.defined() && a.impl() == b.impl(); }
+
+bool containsTensor(const TensorList& list, const Tensor& t) {
+  for (const Tensor& x : list) {
+    if (sameTensor(x, t)) return true;
+  }
+  return false;
+}
+
+// Hooks a Function call's outputs into autograd (torch's
+// THPFunction_apply / _wrap_outputs): the node's next edges are the inputs'
+// gradient edges; each differentiable output gets the node as its grad_fn;
+// an output that is an input, unmodified, becomes a view of it first (torch
+// does the same, so the input's own history is untouched); a modified
+// (dirty) input takes the node as its new history. Returns the outputs to
+// hand to the caller.
+TensorList recordFunction(const std::shared_ptr<PythonFunctionNode>& node, const TensorList& inputs,
+                          const TensorList& outputs, const TensorList& saved, const TensorList& dirty,
+                          const TensorList& non_differentiable, bool materialize_grads) {
+  for (const Tensor& d : dirty) {
+    KILN_CHECK(containsTensor(inputs, d), "mark_dirty only accepts input tensors, but argument 0 isn't one");
+    KILN_CHECK(containsTensor(outputs, d),
+               "Some elements marked as dirty during the forward method were not returned as output. The inputs "
+               "that are modified inplace must all be outputs of the Function.");
+    KILN_CHECK(!(autograd::isLeaf(d) && autograd::requiresGrad(d)),
+               "a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+  for (const Tensor& in : inputs)
+    node->nextEdges().push_back(in.defined() ? autograd::gradientEdge(in) : autograd::Edge{});
+  node->materialize_grads_ = materialize_grads;
+  TensorList result;
+  node->setNumInputs(static_cast<uint32_t>(outputs.size()));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    Tensor out = outputs[k];
+    node->inputGeometry().push_back(out.defined() ? autograd::TensorGeometry{DimVector(out.sizes()), out.dtype()}
+                                                  : autograd::TensorGeometry{});
+    if (!out.defined() || containsTensor(non_differentiable, out)) {
+      result.push_back(out);
+      continue;
+    }
+    if (containsTensor(inputs, out) && !containsTensor(dirty, out)) out = autograd::detach(out);
+    autograd::setGradFn(out, node, static_cast<uint32_t>(k));
+    result.push_back(out);
+  }
+  // A saved output is kept without its history (it is this node's own result).
+  for (const Tensor& t : saved) {
+    bool is_output = false;
+    uint32_t output_nr = 0;
+    for (size_t k = 0; k < result.size() && !is_output; ++k) {
+      if (sameTensor(result[k], t) && autograd::gradFn(t) == node) {
+        is_output = true;
+        output_nr = static_cast<uint32_t>(k);
+      }
+    }
+    node->saved_.emplace_back(t, is_output, output_nr);
+  }
+  return result;
 }
 
 }  // namespace
@@ -167,6 +279,17 @@ void bindAutograd(py::module_& m) {
     KILN_CHECK(op, "no operator ", qualified);
     return autograd::derivativeFor(*op) != nullptr;
   });
+  py::class_<PythonFunctionNode, Node, std::shared_ptr<PythonFunctionNode>>(m, "_FunctionNode")
+      .def(py::init<std::string, py::object>());
+  m.def("_record_function",
+        [](const std::shared_ptr<PythonFunctionNode>& node, py::object inputs, py::object outputs, py::object saved,
+           py::object dirty, py::object non_differentiable, bool materialize_grads) {
+          TensorList result = recordFunction(node, tensorsOf(inputs), tensorsOf(outputs), tensorsOf(saved),
+                                             tensorsOf(dirty), tensorsOf(non_differentiable), materialize_grads);
+          py::list out;
+          for (const Tensor& t : result) out.append(t.defined() ? py::cast(t) : py::none());
+          return out;
+        });
   m.def(
       "_autograd_backward",
       [](py::object tensors, py::object grad_tensors, py::object retain_graph, bool create_graph, py::object inputs) {
