@@ -89,6 +89,8 @@ class Function(metaclass=_FunctionMeta):
         inputs = [args[i] if ctx.needs_input_grad[i] else None for i in tensor_positions]
         name = cls._backward_name
         materialize = ctx.__dict__.get("_materialize_grads", True)
+        # What backward's checks need of the arguments, without keeping the tensors alive.
+        arg_meta = [(list(a.shape), a.dtype) if isinstance(a, _C.Tensor) else None for a in args]
 
         def run_backward(grads, saved):
             ctx._saved = saved
@@ -96,7 +98,7 @@ class Function(metaclass=_FunctionMeta):
                 result = cls.backward(ctx, *grads)
             finally:
                 del ctx._saved
-            return _check_gradients(name, result, args, tensor_positions)
+            return _check_gradients(name, result, arg_meta, tensor_positions)
 
         node = _C._FunctionNode(name, run_backward)
         recorded = _C._record_function(
@@ -108,7 +110,8 @@ class Function(metaclass=_FunctionMeta):
 
 
 def _check_gradients(name, result, args, tensor_positions):
-    """backward's result as one gradient per tensor input, checked as torch checks it."""
+    """backward's result as one gradient per tensor input, checked as torch checks it; `args` holds
+    (shape, dtype) for each tensor argument and None for the others."""
     if not isinstance(result, tuple):
         result = (result,)
     if len(result) != len(args):
@@ -118,7 +121,7 @@ def _check_gradients(name, result, args, tensor_positions):
             raise RuntimeError(f"function {name} returned an incorrect number of gradients "
                                f"(expected {len(args)}, got {len(result)})")
     for i, g in enumerate(result):
-        if g is not None and not isinstance(args[i], _C.Tensor):
+        if g is not None and args[i] is None:
             raise RuntimeError(f"function {name} returned a gradient different than None at position {i + 1}, "
                                "but the corresponding forward input was not a Variable")
     grads = []
@@ -131,11 +134,13 @@ def _check_gradients(name, result, args, tensor_positions):
 
 
 def _shaped_like(name, index, grad, input):
-    """torch's validate_outputs: a broadcastable gradient is summed to the input's shape, dtype cast."""
+    """torch's validate_outputs: a broadcastable gradient is summed to the input's shape, dtype cast
+    (`input` is the input's (shape, dtype))."""
     if not isinstance(grad, _C.Tensor):
         raise TypeError(f"function {name} returned a gradient of type {type(grad).__name__} at index {index}, "
                         "expected a Tensor or None")
-    shape, target = list(grad.shape), list(input.shape)
+    target, dtype = input
+    shape = list(grad.shape)
     if shape != target:
         lead = len(shape) - len(target)
         compatible = lead >= 0 and all(s == t or t == 1 for s, t in zip(shape[lead:], target))
@@ -147,8 +152,8 @@ def _shaped_like(name, index, grad, input):
         ones = [d for d, (s, t) in enumerate(zip(shape[lead:], target)) if t == 1 and s != 1]
         if ones:
             grad = grad.sum(ones, keepdim=True)
-    if grad.dtype != input.dtype:
-        grad = grad.to(input.dtype)
+    if grad.dtype != dtype:
+        grad = grad.to(dtype)
     return grad
 
 
