@@ -77,12 +77,17 @@ std::string SimpleValue::kind() const { return "value of type '" + value_->type(
 namespace {
 
 // The submodule attributes of a ModuleList/ModuleDict type, in order.
+// The entries of an iterable module: its submodules (ModuleList, ModuleDict,
+// Sequential) or, for one that has none (ParameterList, ParameterDict), its
+// parameters.
 std::vector<std::string> moduleEntries(const ClassType& cls) {
-  std::vector<std::string> out;
+  std::vector<std::string> modules;
+  std::vector<std::string> parameters;
   for (size_t i = 0; i < cls.numAttributes(); ++i) {
-    if (cls.attributeKind(i) == SlotKind::Module) out.push_back(cls.attributeName(i));
+    if (cls.attributeKind(i) == SlotKind::Module) modules.push_back(cls.attributeName(i));
+    if (cls.attributeKind(i) == SlotKind::Parameter) parameters.push_back(cls.attributeName(i));
   }
-  return out;
+  return modules.empty() ? parameters : modules;
 }
 
 const ClassType* iterableModule(const Value* v) {

@@ -497,6 +497,12 @@ TypePtr SourceImporter::Impl::defineClass(const std::string& qualified_name, Cla
           (name == "__parameters__" ? parameters : buffers) = nameList(assign.rhs().get());
           break;
         }
+        if (name == "__annotations__" && !assign.type().present() && assign.rhs().present() &&
+            assign.rhs().get().kind() == TK_LIST_LITERAL) {
+          // `__annotations__ = []`, which 1.13 prints before `__annotations__["0"] = T` lines in some
+          // classes (ParameterList): nothing to declare.
+          break;
+        }
         if (name == "__forward_pre_hooks__" || name == "__forward_hooks__") {
           // The hooks are methods of the class (called by the code of the
           // modules that hold it); the lists only say which ones are hooks.

@@ -5,7 +5,7 @@ Modules run eagerly; kiln.script(module) compiles them (kiln.nn._script)."""
 from . import functional
 from .parameter import Parameter
 from .module import Module
-from .container import ModuleList, ModuleDict, Sequential
+from .container import ModuleList, ModuleDict, ParameterDict, ParameterList, Sequential
 from .layers import Identity, Linear, ReLU, Tanh, Sigmoid
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d,
@@ -29,7 +29,7 @@ from .transformer import (MultiheadAttention, TransformerEncoderLayer, Transform
                           TransformerDecoder, Transformer)
 
 __all__ = [
-    "Parameter", "Module", "ModuleList", "ModuleDict", "Sequential", "Identity", "Linear", "ReLU", "Tanh",
+    "Parameter", "Module", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Sequential", "Identity", "Linear", "ReLU", "Tanh",
     "Sigmoid", "functional", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
     "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",

@@ -29,7 +29,7 @@ from collections.abc import MutableMapping
 from .. import _C
 from .. import _jit
 from .._jit_internal import modifier
-from .container import ModuleDict, ModuleList, Sequential, _ModuleMapping
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential, _ModuleMapping
 from .module import Module
 
 # Module.__dict__ entries that are bookkeeping, not model state.
@@ -204,9 +204,9 @@ _type_store = _TypeStore()
 def _infer_concrete_type(module, store=None):
     if "_parameters" not in module.__dict__:
         raise RuntimeError(f"'{type(module).__qualname__}' has not been initialized, did you forget to call 'super()'?")
-    if isinstance(module, ModuleDict):
+    if isinstance(module, (ModuleDict, ParameterDict)):
         iterable = "dict"
-    elif isinstance(module, (ModuleList, Sequential)):
+    elif isinstance(module, (ModuleList, Sequential, ParameterList)):
         iterable = "list"
     else:
         iterable = ""
