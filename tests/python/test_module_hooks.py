@@ -115,3 +115,63 @@ def test_script_refuses_hooks_and_script_modules_refuse_registration():
         scripted.register_forward_hook(lambda m, args, out: out)
     with pytest.raises(RuntimeError, match="register_forward_pre_hook is not supported on ScriptModules"):
         scripted.register_forward_pre_hook(lambda m, args: None)
+
+
+def backward_hook_log(lib, log):
+    def hook(module, grad_input, grad_output):
+        log.append(([None if g is None else tuple(g.shape) for g in grad_input],
+                    [None if g is None else tuple(g.shape) for g in grad_output]))
+        return (grad_input[0] * 2,) + tuple(grad_input[1:]) if grad_input[0] is not None else None
+    return hook
+
+
+def test_full_backward_hook_sees_and_replaces_grad_input():
+    def install(lib, model, log):
+        return [model[2].register_full_backward_hook(backward_hook_log(lib, log))]
+
+    (k_out, k_log, _, k_model), (t_out, t_log, _, t_model) = run_both(install)
+    assert k_out.grad_fn.name() == "BackwardHookFunctionBackward"
+    k_out.sum().backward()
+    t_out.sum().backward()
+    assert k_log == t_log == [([(5, 4)], [(5, 2)])]
+    for (name, kp), (_, tp) in zip(k_model.named_parameters(), t_model.named_parameters()):
+        np.testing.assert_allclose(kp.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_full_backward_hook_without_input_grad_and_with_several_arguments():
+    def two(lib):
+        class Two(lib.nn.Module):
+            def forward(self, a, n: int, b):
+                return a * b * n, a + b
+        return Two()
+
+    logs = []
+    for lib in (kiln, torch):
+        log = []
+        lin = lib.nn.Linear(3, 2)
+        lin.register_full_backward_hook(backward_hook_log(lib, log))
+        lin(lib.ones(4, 3)).sum().backward()  # the input needs no gradient: grad_input is (None,)
+        module = two(lib)
+        module.register_full_backward_hook(lambda m, gi, go: log.append((len(gi), [g is None for g in gi],
+                                                                         [g is None for g in go])))
+        a = lib.ones(2)
+        a.requires_grad_()
+        p, s = module(a, 3, lib.ones(2))
+        p.sum().backward()
+        logs.append(log)
+    assert logs[0] == logs[1]
+
+
+def test_backward_hook_returning_wrong_count_raises_and_scripting_drops_it():
+    lin = kiln.nn.Linear(3, 2)
+    lin.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    x = kiln.ones(1, 3)
+    x.requires_grad_()
+    with pytest.raises(RuntimeError, match="Backward hook returned an invalid number of grad_input, got 2, but "
+                                           "expected 1"):
+        lin(x).sum().backward()
+    # As torch 1.13: the scripted module has no backward hooks.
+    scripted = kiln.script(lin)
+    scripted(x).sum().backward()
+    with pytest.raises(RuntimeError, match="register_full_backward_hook is not supported on ScriptModules"):
+        scripted.register_full_backward_hook(lambda m, gi, go: None)

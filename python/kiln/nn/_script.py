@@ -387,6 +387,7 @@ def _refuse_hooks(module):
             raise RuntimeError(f"kiln.script: {where} ({type(sub).__name__}) has forward hooks or pre-hooks, "
                                "which kiln does not compile yet; remove them before scripting "
                                "(kiln.trace runs them)")
+        # Full backward hooks are left out of the scripted module, as torch 1.13 leaves them.
 
 
 def _wrap(obj, concrete, submodules, tensors, non_persistent):
@@ -647,6 +648,9 @@ class ScriptModule(Module):
 
     def register_forward_hook(self, hook):
         raise RuntimeError("register_forward_hook is not supported on ScriptModules")
+
+    def register_full_backward_hook(self, hook):
+        raise RuntimeError("register_full_backward_hook is not supported on ScriptModules")
 
     def __dir__(self):
         names = set(object.__dir__(self)) | set(self._concrete_type.attributes) | set(self._modules)

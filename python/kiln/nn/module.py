@@ -13,8 +13,8 @@ from collections import OrderedDict, namedtuple
 
 from .. import _C
 from .. import _dtype
-from .._grad_mode import no_grad
-from ..autograd import _zero_grads
+from .._grad_mode import is_grad_enabled, no_grad
+from ..autograd import Function, _zero_grads
 from .parameter import Parameter
 
 
@@ -70,6 +70,85 @@ class RemovableHandle:
         self.remove()
 
 
+class BackwardHookFunction(Function):
+    """The identity, recorded on a module's inputs and outputs while it has
+    full backward hooks: its backward sees grad_output (outputs) and
+    grad_input (inputs), as torch's BackwardHookFunction."""
+
+    @staticmethod
+    def forward(ctx, hooks, is_output, *tensors):
+        ctx.hooks = hooks
+        ctx.is_output = is_output
+        # As torch's: grad_output keeps None for outputs that got no gradient; grad_input has zeros.
+        ctx.set_materialize_grads(not is_output)
+        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if ctx.is_output:
+            ctx.hooks.grad_outputs = grads
+            if not ctx.hooks.wraps_inputs:  # no input requires grad: grad_input is all None
+                ctx.hooks.run((None,) * ctx.hooks.num_args)
+        else:
+            grads = ctx.hooks.run_for_inputs(grads)
+        return (None, None) + tuple(grads)
+
+
+class _BackwardHooks:
+    """One call's full backward hooks (torch's torch.utils.hooks.BackwardHook):
+    grad_input has one entry per positional argument (None for those that
+    are not tensors, zeros for tensors that got no gradient)."""
+
+    def __init__(self, module, hooks):
+        self.module = module
+        self.hooks = hooks
+        self.grad_outputs = None
+        self.wraps_inputs = False
+        self.num_args = 0
+        self.positions = []
+
+    def setup_inputs(self, args):
+        self.num_args = len(args)
+        self.positions = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
+        if not any(args[i].requires_grad for i in self.positions):
+            return args
+        self.wraps_inputs = True
+        wrapped = BackwardHookFunction.apply(self, False, *[args[i] for i in self.positions])
+        args = list(args)
+        for i, t in zip(self.positions, wrapped):
+            args[i] = t
+        return tuple(args)
+
+    def setup_outputs(self, output):
+        single = isinstance(output, _C.Tensor)
+        outs = (output,) if single else output
+        if not isinstance(outs, tuple) or not all(isinstance(o, _C.Tensor) for o in outs) or \
+                not any(o.requires_grad for o in outs):
+            return output
+        wrapped = BackwardHookFunction.apply(self, True, *outs)
+        return wrapped[0] if single else wrapped
+
+    def run_for_inputs(self, grads):
+        grad_input = [None] * self.num_args
+        for i, g in zip(self.positions, grads):
+            grad_input[i] = g
+        grad_input = self.run(tuple(grad_input))
+        return [grad_input[i] for i in self.positions]
+
+    def run(self, grad_input):
+        for hook in self.hooks:
+            result = hook(self.module, grad_input, self.grad_outputs)
+            if result is None:
+                continue
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if len(result) != len(grad_input):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(result)}, "
+                                   f"but expected {len(grad_input)}")
+            grad_input = result
+        return grad_input
+
+
 class Module:
     """Base class of all kiln modules; subclass it and define `forward`.
 
@@ -94,13 +173,14 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if d.get("_forward_pre_hooks") or d.get("_forward_hooks"):
+        if d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks"):
             return self._call_with_hooks(args, kwargs)
         if _trace_call is not None:  # kiln.trace of a module is running: it records submodule calls
             return _trace_call(self, args, kwargs)
@@ -110,15 +190,23 @@ class Module:
         # torch 1.13's order: pre-hooks see the positional arguments as a tuple and may replace them (a
         # non-tuple result is one argument); hooks see those arguments and the output and may replace it.
         # Under kiln.trace the hooks' ops are traced into the caller, around the call of forward.
-        for hook in list(self._forward_pre_hooks.values()):
+        # Full backward hooks wrap the inputs after the pre-hooks and the output after the hooks.
+        d = self.__dict__
+        for hook in list(d.get("_forward_pre_hooks", {}).values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        backward_hooks = None
+        if d.get("_backward_hooks") and is_grad_enabled():
+            backward_hooks = _BackwardHooks(self, list(d["_backward_hooks"].values()))
+            args = backward_hooks.setup_inputs(args)
         output = _trace_call(self, args, kwargs) if _trace_call is not None else self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
+        for hook in list(d.get("_forward_hooks", {}).values()):
             result = hook(self, args, output)
             if result is not None:
                 output = result
+        if backward_hooks is not None:
+            output = backward_hooks.setup_outputs(output)
         return output
 
     def register_forward_pre_hook(self, hook):
@@ -130,6 +218,13 @@ class Module:
         """Calls `hook(module, args, output)` after each forward; a result
         other than None replaces the output. Returns a RemovableHandle."""
         return self._add_hook("_forward_hooks", hook)
+
+    def register_full_backward_hook(self, hook):
+        """Calls `hook(module, grad_input, grad_output)` when the gradients of
+        the module's inputs are computed (grad_input: one per positional
+        argument, None where none flows); a result other than None replaces
+        grad_input. Returns a RemovableHandle."""
+        return self._add_hook("_backward_hooks", hook)
 
     def _add_hook(self, store, hook):
         hooks = self.__dict__.get(store)
