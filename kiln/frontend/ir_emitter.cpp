@@ -346,7 +346,8 @@ class DefinitionCompiler {
     pending_classes_[cls.get()];
     class_order_.push_back(cls);
   }
-  void addMethod(const ClassTypePtr& cls, const Def& def, const ResolverPtr& resolver) {
+  void addMethod(const ClassTypePtr& cls, const Def& source_def, const ResolverPtr& resolver) {
+    Def def = classMethodDef(source_def);
     auto& methods = pending_classes_[cls.get()];
     const std::string& name = def.name().name();
     if (methods.count(name) || cls->findMethod(name)) {
@@ -564,6 +565,8 @@ class DefinitionCompiler {
 
 void FunctionEmitter::ensureField(const ClassTypePtr& cls, const std::string& field, const SourceRange& loc) {
   if (cls->hasAttribute(field) || cls->findConstant(field) || compiler_.ensureMethod(cls, field, &loc)) return;
+  // A property: 1.13 compiles its getter into the method `__<name>_getter` (the sugared value calls it).
+  if (compiler_.ensureMethod(cls, propertyGetterName(field), &loc)) return;
   std::string why = compiler_.explainMissingAttribute(cls, field);
   if (why.empty()) return;  // the sugared value says it has no such attribute, or knows what it means
   std::string what =
@@ -940,6 +943,12 @@ void FunctionEmitter::emitAttributeAssign(const SourceRange& range, const Select
   }
   if (cls->findConstant(field)) throwSourceError(lhs.range(), "Cannot set constant attribute '" + field + "'");
   auto slot = cls->findAttributeSlot(field);
+  if (!slot && !annotated && compiler_.ensureMethod(cls, propertySetterName(field), &lhs.range())) {
+    // Assigning a property with a setter calls `__<name>_setter`, as 1.13 does.
+    Value* value = emitExpr(rhs);
+    MethodValue(object, propertySetterName(field)).call(range, g_, {NamedValue(value)}, {}, 0);
+    return;
+  }
   TypePtr expected = annotated ? annotated : (slot ? cls->attributeType(*slot) : nullptr);
   Value* value = emitExpr(rhs, expected);
   if (expected) value = tryConvertToType(rhs.range(), g_, expected, value, true);

@@ -120,8 +120,16 @@ SugaredValuePtr MethodValue::call(const SourceRange& loc, Graph& graph, const st
   if (!method)
     throwSourceError(loc,
                      "'" + self_->type()->annotationStr() + "' object has no attribute or method '" + method_ + "'");
-  auto [index, matched] =
-      matchSchemas({&method->getSchema()}, loc, graph, args, kwargs, NamedValue(loc, "self", self_));
+  // The object binds to the first parameter, whatever its name (`def f(s)`).
+  const auto& params = method->getSchema().arguments();
+  std::optional<NamedValue> self;
+  std::vector<NamedValue> positional = args;
+  if (!params.empty() && params[0].name == "self") {
+    self = NamedValue(loc, "self", self_);
+  } else {
+    positional.insert(positional.begin(), NamedValue(self_));
+  }
+  auto [index, matched] = matchSchemas({&method->getSchema()}, loc, graph, positional, kwargs, self);
   (void)index;
   Node* call = graph.insertNode(graph.create(prim::CallMethod, matched.inputs));
   call->s_(attr::name, method_);
@@ -234,6 +242,9 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
     if (const IValue* constant = cls->findConstant(field)) return std::make_shared<ConstantValue>(*constant);
     if (cls->hasAttribute(field)) return std::make_shared<SimpleValue>(emitGetAttr(loc, graph, value_, field));
     if (cls->findMethod(field)) return std::make_shared<MethodValue>(value_, field);
+    if (cls->findMethod(propertyGetterName(field))) {
+      return MethodValue(value_, propertyGetterName(field)).call(loc, graph, {}, {}, 1);
+    }
     if (cls->iterableKind() == IterableKind::Dict && (field == "items" || field == "keys" || field == "values")) {
       return std::make_shared<ModuleDictMethod>(value_, field);
     }

@@ -255,6 +255,11 @@ class SpecialFormValue : public SugaredValue {
   Symbol form_;
 };
 
+// The methods 1.13 compiles a property `name` of a class into; reading and
+// assigning `obj.name` call them.
+inline std::string propertyGetterName(const std::string& name) { return "__" + name + "_getter"; }
+inline std::string propertySetterName(const std::string& name) { return "__" + name + "_setter"; }
+
 // `obj.method` for an object of a class type: calls become prim::CallMethod.
 // The method must exist on the type (the emitter compiles methods on demand
 // before it asks for them).

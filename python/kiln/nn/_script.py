@@ -19,6 +19,8 @@ so parameters(), state_dict(), load_state_dict(), train()/eval() ... behave
 as on the eager module. The script object holds the eager module's tensors
 themselves (not copies), as torch shares them; other attributes are copied."""
 import ast
+import inspect
+import re
 import types
 import typing
 import warnings
@@ -336,10 +338,35 @@ def _method_source(class_type, name):
     concrete = _concrete_types.get(class_type.name)
     if concrete is None or concrete.py_class is None:
         return None
+    accessor = _property_accessor(concrete.py_class, name)
+    if accessor is not None:
+        return accessor
     fn = _class_functions(concrete.py_class).get(name)
     if fn is None or fn.__module__ in (__package__ + ".container", __package__ + ".module"):
         return None
     return _function_source(fn, name)
+
+
+_PROPERTY_METHOD = re.compile(r"__(\w+)_(getter|setter)$")
+
+
+def _property_accessor(py_class, name):
+    """The source of method `__<p>_getter` / `__<p>_setter`: property p's
+    fget / fset renamed, as 1.13 compiles a module's properties (those in
+    `__jit_unused_properties__` are left out); None when there is none."""
+    match = _PROPERTY_METHOD.match(name)
+    if match is None:
+        return None
+    prop_name, kind = match.groups()
+    prop = inspect.getattr_static(py_class, prop_name, None)
+    if not isinstance(prop, property) or prop_name in getattr(py_class, "__jit_unused_properties__", ()):
+        return None
+    fn = prop.fget if kind == "getter" else prop.fset
+    if fn is None:
+        return None
+    source, filename, first_line, free_names = _function_source(fn, name)
+    source = re.sub(r"\bdef\s+" + re.escape(fn.__name__) + r"\b", "def " + name, source, count=1)
+    return source, filename, first_line, free_names
 
 
 def _explain_missing(class_type, name):
