@@ -651,6 +651,8 @@ SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
                                       "kiln",
                                       "torch.jit",
                                       "kiln.jit",
+                                      "torch.autograd",
+                                      "kiln.autograd",
                                       "torch.nn",
                                       "kiln.nn",
                                       "torch.nn.functional",
