@@ -424,7 +424,38 @@ class DifferentiableGraphOp {
         df_input_temporary_vjps_(node.is(kTemporaryVjps)),
         df_input_captured_inputs_(node.is(attr::df_input_captured_inputs)),
         df_input_captured_outputs_(node.is(attr::df_input_captured_outputs)),
-        df_output_vjps_(node.is(attr::df_output_vjps)) {}
+        df_output_vjps_(node.is(attr::df_output_vjps)) {
+    node_outputs_ = df_input_vjps_;
+    node_outputs_.insert(node_outputs_.end(), df_input_temporary_vjps_.begin(), df_input_temporary_vjps_.end());
+    // Which inputs each of those outputs is computed from (a group's outputs
+    // from all its inputs): one gets a history only when one of them
+    // requires grad at run time, as in torch, where an input typed as
+    // maybe requiring grad often does not.
+    const Graph& f = *node.g(attr::Subgraph);
+    std::unordered_map<const Value*, std::vector<bool>> from;
+    size_t n = f.inputs().size();
+    for (size_t i = 0; i < n; ++i) {
+      from[f.inputs()[i]] = std::vector<bool>(n, false);
+      from[f.inputs()[i]][i] = true;
+    }
+    for (const kiln::Node* m : f.nodes()) {
+      std::vector<bool> deps(n, false);
+      for (const Value* in : m->inputs()) {
+        auto it = from.find(in);
+        if (it == from.end()) continue;
+        for (size_t i = 0; i < n; ++i) deps[i] = deps[i] || it->second[i];
+      }
+      for (const Value* out : m->outputs()) from[out] = deps;
+    }
+    for (int64_t k : node_outputs_) {
+      auto it = from.find(f.outputs()[static_cast<size_t>(k)]);
+      std::vector<size_t> inputs;
+      for (size_t i = 0; it != from.end() && i < n; ++i) {
+        if (it->second[i]) inputs.push_back(i);
+      }
+      output_sources_.push_back(std::move(inputs));
+    }
+  }
 
   void operator()(Stack& stack) const {
     size_t base = stack.size() - num_inputs_;
@@ -442,6 +473,16 @@ class DifferentiableGraphOp {
         } else {
           edges.emplace_back();
           edge_geometry.emplace_back();
+        }
+      }
+    }
+    // Outputs computed from an input that requires grad.
+    std::vector<bool> differentiable(node_outputs_.size(), false);
+    if (any) {
+      for (size_t k = 0; k < node_outputs_.size(); ++k) {
+        for (size_t i : output_sources_[k]) {
+          const IValue& v = stack[base + i];
+          if (v.isTensor() && requiresGrad(v.toTensor())) differentiable[k] = true;
         }
       }
     }
@@ -466,8 +507,7 @@ class DifferentiableGraphOp {
           static_cast<uint32_t>(df_input_temporary_vjps_.size()));
       node->nextEdges() = std::move(edges);
       node->edge_geometry_ = std::move(edge_geometry);
-      std::vector<int64_t> node_outputs = df_input_vjps_;
-      node_outputs.insert(node_outputs.end(), df_input_temporary_vjps_.begin(), df_input_temporary_vjps_.end());
+      const std::vector<int64_t>& node_outputs = node_outputs_;
       for (int64_t i : df_input_captured_outputs_) {
         // An output that gets this node as grad_fn is saved as its output
         // (f may return one value at several places: compare tensors).
@@ -477,7 +517,9 @@ class DifferentiableGraphOp {
             (isFloatingType(v.toTensor().dtype()) || isComplexType(v.toTensor().dtype()))) {
           for (size_t k = 0; k < node_outputs.size() && output_nr < 0; ++k) {
             const IValue& o = values[static_cast<size_t>(node_outputs[k])];
-            if (o.isTensor() && o.toTensor().impl() == v.toTensor().impl()) output_nr = static_cast<int64_t>(k);
+            if (differentiable[k] && o.isTensor() && o.toTensor().impl() == v.toTensor().impl()) {
+              output_nr = static_cast<int64_t>(k);
+            }
           }
         }
         saved.push_back(output_nr >= 0 ? DifferentiableGraphBackward::save(v, output_nr)
@@ -489,7 +531,7 @@ class DifferentiableGraphOp {
         const Tensor t = v.isTensor() ? v.toTensor() : Tensor();
         node->inputGeometry().push_back(t.defined() ? TensorGeometry{DimVector(t.sizes()), t.dtype()}
                                                     : TensorGeometry{});
-        if (t.defined() && (isFloatingType(t.dtype()) || isComplexType(t.dtype()))) {
+        if (differentiable[k] && t.defined() && (isFloatingType(t.dtype()) || isComplexType(t.dtype()))) {
           setGradFn(t, node, static_cast<uint32_t>(k));
         }
       }
@@ -505,6 +547,10 @@ class DifferentiableGraphOp {
   size_t f_real_outputs_;
   std::vector<int64_t> df_input_vjps_, df_input_temporary_vjps_, df_input_captured_inputs_, df_input_captured_outputs_,
       df_output_vjps_;
+  // df_input_vjps_ then df_input_temporary_vjps_: the node's outputs, and the
+  // f inputs each is computed from.
+  std::vector<int64_t> node_outputs_;
+  std::vector<std::vector<size_t>> output_sources_;
 };
 
 KILN_REGISTER_SCRIPT_OPS(nodeOp("prim::DifferentiableGraph(...) -> ...",

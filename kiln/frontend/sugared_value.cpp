@@ -252,6 +252,7 @@ SugaredValuePtr SimpleValue::attr(const SourceRange& loc, Graph& graph, const st
         {"mH", Symbol::fromQualString("aten::mH")},
         {"H", Symbol::fromQualString("aten::matrix_H")},
         {"is_leaf", Symbol::fromQualString("aten::is_leaf")},
+        {"retains_grad", Symbol::fromQualString("aten::retains_grad")},
         {"grad", Symbol::fromQualString("prim::grad")},
         {"real", Symbol::fromQualString("aten::real")},
         {"imag", Symbol::fromQualString("aten::imag")},
