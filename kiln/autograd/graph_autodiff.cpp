@@ -420,8 +420,7 @@ class DifferentiableGraphOp {
         df_(std::make_shared<const Code>(node.g(attr::ReverseSubgraph), "DifferentiableGraph backward")),
         recording_(std::make_shared<RecordingBackward>(node.g(kRecordingReverseSubgraph))),
         num_inputs_(node.inputs().size()), f_real_outputs_(static_cast<size_t>(node.i(attr::f_real_outputs))),
-        df_input_vjps_(node.is(attr::df_input_vjps)),
-        df_input_temporary_vjps_(node.is(kTemporaryVjps)),
+        df_input_vjps_(node.is(attr::df_input_vjps)), df_input_temporary_vjps_(node.is(kTemporaryVjps)),
         df_input_captured_inputs_(node.is(attr::df_input_captured_inputs)),
         df_input_captured_outputs_(node.is(attr::df_input_captured_outputs)),
         df_output_vjps_(node.is(attr::df_output_vjps)) {
@@ -502,9 +501,9 @@ class DifferentiableGraphOp {
     stack.resize(base);
     InterpreterState(f_).run(values);
     if (any) {
-      auto node = std::make_shared<DifferentiableGraphBackward>(
-          df_, recording_, static_cast<uint32_t>(df_input_vjps_.size()),
-          static_cast<uint32_t>(df_input_temporary_vjps_.size()));
+      auto node =
+          std::make_shared<DifferentiableGraphBackward>(df_, recording_, static_cast<uint32_t>(df_input_vjps_.size()),
+                                                        static_cast<uint32_t>(df_input_temporary_vjps_.size()));
       node->nextEdges() = std::move(edges);
       node->edge_geometry_ = std::move(edge_geometry);
       const std::vector<int64_t>& node_outputs = node_outputs_;

@@ -65,13 +65,14 @@ KILN_REGISTER_SCRIPT_OPS(
               for (Tensor& g : result) out.push_back(g.defined() ? IValue(std::move(g)) : IValue());
               stack.emplace_back(IValue::list(OptionalType::ofTensor(), std::move(out)));
             }),
-    stackOp("aten::backward(Tensor self, Tensor? gradient=None, bool? retain_graph=None, bool create_graph=False) -> ()",
-            [](Stack& stack) {
-              std::vector<IValue> args = popArguments(stack, 4);
-              TensorList gradient;
-              if (!args[1].isNone()) gradient.push_back(args[1].toTensor());
-              backward({args[0].toTensor()}, gradient, optionalBool(args[2]), args[3].toBool());
-            }),
+    stackOp(
+        "aten::backward(Tensor self, Tensor? gradient=None, bool? retain_graph=None, bool create_graph=False) -> ()",
+        [](Stack& stack) {
+          std::vector<IValue> args = popArguments(stack, 4);
+          TensorList gradient;
+          if (!args[1].isNone()) gradient.push_back(args[1].toTensor());
+          backward({args[0].toTensor()}, gradient, optionalBool(args[2]), args[3].toBool());
+        }),
     stackOp("aten::backward.TensorList(Tensor[] tensors, Tensor?[]? grad_tensors=None, bool? retain_graph=None, "
             "bool create_graph=False) -> ()",
             [](Stack& stack) {
