@@ -6,7 +6,6 @@
 #include "kiln/core/op_description.h"
 #include "kiln/ir/graph.h"
 #include "kiln/ir/subgraph_utils.h"
-#include "kiln/passes/analysis/alias_analysis.h"
 
 namespace kiln {
 
@@ -136,20 +135,22 @@ class Grouper {
 
 std::vector<Node*> createAutodiffSubgraphs(const std::shared_ptr<Graph>& graph, size_t min_size) {
   std::vector<Node*> groups;
-  // A node whose result is written in place later (a view written through,
-  // `row = x[1]; row[0] = 1`) stays out, as in 1.13: the write must reach
+  // A node whose result an in-place op writes (a view written through,
+  // `row = x[1]; row.fill_(1)`) stays out, as in 1.13: the write must reach
   // autograd's view of the base, which a group's detached results are not.
   std::unordered_set<const Node*> written;
-  {
-    AliasDb db(graph);
-    std::vector<Block*> blocks{graph->block()};
-    while (!blocks.empty()) {
-      Block* b = blocks.back();
-      blocks.pop_back();
-      for (Node* n : b->nodes()) {
-        for (Block* inner : n->blocks()) blocks.push_back(inner);
-        for (const Value* out : n->outputs()) {
-          if (out->type()->kind() == TypeKind::Tensor && db.hasWriters(out)) written.insert(n);
+  std::vector<Block*> blocks{graph->block()};
+  while (!blocks.empty()) {
+    Block* b = blocks.back();
+    blocks.pop_back();
+    for (Node* n : b->nodes()) {
+      for (Block* inner : n->blocks()) blocks.push_back(inner);
+      for (const Value* out : n->outputs()) {
+        for (const Use& use : out->uses()) {
+          const FunctionSchema* schema = use.user->maybeSchema();
+          if (!schema || use.offset >= schema->arguments().size()) continue;
+          const auto& alias = schema->arguments()[use.offset].alias_info;
+          if (alias && alias->is_write) written.insert(n);
         }
       }
     }
