@@ -15,7 +15,9 @@
 //
 // The DifferentiableGraphOp (registered for prim::DifferentiableGraph) runs
 // `f` on detached inputs and makes one autograd node of `df` whose edges are
-// the inputs' gradient edges.
+// the inputs' gradient edges. Backward with create_graph (grad mode on in
+// the engine) runs df_with_temporaries, unfused and recorded, as torch runs
+// df: fused kernels have no derivatives, their decomposition has.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -35,6 +37,12 @@ struct Gradient {
   std::vector<int64_t> df_input_captured_inputs;   // f inputs df reads, in order after the vjps
   std::vector<int64_t> df_input_captured_outputs;  // f outputs df reads, after those
   std::vector<int64_t> df_output_vjps;             // f inputs whose gradients df returns
+  // df as backward with create_graph runs it (unoptimized, recorded): it
+  // takes, after the vjps, the gradients of the f outputs listed here (the
+  // temporaries df reads, which then carry history back into the op), then
+  // the same captured values. What torch's df is.
+  std::shared_ptr<Graph> df_with_temporaries;
+  std::vector<int64_t> df_input_temporary_vjps;
 };
 
 // Differentiates `graph` (straight-line code of differentiable nodes, as

@@ -305,6 +305,40 @@ bool anyInputRequiresGrad(const Stack& stack, size_t base, size_t n) {
 
 bool differentiableDtype(const Tensor& t) { return isFloatingType(t.dtype()) || isComplexType(t.dtype()); }
 
+// A view op: a result aliases `self` without writing it.
+bool isViewOp(const FunctionSchema& schema) {
+  if (schema.arguments().empty() || schema.arguments()[0].type->kind() != TypeKind::Tensor) return false;
+  for (const Argument& ret : schema.returns()) {
+    if (ret.alias_info && !ret.alias_info->is_write) return true;
+  }
+  return false;
+}
+
+// The results of a view op that share `view_source`'s memory become views
+// of its base (the root of a chain of views).
+void markViews(const FunctionSchema& schema, const Tensor& view_source, const std::vector<Tensor>& results,
+               const std::string& creator) {
+  if (!view_source.defined()) return;
+  Tensor root = viewBase(view_source);
+  if (!root.defined()) root = view_source;
+  std::vector<uint32_t> views;
+  for (uint32_t k = 0; k < results.size(); ++k) {
+    const Tensor& t = results[k];
+    if (t.defined() && t.impl() != view_source.impl() && t.storage().get() == view_source.storage().get()) {
+      views.push_back(k);
+    }
+  }
+  bool multi = views.size() > 1;
+  for (const Argument& ret : schema.returns()) multi |= ret.type->kind() == TypeKind::List;
+  for (uint32_t k : views) {
+    AutogradMeta& meta = materializeAutogradMeta(results[k]);
+    meta.view_base_ = root;
+    meta.multi_output_view_ = multi;
+    meta.view_creator_ = creator;
+    meta.view_output_nr_ = k;
+  }
+}
+
 // Collects the tensors of a result value (a tensor, or a list of them).
 void resultTensors(const IValue& v, std::vector<Tensor>& out) {
   if (v.isTensor()) {
@@ -313,6 +347,8 @@ void resultTensors(const IValue& v, std::vector<Tensor>& out) {
     for (const IValue& e : v.toListRef().elements) out.push_back(e.toTensor());
   }
 }
+
+void runViewOp(const Operator& op, Stack& stack);
 
 void recordOperator(const Operator& op, Stack& stack) {
   if (!isGradEnabled()) {
@@ -325,6 +361,15 @@ void recordOperator(const Operator& op, Stack& stack) {
   const size_t base = stack.size() - n;
   if (op.description().has(OpTrait::NeverRequiresGrad) || op.description().has(OpTrait::Factory)) {
     op.operation()(stack);
+    return;
+  }
+  if (!anyInputRequiresGrad(stack, base, n)) {
+    // Only view ops come here without an argument that requires grad.
+    if (isViewOp(schema) && stack[base].isTensor()) {
+      runViewOp(op, stack);
+    } else {
+      op.operation()(stack);
+    }
     return;
   }
   // In-place and out= forms.
@@ -521,24 +566,22 @@ void recordOperator(const Operator& op, Stack& stack) {
     setGradFn(t, node, k);
   }
   if (inplace_view.defined()) rebaseHistory(inplace_view, node, self_edge);
-  if (view_source.defined()) {
-    Tensor root = viewBase(view_source);
-    if (!root.defined()) root = view_source;
-    std::vector<uint32_t> views;
-    for (uint32_t k = 0; k < num_outputs; ++k) {
-      const Tensor& t = results[k];
-      if (t.defined() && view_source.defined() && t.storage().get() == view_source.storage().get()) views.push_back(k);
-    }
-    bool multi = views.size() > 1;
-    for (const Argument& ret : schema.returns()) multi |= ret.type->kind() == TypeKind::List;
-    for (uint32_t k : views) {
-      AutogradMeta& meta = materializeAutogradMeta(results[k]);
-      meta.view_base_ = root;
-      meta.multi_output_view_ = multi;
-      meta.view_creator_ = node->name();
-      meta.view_output_nr_ = k;
-    }
-  }
+  if (view_source.defined()) markViews(schema, view_source, results, node->name());
+}
+
+// A view op run without gradients (no argument requires grad): its results
+// still become views of the base, so that a later in-place write of a
+// tensor that requires grad into them gives the base a history (torch's
+// views of tensors that do not require grad).
+void runViewOp(const Operator& op, Stack& stack) {
+  const FunctionSchema& schema = op.schema();
+  const size_t base = stack.size() - schema.arguments().size();
+  Tensor view_source = stack[base].toTensor();
+  op.operation()(stack);
+  std::vector<Tensor> results;
+  for (size_t r = base; r < stack.size(); ++r) resultTensors(stack[r], results);
+  const OpDerivative* derivative = derivativeFor(op);
+  markViews(schema, view_source, results, derivative ? derivative->nodeName() : baseName(schema.name()));
 }
 
 }  // namespace

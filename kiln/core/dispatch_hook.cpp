@@ -24,6 +24,17 @@ bool anyRequiresGrad(const Operator& op, const Stack& stack) {
   }
   return false;
 }
+// View ops go through autograd even when nothing requires grad: their
+// results are tracked as views of their base (torch's view + in-place rules).
+bool returnsView(const Operator& op, const Stack& stack) {
+  const FunctionSchema& schema = op.schema();
+  size_t n = schema.arguments().size();
+  if (n == 0 || schema.isVararg() || stack.size() < n || !stack[stack.size() - n].isTensor()) return false;
+  for (const Argument& ret : schema.returns()) {
+    if (ret.alias_info && !ret.alias_info->is_write) return true;
+  }
+  return false;
+}
 }  // namespace
 
 void setAutogradDispatch(AutogradDispatch dispatch) { autograd_dispatch = dispatch; }
@@ -34,12 +45,12 @@ DispatchHook* setDispatchHook(DispatchHook* hook) { return std::exchange(current
 
 void runOperator(const Operator& op, Stack& stack) {
   if (current_hook) return current_hook->runOperator(op, stack);
-  if (autograd_dispatch && anyRequiresGrad(op, stack)) return autograd_dispatch(op, stack);
+  if (autograd_dispatch && (anyRequiresGrad(op, stack) || returnsView(op, stack))) return autograd_dispatch(op, stack);
   op.operation()(stack);
 }
 
 void runOperatorRecorded(const Operator& op, Stack& stack) {
-  if (autograd_dispatch && anyRequiresGrad(op, stack)) return autograd_dispatch(op, stack);
+  if (autograd_dispatch && (anyRequiresGrad(op, stack) || returnsView(op, stack))) return autograd_dispatch(op, stack);
   op.operation()(stack);
 }
 

@@ -332,8 +332,7 @@ KILN_REGISTER_SCRIPT_OPS(op("aten::Bool.Tensor(Tensor a) -> bool", [](const Tens
                            return scalarToTensor(Scalar(a), ScalarType::Bool);
                          }).traits(OpTrait::NeverRequiresGrad), );
 
-// Tensor properties. kiln tensors are dense, strided, CPU, unnamed and have
-// no autograd history.
+// Tensor properties. kiln tensors are dense, strided, CPU and unnamed.
 #define KILN_NOT_A_TENSOR_KIND(kind) op("prim::is_" kind "(Tensor a) -> bool", [](const Tensor&) { return false; })
 
 KILN_REGISTER_OPS(
@@ -342,9 +341,7 @@ KILN_REGISTER_OPS(
     // torch.strided is layout 0.
     op("prim::layout(Tensor a) -> Layout", [](const Tensor&) { return int64_t{0}; }),
     op("prim::requires_grad(Tensor a) -> bool", [](const Tensor& a) { return a.requiresGrad(); }),
-    // kiln keeps no gradients: `x.grad` is what 1.13 gives for a tensor with
-    // none (an undefined tensor, None in Python).
-    op("prim::grad(Tensor a) -> Tensor(*)", [](const Tensor&) { return IValue(); }),
+    // prim::grad (`x.grad`) is autograd's: kiln/autograd/script_ops.cpp.
     op("prim::name(Tensor a) -> str?", [](const Tensor&) { return IValue(); }),
     // The same data without autograd: a view that does not require grad.
     op("prim::data(Tensor(a) a) -> Tensor(a)",

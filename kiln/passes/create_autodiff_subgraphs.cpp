@@ -1,5 +1,7 @@
 #include "kiln/passes/create_autodiff_subgraphs.h"
 
+#include <unordered_set>
+
 #include "kiln/core/derivative_spec.h"
 #include "kiln/core/op_description.h"
 #include "kiln/ir/graph.h"
@@ -83,7 +85,8 @@ bool canMergeInto(const Node* n, const Node* group) {
 
 class Grouper {
  public:
-  Grouper(size_t min_size, std::vector<Node*>& groups) : min_size_(min_size), groups_(groups) {}
+  Grouper(size_t min_size, std::vector<Node*>& groups, std::unordered_set<const Node*> written)
+      : min_size_(min_size), groups_(groups), written_(std::move(written)) {}
 
   void groupBlock(Block* block) {
     for (Node* n : block->nodes()) {
@@ -95,7 +98,7 @@ class Grouper {
     for (Node *n = end->prev(), *prev = nullptr; n != end && n != block->paramNode(); n = prev) {
       prev = n->prev();
       if (n->kind() == prim::Constant) continue;
-      if (!isDifferentiableNode(n)) {
+      if (!isDifferentiableNode(n) || written_.count(n)) {
         if (!canMoveAcross(n)) finish();
         continue;
       }
@@ -124,6 +127,7 @@ class Grouper {
 
   size_t min_size_;
   std::vector<Node*>& groups_;
+  std::unordered_set<const Node*> written_;
   Node* group_ = nullptr;
 };
 
@@ -131,7 +135,27 @@ class Grouper {
 
 std::vector<Node*> createAutodiffSubgraphs(const std::shared_ptr<Graph>& graph, size_t min_size) {
   std::vector<Node*> groups;
-  Grouper(min_size, groups).groupBlock(graph->block());
+  // A node whose result an in-place op writes (a view written through,
+  // `row = x[1]; row.fill_(1)`) stays out, as in 1.13: the write must reach
+  // autograd's view of the base, which a group's detached results are not.
+  std::unordered_set<const Node*> written;
+  std::vector<Block*> blocks{graph->block()};
+  while (!blocks.empty()) {
+    Block* b = blocks.back();
+    blocks.pop_back();
+    for (Node* n : b->nodes()) {
+      for (Block* inner : n->blocks()) blocks.push_back(inner);
+      for (const Value* out : n->outputs()) {
+        for (const Use& use : out->uses()) {
+          const FunctionSchema* schema = use.user->maybeSchema();
+          if (!schema || use.offset >= schema->arguments().size()) continue;
+          const auto& alias = schema->arguments()[use.offset].alias_info;
+          if (alias && alias->is_write) written.insert(n);
+        }
+      }
+    }
+  }
+  Grouper(min_size, groups, std::move(written)).groupBlock(graph->block());
   return groups;
 }
 

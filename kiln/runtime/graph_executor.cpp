@@ -65,6 +65,23 @@ struct GraphExecutor::PlansForSpec {
   std::unique_ptr<ExecutionPlan> any_shape;
 };
 
+namespace {
+
+// A script that turns requires_grad on (`x.requires_grad_()`) records
+// autograd from there, whatever its inputs.
+bool makesLeavesRequireGrad(const Block* block) {
+  static const Symbol requires_grad_ = Symbol::aten("requires_grad_");
+  for (const Node* n : block->nodes()) {
+    if (n->kind() == requires_grad_) return true;
+    for (const Block* b : n->blocks()) {
+      if (makesLeavesRequireGrad(b)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 GraphExecutor::GraphExecutor(std::shared_ptr<Graph> graph, std::string name, FunctionResolver resolver)
     : graph_(std::move(graph)), name_(std::move(name)), resolver_(std::move(resolver)),
       num_inputs_(graph_->inputs().size()) {}
@@ -87,7 +104,7 @@ std::unique_ptr<ExecutionPlan> GraphExecutor::compile(const ArgumentSpec& spec, 
   // Gradients: the plan's ops record autograd (those in DifferentiableGraphs
   // as one node each), and its intermediates may be saved for backward, so
   // they get no static memory plan.
-  const bool needs_gradient = spec.requiresGrad();
+  const bool needs_gradient = spec.requiresGrad() || makesLeavesRequireGrad(plan->graph->block());
   for (const NamedPass& p : passesOf(PassStage::Required)) p.pass(plan->graph);
   if (graphExecutorOptimize()) {
     for (const NamedPass& p : passesOf(PassStage::Optimization)) p.pass(plan->graph);

@@ -39,6 +39,7 @@ NON_DIFFERENTIABLE = [
     (r"aten::floor_divide(\.Scalar|_\.Scalar|_\.Tensor)?", "torch 1.13 has no derivative (raises as torch)"),
     (r"aten::remainder\.Scalar_Tensor", "torch 1.13 has no derivative (raises as torch)"),
     (r"prim::grad", "reads .grad: not recorded in torch"),
+    (r"aten::requires_grad_", "sets the flag (TorchScript's x.requires_grad_()): not recorded in torch"),
 ]
 
 

@@ -55,6 +55,10 @@ bool hasSideEffects(const Node* n) {
       prim::Exit,
       Symbol::aten("set_grad_enabled"),
       Symbol::aten("is_grad_enabled"),
+      // Autograd in scripts: backward writes .grad, which prim::grad reads.
+      // (An aten::grad whose result is unused goes, as in 1.13.)
+      Symbol::aten("backward"),
+      Symbol::prim("grad"),
   };
   return kinds.count(n->kind()) > 0;
 }
