@@ -133,7 +133,29 @@ Tensor rTranspose(const Tensor& a, int64_t d0, int64_t d1) { return callTensor("
 struct Weights {
   Tensor w_ih, w_hh;
   std::optional<Tensor> b_ih, b_hh;
+  std::optional<Tensor> w_hr;  // an LSTM's projection (proj_size > 0)
 };
+
+// The weights of a stacked network's cell `k` (layer * directions +
+// direction): torch's flat list holds, per cell, w_ih, w_hh, [b_ih, b_hh],
+// [w_hr].
+Weights cellWeights(const std::vector<Tensor>& params, int64_t k, bool has_biases, bool projections) {
+  const int64_t per = (has_biases ? 4 : 2) + (projections ? 1 : 0);
+  const size_t base = static_cast<size_t>(k * per);
+  Weights w{params[base], params[base + 1], std::nullopt, std::nullopt, std::nullopt};
+  if (has_biases) {
+    w.b_ih = params[base + 2];
+    w.b_hh = params[base + 3];
+  }
+  if (projections) w.w_hr = params[base + static_cast<size_t>(per) - 1];
+  return w;
+}
+
+// Whether an LSTM's state is projected: as torch, h's size differs from c's.
+bool projected(RnnMode mode, const std::vector<Tensor>& hx) {
+  return mode == RnnMode::Lstm && hx.size() == 2 && hx[0].dim() > 0 && hx[1].dim() > 0 &&
+         hx[0].size(-1) != hx[1].size(-1);
+}
 
 // One step of a cell: the new (h, c) (c undefined but for the LSTM).
 std::pair<Tensor, Tensor> cell(RnnMode mode, const Tensor& x, const Tensor& h, const Tensor& c, const Weights& w) {
@@ -144,7 +166,10 @@ std::pair<Tensor, Tensor> cell(RnnMode mode, const Tensor& x, const Tensor& h, c
       Tensor i = rUnary("aten::sigmoid", g[0]), f = rUnary("aten::sigmoid", g[1]);
       Tensor cand = rUnary("aten::tanh", g[2]), o = rUnary("aten::sigmoid", g[3]);
       Tensor cy = rAdd(rMul(f, c), rMul(i, cand));
-      return {rMul(o, rUnary("aten::tanh", cy)), cy};
+      Tensor hy = rMul(o, rUnary("aten::tanh", cy));
+      // torch 1.13 projects with matmul(hy, w_hr.t()).
+      if (w.w_hr) hy = callTensor("aten::matmul", "", {hy, rUnary("aten::t", *w.w_hr)});
+      return {hy, cy};
     }
     case RnnMode::Gru: {
       std::vector<Tensor> a = rChunk(gi, 3), b = rChunk(gh, 3);
@@ -158,10 +183,11 @@ std::pair<Tensor, Tensor> cell(RnnMode mode, const Tensor& x, const Tensor& h, c
   return {};
 }
 
-// Whether the stacked network's parameters are the plain ones this
-// decomposition handles (no LSTM projections).
-bool plainParams(const std::vector<Tensor>& params, bool has_biases, int64_t num_layers, bool bidirectional) {
-  const int64_t per = has_biases ? 4 : 2;
+// Whether the stacked network's parameters have the layout cellWeights reads
+// (otherwise the fused kernel runs and raises torch's error).
+bool wellFormedParams(const std::vector<Tensor>& params, bool has_biases, bool projections, int64_t num_layers,
+                      bool bidirectional) {
+  const int64_t per = (has_biases ? 4 : 2) + (projections ? 1 : 0);
   return static_cast<int64_t>(params.size()) == per * num_layers * (bidirectional ? 2 : 1);
 }
 
@@ -171,7 +197,7 @@ std::tuple<Tensor, Tensor, Tensor> stacked(RnnMode mode, const Tensor& input, co
                                            double dropout, bool train, bool bidirectional, bool batch_first) {
   const bool lstm = mode == RnnMode::Lstm;
   const int64_t dirs = bidirectional ? 2 : 1;
-  const int64_t per = has_biases ? 4 : 2;
+  const bool projections = projected(mode, hx);
   Tensor layer_input = batch_first ? rTranspose(input, 0, 1) : input;
   const int64_t steps = layer_input.size(0);
   std::vector<Tensor> h_n, c_n;
@@ -179,12 +205,7 @@ std::tuple<Tensor, Tensor, Tensor> stacked(RnnMode mode, const Tensor& input, co
     std::vector<Tensor> dir_outputs;
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t k = layer * dirs + d;
-      const size_t base = static_cast<size_t>(k * per);
-      Weights w{params[base], params[base + 1], std::nullopt, std::nullopt};
-      if (has_biases) {
-        w.b_ih = params[base + 2];
-        w.b_hh = params[base + 3];
-      }
+      const Weights w = cellWeights(params, k, has_biases, projections);
       Tensor h = rSelect(hx[0], 0, k);
       Tensor c = lstm ? rSelect(hx[1], 0, k) : Tensor();
       std::vector<Tensor> outs(static_cast<size_t>(steps));
@@ -215,7 +236,7 @@ std::tuple<Tensor, Tensor, Tensor> stackedPacked(RnnMode mode, const Tensor& dat
                                                  bool bidirectional) {
   const bool lstm = mode == RnnMode::Lstm;
   const int64_t dirs = bidirectional ? 2 : 1;
-  const int64_t per = has_biases ? 4 : 2;
+  const bool projections = projected(mode, hx);
   Tensor sizes = contiguous(to(batch_sizes, ScalarType::Long));
   const int64_t steps = sizes.numel();
   std::vector<int64_t> bs(sizes.data<int64_t>(), sizes.data<int64_t>() + steps), offsets(1, 0);
@@ -227,12 +248,7 @@ std::tuple<Tensor, Tensor, Tensor> stackedPacked(RnnMode mode, const Tensor& dat
     std::vector<Tensor> dir_outputs;
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t k = layer * dirs + d;
-      const size_t base = static_cast<size_t>(k * per);
-      Weights w{params[base], params[base + 1], std::nullopt, std::nullopt};
-      if (has_biases) {
-        w.b_ih = params[base + 2];
-        w.b_hh = params[base + 3];
-      }
+      const Weights w = cellWeights(params, k, has_biases, projections);
       Tensor h0 = rSelect(hx[0], 0, k);
       Tensor c0 = lstm ? rSelect(hx[1], 0, k) : Tensor();
       std::vector<Tensor> outs(static_cast<size_t>(steps));
@@ -293,7 +309,9 @@ std::tuple<Tensor, Tensor, Tensor> stackedPacked(RnnMode mode, const Tensor& dat
 
 bool recordingRnn(const Tensor& input, const std::vector<Tensor>& hx, const std::vector<Tensor>& params,
                   bool has_biases, int64_t num_layers, bool bidirectional, int64_t input_dims = 3) {
-  if (!rec::plainParams(params, has_biases, num_layers, bidirectional) || input.dim() != input_dims) return false;
+  const bool projections = rec::projected(RnnMode::Lstm, hx);
+  if (!rec::wellFormedParams(params, has_biases, projections, num_layers, bidirectional) || input.dim() != input_dims)
+    return false;
   std::vector<Tensor> all = params;
   all.push_back(input);
   all.insert(all.end(), hx.begin(), hx.end());
@@ -341,7 +359,7 @@ std::tuple<Tensor, Tensor> lstmCellOp(const Tensor& input, const std::vector<Ten
   std::vector<Tensor> all{input, w_ih, w_hh, b_ih.value_or(Tensor()), b_hh.value_or(Tensor())};
   all.insert(all.end(), hx.begin(), hx.end());
   if (hx.size() == 2 && input.dim() == 2 && composite::recording(all)) {
-    auto [h, c] = rec::cell(RnnMode::Lstm, input, hx[0], hx[1], {w_ih, w_hh, b_ih, b_hh});
+    auto [h, c] = rec::cell(RnnMode::Lstm, input, hx[0], hx[1], {w_ih, w_hh, b_ih, b_hh, std::nullopt});
     return {h, c};
   }
   return lstmCell(input, hx, w_ih, w_hh, b_ih, b_hh);
@@ -351,7 +369,7 @@ Tensor rnnCellOp(RnnMode mode, const Tensor& input, const Tensor& hx, const Tens
                  const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
   if (input.dim() == 2 &&
       composite::recording({input, hx, w_ih, w_hh, b_ih.value_or(Tensor()), b_hh.value_or(Tensor())})) {
-    return rec::cell(mode, input, hx, Tensor(), {w_ih, w_hh, b_ih, b_hh}).first;
+    return rec::cell(mode, input, hx, Tensor(), {w_ih, w_hh, b_ih, b_hh, std::nullopt}).first;
   }
   return rnnCell(mode, input, hx, w_ih, w_hh, b_ih, b_hh);
 }
