@@ -3,6 +3,7 @@
 // (`.input`) and packed (`.data`) sequences, their cells, and the packing of
 // padded sequences that torch.nn.utils.rnn compiles to.
 #include <algorithm>
+#include <functional>
 
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
@@ -191,40 +192,61 @@ bool wellFormedParams(const std::vector<Tensor>& params, bool has_biases, bool p
   return static_cast<int64_t>(params.size()) == per * num_layers * (bidirectional ? 2 : 1);
 }
 
-// (output, h_n, c_n) of the stacked network on a padded input.
-std::tuple<Tensor, Tensor, Tensor> stacked(RnnMode mode, const Tensor& input, const std::vector<Tensor>& hx,
-                                           const std::vector<Tensor>& params, bool has_biases, int64_t num_layers,
-                                           double dropout, bool train, bool bidirectional, bool batch_first) {
+// One direction of one layer run over the whole sequence: its output and
+// final state (c undefined but for the LSTM).
+struct DirectionResult {
+  Tensor output, h, c;
+};
+using RunDirection = std::function<DirectionResult(const Tensor& input, bool reverse, const Tensor& h0,
+                                                   const Tensor& c0, const Weights& w)>;
+
+// (output, h_n, c_n) of the stacked network, padded or packed alike: per
+// layer and direction, `run` over the layer's input; the directions' outputs
+// side by side along `feature_dim`, dropout between layers.
+std::tuple<Tensor, Tensor, Tensor> stackedLayers(RnnMode mode, Tensor layer_input, const std::vector<Tensor>& hx,
+                                                 const std::vector<Tensor>& params, bool has_biases, int64_t num_layers,
+                                                 double dropout, bool train, bool bidirectional, int64_t feature_dim,
+                                                 const RunDirection& run) {
   const bool lstm = mode == RnnMode::Lstm;
   const int64_t dirs = bidirectional ? 2 : 1;
   const bool projections = projected(mode, hx);
-  Tensor layer_input = batch_first ? rTranspose(input, 0, 1) : input;
-  const int64_t steps = layer_input.size(0);
   std::vector<Tensor> h_n, c_n;
   for (int64_t layer = 0; layer < num_layers; ++layer) {
     std::vector<Tensor> dir_outputs;
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t k = layer * dirs + d;
-      const Weights w = cellWeights(params, k, has_biases, projections);
-      Tensor h = rSelect(hx[0], 0, k);
-      Tensor c = lstm ? rSelect(hx[1], 0, k) : Tensor();
-      std::vector<Tensor> outs(static_cast<size_t>(steps));
-      for (int64_t i = 0; i < steps; ++i) {
-        const int64_t t = d == 0 ? i : steps - 1 - i;
-        std::tie(h, c) = cell(mode, rSelect(layer_input, 0, t), h, c, w);
-        outs[static_cast<size_t>(t)] = h;
-      }
-      dir_outputs.push_back(rStack(outs, 0));
-      h_n.push_back(h);
-      if (lstm) c_n.push_back(c);
+      DirectionResult r = run(layer_input, d == 1, rSelect(hx[0], 0, k), lstm ? rSelect(hx[1], 0, k) : Tensor(),
+                              cellWeights(params, k, has_biases, projections));
+      dir_outputs.push_back(r.output);
+      h_n.push_back(r.h);
+      if (lstm) c_n.push_back(r.c);
     }
-    layer_input = dirs == 1 ? dir_outputs[0] : rCat(dir_outputs, 2);
+    layer_input = dirs == 1 ? dir_outputs[0] : rCat(dir_outputs, feature_dim);
     if (dropout > 0 && train && layer + 1 < num_layers) {
       layer_input = callTensor("aten::dropout", "", {layer_input, dropout, train});
     }
   }
-  Tensor output = batch_first ? rTranspose(layer_input, 0, 1) : layer_input;
-  return {output, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
+  return {layer_input, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
+}
+
+// (output, h_n, c_n) of the stacked network on a padded input.
+std::tuple<Tensor, Tensor, Tensor> stacked(RnnMode mode, const Tensor& input, const std::vector<Tensor>& hx,
+                                           const std::vector<Tensor>& params, bool has_biases, int64_t num_layers,
+                                           double dropout, bool train, bool bidirectional, bool batch_first) {
+  auto run = [mode](const Tensor& x, bool reverse, const Tensor& h0, const Tensor& c0, const Weights& w) {
+    const int64_t steps = x.size(0);
+    Tensor h = h0, c = c0;
+    std::vector<Tensor> outs(static_cast<size_t>(steps));
+    for (int64_t i = 0; i < steps; ++i) {
+      const int64_t t = reverse ? steps - 1 - i : i;
+      std::tie(h, c) = cell(mode, rSelect(x, 0, t), h, c, w);
+      outs[static_cast<size_t>(t)] = h;
+    }
+    return DirectionResult{rStack(outs, 0), h, c};
+  };
+  auto [output, h_n, c_n] = stackedLayers(mode, batch_first ? rTranspose(input, 0, 1) : input, hx, params, has_biases,
+                                          num_layers, dropout, train, bidirectional, 2, run);
+  return {batch_first ? rTranspose(output, 0, 1) : output, h_n, c_n};
 }
 
 // (output, h_n, c_n) of the stacked network on a packed sequence: the
@@ -235,74 +257,57 @@ std::tuple<Tensor, Tensor, Tensor> stackedPacked(RnnMode mode, const Tensor& dat
                                                  bool has_biases, int64_t num_layers, double dropout, bool train,
                                                  bool bidirectional) {
   const bool lstm = mode == RnnMode::Lstm;
-  const int64_t dirs = bidirectional ? 2 : 1;
-  const bool projections = projected(mode, hx);
   Tensor sizes = contiguous(to(batch_sizes, ScalarType::Long));
   const int64_t steps = sizes.numel();
   std::vector<int64_t> bs(sizes.data<int64_t>(), sizes.data<int64_t>() + steps), offsets(1, 0);
   for (int64_t b : bs) offsets.push_back(offsets.back() + b);
-  auto narrowed = [](const Tensor& t, int64_t start, int64_t length) { return rCallNarrow(t, start, length); };
-  Tensor layer_input = data;
-  std::vector<Tensor> h_n, c_n;
-  for (int64_t layer = 0; layer < num_layers; ++layer) {
-    std::vector<Tensor> dir_outputs;
-    for (int64_t d = 0; d < dirs; ++d) {
-      const int64_t k = layer * dirs + d;
-      const Weights w = cellWeights(params, k, has_biases, projections);
-      Tensor h0 = rSelect(hx[0], 0, k);
-      Tensor c0 = lstm ? rSelect(hx[1], 0, k) : Tensor();
-      std::vector<Tensor> outs(static_cast<size_t>(steps));
-      if (d == 0) {
-        Tensor h = h0, c = c0;
-        std::vector<Tensor> done_h, done_c;  // finished rows, highest first
-        for (int64_t t = 0; t < steps; ++t) {
-          const int64_t b = bs[static_cast<size_t>(t)];
-          if (b < h.size(0)) {
-            done_h.push_back(narrowed(h, b, h.size(0) - b));
-            h = narrowed(h, 0, b);
-            if (lstm) {
-              done_c.push_back(narrowed(c, b, c.size(0) - b));
-              c = narrowed(c, 0, b);
-            }
+  auto run = [&](const Tensor& x, bool reverse, const Tensor& h0, const Tensor& c0, const Weights& w) {
+    std::vector<Tensor> outs(static_cast<size_t>(steps));
+    auto step = [&](int64_t t, const Tensor& h, const Tensor& c) {
+      const int64_t b = bs[static_cast<size_t>(t)];
+      auto next = cell(mode, rCallNarrow(x, offsets[static_cast<size_t>(t)], b), h, c, w);
+      outs[static_cast<size_t>(t)] = next.first;
+      return next;
+    };
+    if (!reverse) {
+      Tensor h = h0, c = c0;
+      std::vector<Tensor> done_h, done_c;  // finished rows, highest first
+      for (int64_t t = 0; t < steps; ++t) {
+        const int64_t b = bs[static_cast<size_t>(t)];
+        if (b < h.size(0)) {
+          done_h.push_back(rCallNarrow(h, b, h.size(0) - b));
+          h = rCallNarrow(h, 0, b);
+          if (lstm) {
+            done_c.push_back(rCallNarrow(c, b, c.size(0) - b));
+            c = rCallNarrow(c, 0, b);
           }
-          std::tie(h, c) = cell(mode, narrowed(layer_input, offsets[static_cast<size_t>(t)], b), h, c, w);
-          outs[static_cast<size_t>(t)] = h;
         }
-        done_h.push_back(h);
-        std::reverse(done_h.begin(), done_h.end());
-        h_n.push_back(done_h.size() == 1 ? done_h[0] : rCat(done_h, 0));
-        if (lstm) {
-          done_c.push_back(c);
-          std::reverse(done_c.begin(), done_c.end());
-          c_n.push_back(done_c.size() == 1 ? done_c[0] : rCat(done_c, 0));
-        }
-      } else {
-        Tensor h, c;
-        for (int64_t t = steps - 1; t >= 0; --t) {
-          const int64_t b = bs[static_cast<size_t>(t)];
-          const int64_t have = h.defined() ? h.size(0) : 0;
-          if (b > have) {
-            Tensor more_h = narrowed(h0, have, b - have);
-            h = have ? rCat({h, more_h}, 0) : more_h;
-            if (lstm) {
-              Tensor more_c = narrowed(c0, have, b - have);
-              c = have ? rCat({c, more_c}, 0) : more_c;
-            }
-          }
-          std::tie(h, c) = cell(mode, narrowed(layer_input, offsets[static_cast<size_t>(t)], b), h, c, w);
-          outs[static_cast<size_t>(t)] = h;
-        }
-        h_n.push_back(h);
-        if (lstm) c_n.push_back(c);
+        std::tie(h, c) = step(t, h, c);
       }
-      dir_outputs.push_back(rCat(outs, 0));
+      auto finals = [](std::vector<Tensor>& done, const Tensor& last) {
+        done.push_back(last);
+        std::reverse(done.begin(), done.end());
+        return done.size() == 1 ? done[0] : rCat(done, 0);
+      };
+      return DirectionResult{rCat(outs, 0), finals(done_h, h), lstm ? finals(done_c, c) : Tensor()};
     }
-    layer_input = dirs == 1 ? dir_outputs[0] : rCat(dir_outputs, 1);
-    if (dropout > 0 && train && layer + 1 < num_layers) {
-      layer_input = callTensor("aten::dropout", "", {layer_input, dropout, train});
+    Tensor h, c;
+    for (int64_t t = steps - 1; t >= 0; --t) {
+      const int64_t b = bs[static_cast<size_t>(t)];
+      const int64_t have = h.defined() ? h.size(0) : 0;
+      if (b > have) {
+        Tensor more_h = rCallNarrow(h0, have, b - have);
+        h = have ? rCat({h, more_h}, 0) : more_h;
+        if (lstm) {
+          Tensor more_c = rCallNarrow(c0, have, b - have);
+          c = have ? rCat({c, more_c}, 0) : more_c;
+        }
+      }
+      std::tie(h, c) = step(t, h, c);
     }
-  }
-  return {layer_input, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
+    return DirectionResult{rCat(outs, 0), h, c};
+  };
+  return stackedLayers(mode, data, hx, params, has_biases, num_layers, dropout, train, bidirectional, 1, run);
 }
 
 }  // namespace rec

@@ -382,11 +382,11 @@ def test_attention_module_parameter_gradients_match_torch(cls, args):
     _assert_parameter_gradients_match(t_module, k_module)
 
 
-@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
-def test_packed_sequence_gradients_match_torch(cls):
+@pytest.mark.parametrize("cls, options", [("LSTM", {}), ("GRU", {}), ("LSTM", {"proj_size": 2})])
+def test_packed_sequence_gradients_match_torch(cls, options):
     torch.manual_seed(0)
-    t_rnn = getattr(torch.nn, cls)(3, 4, num_layers=2, bidirectional=True)
-    k_rnn = getattr(kiln.nn, cls)(3, 4, num_layers=2, bidirectional=True)
+    t_rnn = getattr(torch.nn, cls)(3, 4, num_layers=2, bidirectional=True, **options)
+    k_rnn = getattr(kiln.nn, cls)(3, 4, num_layers=2, bidirectional=True, **options)
     _copy_weights(t_rnn, k_rnn)
     x = np.random.default_rng(6).standard_normal((5, 3, 3)).astype(np.float32)
     lengths = [5, 3, 2]
