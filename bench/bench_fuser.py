@@ -33,41 +33,20 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", str(_THREADS))
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
 import kiln  # noqa: E402
 import torch  # noqa: E402
+from seed_lstm import LSTM_CELL as SEED_LSTM_CELL, LSTM_LOOP  # noqa: E402
 
 POINTWISE = """
 def f(x):
     return torch.tanh(x * 2 + 1) * torch.sigmoid(x) + x
 """
 
-LSTM_CELL = """
+# The seed's cell with the state as two arguments (the call inlines).
+LSTM_CELL = SEED_LSTM_CELL + """
 def cell(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
-    gates = torch.mm(x, w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
-    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
-    ingate = torch.sigmoid(ingate)
-    forgetgate = torch.sigmoid(forgetgate)
-    cellgate = torch.tanh(cellgate)
-    outgate = torch.sigmoid(outgate)
-    cy = (forgetgate * cx) + (ingate * cellgate)
-    hy = outgate * torch.tanh(cy)
-    return hy, cy
-"""
-
-LSTM_LOOP = """
-def lstm(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
-    hs = []
-    for t in range(x.size(0)):
-        gates = torch.mm(x[t], w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
-        ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
-        ingate = torch.sigmoid(ingate)
-        forgetgate = torch.sigmoid(forgetgate)
-        cellgate = torch.tanh(cellgate)
-        outgate = torch.sigmoid(outgate)
-        cx = (forgetgate * cx) + (ingate * cellgate)
-        hx = outgate * torch.tanh(cx)
-        hs.append(hx)
-    return torch.stack(hs), cx
+    return lstm_cell(x, (hx, cx), w_ih, w_hh, b_ih, b_hh)
 """
 
 

@@ -36,40 +36,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
 import kiln  # noqa: E402
 import torch  # noqa: E402
-
-LSTM_LOOP = """
-def lstm(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
-    hs = []
-    for t in range(x.size(0)):
-        gates = torch.mm(x[t], w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
-        ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
-        ingate = torch.sigmoid(ingate)
-        forgetgate = torch.sigmoid(forgetgate)
-        cellgate = torch.tanh(cellgate)
-        outgate = torch.sigmoid(outgate)
-        cx = (forgetgate * cx) + (ingate * cellgate)
-        hx = outgate * torch.tanh(cx)
-        hs.append(hx)
-    return torch.stack(hs), cx
-"""
-
-
-def eager_lstm(lib):
-    def lstm(x, hx, cx, w_ih, w_hh, b_ih, b_hh):
-        hs = []
-        for t in range(x.size(0)):
-            gates = lib.mm(x[t], w_ih.t()) + lib.mm(hx, w_hh.t()) + b_ih + b_hh
-            ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
-            ingate = lib.sigmoid(ingate)
-            forgetgate = lib.sigmoid(forgetgate)
-            cellgate = lib.tanh(cellgate)
-            outgate = lib.sigmoid(outgate)
-            cx = (forgetgate * cx) + (ingate * cellgate)
-            hx = outgate * lib.tanh(cx)
-            hs.append(hx)
-        return lib.stack(hs), cx
-
-    return lstm
+from seed_lstm import LSTM_LOOP, eager  # noqa: E402
 
 
 def timed_in_turn(calls, repeat):
@@ -115,7 +82,7 @@ def lstm_step(fn, args):
 def bench_lstm(steps, repeat):
     t_args, k_args = lstm_inputs(torch, steps), lstm_inputs(kiln, steps)
     labels = ["torch", "torch eager"]
-    calls = [lstm_step(torch.jit.CompilationUnit(LSTM_LOOP).lstm, t_args), lstm_step(eager_lstm(torch), t_args)]
+    calls = [lstm_step(torch.jit.CompilationUnit(LSTM_LOOP).lstm, t_args), lstm_step(eager(torch).lstm, t_args)]
     compiled = kiln.compile(LSTM_LOOP).lstm
     probe = compiled(*lstm_inputs(kiln, 2))[0]
     if probe.grad_fn is not None:
@@ -124,7 +91,7 @@ def bench_lstm(steps, repeat):
     else:
         print("  (kiln's compiled function does not record gradients yet: kiln runs the loop eagerly)")
     labels.append("kiln eager")
-    calls.append(lstm_step(eager_lstm(kiln), k_args))
+    calls.append(lstm_step(eager(kiln).lstm, k_args))
     for call in calls:  # warm-up: torch's profiling executor specializes after two runs
         for _ in range(3):
             call()

@@ -5,6 +5,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "kiln/autograd/formula_prelude.h"
 #include "kiln/core/derivative_spec.h"
 #include "kiln/core/dispatch_hook.h"
 #include "kiln/core/op_description.h"
@@ -355,7 +356,8 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
     std::string name = resultName(schema, i);
     if (used.count(name)) addParam(name, returns[i].type->annotationStr(), {FormulaInput::Kind::Result, i});
   }
-  std::string source = std::string(kPrelude) + "def backward(" + params + "):\n    return (" + body + ")\n";
+  std::string source =
+      std::string(kPrelude) + formulaPrelude() + "def backward(" + params + "):\n    return (" + body + ")\n";
 
   auto unit = std::make_shared<CompilationUnit>();
   CompilationTarget target;

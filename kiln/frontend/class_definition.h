@@ -4,6 +4,7 @@
 // attribute annotations, and which of its defs are static methods. The IR
 // emitter compiles the methods; this file reads the statement as TorchScript
 // 1.13 does, and raises 1.13's errors for the forms it refuses.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,16 @@ bool isClassMethod(const Def& def);
 // docstring, an attribute annotation `name: Type` (1.13 takes the types of
 // attributes from __init__ and ignores these).
 bool isIgnoredClassStatement(const Stmt& stmt);
+
+// Adds to `iface` the method schemas the defs of an interface's class body
+// declare (`def m(self, x: T) -> R: ...`, bodies ignored): self is the
+// interface, unannotated parameters are Tensors, a method without a return
+// annotation returns `default_return`. `parse_type` reads an annotation;
+// `default_value`, when given, a parameter's default. Both the compiler and
+// the source importer declare interfaces through it.
+void declareInterfaceMethods(const ClassDef& def, const std::shared_ptr<InterfaceType>& iface,
+                             const std::function<TypePtr(const Expr&)>& parse_type,
+                             const std::function<IValue(const Expr&)>& default_value, const TypePtr& default_return);
 
 // An interface class of an embedder (the source of a Python class decorated
 // `@torch.jit.interface`): the methods its defs declare (bodies ignored;

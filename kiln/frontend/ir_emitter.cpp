@@ -2723,33 +2723,8 @@ std::shared_ptr<InterfaceType> defineInterface(const TreeRef& class_def, const s
     if (auto cls = classOfValue(value)) return cls;
     return resolver->resolveType(name, loc);
   };
-  for (Stmt stmt : def.body()) {
-    if (stmt.kind() != TK_DEF) {
-      if (isIgnoredClassStatement(stmt)) continue;
-      throwSourceError(stmt.range(), "interfaces declare methods only: expected def in the body of interface '" +
-                                         def.name().name() + "'");
-    }
-    Def method(stmt.tree());
-    Decl decl = method.decl();
-    std::vector<Argument> arguments;
-    for (Param param : decl.params()) {
-      Argument arg;
-      arg.name = param.ident().name();
-      if (arguments.empty()) {
-        arg.type = iface;
-      } else {
-        arg.type = param.type().present() ? typeFromExpr(param.type().get(), lookup_class) : TensorType::get();
-      }
-      arg.kwarg_only = param.kwargOnly();
-      arguments.push_back(std::move(arg));
-    }
-    if (arguments.empty()) throwSourceError(method.range(), "methods must have a self argument");
-    Argument ret;
-    ret.type = decl.returnType().present() ? typeFromExpr(decl.returnType().get(), lookup_class) : TensorType::get();
-    const std::string& name = method.name().name();
-    if (iface->findMethod(name)) throwSourceError(method.name().range(), "method '" + name + "' is already declared");
-    iface->addMethodSchema(FunctionSchema(name, "", std::move(arguments), {ret}));
-  }
+  declareInterfaceMethods(
+      def, iface, [&](const Expr& type) { return typeFromExpr(type, lookup_class); }, nullptr, TensorType::get());
   return iface;
 }
 

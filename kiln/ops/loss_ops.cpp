@@ -179,52 +179,6 @@ Tensor nllLoss2dBackward(const Tensor& grad, const Tensor& self, const Tensor& t
                          ignore_index, total_weight);
 }
 
-// --- derivative formulas of the composite losses ----------------------------------------------
-// (string pieces the formulas below share; TorchScript expressions, so no clang-format)
-// clang-format off
-
-// nll_loss_nd's gradient (self's shape is read, not its values): nll_loss_backward
-// for 1 or 2 dims, else nll_loss2d_backward on the (N, C, 1, -1) view, as
-// torch's nll_loss_nd does.
-#define KILN_NLL_ND_VIEW "self.reshape([self.size(0), self.size(1), 1, -1])"
-#define KILN_NLL_ND_TARGET "target.reshape([self.size(0), 1, -1])"
-#define KILN_NLL_ND_GRAD                                                                        \
-  "(torch.nll_loss_backward(grad, self, target, weight, reduction, ignore_index, "              \
-  "    torch.nll_loss_forward(self, target, weight, reduction, ignore_index)[1]) "              \
-  " if self.dim() < 3 else "                                                                    \
-  " torch.nll_loss2d_backward((grad if reduction != 0 else grad.reshape([self.size(0), 1, -1])), " \
-  "    " KILN_NLL_ND_VIEW ", " KILN_NLL_ND_TARGET ", weight, reduction, ignore_index, "         \
-  "    torch.nll_loss2d_forward(" KILN_NLL_ND_VIEW ", " KILN_NLL_ND_TARGET ", weight, reduction, " \
-  "                             ignore_index)[1]).reshape(self.size()))"
-
-// X times the class weight viewed along class dim d (X when there is none).
-#define KILN_CLASS_WEIGHTED(X) \
-  "((" X ") * weight.reshape([-1] + [1 for _ in range(self.dim() - d - 1)]) if weight is not None else (" X "))"
-
-// cross_entropy_loss: the gradient g of the loss with respect to
-// log_softmax(self) (class indices: nll's, plus label smoothing's term;
-// class probabilities: -target * weight), then log_softmax's backward
-// g - softmax * sum(g). d is the class dim.
-#define KILN_CE_SMOOTH_SCALE                                                                    \
-  "(grad / (weight.index_select(0, target.masked_select(target != ignore_index)).sum() "        \
-  "         if weight is not None else (target != ignore_index).sum()) "                        \
-  " if reduction == 1 else grad)"
-#define KILN_CE_SMOOTH_GRAD \
-  "(-" KILN_CLASS_WEIGHTED("((target != ignore_index) * " KILN_CE_SMOOTH_SCALE ").unsqueeze(d)") ").expand_as(self)"
-#define KILN_CE_PROB_TARGET \
-  "(target * (1 - label_smoothing) + label_smoothing / self.size(d) if label_smoothing > 0 else target)"
-#define KILN_CE_PROB_SCALE \
-  "(grad.unsqueeze(d) if reduction == 0 else (grad / (self.numel() // self.size(d)) if reduction == 1 else grad))"
-#define KILN_CE_LOGP_GRAD                                                                       \
-  "((" KILN_NLL_ND_GRAD " if label_smoothing == 0 else "                                        \
-  "  (1 - label_smoothing) * " KILN_NLL_ND_GRAD                                                 \
-  "  + (label_smoothing / self.size(d)) * " KILN_CE_SMOOTH_GRAD ") "                            \
-  " if self.size() != target.size() else "                                                      \
-  " -" KILN_CLASS_WEIGHTED(KILN_CE_PROB_TARGET) " * " KILN_CE_PROB_SCALE ")"
-#define KILN_CE_CLASS_DIM "[(1 if self.dim() >= 2 else 0)]"
-
-// clang-format on
-
 KILN_REGISTER_OPS(
     op("aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
        [](const Tensor& grad, const Tensor& self, const Tensor& target, int64_t reduction) {
@@ -389,7 +343,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction, int64_t ignore_index) {
          return nllLossNd(self, target, weight, reduction, ignore_index);
        })
-        .derivative({"self: " KILN_NLL_ND_GRAD, "grad_fn: NllLossBackward0"})
+        .derivative({"self: _nll_loss_nd_backward(grad, self, target, weight, reduction, ignore_index)",
+                     "grad_fn: NllLossBackward0"})
         .shape(selfDtypeLossRule),
     op("aten::nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
        "int ignore_index=-100) -> Tensor",
@@ -447,12 +402,10 @@ KILN_REGISTER_OPS(
           double label_smoothing) {
          return crossEntropyLoss(self, target, weight, reduction, ignore_index, label_smoothing);
        })
-        .derivative({"self: [[g - self.softmax(d) * g.sum(d, keepdim=True) for g in [" KILN_CE_LOGP_GRAD
-                     "]][0] for d in " KILN_CE_CLASS_DIM "][0]",
-                     "target: [-" KILN_CLASS_WEIGHTED(
-                         "self.log_softmax(d)") " * " KILN_CE_PROB_SCALE
-                                                " * (1 - label_smoothing) for d in " KILN_CE_CLASS_DIM "][0]",
-                     "grad_fn: NllLossBackward0"})
+        .derivative(
+            {"self: _cross_entropy_backward(grad, self, target, weight, reduction, ignore_index, label_smoothing)",
+             "target: _cross_entropy_backward_target(grad, self, weight, reduction, label_smoothing)",
+             "grad_fn: NllLossBackward0"})
         .shape(selfDtypeLossRule),
     op("aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
        [](const Tensor& self, const Tensor& target, const Opt& weight, int64_t reduction) {

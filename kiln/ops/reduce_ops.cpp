@@ -39,62 +39,6 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
                          contiguous(narrow(indices, d, 0, k), MemoryFormat::Contiguous));
 }
 
-// Derivative formula fragments (strings concatenated at compile time).
-// `x` of a reduction over `dim`, viewed and expanded back to self's shape.
-#define KILN_RESTORED(x) "_sum_backward(" x ", self.size(), dim, keepdim)"
-#define KILN_UNBIASED "(1 if unbiased else 0)"
-#define KILN_CORRECTION "(1 if correction is None else correction)"
-#define KILN_OPTIONAL_P "(2.0 if p is None else float(p))"
-// var over `dims` with the given correction, for the gradient `g` of the result.
-// (A tensor divided by the count: no ZeroDivisionError when there are no
-// more elements than the correction; the gradient is then inf or nan, as torch's.)
-#define KILN_VAR_BACKWARD(g, dims, keepdim, correction)                                \
-  "_sum_backward(" g ", self.size(), " dims ", " keepdim ") * (self - self.mean(" dims \
-  ", True)) * 2.0 / "                                                                  \
-  "(_reduced_count(self.size(), " dims ") - " correction ")"
-// std's gradient as var's: d std = d var / (2 std), 0 where std is 0.
-#define KILN_STD_GRAD(g, std) "(" g " / (" std " * 2)).masked_fill(" std " == 0, 0)"
-#define KILN_MEAN_BACKWARD(g, dims, keepdim) \
-  "_sum_backward(" g ", self.size(), " dims ", " keepdim ") / _reduced_count(self.size(), " dims ")"
-// prod's gradient where `x` holds zeros: the product of the others, as the
-// exclusive cumulative products from both ends along `d`.
-#define KILN_PROD_SAFE(g, x, d)                                                                                        \
-  "(" g " * torch.cat([torch.ones_like(" x ".narrow(" d ", 0, 1)), " x ".narrow(" d ", 0, " x ".size(" d ") - 1)], " d \
-  ").cumprod(" d ") * torch.cat([torch.ones_like(" x ".narrow(" d ", 0, 1)), " x ".flip([" d "]).narrow(" d ", 0, " x  \
-  ".size(" d ") - 1)], " d ").cumprod(" d ").flip([" d "]))"
-#define KILN_PROD_BACKWARD_ALL                                                                              \
-  "grad if self.dim() == 0 else (grad * result / self if not bool((self == 0).any()) else " KILN_PROD_SAFE( \
-      "grad", "self.reshape(-1)", "0") ".reshape(self.size()))"
-#define KILN_PROD_BACKWARD_DIM                                                                          \
-  "grad if self.dim() == 0 else ((grad if keepdim else grad.unsqueeze(dim)) * (result if keepdim else " \
-  "result.unsqueeze(dim)) / self if not bool((self == 0).any()) else " KILN_PROD_SAFE(                  \
-      "(grad if keepdim else grad.unsqueeze(dim))", "self", "dim") ")"
-// amax/amin: the gradient is shared evenly by the elements equal to the result.
-#define KILN_AMAX_BACKWARD \
-  KILN_RESTORED("grad")    \
-  " * (self == " KILN_RESTORED("result") ") / (self == " KILN_RESTORED("result") ").sum(dim, True)"
-// norm's gradient for p = `p` (a float), `g` and `r` the gradient and the norm
-// restored to self's shape, `sum_mask` the sum over the reduced dims.
-#define KILN_NORM_BACKWARD(g, r, p, sum_mask)                                                                          \
-  "torch.zeros_like(self) if " p " == 0.0 else (self.sign() * " g " if " p " == 1.0 else (self * (" g " / " r          \
-  ").masked_fill(" r " == 0, 0) if " p " == 2.0 else (self.sign() * " g " * (self.abs() == " r ") / (self.abs() == " r \
-  ")" sum_mask " if abs(" p ") > 1.7e308 else (self.sign() * self.abs().pow(" p                                        \
-  " - 1.0).masked_fill(self == 0, 0) * " g " * " r ".pow(1.0 - " p ") if " p                                           \
-  " < 1.0 else (self.sign() * "                                                                                        \
-  "self.abs().pow(" p " - 1.0) * (" g " / " r ".pow(" p " - 1.0)).masked_fill(" r " == 0, 0) if " p                    \
-  " < 2.0 else self * self.abs().pow(" p " - 2.0) * (" g " / " r ".pow(" p " - 1.0)).masked_fill(" r " == 0, 0))))))"
-// cumprod: before the first zero of a slice, the reversed cumulative sum of
-// grad * result over self; at the first zero, the products with it left out;
-// after it, 0.
-#define KILN_CUMPROD_FIRST_ZERO "(self == 0).logical_and((self == 0).cumsum(dim) == 1)"
-#define KILN_CUMPROD_BACKWARD                                                                            \
-  "grad if self.dim() == 0 or self.numel() == 0 else torch.where((self == 0).cumsum(dim) == 0, (grad * " \
-  "result).flip([dim]).cumsum(dim).flip([dim]) / self, torch.where(" KILN_CUMPROD_FIRST_ZERO             \
-  ", (grad * "                                                                                           \
-  "self.masked_fill(" KILN_CUMPROD_FIRST_ZERO                                                            \
-  ", 1).cumprod(dim)).flip([dim]).cumsum(dim).flip([dim]), "                                             \
-  "torch.zeros_like(grad)))"
-
 KILN_REGISTER_OPS(
     // sum, mean, prod
     op("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
@@ -122,8 +66,7 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceDtype),
     op("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, OptionalDims dim, bool keepdim, Dtype dtype) { return mean(self, dim, keepdim, dtype); })
-        .derivative({"self: _sum_backward(grad, self.size(), dim, keepdim) / _reduced_count(self.size(), dim)",
-                     "grad_fn: MeanBackward1"})
+        .derivative({"self: _mean_backward(grad, self, dim, keepdim)", "grad_fn: MeanBackward1"})
         .shape(shapes::reduceDtype),
     op("aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
        "Tensor(a!) out) -> Tensor(a!)",
@@ -133,11 +76,11 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceDtype),
     op("aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, Dtype dtype) { return prod(self, std::nullopt, false, dtype); })
-        .derivative({"self: " KILN_PROD_BACKWARD_ALL})
+        .derivative({"self: _prod_backward(grad, self, result)"})
         .shape(shapes::reduceUpcast),
     op("aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, int64_t dim, bool keepdim, Dtype dtype) { return prod(self, dim, keepdim, dtype); })
-        .derivative({"self: " KILN_PROD_BACKWARD_DIM, "grad_fn: ProdBackward1"})
+        .derivative({"self: _prod_dim_backward(grad, self, result, dim, keepdim)", "grad_fn: ProdBackward1"})
         .shape(shapes::reduceUpcast),
     op("aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
        "Tensor(a!) out) -> Tensor(a!)",
@@ -214,14 +157,14 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceLong),
     op("aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
        [](const Tensor& self, IntArrayRef dim, bool keepdim) { return amax(self, dim, keepdim); })
-        .derivative({"self: " KILN_AMAX_BACKWARD})
+        .derivative({"self: _amax_backward(grad, self, result, dim, keepdim)"})
         .shape(shapes::reduceSame),
     op("aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef dim, bool keepdim, Tensor out) { return amaxOut(self, dim, keepdim, out); })
         .shape(shapes::reduceSame),
     op("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
        [](const Tensor& self, IntArrayRef dim, bool keepdim) { return amin(self, dim, keepdim); })
-        .derivative({"self: " KILN_AMAX_BACKWARD})
+        .derivative({"self: _amax_backward(grad, self, result, dim, keepdim)"})
         .shape(shapes::reduceSame),
     op("aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef dim, bool keepdim, Tensor out) { return aminOut(self, dim, keepdim, out); })
@@ -252,19 +195,19 @@ KILN_REGISTER_OPS(
     // var, std
     op("aten::var(Tensor self, bool unbiased=True) -> Tensor",
        [](const Tensor& self, bool unbiased) { return var(self, std::nullopt, fromUnbiased(unbiased)); })
-        .derivative({"self: " KILN_VAR_BACKWARD("grad", "None", "False", KILN_UNBIASED)})
+        .derivative({"self: _var_backward(grad, self, None, False, int(unbiased))"})
         .shape(shapes::reduceSame),
     op("aten::var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
        [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
          return var(self, dim, fromUnbiased(unbiased), keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD("grad", "dim", "keepdim", KILN_UNBIASED), "grad_fn: VarBackward0"})
+        .derivative({"self: _var_backward(grad, self, dim, keepdim, int(unbiased))", "grad_fn: VarBackward0"})
         .shape(shapes::reduceSame),
     op("aten::var.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor",
        [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
          return var(self, dim, correction, keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD("grad", "dim", "keepdim", KILN_CORRECTION), "grad_fn: VarBackward0"})
+        .derivative({"self: _var_backward(grad, self, dim, keepdim, correction)", "grad_fn: VarBackward0"})
         .shape(shapes::reduceSame),
     op("aten::var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -280,21 +223,19 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceSame),
     op("aten::std(Tensor self, bool unbiased=True) -> Tensor",
        [](const Tensor& self, bool unbiased) { return stdDev(self, std::nullopt, fromUnbiased(unbiased)); })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grad", "result"), "None", "False", KILN_UNBIASED)})
+        .derivative({"self: _std_backward(grad, self, result, None, False, int(unbiased))"})
         .shape(shapes::reduceSame),
     op("aten::std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
        [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
          return stdDev(self, dim, fromUnbiased(unbiased), keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grad", "result"), "dim", "keepdim", KILN_UNBIASED),
-                     "grad_fn: StdBackward0"})
+        .derivative({"self: _std_backward(grad, self, result, dim, keepdim, int(unbiased))", "grad_fn: StdBackward0"})
         .shape(shapes::reduceSame),
     op("aten::std.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> Tensor",
        [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
          return stdDev(self, dim, correction, keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grad", "result"), "dim", "keepdim", KILN_CORRECTION),
-                     "grad_fn: StdBackward0"})
+        .derivative({"self: _std_backward(grad, self, result, dim, keepdim, correction)", "grad_fn: StdBackward0"})
         .shape(shapes::reduceSame),
     op("aten::std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> "
        "Tensor(a!)",
@@ -310,16 +251,16 @@ KILN_REGISTER_OPS(
         .shape(shapes::reduceSame),
     op("aten::var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
        [](const Tensor& self, bool unbiased) { return varMean(self, std::nullopt, fromUnbiased(unbiased)); })
-        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "None", "False",
-                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "None", "False"),
+        .derivative({"self: _var_backward(grads[0], self, None, False, int(unbiased)) + "
+                     "_mean_backward(grads[1], self, None, False)",
                      "grad_fn: VarMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
        [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
          return varMean(self, dim, fromUnbiased(unbiased), keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "dim", "keepdim",
-                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim"),
+        .derivative({"self: _var_backward(grads[0], self, dim, keepdim, int(unbiased)) + "
+                     "_mean_backward(grads[1], self, dim, keepdim)",
                      "grad_fn: VarMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::var_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
@@ -327,8 +268,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
          return varMean(self, dim, correction, keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD("grads[0]", "dim", "keepdim", KILN_CORRECTION) " + " KILN_MEAN_BACKWARD(
-            "grads[1]", "dim", "keepdim")})
+        .derivative({"self: _var_backward(grads[0], self, dim, keepdim, correction) + "
+                     "_mean_backward(grads[1], self, dim, keepdim)"})
         .shape(shapes::reducePair),
     op("aten::var_mean.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
        "Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
@@ -339,16 +280,16 @@ KILN_REGISTER_OPS(
         .shape(shapes::reducePair),
     op("aten::std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
        [](const Tensor& self, bool unbiased) { return stdMean(self, std::nullopt, fromUnbiased(unbiased)); })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "None", "False",
-                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "None", "False"),
+        .derivative({"self: _std_backward(grads[0], self, result0, None, False, int(unbiased)) + "
+                     "_mean_backward(grads[1], self, None, False)",
                      "grad_fn: StdMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
        [](const Tensor& self, OptionalDims dim, bool unbiased, bool keepdim) {
          return stdMean(self, dim, fromUnbiased(unbiased), keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "dim", "keepdim",
-                                                KILN_UNBIASED) " + " KILN_MEAN_BACKWARD("grads[1]", "dim", "keepdim"),
+        .derivative({"self: _std_backward(grads[0], self, result0, dim, keepdim, int(unbiased)) + "
+                     "_mean_backward(grads[1], self, dim, keepdim)",
                      "grad_fn: StdMeanBackward0"})
         .shape(shapes::reducePair),
     op("aten::std_mean.correction(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False) -> "
@@ -356,9 +297,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, OptionalDims dim, Correction correction, bool keepdim) {
          return stdMean(self, dim, correction, keepdim);
        })
-        .derivative({"self: " KILN_VAR_BACKWARD(KILN_STD_GRAD("grads[0]", "result0"), "dim", "keepdim",
-                                                KILN_CORRECTION) " + " KILN_MEAN_BACKWARD("grads[1]", "dim",
-                                                                                          "keepdim")})
+        .derivative({"self: _std_backward(grads[0], self, result0, dim, keepdim, correction) + "
+                     "_mean_backward(grads[1], self, dim, keepdim)"})
         .shape(shapes::reducePair),
     op("aten::std_mean.correction_out(Tensor self, int[1]? dim, *, int? correction, bool keepdim=False, "
        "Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
@@ -371,14 +311,13 @@ KILN_REGISTER_OPS(
     // norm
     op("aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
        [](const Tensor& self, const Scalar& p) { return norm(self, p); })
-        .derivative({"self: " KILN_NORM_BACKWARD("grad", "result", "float(p)", ".sum()"), "grad_fn: NormBackward0"})
+        .derivative({"self: _norm_backward(grad, self, result, float(p), None, False)", "grad_fn: NormBackward0"})
         .shape(shapes::reduceDtype),
     op("aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
        [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
          return norm(self, p, dim, keepdim);
        })
-        .derivative({"self: " KILN_NORM_BACKWARD(KILN_RESTORED("grad"), KILN_RESTORED("result"), KILN_OPTIONAL_P,
-                                                 ".sum(dim, True)"),
+        .derivative({"self: _norm_backward(grad, self, result, 2.0 if p is None else float(p), dim, keepdim)",
                      "grad_fn: NormBackward1"})
         .shape(shapes::reduceDtype),
     op("aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> "
@@ -386,15 +325,14 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim, ScalarType dtype) {
          return norm(self, p, dim, keepdim, dtype);
        })
-        .derivative({"self: " KILN_NORM_BACKWARD(KILN_RESTORED("grad"), KILN_RESTORED("result"), KILN_OPTIONAL_P,
-                                                 ".sum(dim, True)"),
+        .derivative({"self: _norm_backward(grad, self, result, 2.0 if p is None else float(p), dim, keepdim)",
                      "grad_fn: NormBackward3"})
         .shape(shapes::reduceDtype),
     op("aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor",
        [](const Tensor& self, const std::optional<Scalar>& p, ScalarType dtype) {
          return norm(self, p, std::nullopt, false, dtype);
        })
-        .derivative({"self: " KILN_NORM_BACKWARD("grad", "result", KILN_OPTIONAL_P, ".sum()"),
+        .derivative({"self: _norm_backward(grad, self, result, 2.0 if p is None else float(p), None, False)",
                      "grad_fn: NormBackward2"})
         .shape(shapes::reduceDtype),
     op("aten::norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
@@ -421,7 +359,8 @@ KILN_REGISTER_OPS(
     // logsumexp, softmax
     op("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
        [](const Tensor& self, IntArrayRef dim, bool keepdim) { return logsumexp(self, dim, keepdim); })
-        .derivative({"self: " KILN_RESTORED("grad") " * (self - " KILN_RESTORED("result") ").exp()"})
+        .derivative({"self: _sum_backward(grad, self.size(), dim, keepdim) * (self - _sum_backward(result, "
+                     "self.size(), dim, keepdim)).exp()"})
         .shape(shapes::reduceFloat),
     op("aten::logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, IntArrayRef dim, bool keepdim, Tensor out) {
@@ -472,14 +411,14 @@ KILN_REGISTER_OPS(
     // cumsum, cumprod
     op("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, int64_t dim, Dtype dtype) { return cumsum(self, dim, dtype); })
-        .derivative({"self: grad if grad.dim() == 0 else grad.flip([dim]).cumsum(dim).flip([dim])"})
+        .derivative({"self: grad if grad.dim() == 0 else _reversed_cumsum(grad, dim)"})
         .shape(shapes::cumulative),
     op("aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return cumsumOut(self, dim, dtype, out); })
         .shape(shapes::cumulative),
     op("aten::cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
        [](const Tensor& self, int64_t dim, Dtype dtype) { return cumprod(self, dim, dtype); })
-        .derivative({"self: " KILN_CUMPROD_BACKWARD})
+        .derivative({"self: _cumprod_backward(grad, self, result, dim)"})
         .shape(shapes::cumulative),
     op("aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, Dtype dtype, Tensor out) { return cumprodOut(self, dim, dtype, out); })

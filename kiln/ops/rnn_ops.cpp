@@ -3,6 +3,7 @@
 // (`.input`) and packed (`.data`) sequences, their cells, and the packing of
 // padded sequences that torch.nn.utils.rnn compiles to.
 #include <algorithm>
+#include <functional>
 
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
@@ -133,7 +134,29 @@ Tensor rTranspose(const Tensor& a, int64_t d0, int64_t d1) { return callTensor("
 struct Weights {
   Tensor w_ih, w_hh;
   std::optional<Tensor> b_ih, b_hh;
+  std::optional<Tensor> w_hr;  // an LSTM's projection (proj_size > 0)
 };
+
+// The weights of a stacked network's cell `k` (layer * directions +
+// direction): torch's flat list holds, per cell, w_ih, w_hh, [b_ih, b_hh],
+// [w_hr].
+Weights cellWeights(const std::vector<Tensor>& params, int64_t k, bool has_biases, bool projections) {
+  const int64_t per = (has_biases ? 4 : 2) + (projections ? 1 : 0);
+  const size_t base = static_cast<size_t>(k * per);
+  Weights w{params[base], params[base + 1], std::nullopt, std::nullopt, std::nullopt};
+  if (has_biases) {
+    w.b_ih = params[base + 2];
+    w.b_hh = params[base + 3];
+  }
+  if (projections) w.w_hr = params[base + static_cast<size_t>(per) - 1];
+  return w;
+}
+
+// Whether an LSTM's state is projected: as torch, h's size differs from c's.
+bool projected(RnnMode mode, const std::vector<Tensor>& hx) {
+  return mode == RnnMode::Lstm && hx.size() == 2 && hx[0].dim() > 0 && hx[1].dim() > 0 &&
+         hx[0].size(-1) != hx[1].size(-1);
+}
 
 // One step of a cell: the new (h, c) (c undefined but for the LSTM).
 std::pair<Tensor, Tensor> cell(RnnMode mode, const Tensor& x, const Tensor& h, const Tensor& c, const Weights& w) {
@@ -144,7 +167,10 @@ std::pair<Tensor, Tensor> cell(RnnMode mode, const Tensor& x, const Tensor& h, c
       Tensor i = rUnary("aten::sigmoid", g[0]), f = rUnary("aten::sigmoid", g[1]);
       Tensor cand = rUnary("aten::tanh", g[2]), o = rUnary("aten::sigmoid", g[3]);
       Tensor cy = rAdd(rMul(f, c), rMul(i, cand));
-      return {rMul(o, rUnary("aten::tanh", cy)), cy};
+      Tensor hy = rMul(o, rUnary("aten::tanh", cy));
+      // torch 1.13 projects with matmul(hy, w_hr.t()).
+      if (w.w_hr) hy = callTensor("aten::matmul", "", {hy, rUnary("aten::t", *w.w_hr)});
+      return {hy, cy};
     }
     case RnnMode::Gru: {
       std::vector<Tensor> a = rChunk(gi, 3), b = rChunk(gh, 3);
@@ -158,52 +184,69 @@ std::pair<Tensor, Tensor> cell(RnnMode mode, const Tensor& x, const Tensor& h, c
   return {};
 }
 
-// Whether the stacked network's parameters are the plain ones this
-// decomposition handles (no LSTM projections).
-bool plainParams(const std::vector<Tensor>& params, bool has_biases, int64_t num_layers, bool bidirectional) {
-  const int64_t per = has_biases ? 4 : 2;
+// Whether the stacked network's parameters have the layout cellWeights reads
+// (otherwise the fused kernel runs and raises torch's error).
+bool wellFormedParams(const std::vector<Tensor>& params, bool has_biases, bool projections, int64_t num_layers,
+                      bool bidirectional) {
+  const int64_t per = (has_biases ? 4 : 2) + (projections ? 1 : 0);
   return static_cast<int64_t>(params.size()) == per * num_layers * (bidirectional ? 2 : 1);
+}
+
+// One direction of one layer run over the whole sequence: its output and
+// final state (c undefined but for the LSTM).
+struct DirectionResult {
+  Tensor output, h, c;
+};
+using RunDirection = std::function<DirectionResult(const Tensor& input, bool reverse, const Tensor& h0,
+                                                   const Tensor& c0, const Weights& w)>;
+
+// (output, h_n, c_n) of the stacked network, padded or packed alike: per
+// layer and direction, `run` over the layer's input; the directions' outputs
+// side by side along `feature_dim`, dropout between layers.
+std::tuple<Tensor, Tensor, Tensor> stackedLayers(RnnMode mode, Tensor layer_input, const std::vector<Tensor>& hx,
+                                                 const std::vector<Tensor>& params, bool has_biases, int64_t num_layers,
+                                                 double dropout, bool train, bool bidirectional, int64_t feature_dim,
+                                                 const RunDirection& run) {
+  const bool lstm = mode == RnnMode::Lstm;
+  const int64_t dirs = bidirectional ? 2 : 1;
+  const bool projections = projected(mode, hx);
+  std::vector<Tensor> h_n, c_n;
+  for (int64_t layer = 0; layer < num_layers; ++layer) {
+    std::vector<Tensor> dir_outputs;
+    for (int64_t d = 0; d < dirs; ++d) {
+      const int64_t k = layer * dirs + d;
+      DirectionResult r = run(layer_input, d == 1, rSelect(hx[0], 0, k), lstm ? rSelect(hx[1], 0, k) : Tensor(),
+                              cellWeights(params, k, has_biases, projections));
+      dir_outputs.push_back(r.output);
+      h_n.push_back(r.h);
+      if (lstm) c_n.push_back(r.c);
+    }
+    layer_input = dirs == 1 ? dir_outputs[0] : rCat(dir_outputs, feature_dim);
+    if (dropout > 0 && train && layer + 1 < num_layers) {
+      layer_input = callTensor("aten::dropout", "", {layer_input, dropout, train});
+    }
+  }
+  return {layer_input, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
 }
 
 // (output, h_n, c_n) of the stacked network on a padded input.
 std::tuple<Tensor, Tensor, Tensor> stacked(RnnMode mode, const Tensor& input, const std::vector<Tensor>& hx,
                                            const std::vector<Tensor>& params, bool has_biases, int64_t num_layers,
                                            double dropout, bool train, bool bidirectional, bool batch_first) {
-  const bool lstm = mode == RnnMode::Lstm;
-  const int64_t dirs = bidirectional ? 2 : 1;
-  const int64_t per = has_biases ? 4 : 2;
-  Tensor layer_input = batch_first ? rTranspose(input, 0, 1) : input;
-  const int64_t steps = layer_input.size(0);
-  std::vector<Tensor> h_n, c_n;
-  for (int64_t layer = 0; layer < num_layers; ++layer) {
-    std::vector<Tensor> dir_outputs;
-    for (int64_t d = 0; d < dirs; ++d) {
-      const int64_t k = layer * dirs + d;
-      const size_t base = static_cast<size_t>(k * per);
-      Weights w{params[base], params[base + 1], std::nullopt, std::nullopt};
-      if (has_biases) {
-        w.b_ih = params[base + 2];
-        w.b_hh = params[base + 3];
-      }
-      Tensor h = rSelect(hx[0], 0, k);
-      Tensor c = lstm ? rSelect(hx[1], 0, k) : Tensor();
-      std::vector<Tensor> outs(static_cast<size_t>(steps));
-      for (int64_t i = 0; i < steps; ++i) {
-        const int64_t t = d == 0 ? i : steps - 1 - i;
-        std::tie(h, c) = cell(mode, rSelect(layer_input, 0, t), h, c, w);
-        outs[static_cast<size_t>(t)] = h;
-      }
-      dir_outputs.push_back(rStack(outs, 0));
-      h_n.push_back(h);
-      if (lstm) c_n.push_back(c);
+  auto run = [mode](const Tensor& x, bool reverse, const Tensor& h0, const Tensor& c0, const Weights& w) {
+    const int64_t steps = x.size(0);
+    Tensor h = h0, c = c0;
+    std::vector<Tensor> outs(static_cast<size_t>(steps));
+    for (int64_t i = 0; i < steps; ++i) {
+      const int64_t t = reverse ? steps - 1 - i : i;
+      std::tie(h, c) = cell(mode, rSelect(x, 0, t), h, c, w);
+      outs[static_cast<size_t>(t)] = h;
     }
-    layer_input = dirs == 1 ? dir_outputs[0] : rCat(dir_outputs, 2);
-    if (dropout > 0 && train && layer + 1 < num_layers) {
-      layer_input = callTensor("aten::dropout", "", {layer_input, dropout, train});
-    }
-  }
-  Tensor output = batch_first ? rTranspose(layer_input, 0, 1) : layer_input;
-  return {output, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
+    return DirectionResult{rStack(outs, 0), h, c};
+  };
+  auto [output, h_n, c_n] = stackedLayers(mode, batch_first ? rTranspose(input, 0, 1) : input, hx, params, has_biases,
+                                          num_layers, dropout, train, bidirectional, 2, run);
+  return {batch_first ? rTranspose(output, 0, 1) : output, h_n, c_n};
 }
 
 // (output, h_n, c_n) of the stacked network on a packed sequence: the
@@ -214,86 +257,66 @@ std::tuple<Tensor, Tensor, Tensor> stackedPacked(RnnMode mode, const Tensor& dat
                                                  bool has_biases, int64_t num_layers, double dropout, bool train,
                                                  bool bidirectional) {
   const bool lstm = mode == RnnMode::Lstm;
-  const int64_t dirs = bidirectional ? 2 : 1;
-  const int64_t per = has_biases ? 4 : 2;
   Tensor sizes = contiguous(to(batch_sizes, ScalarType::Long));
   const int64_t steps = sizes.numel();
   std::vector<int64_t> bs(sizes.data<int64_t>(), sizes.data<int64_t>() + steps), offsets(1, 0);
   for (int64_t b : bs) offsets.push_back(offsets.back() + b);
-  auto narrowed = [](const Tensor& t, int64_t start, int64_t length) { return rCallNarrow(t, start, length); };
-  Tensor layer_input = data;
-  std::vector<Tensor> h_n, c_n;
-  for (int64_t layer = 0; layer < num_layers; ++layer) {
-    std::vector<Tensor> dir_outputs;
-    for (int64_t d = 0; d < dirs; ++d) {
-      const int64_t k = layer * dirs + d;
-      const size_t base = static_cast<size_t>(k * per);
-      Weights w{params[base], params[base + 1], std::nullopt, std::nullopt};
-      if (has_biases) {
-        w.b_ih = params[base + 2];
-        w.b_hh = params[base + 3];
-      }
-      Tensor h0 = rSelect(hx[0], 0, k);
-      Tensor c0 = lstm ? rSelect(hx[1], 0, k) : Tensor();
-      std::vector<Tensor> outs(static_cast<size_t>(steps));
-      if (d == 0) {
-        Tensor h = h0, c = c0;
-        std::vector<Tensor> done_h, done_c;  // finished rows, highest first
-        for (int64_t t = 0; t < steps; ++t) {
-          const int64_t b = bs[static_cast<size_t>(t)];
-          if (b < h.size(0)) {
-            done_h.push_back(narrowed(h, b, h.size(0) - b));
-            h = narrowed(h, 0, b);
-            if (lstm) {
-              done_c.push_back(narrowed(c, b, c.size(0) - b));
-              c = narrowed(c, 0, b);
-            }
+  auto run = [&](const Tensor& x, bool reverse, const Tensor& h0, const Tensor& c0, const Weights& w) {
+    std::vector<Tensor> outs(static_cast<size_t>(steps));
+    auto step = [&](int64_t t, const Tensor& h, const Tensor& c) {
+      const int64_t b = bs[static_cast<size_t>(t)];
+      auto next = cell(mode, rCallNarrow(x, offsets[static_cast<size_t>(t)], b), h, c, w);
+      outs[static_cast<size_t>(t)] = next.first;
+      return next;
+    };
+    if (!reverse) {
+      Tensor h = h0, c = c0;
+      std::vector<Tensor> done_h, done_c;  // finished rows, highest first
+      for (int64_t t = 0; t < steps; ++t) {
+        const int64_t b = bs[static_cast<size_t>(t)];
+        if (b < h.size(0)) {
+          done_h.push_back(rCallNarrow(h, b, h.size(0) - b));
+          h = rCallNarrow(h, 0, b);
+          if (lstm) {
+            done_c.push_back(rCallNarrow(c, b, c.size(0) - b));
+            c = rCallNarrow(c, 0, b);
           }
-          std::tie(h, c) = cell(mode, narrowed(layer_input, offsets[static_cast<size_t>(t)], b), h, c, w);
-          outs[static_cast<size_t>(t)] = h;
         }
-        done_h.push_back(h);
-        std::reverse(done_h.begin(), done_h.end());
-        h_n.push_back(done_h.size() == 1 ? done_h[0] : rCat(done_h, 0));
+        std::tie(h, c) = step(t, h, c);
+      }
+      auto finals = [](std::vector<Tensor>& done, const Tensor& last) {
+        done.push_back(last);
+        std::reverse(done.begin(), done.end());
+        return done.size() == 1 ? done[0] : rCat(done, 0);
+      };
+      return DirectionResult{rCat(outs, 0), finals(done_h, h), lstm ? finals(done_c, c) : Tensor()};
+    }
+    Tensor h, c;
+    for (int64_t t = steps - 1; t >= 0; --t) {
+      const int64_t b = bs[static_cast<size_t>(t)];
+      const int64_t have = h.defined() ? h.size(0) : 0;
+      if (b > have) {
+        Tensor more_h = rCallNarrow(h0, have, b - have);
+        h = have ? rCat({h, more_h}, 0) : more_h;
         if (lstm) {
-          done_c.push_back(c);
-          std::reverse(done_c.begin(), done_c.end());
-          c_n.push_back(done_c.size() == 1 ? done_c[0] : rCat(done_c, 0));
+          Tensor more_c = rCallNarrow(c0, have, b - have);
+          c = have ? rCat({c, more_c}, 0) : more_c;
         }
-      } else {
-        Tensor h, c;
-        for (int64_t t = steps - 1; t >= 0; --t) {
-          const int64_t b = bs[static_cast<size_t>(t)];
-          const int64_t have = h.defined() ? h.size(0) : 0;
-          if (b > have) {
-            Tensor more_h = narrowed(h0, have, b - have);
-            h = have ? rCat({h, more_h}, 0) : more_h;
-            if (lstm) {
-              Tensor more_c = narrowed(c0, have, b - have);
-              c = have ? rCat({c, more_c}, 0) : more_c;
-            }
-          }
-          std::tie(h, c) = cell(mode, narrowed(layer_input, offsets[static_cast<size_t>(t)], b), h, c, w);
-          outs[static_cast<size_t>(t)] = h;
-        }
-        h_n.push_back(h);
-        if (lstm) c_n.push_back(c);
       }
-      dir_outputs.push_back(rCat(outs, 0));
+      std::tie(h, c) = step(t, h, c);
     }
-    layer_input = dirs == 1 ? dir_outputs[0] : rCat(dir_outputs, 1);
-    if (dropout > 0 && train && layer + 1 < num_layers) {
-      layer_input = callTensor("aten::dropout", "", {layer_input, dropout, train});
-    }
-  }
-  return {layer_input, rStack(h_n, 0), lstm ? rStack(c_n, 0) : Tensor()};
+    return DirectionResult{rCat(outs, 0), h, c};
+  };
+  return stackedLayers(mode, data, hx, params, has_biases, num_layers, dropout, train, bidirectional, 1, run);
 }
 
 }  // namespace rec
 
 bool recordingRnn(const Tensor& input, const std::vector<Tensor>& hx, const std::vector<Tensor>& params,
                   bool has_biases, int64_t num_layers, bool bidirectional, int64_t input_dims = 3) {
-  if (!rec::plainParams(params, has_biases, num_layers, bidirectional) || input.dim() != input_dims) return false;
+  const bool projections = rec::projected(RnnMode::Lstm, hx);
+  if (!rec::wellFormedParams(params, has_biases, projections, num_layers, bidirectional) || input.dim() != input_dims)
+    return false;
   std::vector<Tensor> all = params;
   all.push_back(input);
   all.insert(all.end(), hx.begin(), hx.end());
@@ -341,7 +364,7 @@ std::tuple<Tensor, Tensor> lstmCellOp(const Tensor& input, const std::vector<Ten
   std::vector<Tensor> all{input, w_ih, w_hh, b_ih.value_or(Tensor()), b_hh.value_or(Tensor())};
   all.insert(all.end(), hx.begin(), hx.end());
   if (hx.size() == 2 && input.dim() == 2 && composite::recording(all)) {
-    auto [h, c] = rec::cell(RnnMode::Lstm, input, hx[0], hx[1], {w_ih, w_hh, b_ih, b_hh});
+    auto [h, c] = rec::cell(RnnMode::Lstm, input, hx[0], hx[1], {w_ih, w_hh, b_ih, b_hh, std::nullopt});
     return {h, c};
   }
   return lstmCell(input, hx, w_ih, w_hh, b_ih, b_hh);
@@ -351,7 +374,7 @@ Tensor rnnCellOp(RnnMode mode, const Tensor& input, const Tensor& hx, const Tens
                  const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh) {
   if (input.dim() == 2 &&
       composite::recording({input, hx, w_ih, w_hh, b_ih.value_or(Tensor()), b_hh.value_or(Tensor())})) {
-    return rec::cell(mode, input, hx, Tensor(), {w_ih, w_hh, b_ih, b_hh}).first;
+    return rec::cell(mode, input, hx, Tensor(), {w_ih, w_hh, b_ih, b_hh, std::nullopt}).first;
   }
   return rnnCell(mode, input, hx, w_ih, w_hh, b_ih, b_hh);
 }

@@ -4,8 +4,6 @@
 #include <vector>
 
 #include "kiln/ir/graph.h"
-#include "kiln/ir/walk.h"
-#include "kiln/passes/dead_code_elimination.h"
 #include "kiln/passes/frozen_folding_detail.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/pointwise.h"
@@ -28,42 +26,28 @@ Tensor apply(Symbol kind, const Tensor& a, const Tensor& b) {
 }  // namespace
 
 bool foldFrozenConvMulOrDiv(const std::shared_ptr<Graph>& graph) {
-  std::vector<Node*> candidates;
-  walkNodes(*graph, WalkOrder::PreOrder, [&](Node* n) {
-    if (isMulOrDiv(n) && detail::isFoldableConvolution(n->input(0)->node())) candidates.push_back(n);
-  });
-  bool changed = false;
-  for (Node* op : candidates) {
-    Node* conv = op->input(0)->node();
-    if (!detail::soleValueUse(conv->output(), op) || !detail::operandsAreConstant(conv) ||
-        !detail::operandsAreConstant(op))
-      continue;
-    auto weight = detail::constantTensor(conv->input(1));
-    if (!weight || !detail::isFloatingTensor(*weight) || weight->dim() < 1) continue;
-    const int64_t channels = weight->size(0);
-    std::vector<int64_t> weight_shape(static_cast<size_t>(weight->dim()), 1);
+  return detail::foldIntoConvolutions(graph, isMulOrDiv, [](Node* conv, const Node* op, const Tensor& weight) {
+    if (!detail::operandsAreConstant(op) || !detail::isFloatingTensor(weight) || weight.dim() < 1) return false;
+    const int64_t channels = weight.size(0);
+    std::vector<int64_t> weight_shape(static_cast<size_t>(weight.dim()), 1);
     weight_shape[0] = channels;
-    auto weight_operand = detail::channelOperand(op->input(1), *weight, weight_shape);
-    auto bias_operand = detail::channelOperand(op->input(1), *weight, std::vector<int64_t>{channels});
-    if (!weight_operand || !bias_operand) continue;
+    auto weight_operand = detail::channelOperand(op->input(1), weight, weight_shape);
+    auto bias_operand = detail::channelOperand(op->input(1), weight, std::vector<int64_t>{channels});
+    if (!weight_operand || !bias_operand) return false;
     std::optional<Tensor> bias;
     if (conv->input(2)->type()->kind() != TypeKind::None) {
-      bias = detail::constantTensor(conv->input(2));
-      if (!bias || bias->dtype() != weight->dtype() || bias->dim() != 1 || bias->size(0) != channels) continue;
+      bias = detail::constantConvolutionBias(conv, weight);
+      if (!bias) return false;
     }
     std::string suffix = std::string("_fused_") + std::string(op->kind().name());
-    Tensor fused_weight = contiguous(to(apply(op->kind(), *weight, *weight_operand), weight->dtype()));
+    Tensor fused_weight = contiguous(to(apply(op->kind(), weight, *weight_operand), weight.dtype()));
     conv->replaceInput(1, detail::insertFoldedConstant(fused_weight, conv, conv->input(1), suffix.c_str()));
     if (bias) {
       Tensor fused_bias = contiguous(to(apply(op->kind(), *bias, *bias_operand), bias->dtype()));
       conv->replaceInput(2, detail::insertFoldedConstant(fused_bias, conv, conv->input(2), suffix.c_str()));
     }
-    op->output()->replaceAllUsesWith(conv->output());
-    op->destroy();
-    changed = true;
-  }
-  if (changed) eliminateDeadCode(graph);
-  return changed;
+    return true;
+  });
 }
 
 }  // namespace kiln

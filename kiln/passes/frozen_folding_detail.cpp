@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "kiln/core/builtin_symbols.h"
+#include "kiln/ir/walk.h"
+#include "kiln/passes/dead_code_elimination.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/pointwise.h"
@@ -136,6 +138,34 @@ Value* insertFoldedConstant(const Tensor& t, Node* before, const Value* base, co
     if (Value::isValidName(name)) v->setDebugName(name);
   }
   return v;
+}
+
+bool foldIntoConvolutions(const std::shared_ptr<Graph>& graph, const std::function<bool(const Node*)>& matches,
+                          const std::function<bool(Node* conv, const Node* op, const Tensor& weight)>& fold) {
+  std::vector<Node*> candidates;
+  walkNodes(*graph, WalkOrder::PreOrder, [&](Node* n) {
+    if (matches(n) && isFoldableConvolution(n->input(0)->node())) candidates.push_back(n);
+  });
+  bool changed = false;
+  for (Node* op : candidates) {
+    Node* conv = op->input(0)->node();
+    if (!soleValueUse(conv->output(), op) || !operandsAreConstant(conv)) continue;
+    auto weight = constantTensor(conv->input(1));
+    if (!weight || !fold(conv, op, *weight)) continue;
+    op->output()->replaceAllUsesWith(conv->output());
+    op->destroy();
+    changed = true;
+  }
+  if (changed) eliminateDeadCode(graph);
+  return changed;
+}
+
+std::optional<Tensor> constantConvolutionBias(const Node* conv, const Tensor& weight) {
+  const int64_t channels = weight.size(0);
+  if (conv->input(2)->type()->kind() == TypeKind::None) return zeros({channels}, weight.dtype());
+  auto bias = constantTensor(conv->input(2));
+  if (!bias || bias->dtype() != weight.dtype() || bias->dim() != 1 || bias->size(0) != channels) return std::nullopt;
+  return bias;
 }
 
 }  // namespace kiln::detail

@@ -4,6 +4,8 @@
 // operands. In a frozen graph (kiln::freeze) weights are prim::Constant
 // tensors, so a node whose operands after the first are all constants can
 // be rewritten at compile time into a cheaper one.
+#include <functional>
+#include <memory>
 #include <optional>
 
 #include "kiln/ir/graph.h"
@@ -54,6 +56,21 @@ std::optional<FoldedWeightAndBias> foldBatchNorm(const Node* bn, const Tensor& w
 // weight.size(0), of no more dims than weight, and which does not promote
 // the result beyond weight's dtype. nullopt otherwise.
 std::optional<Tensor> channelOperand(const Value* operand, const Tensor& weight, IntArrayRef shape);
+
+// The frame of the convolution folding passes: for each node `op` that
+// `matches`, whose first input a foldable convolution computes for `op`
+// alone (soleValueUse), with the convolution's operands constant and its
+// weight a constant tensor, `fold(conv, op, weight)` rewrites the
+// convolution's weight and bias, or returns false where it cannot. A folded
+// node's uses then read the convolution, and the node goes. Returns whether
+// anything folded.
+bool foldIntoConvolutions(const std::shared_ptr<Graph>& graph, const std::function<bool(const Node*)>& matches,
+                          const std::function<bool(Node* conv, const Node* op, const Tensor& weight)>& fold);
+
+// The constant bias of a foldable convolution of `weight`, when it is one:
+// zeros for None, else a 1-dim constant tensor of weight's dtype and
+// weight.size(0) entries; nullopt otherwise.
+std::optional<Tensor> constantConvolutionBias(const Node* conv, const Tensor& weight);
 
 // A prim::Constant of `t` inserted before `before`, named after `base` with
 // `suffix` (PyTorch's `%self.conv.weight_fused_bn`).

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "kiln/core/interface_type.h"
+#include "kiln/frontend/class_definition.h"
 #include "kiln/frontend/error_report.h"
 #include "kiln/frontend/ir_emitter.h"
 #include "kiln/frontend/parser.h"
@@ -590,34 +591,8 @@ TypePtr SourceImporter::Impl::defineInterface(const std::string& qualified_name,
   auto iface = InterfaceType::create(qualified_name, is_module);
   types[qualified_name] = iface;
   target.define_class(iface);
-  for (Stmt stmt : def.body()) {
-    if (stmt.kind() == TK_PASS) continue;
-    if (stmt.kind() == TK_EXPR_STMT && ExprStmt(stmt.tree()).expr().kind() == TK_STRINGLITERAL) continue;
-    if (stmt.kind() != TK_DEF) {
-      throwSourceError(stmt.range(), "expected a method declaration in interface '" + qualified_name + "'");
-    }
-    Def method(stmt.tree());
-    Decl decl = method.decl();
-    std::vector<Argument> arguments;
-    for (Param param : decl.params()) {
-      Argument arg;
-      arg.name = param.ident().name();
-      if (arguments.empty()) {
-        arg.type = iface;
-      } else {
-        arg.type = param.type().present() ? parseType(param.type().get()) : TensorType::get();
-      }
-      arg.kwarg_only = param.kwargOnly();
-      if (param.defaultValue().present()) arg.default_value = evaluateConstant(param.defaultValue().get());
-      arguments.push_back(std::move(arg));
-    }
-    if (arguments.empty()) throwSourceError(method.range(), "methods must have a self argument");
-    Argument ret;
-    ret.type = decl.returnType().present() ? parseType(decl.returnType().get()) : NoneType::get();
-    const std::string& name = method.name().name();
-    if (iface->findMethod(name)) throwSourceError(method.name().range(), "method '" + name + "' is already declared");
-    iface->addMethodSchema(FunctionSchema(name, "", std::move(arguments), {ret}));
-  }
+  declareInterfaceMethods(
+      def, iface, [this](const Expr& type) { return parseType(type); }, evaluateConstant, NoneType::get());
   entry.defining = false;
   return iface;
 }

@@ -40,7 +40,12 @@ def _tensor(data, dtype):
 
 
 def as_tensor(data, dtype=None):
-    """Shares memory with a numpy array when possible, like torch.as_tensor."""
+    """Shares memory with a numpy array when possible, like torch.as_tensor.
+
+    A tensor comes back as it is (its graph kept), or converted by `to` when
+    `dtype` differs (ToCopyBackward0), as in torch."""
+    if isinstance(data, _C.Tensor):
+        return data if dtype is None or data.dtype == dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and dtype is None:
         return _C.from_numpy(data)
     return tensor(data, dtype)

@@ -60,8 +60,7 @@ _OPERATORS = {
     "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
 }
 _REFLECTED = {
-    "__radd__": "add", "__rsub__": "sub", "__rmul__": "mul", "__rtruediv__": "div",
-    "__rfloordiv__": "floor_divide", "__rmod__": "remainder", "__rpow__": "pow",
+    "__radd__": "add", "__rmul__": "mul", "__rfloordiv__": "floor_divide", "__rmod__": "remainder", "__rpow__": "pow",
     "__rmatmul__": "matmul", "__rand__": "bitwise_and", "__ror__": "bitwise_or", "__rxor__": "bitwise_xor",
 }
 
@@ -74,6 +73,10 @@ def _install_operators():
     for py_name, aten in _REFLECTED.items():
         if aten in _ATEN:
             setattr(Tensor, py_name, _reflected(aten))
+    # As torch 1.13's Tensor: `number - t` is rsub (grad_fn RsubBackward1) and
+    # `number / t` is t.reciprocal() * number (MulBackward0 over ReciprocalBackward0).
+    Tensor.__rsub__ = lambda self, other: _ATEN["rsub"](self, other)
+    Tensor.__rtruediv__ = lambda self, other: _ATEN["reciprocal"](self) * other
 
 
 _install_operators()

@@ -329,6 +329,17 @@ def test_detach():
     assert not c.requires_grad and c.grad_fn is None
 
 
+def test_as_tensor_of_a_tensor_keeps_its_graph():
+    for lib in (torch, kiln):
+        a = lib.from_numpy(np.array([1.0, 2.0, 3.0], dtype=np.float32)).requires_grad_(True)
+        b = a * 2.0
+        assert lib.as_tensor(b) is b and lib.as_tensor(b, dtype=lib.float32) is b
+        c = lib.as_tensor(b, dtype=lib.float64)
+        assert c.dtype == lib.float64 and c.grad_fn.name() == "ToCopyBackward0"
+        c.sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), [2.0, 2.0, 2.0])
+
+
 def test_retain_grad_and_hooks():
     results = []
     for lib in (torch, kiln):

@@ -335,6 +335,27 @@ def test_lstm_module_parameter_gradients_match_torch(bidirectional):
     _assert_parameter_gradients_match(t_lstm, k_lstm)
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_lstm_with_projections_parameter_gradients_match_torch(bidirectional, batch_first):
+    torch.manual_seed(0)
+    options = dict(num_layers=2, batch_first=batch_first, bidirectional=bidirectional, proj_size=3)
+    t_lstm, k_lstm = torch.nn.LSTM(4, 6, **options), kiln.nn.LSTM(4, 6, **options)
+    _copy_weights(t_lstm, k_lstm)
+    x = np.random.default_rng(7).standard_normal((2, 5, 4) if batch_first else (5, 2, 4)).astype(np.float32)
+    results = []
+    for lib, lstm in ((torch, t_lstm), (kiln, k_lstm)):
+        inp = lib.from_numpy(x.copy())
+        inp.requires_grad_(True)
+        out, (h, c) = lstm(inp)
+        assert tuple(out.shape[-1:]) == (3 * (2 if bidirectional else 1),) and tuple(h.shape[-1:]) == (3,)
+        (out.pow(2).sum() + h.sum() + c.pow(2).sum()).backward()
+        results.append((out.detach().numpy(), inp.grad.numpy()))
+    for k_value, t_value in zip(results[1], results[0]):
+        np.testing.assert_allclose(k_value, t_value, rtol=1e-4, atol=1e-5)
+    _assert_parameter_gradients_match(t_lstm, k_lstm)
+
+
 def test_without_grad_the_fused_kernels_run():
     # No input requires grad: the results have no grad_fn (the fused kernels ran).
     x = kiln.randn(4, 2, 3)
@@ -361,11 +382,11 @@ def test_attention_module_parameter_gradients_match_torch(cls, args):
     _assert_parameter_gradients_match(t_module, k_module)
 
 
-@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
-def test_packed_sequence_gradients_match_torch(cls):
+@pytest.mark.parametrize("cls, options", [("LSTM", {}), ("GRU", {}), ("LSTM", {"proj_size": 2})])
+def test_packed_sequence_gradients_match_torch(cls, options):
     torch.manual_seed(0)
-    t_rnn = getattr(torch.nn, cls)(3, 4, num_layers=2, bidirectional=True)
-    k_rnn = getattr(kiln.nn, cls)(3, 4, num_layers=2, bidirectional=True)
+    t_rnn = getattr(torch.nn, cls)(3, 4, num_layers=2, bidirectional=True, **options)
+    k_rnn = getattr(kiln.nn, cls)(3, 4, num_layers=2, bidirectional=True, **options)
     _copy_weights(t_rnn, k_rnn)
     x = np.random.default_rng(6).standard_normal((5, 3, 3)).astype(np.float32)
     lengths = [5, 3, 2]

@@ -80,6 +80,12 @@ OPS = {
     "sub_scalar": (lambda m, a: a - 1.5, [(3, 4)], None),
     "rsub": (lambda m, a, b: m.rsub(a, b, alpha=3), [(3, 4), (4,)], None),
     "rsub_scalar": (lambda m, a: 1.5 - a, [(3, 4)], None),
+    "rsub_int": (lambda m, a: 2 - a, [(3, 4)], None),
+    "radd": (lambda m, a: 2.5 + a, [(3, 4)], None),
+    "rmul": (lambda m, a: -2.0 * a, [(3, 4)], None),
+    "rdiv": (lambda m, a: 1.5 / a, [(3, 4)], "positive"),
+    "rdiv_int": (lambda m, a: 1 / a, [(3, 4)], "positive"),
+    "rdiv_method": (lambda m, a: a.__rtruediv__(2.0), [(3, 4)], "positive"),
     "mul": (lambda m, a, b: a * b, [(3, 4), (3, 1)], None),
     "multiply": (lambda m, a, b: m.multiply(a, b), [(4,), (3, 4)], None),
     "mul_scalar": (lambda m, a: a * -2.0, [(3, 4)], None),
@@ -212,14 +218,20 @@ def _grad_fn_name(lib, fn, shapes, domain):
     return out.grad_fn.name() if out.grad_fn is not None else None
 
 
-# `1.5 - a`: kiln's Tensor.__rsub__ calls sub (SubBackward0); torch records rsub (RsubBackward1).
-_NAME_DIFFERS = {"rsub_scalar"}
-
-
-@pytest.mark.parametrize("name", sorted(set(OPS) - _NAME_DIFFERS))
+@pytest.mark.parametrize("name", sorted(OPS))
 def test_grad_fn_names(name):
     fn, shapes, domain = OPS[name]
     assert _grad_fn_name(kiln, fn, shapes, domain) == _grad_fn_name(torch, fn, shapes, domain)
+
+
+def test_reflected_division_records_reciprocal_then_mul():
+    """`1.5 / a` is a.reciprocal() * 1.5 in torch 1.13: the same graph, node by node."""
+    names = []
+    for lib in (torch, kiln):
+        a = lib.from_numpy(np.array([0.5, 2.0, 4.0])).requires_grad_(True)
+        out = 1.5 / a
+        names.append([out.grad_fn.name()] + [f.name() for f, _ in out.grad_fn.next_functions if f is not None])
+    assert names[1] == names[0]
 
 
 # ----- a tensor argument that requires grad but has no derivative -----

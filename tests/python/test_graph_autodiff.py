@@ -17,6 +17,7 @@ from conftest import convert
 
 sys.path.insert(0, os.path.dirname(__file__))
 from script_programs import PROGRAMS  # noqa: E402
+from seed_lstm import LSTM_CELL  # noqa: E402
 
 # Programs kiln cannot compile yet (see test_script.py).
 UNSUPPORTED = {"with_no_grad"}
@@ -236,19 +237,6 @@ def test_differentiable_graphs_where_torch_has_them(prog, k):
 
 # ------------------------------------------------------------ modules, traces, the LSTM cell
 
-_LSTM_CELL = """
-def lstm_cell(input, hidden: Tuple[Tensor, Tensor], w_ih, w_hh, b_ih, b_hh):
-    hx, cx = hidden
-    gates = torch.mm(input, w_ih.t()) + torch.mm(hx, w_hh.t()) + b_ih + b_hh
-    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
-    ingate = torch.sigmoid(ingate)
-    forgetgate = torch.sigmoid(forgetgate)
-    cellgate = torch.tanh(cellgate)
-    outgate = torch.sigmoid(outgate)
-    cy = (forgetgate * cx) + (ingate * cellgate)
-    hy = outgate * torch.tanh(cy)
-    return hy, cy
-"""
 _LSTM_SHAPES = [(3, 10), (3, 20), (3, 20), (80, 10), (80, 20), (80,), (80,)]
 
 
@@ -263,8 +251,8 @@ def _lstm_args(lib, arrays):
 
 def test_lstm_cell_gradients_and_graph():
     arrays = [_RNG.standard_normal(s).astype(np.float32) for s in _LSTM_SHAPES]
-    kfn = kiln.compile(_LSTM_CELL).lstm_cell
-    tfn = torch.jit.CompilationUnit(_LSTM_CELL, _frames_up=0).lstm_cell
+    kfn = kiln.compile(LSTM_CELL).lstm_cell
+    tfn = torch.jit.CompilationUnit(LSTM_CELL, _frames_up=0).lstm_cell
     for _ in range(2):  # the second call runs 1.13's optimized plan
         kl, kargs = _lstm_args("kiln", arrays)
         tl, targs = _lstm_args("torch", arrays)
@@ -288,7 +276,7 @@ def test_lstm_cell_gradients_and_graph():
 
 def test_no_differentiable_graph_without_requires_grad():
     arrays = [_RNG.standard_normal(s).astype(np.float32) for s in _LSTM_SHAPES]
-    kfn = kiln.compile(_LSTM_CELL).lstm_cell
+    kfn = kiln.compile(LSTM_CELL).lstm_cell
     args = [convert(a, "kiln") for a in arrays]
     args = (args[0], (args[1], args[2]), *args[3:])
     assert "prim::DifferentiableGraph" not in str(kfn.graph_for(*args))
