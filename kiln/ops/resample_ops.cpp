@@ -1,6 +1,8 @@
 // aten:: registrations of upsampling, padding, pixel and channel shuffles
 // and im2col/col2im (kernels in kiln/tensor/kernels/resample.cpp), with
 // PyTorch 1.13's schemas, and their shape rules.
+#include <algorithm>
+
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
@@ -248,27 +250,35 @@ KILN_REGISTER_OPS(KILN_NEAREST("upsample_nearest1d", 1), KILN_NEAREST("upsample_
          })
 
 // aten::_pad_circular as torch 1.13 composes it when self requires grad
-// (composite.h): in each padded dim, out[i] = self[(i - left) mod size], a
-// window of three copies of self (wrapping at most once, checked as torch).
+// (composite.h): in each padded dim, negative pads crop first; then
+// out[i] = cropped[(i - left) mod size], a window of three copies of the
+// cropped tensor (wrapping at most once, else the kernel raises torch's error).
 Tensor circularPadOp(const Tensor& self, IntArrayRef pad) {
   const auto n = static_cast<int64_t>(pad.size() / 2);
   bool decomposable = composite::recording({self}) && pad.size() % 2 == 0 && n == self.dim() - 2;
   for (int64_t i = 0; decomposable && i < n; ++i) {
-    const int64_t size = self.size(self.dim() - 1 - i);
     const int64_t left = pad[static_cast<size_t>(2 * i)];
     const int64_t right = pad[static_cast<size_t>(2 * i + 1)];
-    decomposable = left <= size && right <= size && size + left + right >= 0;
+    const int64_t cropped = self.size(self.dim() - 1 - i) + std::min<int64_t>(left, 0) + std::min<int64_t>(right, 0);
+    decomposable = cropped > 0 && left <= cropped && right <= cropped;
   }
   if (!decomposable) return circularPad(self, pad);
   Tensor x = self;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t dim = self.dim() - 1 - i;
-    const int64_t size = self.size(dim);
     const int64_t left = pad[static_cast<size_t>(2 * i)];
     const int64_t right = pad[static_cast<size_t>(2 * i + 1)];
+    if (left < 0 || right < 0) {
+      const int64_t start = std::max<int64_t>(-left, 0);
+      const int64_t length = x.size(dim) - start - std::max<int64_t>(-right, 0);
+      x = composite::callTensor("aten::narrow", "", {IValue(x), IValue(dim), IValue(start), IValue(length)});
+    }
+    const int64_t size = x.size(dim);
+    const int64_t l = std::max<int64_t>(left, 0), r = std::max<int64_t>(right, 0);
+    if (l == 0 && r == 0) continue;
     Tensor tripled = composite::callTensor("aten::cat", "", {IValue(std::vector<Tensor>{x, x, x}), IValue(dim)});
     x = composite::callTensor("aten::narrow", "",
-                              {IValue(tripled), IValue(dim), IValue(size - left), IValue(size + left + right)});
+                              {IValue(tripled), IValue(dim), IValue(size - l), IValue(size + l + r)});
   }
   return x;
 }
@@ -300,7 +310,8 @@ KILN_REGISTER_OPS(
         .shape(padShape),
     op("aten::_pad_enum(Tensor self, int[] pad, int mode, float? value=None) -> Tensor",
        [](const Tensor& self, IntArrayRef pad, int64_t mode, OptScale value) {
-         static const char* const modes[] = {"constant", "reflect", "replicate", "circular"};
+         // at::padding_mode's order
+         static const char* const modes[] = {"reflect", "replicate", "circular", "constant"};
          KILN_CHECK(mode >= 0 && mode < 4, "Unrecognised padding mode ", mode);
          return padOp(self, pad, modes[mode], value);
        })

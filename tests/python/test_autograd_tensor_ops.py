@@ -209,8 +209,8 @@ OPS = {
     "contiguous_t": (lambda m, a: a.t().contiguous(), [(3, 4)], False, False),
     # ----- issue 21's last forward ops -----
     "cpu": (lambda m, a: (a * 2).cpu(), [(3, 4)], False, False),
-    "mH": (lambda m, a: a.mH * 1, [(2, 3, 4)], False, False),
-    "H": (lambda m, a: a.H * 1, [(3, 4)], False, False),
+    "mH": (lambda m, a: _aten("mH")(m)(a) * 1, [(2, 3, 4)], False, False),
+    "matrix_H": (lambda m, a: _aten("matrix_H")(m)(a) * 1, [(3, 4)], False, False),
     "tensordot": (lambda m, a, b: _aten("tensordot")(m)(a, b, [[1, 2], [1, 0]]) if m is torch
                   else kiln._functions.op("tensordot")(a, b, [1, 2], [1, 0]), [(2, 3, 4), (4, 3, 5)], False, False),
     "tensordot_none": (lambda m, a, b: _aten("tensordot")(m)(a, b, [[], []]) if m is torch
