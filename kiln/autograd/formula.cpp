@@ -403,10 +403,10 @@ DerivativeCache& derivativeCache() {
   return *cache;
 }
 
-// The operator whose formulas `op` uses: its own; for an alias (multiply)
+// The operator whose derivative declaration `op` uses: its own; for an alias (multiply)
 // those of the operator it names; for `name_` those of `name` with the same
 // overload.
-const Operator* formulaOwner(const Operator& op) {
+const Operator* declarationOwner(const Operator& op) {
   if (op.description().derivative) return &op;
   const std::string& name = op.schema().name();
   Symbol target = op.description().alias_of;
@@ -417,7 +417,13 @@ const Operator* formulaOwner(const Operator& op) {
   OperatorPtr owner = findOperator(target, op.schema().overloadName());
   if (!owner) return nullptr;
   // registered operators live as long as the registry
-  return owner.get() == &op ? nullptr : formulaOwner(*owner);
+  return owner.get() == &op ? nullptr : declarationOwner(*owner);
+}
+
+// The owner of `op`'s formulas; none for an operator declared not differentiable.
+const Operator* formulaOwner(const Operator& op) {
+  const Operator* owner = declarationOwner(op);
+  return owner && owner->description().derivative->not_differentiable.empty() ? owner : nullptr;
 }
 
 }  // namespace
@@ -440,6 +446,11 @@ const OpDerivative* derivativeFor(const Operator& op) {
   const OpDerivative* raw = made.get();
   cache.by_op[&op] = std::move(made);
   return raw;
+}
+
+std::string notDifferentiableReason(const Operator& op) {
+  const Operator* owner = declarationOwner(op);
+  return owner ? owner->description().derivative->not_differentiable : std::string();
 }
 
 }  // namespace kiln::autograd

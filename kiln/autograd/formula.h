@@ -76,5 +76,8 @@ class OpDerivative {
 // The derivative of `op` (its own formulas, or for an in-place `name_` those
 // of `name` with the same overload), or null when it has none.
 const OpDerivative* derivativeFor(const Operator& op);
+// Why torch 1.13 cannot differentiate `op` either (its declaration's
+// notDifferentiable), or empty.
+std::string notDifferentiableReason(const Operator& op);
 
 }  // namespace kiln::autograd

@@ -21,6 +21,10 @@ struct DerivativeSpec {
   // Results that carry no gradient (the indices of max.dim): they never
   // require grad and get no grad_fn.
   std::vector<std::string> non_differentiable_outputs;
+  // Set (to torch's reason) for an operator torch 1.13 cannot differentiate
+  // either: it has no formulas, and backward through it raises torch's
+  // "derivative for aten::name is not implemented".
+  std::string not_differentiable;
 };
 
 }  // namespace kiln

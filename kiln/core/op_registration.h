@@ -217,6 +217,14 @@ struct OpDeclaration {
     }
     return std::move(describe([&](OpDescription& d) { d.derivative = std::move(spec); }));
   }
+  // Marks an operator torch 1.13 has no derivative for either (an
+  // inference-only fast path, a forward-only kernel): `why` says so, and
+  // the autograd coverage test checks it against torch.
+  OpDeclaration notDifferentiable(const char* why) && {
+    auto spec = std::make_shared<DerivativeSpec>();
+    spec->not_differentiable = why;
+    return std::move(describe([&](OpDescription& d) { d.derivative = std::move(spec); }));
+  }
 
  private:
   template <typename F>

@@ -113,7 +113,8 @@ KILN_REGISTER_OPS(
           Tensor out) { return writeOut(out, maskedSoftmax(self, mask, dim, mask_type), "_masked_softmax"); }),
     op("aten::_native_multi_head_attention(" KILN_MHA_ARGS ") -> (Tensor, Tensor)", multiHeadAttention)
         .shape(multiHeadAttentionShape)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .notDifferentiable("torch 1.13: inference-only fast path (derivative not implemented)"),
     op("aten::_native_multi_head_attention.out(" KILN_MHA_ARGS
        ", *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
        [](const Tensor& query, const Tensor& key, const Tensor& value, int64_t embed_dim, int64_t num_head,
@@ -130,7 +131,8 @@ KILN_REGISTER_OPS(
         .traits(OpTrait::Expensive),
     op("aten::_transformer_encoder_layer_fwd(" KILN_ENCODER_ARGS ") -> Tensor", encoderLayer)
         .shape(shapes::sameDtype)
-        .traits(OpTrait::Expensive),
+        .traits(OpTrait::Expensive)
+        .notDifferentiable("torch 1.13: inference-only fast path (derivative not implemented)"),
     op("aten::_transformer_encoder_layer_fwd.out(" KILN_ENCODER_ARGS ", *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& src, int64_t embed_dim, int64_t num_heads, const Tensor& qkv_weight, const Tensor& qkv_bias,
           const Tensor& proj_weight, const Tensor& proj_bias, bool use_gelu, bool norm_first, double eps,
@@ -145,7 +147,11 @@ KILN_REGISTER_OPS(
        })
         .traits(OpTrait::Expensive),
     op("aten::_nested_tensor_from_mask(Tensor t, Tensor mask, bool mask_check=True) -> Tensor",
-       [](const Tensor& t, const Tensor& mask, bool mask_check) { return nestedTensorFromMask(t, mask, mask_check); }),
+       [](const Tensor& t, const Tensor& mask, bool mask_check) { return nestedTensorFromMask(t, mask, mask_check); })
+        // kiln's nested tensor is padded: t's gradient is the nested one's, zero where the mask is.
+        .derivative({"t: torch.constant_pad_nd(grad, [0, 0, 0, t.size(1) - grad.size(1)], 0).masked_fill("
+                     "mask.logical_not().unsqueeze(-1), 0.0)",
+                     "grad_fn: NestedTensorFromMaskBackward0"}),
     op("aten::_nested_tensor_from_mask.out(Tensor t, Tensor mask, bool mask_check=True, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& t, const Tensor& mask, bool mask_check, Tensor out) {
@@ -158,7 +164,8 @@ KILN_REGISTER_OPS(
     op("aten::to_padded_tensor(Tensor self, float padding, int[]? output_size=None) -> Tensor",
        [](const Tensor& self, double padding, std::optional<DimVector> output_size) {
          return toPaddedTensor(self, padding, output_size);
-       }),
+       })
+        .derivative({"self: grad.narrow(1, 0, self.size(1)).narrow(2, 0, self.size(2))"}),
     op("aten::to_padded_tensor.out(Tensor self, float padding, int[]? output_size=None, *, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, double padding, std::optional<DimVector> output_size, Tensor out) {
@@ -167,7 +174,8 @@ KILN_REGISTER_OPS(
     op("aten::_transform_bias_rescale_qkv(Tensor qkv, Tensor qkv_bias, int num_heads) -> (Tensor, Tensor, Tensor)",
        [](const Tensor& qkv, const Tensor& qkv_bias, int64_t num_heads) {
          return transformBiasRescaleQkv(qkv, qkv_bias, num_heads);
-       }),
+       })
+        .notDifferentiable("torch 1.13: inference-only fast path (derivative not implemented)"),
     op("aten::_transform_bias_rescale_qkv.out(Tensor qkv, Tensor qkv_bias, int num_heads, *, Tensor(a!) out0, "
        "Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
        [](const Tensor& qkv, const Tensor& qkv_bias, int64_t num_heads, Tensor out0, Tensor out1, Tensor out2) {

@@ -123,13 +123,19 @@ FusedConv2dParams fusedParams(IntArrayRef weight_size, IntArrayRef stride, IntAr
 
 }  // namespace
 
+// The blocked-layout ops exist only in graphs the optimizing executor
+// rewrote for inference (no input requires grad): torch has no such ops.
+#define KILN_INFERENCE_ONLY "kiln: inference-only blocked layout of the optimizing executor (no torch op)"
+
 KILN_REGISTER_SCRIPT_OPS(
     op("kiln::to_blocked(Tensor self, int block) -> Tensor",
        [](const Tensor& self, int64_t block) { return toBlocked(self, block); })
-        .shape(toBlockedShape),
+        .shape(toBlockedShape)
+        .notDifferentiable(KILN_INFERENCE_ONLY),
     op("kiln::from_blocked(Tensor self, int channels) -> Tensor",
        [](const Tensor& self, int64_t channels) { return fromBlocked(self, channels); })
-        .shape(fromBlockedShape),
+        .shape(fromBlockedShape)
+        .notDifferentiable(KILN_INFERENCE_ONLY),
     op("kiln::conv2d_fused(Tensor input, Tensor weight, Tensor? bias, Tensor? residual, int[2] weight_size, "
        "int[2] stride, int[2] padding, int[2] dilation, int groups, int in_block, int out_block, "
        "str activation=\"none\", float alpha=0., float beta=0.) -> Tensor",
@@ -141,7 +147,8 @@ KILN_REGISTER_SCRIPT_OPS(
                               beta, bias.has_value(), residual.has_value());
          return fusedConv2d(input, weight, bias, residual, p);
        })
-        .shape(conv2dFusedShape),
+        .shape(conv2dFusedShape)
+        .notDifferentiable(KILN_INFERENCE_ONLY),
     // The guard of the executor's post-op fusion (kiln/passes/fuse_conv_post_ops.h).
     op("kiln::conv2d_fusable(Tensor input, Tensor weight, Tensor? bias, Tensor? residual, int[2] stride, "
        "int[2] padding, int[2] dilation, int groups, str activation=\"none\") -> bool",
@@ -166,6 +173,9 @@ KILN_REGISTER_SCRIPT_OPS(
           IntArrayRef dilation, bool ceil_mode) {
          return blockedMaxPool2d(self, channels, kernel_size, stride, padding, dilation, ceil_mode);
        })
-        .shape(blockedMaxPoolShape), );
+        .shape(blockedMaxPoolShape)
+        .notDifferentiable(KILN_INFERENCE_ONLY), );
+
+#undef KILN_INFERENCE_ONLY
 
 }  // namespace kiln

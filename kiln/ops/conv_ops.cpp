@@ -163,6 +163,41 @@ OpDeclaration convDerivative(OpDeclaration declaration, const std::string& trans
       .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: ConvolutionBackward0"});
 }
 
+// The derivatives of max pooling's backward (2d, 3d and adaptive, `dims`
+// spatial dims): the incoming gradient read at the indices of the maxima,
+// as torch's max_pool_double_backward; `self` only gave the geometry.
+OpDeclaration maxPoolDoubleBackward(OpDeclaration declaration, int dims) {
+  const std::string flat = "flatten(-" + std::to_string(dims) + ")";
+  const std::string grad_output =
+      "grad_output: grad." + flat + ".gather(-1, indices." + flat + ").view(indices.size())";
+  return std::move(declaration).derivative({grad_output.c_str(), "self: torch.zeros_like(self)"});
+}
+
+// The derivatives of convolution_backward, as torch's
+// _convolution_double_backward: with ggI, ggW, ggb the gradients of its
+// three results (grads), each result linear in the other arguments:
+//   grad_output: conv(ggI, W) + conv(I, ggW) + ggb (broadcast over channels)
+//   input:       the input gradient of conv(I, ggW) at grad_output
+//   weight:      the weight gradient of conv(ggI, W) at grad_output
+// A result output_mask did not ask for is undefined and contributes nothing.
+OpDeclaration convolutionDoubleBackward(OpDeclaration declaration) {
+  const std::string args = "stride, padding, dilation, transposed, output_padding, groups";
+  auto unless = [](const std::string& term, int result, const std::string& like) {
+    return "(" + term + " if output_mask[" + std::to_string(result) + "] else torch.zeros_like(" + like + "))";
+  };
+  const std::string grad_output =
+      "grad_output: " + unless("torch.convolution(grads[0], weight, None, " + args + ")", 0, "grad_output") + " + " +
+      unless("torch.convolution(input, grads[1], None, " + args + ")", 1, "grad_output") + " + " +
+      unless("grads[2].reshape([-1] + [1] * (grad_output.dim() - 2))", 2, "grad_output");
+  const std::string input = "input: " + unless("torch.convolution_backward(grad_output, input, grads[1], None, " +
+                                                   args + ", [True, False, False])[0]",
+                                               1, "input");
+  const std::string weight = "weight: " + unless("torch.convolution_backward(grad_output, grads[0], weight, None, " +
+                                                     args + ", [False, True, False])[1]",
+                                                 0, "weight");
+  return std::move(declaration).derivative({grad_output.c_str(), input.c_str(), weight.c_str()});
+}
+
 std::tuple<Tensor, Tensor, Tensor> convolutionBackwardOp(const Tensor& grad_output, const Tensor& input,
                                                          const Tensor& weight, const IValue& /*bias_sizes*/,
                                                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
@@ -285,11 +320,12 @@ KILN_REGISTER_OPS(
                        .shape(convShape)
                        .traits(OpTrait::Expensive),
                    "transposed", "output_padding"),
-    op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, "
-       "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, "
-       "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-       convolutionBackwardOp)
-        .traits(OpTrait::Expensive),
+    convolutionDoubleBackward(
+        op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, "
+           "int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, "
+           "bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+           convolutionBackwardOp)
+            .traits(OpTrait::Expensive)),
     op("aten::convolution.out(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
        "int[] dilation, bool transposed, int[] output_padding, int groups, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& input, const Tensor& weight, const Bias& bias, IntArrayRef stride, IntArrayRef padding,
@@ -542,10 +578,12 @@ KILN_REGISTER_OPS(
         .shape(adaptiveShape<3, true>),
 
     // pooling backward (derivatives.yaml's kernels)
-    op("aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
-       "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-       [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
-          const Tensor& indices) { return maxPoolBackward(2, grad, self, indices); }),
+    maxPoolDoubleBackward(
+        op("aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+           "int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+           [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+              const Tensor& indices) { return maxPoolBackward(2, grad, self, indices); }),
+        2),
     op("aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
        "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> "
        "Tensor(a!)",
@@ -606,30 +644,46 @@ KILN_REGISTER_OPS(
          if (c.defined()) writeOut(out2, c, "convolution_backward");
          return std::make_tuple(out0, out1, out2);
        }),
-    op("aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
-       "int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-       [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
-          const Tensor& indices) { return maxPoolBackward(3, grad, self, indices); }),
+    maxPoolDoubleBackward(
+        op("aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
+           "int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+           [](const Tensor& grad, const Tensor& self, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, bool,
+              const Tensor& indices) { return maxPoolBackward(3, grad, self, indices); }),
+        3),
     op("aten::avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
        "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
        [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool, bool include_pad,
-          std::optional<int64_t> divisor) { return avgPoolBackward(2, grad, self, k, s, p, include_pad, divisor); }),
+          std::optional<int64_t> divisor) { return avgPoolBackward(2, grad, self, k, s, p, include_pad, divisor); })
+        .derivative({"grad_output: torch.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, "
+                     "divisor_override)",
+                     "self: torch.zeros_like(self)"}),
     op("aten::avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
        "int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
        [](const Tensor& grad, const Tensor& self, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool, bool include_pad,
-          std::optional<int64_t> divisor) { return avgPoolBackward(3, grad, self, k, s, p, include_pad, divisor); }),
+          std::optional<int64_t> divisor) { return avgPoolBackward(3, grad, self, k, s, p, include_pad, divisor); })
+        .derivative({"grad_output: torch.avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, "
+                     "divisor_override)",
+                     "self: torch.zeros_like(self)"}),
     op("aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
-       [](const Tensor& grad, const Tensor& self) { return adaptiveAvgPoolBackward(2, grad, self); }),
+       [](const Tensor& grad, const Tensor& self) { return adaptiveAvgPoolBackward(2, grad, self); })
+        .derivative({"grad_output: torch._adaptive_avg_pool2d(grad, grad_output.size()[-2:])",
+                     "self: torch.zeros_like(self)"}),
     op("aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor",
-       [](const Tensor& grad, const Tensor& self) { return adaptiveAvgPoolBackward(3, grad, self); }),
-    op("aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
-       [](const Tensor& grad, const Tensor& self, const Tensor& indices) {
-         return maxPoolBackward(2, grad, self, indices);
-       }),
-    op("aten::adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
-       [](const Tensor& grad, const Tensor& self, const Tensor& indices) {
-         return maxPoolBackward(3, grad, self, indices);
-       }), );
+       [](const Tensor& grad, const Tensor& self) { return adaptiveAvgPoolBackward(3, grad, self); })
+        .derivative({"grad_output: torch._adaptive_avg_pool3d(grad, grad_output.size()[-3:])",
+                     "self: torch.zeros_like(self)"}),
+    maxPoolDoubleBackward(
+        op("aten::adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+           [](const Tensor& grad, const Tensor& self, const Tensor& indices) {
+             return maxPoolBackward(2, grad, self, indices);
+           }),
+        2),
+    maxPoolDoubleBackward(
+        op("aten::adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+           [](const Tensor& grad, const Tensor& self, const Tensor& indices) {
+             return maxPoolBackward(3, grad, self, indices);
+           }),
+        3), );
 
 }  // namespace
 }  // namespace kiln

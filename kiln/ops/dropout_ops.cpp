@@ -2,6 +2,7 @@
 // 1.13's schemas.
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
+#include "kiln/ops/norm_double_backward.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/dropout.h"
@@ -62,6 +63,33 @@ OpDeclaration layerNormDerivative(OpDeclaration declaration, const std::string& 
   std::string bias = "bias: " + call("[False, False, True]", 2);
   return std::move(declaration)
       .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: NativeLayerNormBackward0"});
+}
+
+// The derivatives of native_layer_norm_backward (norm_double_backward.h):
+// normalized over the trailing normalized_shape dims; mean and rstd, saved
+// results of the forward, get none (torch: not_implemented, never reached).
+OpDeclaration layerNormDoubleBackward(OpDeclaration declaration) {
+  namespace ndb = norm_double_backward;
+  ndb::Form form;
+  auto same = [](const std::string& e) { return e; };
+  form.view = same;
+  form.back = same;
+  form.mean = [](const std::string& v) {
+    return v + ".mean([d for d in range(input.dim() - len(normalized_shape), input.dim())], True)";
+  };
+  form.to_weight = [](const std::string& v) { return "(" + v + ").reshape([-1] + normalized_shape).sum(0)"; };
+  form.from_weight = same;
+  form.center = "mean";
+  form.rstd = "rstd";
+  form.grad_out = "grad_out";
+  form.weight = "weight";
+  ndb::Formulas f = ndb::formulas(form);
+  std::string grad_out = "grad_out: " + f.grad_out;
+  std::string input = "input: " + f.input;
+  std::string weight = "weight: " + f.weight;
+  return std::move(declaration)
+      .derivative({grad_out.c_str(), input.c_str(), weight.c_str(), "mean: torch.zeros_like(mean)",
+                   "rstd: torch.zeros_like(rstd)", "bias: torch.zeros(normalized_shape, dtype=input.dtype)"});
 }
 
 // Training-mode dropout of an input that requires grad, as torch 1.13
@@ -137,15 +165,17 @@ KILN_REGISTER_OPS(
          return std::make_tuple(out0, out1, out2);
        })
         .shape(nativeLayerNormShape),
-    op("aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, "
-       "Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-       [](const Tensor& grad, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean, const Tensor& rstd,
-          const std::optional<Tensor>& weight, const std::optional<Tensor>&, const IValue& output_mask) {
-         const auto& m = output_mask.toListRef().elements;
-         KILN_CHECK(m.size() == 3, "output_mask must hold 3 bools");
-         return layerNormBackward(grad, input, normalized_shape, mean, rstd, weight, 1e-5,
-                                  {m[0].toBool(), m[1].toBool(), m[2].toBool()});
-       }),
+    layerNormDoubleBackward(
+        op("aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, "
+           "Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+           [](const Tensor& grad, const Tensor& input, IntArrayRef normalized_shape, const Tensor& mean,
+              const Tensor& rstd, const std::optional<Tensor>& weight, const std::optional<Tensor>&,
+              const IValue& output_mask) {
+             const auto& m = output_mask.toListRef().elements;
+             KILN_CHECK(m.size() == 3, "output_mask must hold 3 bools");
+             return layerNormBackward(grad, input, normalized_shape, mean, rstd, weight, 1e-5,
+                                      {m[0].toBool(), m[1].toBool(), m[2].toBool()});
+           })),
     op("aten::native_layer_norm_backward.out(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
        "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask, *, Tensor(a!) out0, "
        "Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
@@ -179,7 +209,9 @@ KILN_REGISTER_OPS(
     op("aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
        [](const Tensor& grad, const Tensor& mask, double scale) {
          return mul(mul(grad, to(mask, grad.dtype())), full({}, scale, grad.dtype()));
-       }),
+       })
+        // Linear in grad_output (torch's native_dropout_double_backward).
+        .derivative({"grad_output: torch.native_dropout_backward(grad, mask, scale)"}),
     op("aten::native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> "
        "(Tensor(a!), Tensor(b!))",
        [](const Tensor& input, double p, std::optional<bool> train, Tensor out0, Tensor out1) {

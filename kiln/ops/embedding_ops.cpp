@@ -74,7 +74,11 @@ KILN_REGISTER_OPS(
        "bool scale_grad_by_freq) -> Tensor",
        [](const Tensor& grad, const Tensor& indices, int64_t num_weights, int64_t padding_idx, bool scale) {
          return embeddingDenseBackward(grad, indices, num_weights, padding_idx, scale);
-       }),
+       })
+        // torch's embedding_dense_double_backward: the rows of grad the
+        // indices picked (padding_idx's left zero; scale_grad_by_freq ignored as torch).
+        .derivative({"grad_output: torch.index_select(grad, 0, indices.reshape(-1)).masked_fill((indices == "
+                     "padding_idx).reshape([-1, 1]), 0.0).view(indices.size() + [-1])"}),
     op("aten::embedding.out(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, "
        "bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool, bool, Tensor out) {
@@ -85,13 +89,15 @@ KILN_REGISTER_OPS(
        [](Tensor self, const Tensor& indices, double max_norm, double norm_type) {
          return embeddingRenorm_(self, indices, max_norm, norm_type);
        })
-        .shape(renormRule),
+        .shape(renormRule)
+        .notDifferentiable("torch 1.13: the derivative for 'embedding_renorm' is not implemented"),
     op("aten::embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor",
        [](const Tensor& self, const Tensor& indices, double max_norm, double norm_type) {
          Tensor result = clone(self);
          return embeddingRenorm_(result, indices, max_norm, norm_type);
        })
-        .shape(renormRule),
+        .shape(renormRule)
+        .notDifferentiable("torch 1.13: the derivative for 'embedding_renorm' is not implemented"),
     op("aten::embedding_renorm.out(Tensor self, Tensor indices, float max_norm, float norm_type, *, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& indices, double max_norm, double norm_type, Tensor out) {
@@ -153,13 +159,15 @@ KILN_REGISTER_OPS(
           int64_t padding_idx) {
          return embeddingBagBackward(grad, indices, offsets, bag_size, max_indices, num_weights, scale_grad_by_freq,
                                      mode, psw, padding_idx);
-       }),
+       })
+        .notDifferentiable("torch 1.13: _embedding_bag_dense_backward's derivative is not_implemented"),
     op("aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, "
        "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor",
        [](const Tensor& grad, const Tensor& weight, const Tensor& indices, const Tensor& offsets, const Tensor&,
           int64_t mode, int64_t padding_idx) {
          return embeddingBagPerSampleWeightsBackward(grad, weight, indices, offsets, mode, padding_idx);
-       }),
+       })
+        .notDifferentiable("torch 1.13: its derivative is not_implemented in derivatives.yaml"),
     op("aten::_embedding_bag_per_sample_weights_backward.out(Tensor grad, Tensor weight, Tensor indices, "
        "Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& grad, const Tensor& weight, const Tensor& indices, const Tensor& offsets, const Tensor&,
@@ -179,7 +187,8 @@ KILN_REGISTER_OPS(
        "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
        "bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)",
        [](KILN_BAG_ARGS) { return bag(weight, indices, offsets, mode, psw, include_last_offset, padding_idx); })
-        .shape(embeddingBagRule),
+        .shape(embeddingBagRule)
+        .notDifferentiable("torch 1.13: forward only, no derivative (its autograd fallback fails)"),
     op("aten::_embedding_bag_forward_only.out(Tensor weight, Tensor indices, Tensor offsets, "
        "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
        "bool include_last_offset=False, int padding_idx=-1, *, Tensor(a!) out0, Tensor(b!) out1, "

@@ -95,12 +95,14 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) {
          return scatterSrc(self, dim, index, src, scatterReduceFromString(reduce));
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .notDifferentiable("torch 1.13: derivative for aten::scatter is not implemented (its reduce overloads)"),
     op("aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, const std::string& reduce) {
          return scatterValue(self, dim, index, value, scatterReduceFromString(reduce));
        })
-        .shape(shapes::likeSelf),
+        .shape(shapes::likeSelf)
+        .notDifferentiable("torch 1.13: derivative for aten::scatter is not implemented (its reduce overloads)"),
     op("aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, Tensor out) {
          return writeOut(out, scatterSrc(self, dim, index, src, ScatterReduce::None), "scatter()");

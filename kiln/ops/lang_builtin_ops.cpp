@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/complex.h"
 #include "kiln/tensor/copy.h"
@@ -76,6 +77,17 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_self,
     free_sizes.push_back(other.sizes()[d]);
     cols *= other.sizes()[d];
   }
+  if (composite::recording({self, other})) {
+    // As torch 1.13 composes it (CompositeImplicitAutograd): the recorded
+    // permutes, reshapes and mm carry the gradient.
+    using composite::callTensor;
+    Tensor a = callTensor("aten::reshape", "",
+                          {callTensor("aten::permute", "", {self, IValue(perm_self)}), IValue(DimVector{rows, size})});
+    Tensor b =
+        callTensor("aten::reshape", "",
+                   {callTensor("aten::permute", "", {other, IValue(perm_other)}), IValue(DimVector{size, cols})});
+    return callTensor("aten::reshape", "", {callTensor("aten::mm", "", {a, b}), IValue(free_sizes)});
+  }
   Tensor a = reshape(permute(self, perm_self), DimVector{rows, size});
   Tensor b = reshape(permute(other, perm_other), DimVector{size, cols});
   return reshape(mm(a, b), free_sizes);
@@ -123,13 +135,17 @@ Tensor triangleIndices(int64_t row, int64_t col, int64_t offset, OptDtype dtype,
 KILN_REGISTER_OPS(
     op("aten::hash.generic(t value) -> int", [](const IValue& value) { return hashValue(value); }),
     op("aten::mH(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixMH(self, "tensor.mH"); })
-        .shape(shapes::mT),
+        .shape(shapes::mT)
+        .derivative({"self: grad.transpose(-2, -1).conj()"}),
     op("aten::mH.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixMH(self, "tensor.mH"); })
-        .shape(shapes::mT),
+        .shape(shapes::mT)
+        .derivative({"self: grad.transpose(-2, -1).conj()"}),
     op("aten::matrix_H(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
-        .shape(shapes::mT),
+        .shape(shapes::mT)
+        .derivative({"self: grad if self.dim() == 0 else grad.transpose(0, 1).conj()"}),
     op("aten::matrix_H.a(Tensor(a) self) -> Tensor(a)", [](const Tensor& self) { return matrixH(self); })
-        .shape(shapes::mT),
+        .shape(shapes::mT)
+        .derivative({"self: grad if self.dim() == 0 else grad.transpose(0, 1).conj()"}),
     op("aten::tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
        [](const Tensor& self, const Tensor& other, IntArrayRef dims_self, IntArrayRef dims_other) {
          return tensordot(self, other, dims_self, dims_other);
@@ -159,7 +175,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t dim, int64_t start, int64_t length) {
          return narrowCopy(self, dim, start, length);
        })
-        .shape(shapes::sameDtype),
+        .shape(shapes::sameDtype)
+        .notDifferentiable("torch 1.13: derivative for aten::narrow_copy is not implemented"),
     op("aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=4, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        triangleIndices<true>)

@@ -398,7 +398,10 @@ KILN_REGISTER_SCRIPT_OPS(
        }),
     op("aten::sorted.int(int[](a) input) -> int[]", sortedKernel<intLess>()),
     op("aten::sorted.float(float[](a) input) -> float[]", sortedKernel<floatLess>()),
-    op("aten::sorted.Tensor(Tensor[](a) input) -> Tensor[]", sortedKernel<tensorLess>()),
+    // Its results are its input tensors, reordered: as in torch, autograd
+    // records nothing and each keeps its own history.
+    op("aten::sorted.Tensor(Tensor[](a) input) -> Tensor[]", sortedKernel<tensorLess>())
+        .traits(OpTrait::NeverRequiresGrad),
     op("aten::sorted.bool(bool[](a) input) -> bool[]", sortedKernel<boolLess>()),
     op("aten::sorted.str(str[](a) input) -> str[]", sortedKernel<strLess>()),
     op("aten::sorted.any(t[](a) self) -> t[]",

@@ -1,6 +1,7 @@
 // aten:: registrations of batch, instance and group normalization, with
 // PyTorch 1.13's schemas (layer norm is registered elsewhere).
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/norm_double_backward.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/normalization.h"
 #include "kiln/tensor/normalization_backward.h"
@@ -105,6 +106,67 @@ OpDeclaration groupNormDerivative(OpDeclaration declaration, const std::string& 
       .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: NativeGroupNormBackward0"});
 }
 
+// The derivatives of native_batch_norm_backward (norm_double_backward.h):
+// normalized over every dim but the channels (dim 1); in training by the
+// saved statistics (computed again when not given), in evaluation an affine
+// map by the running ones. The saved statistics, results of the forward,
+// get none (torch: not_implemented, never reached).
+OpDeclaration batchNormDoubleBackward(OpDeclaration declaration) {
+  namespace ndb = norm_double_backward;
+  const std::string dims = "[0] + [d for d in range(2, input.dim())]";
+  auto channels = [](const std::string& e) { return "(" + e + ").reshape([1, -1] + [1] * (input.dim() - 2))"; };
+  ndb::Form form;
+  auto same = [](const std::string& e) { return e; };
+  form.view = same;
+  form.back = same;
+  form.mean = [dims](const std::string& v) { return v + ".mean(" + dims + ", True)"; };
+  form.to_weight = [dims](const std::string& v) { return "(" + v + ").sum(" + dims + ")"; };
+  form.from_weight = channels;
+  form.grad_out = "grad_out";
+  form.weight = "weight";
+  form.center = channels("save_mean if save_mean is not None else input.mean(" + dims + ")");
+  form.rstd = channels("save_invstd if save_invstd is not None else torch.rsqrt(input.var(" + dims +
+                       ", unbiased=False) + eps)");
+  ndb::Formulas train = ndb::formulas(form);
+  form.center =
+      channels("running_mean if running_mean is not None else torch.zeros([input.size(1)], dtype=input.dtype)");
+  form.rstd = channels(
+      "torch.rsqrt(running_var + eps) if running_var is not None else "
+      "torch.ones([input.size(1)], dtype=input.dtype)");
+  ndb::Formulas eval = ndb::affineFormulas(form);
+  auto either = [](const std::string& a, const std::string& b) { return "(" + a + ") if train else (" + b + ")"; };
+  std::string grad_out = "grad_out: " + either(train.grad_out, eval.grad_out);
+  std::string input = "input: " + either(train.input, eval.input);
+  std::string weight = "weight: " + either(train.weight, eval.weight);
+  return std::move(declaration)
+      .derivative({grad_out.c_str(), input.c_str(), weight.c_str(),
+                   "save_mean: torch.zeros([input.size(1)], dtype=input.dtype)",
+                   "save_invstd: torch.zeros([input.size(1)], dtype=input.dtype)"});
+}
+
+// The derivatives of native_group_norm_backward (norm_double_backward.h):
+// in the view [N, group, C / group, HxW], normalized over its last two dims.
+OpDeclaration groupNormDoubleBackward(OpDeclaration declaration) {
+  namespace ndb = norm_double_backward;
+  ndb::Form form;
+  form.view = [](const std::string& e) { return "(" + e + ").reshape([N, group, C // group, -1])"; };
+  form.back = [](const std::string& e) { return "(" + e + ").reshape(input.size())"; };
+  form.mean = [](const std::string& v) { return v + ".mean([2, 3], True)"; };
+  form.to_weight = [](const std::string& v) { return "(" + v + ").sum([0, 3]).reshape([C])"; };
+  form.from_weight = [](const std::string& e) { return "(" + e + ").reshape([1, group, C // group, 1])"; };
+  form.center = "mean.reshape([N, group, 1, 1])";
+  form.rstd = "rstd.reshape([N, group, 1, 1])";
+  form.grad_out = "grad_out";
+  form.weight = "weight";
+  ndb::Formulas f = ndb::formulas(form);
+  std::string grad_out = "grad_out: " + f.grad_out;
+  std::string input = "input: " + f.input;
+  std::string weight = "weight: " + f.weight;
+  return std::move(declaration)
+      .derivative({grad_out.c_str(), input.c_str(), weight.c_str(), "mean: torch.zeros_like(mean)",
+                   "rstd: torch.zeros_like(rstd)"});
+}
+
 KILN_REGISTER_OPS(
     batchNormDerivative(
         op("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
@@ -192,14 +254,15 @@ KILN_REGISTER_OPS(
                            "native_group_norm");
        })
         .shape(groupNormResults),
-    op("aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
-       "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> "
-       "(Tensor, Tensor, Tensor)",
-       [](const Tensor& grad, const Tensor& input, const Opt& weight, const Opt& running_mean, const Opt& running_var,
-          const Opt& save_mean, const Opt& save_invstd, bool train, double eps, const IValue& mask) {
-         return batchNormBackward(grad, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
-                                  maskOf(mask));
-       }),
+    batchNormDoubleBackward(op(
+        "aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
+        "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> "
+        "(Tensor, Tensor, Tensor)",
+        [](const Tensor& grad, const Tensor& input, const Opt& weight, const Opt& running_mean, const Opt& running_var,
+           const Opt& save_mean, const Opt& save_invstd, bool train, double eps, const IValue& mask) {
+          return batchNormBackward(grad, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                                   maskOf(mask));
+        })),
     op("aten::native_batch_norm_backward.out(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
        "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask, *, "
        "Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
@@ -218,13 +281,14 @@ KILN_REGISTER_OPS(
          return writeDefined(groupNormBackward(grad, input, mean, rstd, weight, group, 1e-5, maskOf(mask)), out0, out1,
                              out2, "native_group_norm_backward");
        }),
-    op("aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, "
-       "SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-       [](const Tensor& grad, const Tensor& input, const Tensor& mean, const Tensor& rstd, const Opt& weight, int64_t,
-          int64_t, int64_t, int64_t group, const IValue& mask) {
-         // The statistics are computed again when missing, with torch's default eps.
-         return groupNormBackward(grad, input, mean, rstd, weight, group, 1e-5, maskOf(mask));
-       }), );
+    groupNormDoubleBackward(
+        op("aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, "
+           "SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+           [](const Tensor& grad, const Tensor& input, const Tensor& mean, const Tensor& rstd, const Opt& weight,
+              int64_t, int64_t, int64_t, int64_t group, const IValue& mask) {
+             // The statistics are computed again when missing, with torch's default eps.
+             return groupNormBackward(grad, input, mean, rstd, weight, group, 1e-5, maskOf(mask));
+           })), );
 
 }  // namespace
 }  // namespace kiln

@@ -1,6 +1,8 @@
 // aten:: registrations of upsampling, padding, pixel and channel shuffles
 // and im2col/col2im (kernels in kiln/tensor/kernels/resample.cpp), with
 // PyTorch 1.13's schemas, and their shape rules.
+#include <algorithm>
+
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
@@ -98,6 +100,15 @@ OpDeclaration upsampleVecDerivative(OpDeclaration declaration, const char* name,
   return std::move(declaration).derivative({formula.c_str()});
 }
 
+// The derivative of an upsampling op's _backward (its .vec form when `vec`):
+// linear in grad_output, its derivative is the forward op applied to the
+// incoming gradient, as derivatives.yaml's.
+OpDeclaration upsampleBackwardDerivative(OpDeclaration declaration, const char* name, int n, bool align, bool vec) {
+  std::string formula = std::string("grad_output: torch.") + name + "(grad, output_size, " +
+                        (align ? "align_corners, " : "") + (vec ? "scale_factors" : upsampleScaleNames(n)) + ")";
+  return std::move(declaration).derivative({formula.c_str()});
+}
+
 // The scales of a .vec form: its scale factors, or none.
 std::vector<std::optional<double>> scalesOf(const std::optional<std::vector<double>>& factors, int64_t n) {
   std::vector<std::optional<double>> scales(static_cast<size_t>(n));
@@ -142,21 +153,24 @@ std::vector<std::optional<double>> scalesOf(const std::optional<std::vector<doub
            return writeOut(out, upsample(name, input, size, mode, ALIGN_ARG, scales, aa), name);                      \
          })                                                                                                           \
           .shape(upsampleShape),                                                                                      \
-      op("aten::" name "_backward(Tensor grad_output, SymInt[" #n "] output_size, SymInt[" KILN_RANK##n               \
-         "] input_size" ALIGN SCALES ") -> Tensor",                                                                   \
-         [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS) {                             \
-           return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa);                                \
-         }),                                                                                                          \
+      upsampleBackwardDerivative(op("aten::" name "_backward(Tensor grad_output, SymInt[" #n                          \
+                                    "] output_size, SymInt[" KILN_RANK##n "] input_size" ALIGN SCALES ") -> Tensor",  \
+                                    [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS) {  \
+                                      return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa);     \
+                                    }),                                                                               \
+                                 name, n, sizeof(ALIGN) > 1, false),                                                  \
       op("aten::" name "_backward.grad_input(Tensor grad_output, SymInt[" #n "] output_size, SymInt[" KILN_RANK##n    \
          "] input_size" ALIGN SCALES ", *, Tensor(a!) grad_input) -> Tensor(a!)",                                     \
          [](const Tensor& grad, IntArrayRef, IntArrayRef input_size ALIGN_PARAM PARAMS, Tensor out) {                 \
            return writeOut(out, upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, LIST, aa), name);           \
          }),                                                                                                          \
-      op("aten::" name "_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size" ALIGN           \
-         ", float[]? scale_factors) -> Tensor",                                                                       \
-         [](const Tensor& grad, Sizes, IntArrayRef input_size ALIGN_PARAM, Factors scale_factors) {                   \
-           return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, scalesOf(scale_factors, n), aa);          \
-         }),                                                                                                          \
+      upsampleBackwardDerivative(                                                                                     \
+          op("aten::" name "_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size" ALIGN       \
+             ", float[]? scale_factors) -> Tensor",                                                                   \
+             [](const Tensor& grad, Sizes, IntArrayRef input_size ALIGN_PARAM, Factors scale_factors) {               \
+               return upsampleBackward(name, grad, input_size, mode, ALIGN_ARG, scalesOf(scale_factors, n), aa);      \
+             }),                                                                                                      \
+          name, n, sizeof(ALIGN) > 1, true),                                                                          \
       op("aten::" name "_backward.vec_out(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size" ALIGN       \
          ", float[]? scale_factors, *, Tensor(a!) out) -> Tensor(a!)",                                                \
          [](const Tensor& grad, Sizes, IntArrayRef input_size ALIGN_PARAM, Factors scale_factors, Tensor out) {       \
@@ -223,7 +237,8 @@ KILN_REGISTER_OPS(KILN_NEAREST("upsample_nearest1d", 1), KILN_NEAREST("upsample_
          [](const Tensor& grad, const Tensor& self, IntArrayRef padding) {                              \
            return padBackward(grad, self.sizes(), padding,                                              \
                               [](const Tensor& x, IntArrayRef p) { return fn(x, p, n / 2); });          \
-         }),                                                                                            \
+         })                                                                                             \
+          .derivative({"grad_output: torch." name "(grad, padding)", "self: torch.zeros_like(self)"}),  \
       op("aten::" name "_backward.grad_input(Tensor grad_output, Tensor self, int[" #n                  \
          "] padding, *, "                                                                               \
          "Tensor(a!) grad_input) -> Tensor(a!)",                                                        \
@@ -233,6 +248,40 @@ KILN_REGISTER_OPS(KILN_NEAREST("upsample_nearest1d", 1), KILN_NEAREST("upsample_
                                        [](const Tensor& x, IntArrayRef p) { return fn(x, p, n / 2); }), \
                            name);                                                                       \
          })
+
+// aten::_pad_circular as torch 1.13 composes it when self requires grad
+// (composite.h): in each padded dim, negative pads crop first; then
+// out[i] = cropped[(i - left) mod size], a window of three copies of the
+// cropped tensor (wrapping at most once, else the kernel raises torch's error).
+Tensor circularPadOp(const Tensor& self, IntArrayRef pad) {
+  const auto n = static_cast<int64_t>(pad.size() / 2);
+  bool decomposable = composite::recording({self}) && pad.size() % 2 == 0 && n == self.dim() - 2;
+  for (int64_t i = 0; decomposable && i < n; ++i) {
+    const int64_t left = pad[static_cast<size_t>(2 * i)];
+    const int64_t right = pad[static_cast<size_t>(2 * i + 1)];
+    const int64_t cropped = self.size(self.dim() - 1 - i) + std::min<int64_t>(left, 0) + std::min<int64_t>(right, 0);
+    decomposable = cropped > 0 && left <= cropped && right <= cropped;
+  }
+  if (!decomposable) return circularPad(self, pad);
+  Tensor x = self;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t dim = self.dim() - 1 - i;
+    const int64_t left = pad[static_cast<size_t>(2 * i)];
+    const int64_t right = pad[static_cast<size_t>(2 * i + 1)];
+    if (left < 0 || right < 0) {
+      const int64_t start = std::max<int64_t>(-left, 0);
+      const int64_t length = x.size(dim) - start - std::max<int64_t>(-right, 0);
+      x = composite::callTensor("aten::narrow", "", {IValue(x), IValue(dim), IValue(start), IValue(length)});
+    }
+    const int64_t size = x.size(dim);
+    const int64_t l = std::max<int64_t>(left, 0), r = std::max<int64_t>(right, 0);
+    if (l == 0 && r == 0) continue;
+    Tensor tripled = composite::callTensor("aten::cat", "", {IValue(std::vector<Tensor>{x, x, x}), IValue(dim)});
+    x = composite::callTensor("aten::narrow", "",
+                              {IValue(tripled), IValue(dim), IValue(size - l), IValue(size + l + r)});
+  }
+  return x;
+}
 
 // aten::pad as torch 1.13 composes it when an input requires grad
 // (composite.h): the op of its mode, which has the derivative.
@@ -248,6 +297,7 @@ Tensor padOp(const Tensor& self, IntArrayRef pad, const std::string& mode, OptSc
                                             "aten::replication_pad3d"};
     if (mode == "reflect") return composite::callTensor(reflect[n - 1], "", {self, list});
     if (mode == "replicate") return composite::callTensor(replicate[n - 1], "", {self, list});
+    if (mode == "circular" && self.dim() == n + 2) return circularPadOp(self, pad);
   }
   return padMode(self, pad, mode, value);
 }
@@ -260,7 +310,8 @@ KILN_REGISTER_OPS(
         .shape(padShape),
     op("aten::_pad_enum(Tensor self, int[] pad, int mode, float? value=None) -> Tensor",
        [](const Tensor& self, IntArrayRef pad, int64_t mode, OptScale value) {
-         static const char* const modes[] = {"constant", "reflect", "replicate", "circular"};
+         // at::padding_mode's order
+         static const char* const modes[] = {"reflect", "replicate", "circular", "constant"};
          KILN_CHECK(mode >= 0 && mode < 4, "Unrecognised padding mode ", mode);
          return padOp(self, pad, modes[mode], value);
        })
@@ -275,7 +326,7 @@ KILN_REGISTER_OPS(
        })
         .shape(padShape),
     op("aten::_pad_circular(Tensor self, int[] pad) -> Tensor",
-       [](const Tensor& self, IntArrayRef pad) { return circularPad(self, pad); })
+       [](const Tensor& self, IntArrayRef pad) { return circularPadOp(self, pad); })
         .shape(padShape),
     KILN_PAD_OPS("reflection_pad1d", 2, reflectionPad), KILN_PAD_OPS("reflection_pad2d", 4, reflectionPad),
     KILN_PAD_OPS("reflection_pad3d", 6, reflectionPad), KILN_PAD_OPS("replication_pad1d", 2, replicationPad),

@@ -524,7 +524,11 @@ KILN_REGISTER_OPS(
        "bool batch_first) -> Tensor",
        [](const Tensor& grad, IntArrayRef input_size, const Tensor& batch_sizes, bool batch_first) {
          return packPaddedSequenceBackward(grad, input_size, batch_sizes, batch_first);
-       }),
+       })
+        // Linear in grad: packing is its adjoint, with the lengths batch_sizes implies.
+        .derivative({"grad: torch._pack_padded_sequence(grad.narrow(0 if batch_first else 1, 0, int(batch_sizes[0])), "
+                     "(batch_sizes.unsqueeze(0) > torch.arange(int(batch_sizes[0])).unsqueeze(1)).sum(1), "
+                     "batch_first)[0]"}),
     op("aten::_pack_padded_sequence.out(Tensor input, Tensor lengths, bool batch_first, *, Tensor(a!) out0, "
        "Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
        [](const Tensor& input, const Tensor& lengths, bool batch_first, Tensor out0, Tensor out1) {
@@ -545,7 +549,9 @@ KILN_REGISTER_OPS(
         .derivative({"data: torch._pack_padded_sequence(grad, result1, batch_first)[0]", "non_differentiable: result1"})
         .traits(OpTrait::ValueDependentShape),
     // kiln's tensors live on the CPU: pad_packed_sequence's `lengths[unsorted_indices.cpu()]`.
-    op("aten::cpu(Tensor(a) self) -> Tensor(b|a)", [](const Tensor& self) { return self; }).shape(shapes::alias), );
+    op("aten::cpu(Tensor(a) self) -> Tensor(b|a)", [](const Tensor& self) { return self; })
+        .shape(shapes::alias)
+        .derivative({"self: grad"}), );
 
 }  // namespace
 }  // namespace kiln

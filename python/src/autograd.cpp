@@ -271,6 +271,17 @@ void bindAutograd(py::module_& m) {
     }
     return out;
   });
+  // {"aten::_native_multi_head_attention": torch's reason} for every
+  // recorded operator declared not differentiable (as in torch 1.13).
+  m.def("_not_differentiable_ops", [] {
+    std::map<std::string, std::string> out;
+    for (const OperatorPtr& op : getAllOperators()) {
+      if (!recordable(*op)) continue;
+      std::string why = autograd::notDifferentiableReason(*op);
+      if (!why.empty()) out[qualifiedName(*op)] = why;
+    }
+    return out;
+  });
   m.def("_op_has_derivative", [](const std::string& qualified) {
     auto dot = qualified.find('.', qualified.find("::"));
     std::string name = qualified.substr(0, dot);

@@ -413,3 +413,39 @@ def test_pad_sequence_gradients_match_torch():
         return F(kiln).pad_sequence([a, b, c], batch_first=True, padding_value=0.5)
 
     assert_gradients_match_torch(program, values)
+
+
+# ----- issue 21's last forward ops: circular padding, _pad_enum, nested tensors from a mask -----
+
+def _nested_mask(lib):
+    return lib.from_numpy(np.array([[True, True, True, False], [True, False, False, False]]))
+
+
+LAST_OPS = {
+    "pad_circular_1d": (lambda m, x: F(m).pad(x, (2, 1), mode="circular"), [(2, 3, 4)]),
+    "pad_circular_3d": (lambda m, x: F(m).pad(x, (1, 0, 0, 2, 1, 1), mode="circular"), [(1, 2, 2, 3, 2)]),
+    "pad_circular_negative": (lambda m, x: F(m).pad(x, (-1, 2, 1, -2), mode="circular"), [(1, 2, 4, 5)]),
+    "_pad_circular": (lambda m, x: (torch.ops.aten._pad_circular if m is torch else kiln._functions.op(
+        "_pad_circular"))(x, [1, 2]), [(2, 3, 4)]),
+    "_pad_enum_reflect": (lambda m, x: (torch.ops.aten._pad_enum if m is torch else kiln._functions.op(
+        "_pad_enum"))(x, [1, 2], 1, None), [(2, 3, 4)]),
+    "_pad_enum_circular": (lambda m, x: (torch.ops.aten._pad_enum if m is torch else kiln._functions.op(
+        "_pad_enum"))(x, [1, 2], 3, None), [(2, 3, 4)]),
+    "nested_from_mask_to_padded": (lambda m, x: (torch.ops.aten.to_padded_tensor if m is torch else
+                                                 kiln._functions.op("to_padded_tensor"))(
+        (torch._nested_tensor_from_mask if m is torch else kiln._functions.op("_nested_tensor_from_mask"))(
+            x * 2, _nested_mask(m)), 0.0, [2, 5, 3]), [(2, 4, 3)]),
+}
+
+
+@pytest.mark.parametrize("noncontiguous", [False, True], ids=["contiguous", "noncontiguous"])
+@pytest.mark.parametrize("name", sorted(LAST_OPS))
+def test_last_forward_ops_match_torch(name, noncontiguous):
+    fn, shapes = LAST_OPS[name]
+    assert_gradients_match_torch(fn, arrays(shapes), noncontiguous)
+
+
+@pytest.mark.parametrize("name", sorted(LAST_OPS))
+def test_last_forward_ops_gradcheck(name):
+    fn, shapes = LAST_OPS[name]
+    gradcheck(fn, arrays(shapes, dtype=np.float64))

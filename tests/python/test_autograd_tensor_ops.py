@@ -3,6 +3,8 @@ indexing, linear algebra, copies) against torch 1.13: gradients on random
 inputs, contiguous and stored transposed, a float64 finite-difference
 gradcheck of each formula, and gradients at ties and duplicate indices,
 where they must equal torch's exactly."""
+from typing import List
+
 import numpy as np
 import pytest
 import torch
@@ -205,6 +207,14 @@ OPS = {
     "to_device": (lambda m, a: a.to("cpu", m.float64), [(3, 4)], False, False),
     "as_tensor": (lambda m, a: _aten("as_tensor")(m)(a * 1, dtype=m.float64), [(3, 4)], False, False),
     "contiguous_t": (lambda m, a: a.t().contiguous(), [(3, 4)], False, False),
+    # ----- issue 21's last forward ops -----
+    "cpu": (lambda m, a: (a * 2).cpu(), [(3, 4)], False, False),
+    "mH": (lambda m, a: _aten("mH")(m)(a) * 1, [(2, 3, 4)], False, False),
+    "matrix_H": (lambda m, a: _aten("matrix_H")(m)(a) * 1, [(3, 4)], False, False),
+    "tensordot": (lambda m, a, b: _aten("tensordot")(m)(a, b, [[1, 2], [1, 0]]) if m is torch
+                  else kiln._functions.op("tensordot")(a, b, [1, 2], [1, 0]), [(2, 3, 4), (4, 3, 5)], False, False),
+    "tensordot_none": (lambda m, a, b: _aten("tensordot")(m)(a, b, [[], []]) if m is torch
+                       else kiln._functions.op("tensordot")(a, b, [], []), [(2, 3), (4,)], False, False),
 }
 
 
@@ -370,3 +380,23 @@ GRAD_FN_NAMES = {
 def test_grad_fn_names(name):
     names = [GRAD_FN_NAMES[name](lib, lib.ones(4, 4, requires_grad=True)).grad_fn.name() for lib in (torch, kiln)]
     assert names[1] == names[0]
+
+
+def test_sorted_tensor_list_keeps_each_tensors_history():
+    """aten::sorted.Tensor returns its input tensors reordered: as in torch,
+    autograd records nothing and each keeps its own grad_fn (or stays a leaf)."""
+    fn = kiln.jit.script(_sorted_sum)
+    values = [5.0, -1.0, 2.0]
+    grads = {}
+    for lib in (kiln, torch):
+        xs = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in values]
+        out = (fn if lib is kiln else torch.jit.script(_sorted_sum))(xs)
+        out.backward()
+        assert all(x.is_leaf for x in xs)
+        grads[lib] = [to_numpy(x.grad) for x in xs]
+    np.testing.assert_allclose(grads[kiln], grads[torch])
+
+
+def _sorted_sum(xs: List[torch.Tensor]) -> torch.Tensor:
+    ys = sorted(xs)
+    return ys[0] * 1.0 + ys[1] * 2.0 + ys[2] * 3.0 * ys[2]
