@@ -72,13 +72,15 @@ FusedConv2dParams params(const Case& k) {
   return p;
 }
 
-// fusedConv2d's blocked output for case k.
-Tensor run(const Case& k, const Tensor& x, const Tensor& wt, const Tensor& b, const Tensor& r) {
+// The blocked output for case k: kiln's Winograd, or fusedConv2d (which
+// runs it only on images of enough tiles).
+Tensor run(const Case& k, const Tensor& x, const Tensor& wt, const Tensor& b, const Tensor& r, bool fused = false) {
   const int64_t oh = k.h + 2 * k.pad - 2, ow = k.w + 2 * k.pad - 2;
   std::optional<Tensor> bias, residual;
   if (k.bias) bias = b;
   if (k.residual) residual = toBlocked(view(r, {k.n, k.oc, oh, ow}), 8);
-  return fusedConv2d(toBlocked(x, 8), wt, bias, residual, params(k));
+  if (fused) return fusedConv2d(toBlocked(x, 8), wt, bias, residual, params(k));
+  return detail::winogradConv2d(toBlocked(x, 8), wt, bias, residual, params(k), true);
 }
 
 const Case kCases[] = {
@@ -132,6 +134,25 @@ TEST(Winograd, AgreesWithTheDirectConvolution) {
             ASSERT_EQ(bp[((n * blocked.size(1) + blocked.size(1) - 1) * oh * ow + pix) * 8 + lane], 0.f);
     }
   }
+}
+
+TEST(Winograd, FusedConvRunsItOnLargeImages) {
+  if (!detail::winogradApplies(params(kCases[0]))) GTEST_SKIP() << "no AVX2, or KILN_WINOGRAD=0";
+  const Case k{1, 16, 20, 20, 16, 1, true, true, "relu"};
+  EXPECT_TRUE(detail::winogradChosen(params(k), 1, 20, 20));
+  EXPECT_FALSE(detail::winogradChosen(params(k), 1, 7, 7));  // 4 tiles: oneDNN's direct kernel
+  Tensor x = values({1, 16, 20, 20}, 1), wt = values({16, 16, 3, 3}, 2);
+  Tensor b = values({16}, 3), r = values({16 * 20 * 20}, 4);
+  Tensor fused = run(k, x, wt, b, r, true), own = run(k, x, wt, b, r);
+  ASSERT_EQ(fused.numel(), own.numel());
+  for (int64_t i = 0; i < own.numel(); ++i) ASSERT_EQ(fused.data<float>()[i], own.data<float>()[i]) << i;
+  // On small images the prepacked (torch layout) weight goes to oneDNN.
+  const Case small{1, 16, 7, 7, 16, 1, true, false, "relu"};
+  FusedConv2dParams p = params(small);
+  Tensor packed = *prepackConv2dWeight(wt, p);
+  Tensor a = fromBlocked(fusedConv2d(toBlocked(values({1, 16, 7, 7}, 5), 8), packed, b, std::nullopt, p), 16);
+  Tensor c = fromBlocked(run(small, values({1, 16, 7, 7}, 5), wt, b, Tensor()), 16);
+  for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data<float>()[i], c.data<float>()[i], 1e-4) << i;
 }
 
 TEST(Winograd, SameAtOneAndTwoThreads) {
