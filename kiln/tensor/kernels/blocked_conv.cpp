@@ -395,7 +395,7 @@ std::optional<Tensor> prepackConv2dWeight(const Tensor& weight, const FusedConv2
   // A Winograd weight's layout depends on the image size: it is converted
   // from torch's layout once per size, on first use (fusedConv2d); kiln's
   // own Winograd (winograd.h) transforms torch's layout.
-  if (entry->winograd || detail::winogradApplies(p)) return w;
+  if (entry->winograd || detail::winogradMayRun(p)) return w;
   Tensor packed = empty({static_cast<int64_t>(entry->weight.get_size() / sizeof(float))}, ScalarType::Float);
   useKilnThreads();
   reorder(torchWeightDesc(p), w.rawData(), entry->weight, packed.rawData());

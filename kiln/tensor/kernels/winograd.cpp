@@ -19,7 +19,7 @@ namespace {
 constexpr int64_t kTile = 4;
 constexpr int64_t kAlpha = 6;
 constexpr int64_t kPoints = kAlpha * kAlpha;
-constexpr int64_t kBlock = 8;  // channels per vector, nChw8c
+constexpr int64_t kBlock = 8;  // channels per vector; nChw16c blocks are two of them
 
 int64_t param(IntArrayRef v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
 
@@ -40,12 +40,16 @@ constexpr double kG[kAlpha][3] = {{1.0 / 4, 0, 0},
                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                   {0, 0, 1}};
 
+// Channels padded to whole blocks of `block`.
+int64_t padded(int64_t channels, int64_t block) { return (channels + block - 1) / block * block; }
+
 // The transformed weight: U[point][co / 8][ci][co % 8], Cin and Cout padded
-// to multiples of 8 with zeros, so that a GEMM's column block streams.
-Tensor transformWeight(const Tensor& weight) {
+// to whole blocks of `block` (8 or 16) with zeros, so that a GEMM's column
+// block streams.
+Tensor transformWeight(const Tensor& weight, int64_t block) {
   Tensor w = weight.isContiguous() ? weight : contiguous(weight);
   const int64_t oc = w.size(0), ic = w.size(1);
-  const int64_t ocb = (oc + kBlock - 1) / kBlock, icp = (ic + kBlock - 1) / kBlock * kBlock;
+  const int64_t ocb = padded(oc, block) / kBlock, icp = padded(ic, block);
   Tensor u = empty({kPoints * ocb * icp * kBlock}, ScalarType::Float);
   float* up = u.data<float>();
   std::memset(up, 0, static_cast<size_t>(u.nbytes()));
@@ -72,12 +76,14 @@ Tensor transformWeight(const Tensor& weight) {
 // more are dropped at the next transform.
 class WeightCache {
  public:
-  Tensor get(const Tensor& weight) {
+  Tensor get(const Tensor& weight, int64_t block) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = entries_.find(weight.rawData()); it != entries_.end() && it->second.source.sizes() == weight.sizes())
+    const int64_t numel = kPoints * padded(weight.size(0), block) * padded(weight.size(1), block);
+    if (auto it = entries_.find(weight.rawData());
+        it != entries_.end() && it->second.source.sizes() == weight.sizes() && it->second.transformed.numel() == numel)
       return it->second.transformed;
     sweep();
-    Tensor u = transformWeight(weight);
+    Tensor u = transformWeight(weight, block);
     entries_.insert_or_assign(weight.rawData(), Entry{weight, u});
     return u;
   }
@@ -147,7 +153,8 @@ inline void outputLine(const V m[kAlpha], V o[kTile]) {
 
 struct Shape {
   int64_t n, h, w, oh, ow, ph, pw;
-  int64_t icb, icp, ocb, ocp, oc;  // channel blocks and padded counts
+  int64_t block;                   // channels per block in memory, 8 or 16
+  int64_t icb, icp, ocb, ocp, oc;  // groups of 8 channels and padded counts (whole memory blocks)
   int64_t th, tw, tiles;           // tiles per column, row, in all
 };
 
@@ -156,7 +163,8 @@ void inputTransform(const float* x, float* vt, const Shape& s, int64_t t0, int64
   for (int64_t item = t0; item < t1; ++item) {
     const int64_t t = item / s.icb, cb = item % s.icb;
     const int64_t img = t / (s.th * s.tw), ty = t / s.tw % s.th, tx = t % s.tw;
-    const float* base = x + (img * s.icb + cb) * s.h * s.w * kBlock;
+    const int64_t halves = s.block / kBlock, blocks = s.icb / halves;
+    const float* base = x + (img * blocks + cb / halves) * s.h * s.w * s.block + cb % halves * kBlock;
     const int64_t iy0 = ty * kTile - s.ph, ix0 = tx * kTile - s.pw;
     V d[kAlpha][kAlpha];
     const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + kAlpha <= s.h && ix0 + kAlpha <= s.w;
@@ -164,8 +172,8 @@ void inputTransform(const float* x, float* vt, const Shape& s, int64_t t0, int64
       const int64_t iy = iy0 + i;
       for (int j = 0; j < kAlpha; ++j) {
         const int64_t ix = ix0 + j;
-        d[i][j] = inside || (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) ? V::load(base + (iy * s.w + ix) * kBlock)
-                                                                          : zero();
+        d[i][j] =
+            inside || (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) ? V::load(base + (iy * s.w + ix) * s.block) : zero();
       }
     }
     V r[kAlpha][kAlpha];  // B^T d: columns first
@@ -251,10 +259,12 @@ struct PostOps {
 // channel block): A^T m A, then bias, residual and activation.
 void outputTransform(const float* m, float* out, const Shape& s, const PostOps& post, int64_t i0, int64_t i1) {
   const V lo = V::broadcast(post.lo), hi = V::broadcast(post.hi);
-  const int64_t tail = s.oc % kBlock;  // lanes of the last block that hold channels, 0: all
+  const int64_t halves = s.block / kBlock, blocks = s.ocb / halves;
   for (int64_t item = i0; item < i1; ++item) {
     const int64_t t = item / s.ocb, ob = item % s.ocb;
     const int64_t img = t / (s.th * s.tw), ty = t / s.tw % s.th, tx = t % s.tw;
+    // Lanes from `live` on are padding past the last channel: kept zero.
+    const int64_t live = std::clamp<int64_t>(s.oc - ob * kBlock, 0, kBlock);
     V r[kTile][kAlpha];  // A^T m
     for (int j = 0; j < kAlpha; ++j) {
       V col[kAlpha], o[kTile];
@@ -263,7 +273,7 @@ void outputTransform(const float* m, float* out, const Shape& s, const PostOps& 
       for (int i = 0; i < kTile; ++i) r[i][j] = o[i];
     }
     const V bias = post.bias ? V::load(post.bias + ob * kBlock) : zero();
-    const int64_t plane = (img * s.ocb + ob) * s.oh * s.ow * kBlock;
+    const int64_t plane = (img * blocks + ob / halves) * s.oh * s.ow * s.block + ob % halves * kBlock;
     for (int i = 0; i < kTile; ++i) {
       const int64_t oy = ty * kTile + i;
       if (oy >= s.oh) break;
@@ -272,7 +282,7 @@ void outputTransform(const float* m, float* out, const Shape& s, const PostOps& 
       for (int j = 0; j < kTile; ++j) {
         const int64_t ox = tx * kTile + j;
         if (ox >= s.ow) break;
-        const int64_t at = plane + (oy * s.ow + ox) * kBlock;
+        const int64_t at = plane + (oy * s.ow + ox) * s.block;
         V v = o[j] + bias;
         if (post.residual) v = v + V::load(post.residual + at);
         if (post.act == Act::Relu) {
@@ -282,9 +292,7 @@ void outputTransform(const float* m, float* out, const Shape& s, const PostOps& 
           v = above - V::max(above - hi, zero());  // min(max(v, lo), hi)
         }
         v.store(out + at);
-        if (tail != 0 && ob == s.ocb - 1) {
-          for (int64_t lane = tail; lane < kBlock; ++lane) out[at + lane] = 0.f;
-        }
+        for (int64_t lane = live; lane < kBlock; ++lane) out[at + lane] = 0.f;
       }
     }
   }
@@ -297,14 +305,16 @@ bool winogradApplies(const FusedConv2dParams& p) {
 #if KILN_HAVE_AVX2
   const auto& ws = p.weight_size;
   const bool act = p.activation == "none" || p.activation == "relu" || p.activation == "hardtanh";
-  return winogradEnabled() && act && p.groups == 1 && p.in_block == kBlock && p.out_block == kBlock &&
-         ws.size() == 4 && ws[2] == 3 && ws[3] == 3 && param(p.stride, 0) == 1 && param(p.stride, 1) == 1 &&
-         param(p.dilation, 0) == 1 && param(p.dilation, 1) == 1;
+  return winogradEnabled() && act && p.groups == 1 && (p.in_block == 8 || p.in_block == 16) &&
+         p.out_block == p.in_block && ws.size() == 4 && ws[2] == 3 && ws[3] == 3 && param(p.stride, 0) == 1 &&
+         param(p.stride, 1) == 1 && param(p.dilation, 0) == 1 && param(p.dilation, 1) == 1;
 #else
   (void)p;
   return false;
 #endif
 }
+
+bool winogradMayRun(const FusedConv2dParams& p) { return winogradApplies(p) && p.in_block == kBlock; }
 
 // Measured on a Zen 5 at AVX2, 1 thread, batch 1, ResNet-18's 3x3 layers
 // (bias and ReLU) against oneDNN's jit:avx2 direct kernel: 64 channels on
@@ -314,7 +324,10 @@ bool winogradApplies(const FusedConv2dParams& p) {
 constexpr int64_t kMinTiles = 16;
 
 bool winogradChosen(const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w) {
-  if (!winogradApplies(p)) return false;
+  // Blocked by 16 (oneDNN at AVX-512) it runs, still at 8 floats a vector,
+  // slower than oneDNN's AVX-512 kernels: 0.79 against 0.62 ms (64 channels
+  // on 56x56, oneDNN's Winograd), 1.44 against 1.25 (256 on 14x14, direct).
+  if (!winogradMayRun(p)) return false;
   const int64_t oh = h + 2 * param(p.padding, 0) - 2, ow = w + 2 * param(p.padding, 1) - 2;
   return oh > 0 && ow > 0 && n * ((oh + kTile - 1) / kTile) * ((ow + kTile - 1) / kTile) >= kMinTiles;
 }
@@ -325,7 +338,8 @@ Tensor winogradConv2d(const Tensor& input, const Tensor& weight, const std::opti
   KILN_CHECK(winogradApplies(p), "winograd_conv2d: not a convolution kiln's Winograd runs");
   for (const Tensor* t : {&input, &weight, bias ? &*bias : nullptr, residual ? &*residual : nullptr})
     KILN_CHECK(!t || t->dtype() == ScalarType::Float, "winograd_conv2d: expected float tensors");
-  KILN_CHECK(input.dim() == 5 && input.size(4) == kBlock, "winograd_conv2d: expected an input blocked by 8");
+  KILN_CHECK(input.dim() == 5 && input.size(4) == p.in_block, "winograd_conv2d: expected an input blocked by ",
+             p.in_block);
   Tensor x = input.isContiguous() ? input : contiguous(input);
   Shape s{};
   s.n = x.size(0);
@@ -337,19 +351,20 @@ Tensor winogradConv2d(const Tensor& input, const Tensor& weight, const std::opti
   s.ow = s.w + 2 * s.pw - 2;
   KILN_CHECK(s.oh > 0 && s.ow > 0, "winograd_conv2d: the kernel is larger than the padded input");
   s.oc = p.weight_size[0];
-  s.icb = x.size(1);
-  s.icp = s.icb * kBlock;
-  s.ocb = (s.oc + kBlock - 1) / kBlock;
-  s.ocp = s.ocb * kBlock;
+  s.block = p.in_block;
+  s.icp = x.size(1) * s.block;
+  s.icb = s.icp / kBlock;
+  s.ocp = padded(s.oc, s.block);
+  s.ocb = s.ocp / kBlock;
   s.th = (s.oh + kTile - 1) / kTile;
   s.tw = (s.ow + kTile - 1) / kTile;
   s.tiles = s.n * s.th * s.tw;
-  KILN_CHECK(weight.dim() == 4 && weight.size(0) == s.oc && (weight.size(1) + kBlock - 1) / kBlock == s.icb,
-             "winograd_conv2d: weight of shape ", shapeString(weight.sizes()), " for ", s.icb, " input blocks");
-  Tensor u = cache_weight ? weightCache().get(weight) : transformWeight(weight);
+  KILN_CHECK(weight.dim() == 4 && weight.size(0) == s.oc && padded(weight.size(1), s.block) == s.icp,
+             "winograd_conv2d: weight of shape ", shapeString(weight.sizes()), " for ", x.size(1), " input blocks");
+  Tensor u = cache_weight ? weightCache().get(weight, s.block) : transformWeight(weight, s.block);
   Tensor vt = empty({kPoints * s.tiles * s.icp}, ScalarType::Float);
   Tensor m = empty({kPoints * s.tiles * s.ocp}, ScalarType::Float);
-  Tensor out = empty({s.n, s.ocb, s.oh, s.ow, kBlock}, ScalarType::Float);
+  Tensor out = empty({s.n, s.ocp / s.block, s.oh, s.ow, s.block}, ScalarType::Float);
   Tensor b, r;
   PostOps post{nullptr, nullptr, Act::None, 0.f, 0.f};
   if (p.has_bias) {
@@ -360,7 +375,8 @@ Tensor winogradConv2d(const Tensor& input, const Tensor& weight, const std::opti
     post.bias = b.data<float>();
   }
   if (p.has_residual) {
-    KILN_CHECK(residual.has_value() && residual->sizes() == out.sizes(), "winograd_conv2d: residual of the wrong shape");
+    KILN_CHECK(residual.has_value() && residual->sizes() == out.sizes(),
+               "winograd_conv2d: residual of the wrong shape");
     r = residual->isContiguous() ? *residual : contiguous(*residual);
     post.residual = r.data<float>();
   }

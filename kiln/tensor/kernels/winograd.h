@@ -17,16 +17,21 @@
 namespace kiln::detail {
 
 // Whether kiln's Winograd can run the convolution `p` describes (any image
-// size): 3x3, stride 1, dilation 1, groups 1, blocked by 8 in and out, an
-// activation of none, relu or hardtanh, in an AVX2 build, not turned off.
+// size): 3x3, stride 1, dilation 1, groups 1, blocked by 8 or 16 (the same
+// in and out), an activation of none, relu or hardtanh, in an AVX2 build,
+// not turned off.
 bool winogradApplies(const FusedConv2dParams& p);
 
-// Whether it runs for an input of (n, C, h, w): where it measured faster
-// than oneDNN's AVX2 direct kernel.
+// Whether fusedConv2d may run it, for some image size (blocked by 8): its
+// weight then keeps torch's layout (prepackConv2dWeight).
+bool winogradMayRun(const FusedConv2dParams& p);
+
+// Whether fusedConv2d runs it for an input of (n, C, h, w): where it
+// measured faster than oneDNN (blocked by 8, on images of 16 tiles or more).
 bool winogradChosen(const FusedConv2dParams& p, int64_t n, int64_t h, int64_t w);
 
 // act(conv(input, weight) + bias + residual) with `input` (and `residual`)
-// blocked by 8, `weight` torch's (OC, C, 3, 3). `cache_weight`: the weight
+// blocked by p.in_block, `weight` torch's (OC, C, 3, 3). `cache_weight`: the weight
 // is a constant whose transform may be kept (keyed by its address).
 Tensor winogradConv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                       const std::optional<Tensor>& residual, const FusedConv2dParams& p, bool cache_weight);
