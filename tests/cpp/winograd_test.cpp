@@ -144,6 +144,7 @@ TEST(Winograd, FusedConvRunsItOnLargeImages) {
   const Case k{1, 16, 20, 20, 16, 1, true, true, "relu"};
   EXPECT_TRUE(detail::winogradChosen(params(k), 1, 20, 20));
   EXPECT_FALSE(detail::winogradChosen(params(k), 1, 7, 7));  // 4 tiles: oneDNN's direct kernel
+  EXPECT_FALSE(detail::winogradMayRun(params({1, 512, 7, 7, 512, 1, true, false, "relu"})));
   Tensor x = values({1, 16, 20, 20}, 1), wt = values({16, 16, 3, 3}, 2);
   Tensor b = values({16}, 3), r = values({16 * 20 * 20}, 4);
   Tensor fused = run(k, x, wt, b, r, true), own = run(k, x, wt, b, r);

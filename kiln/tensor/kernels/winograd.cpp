@@ -225,18 +225,18 @@ void gemmRows(int rows, const float* a, int64_t lda, const float* b, int64_t b_s
   }
 }
 
-// M[point][tile][co] = V[point][tile][:] U[point][:][co] for the work items
-// [i0, i1): an item is a point and a pair of output channel blocks.
-void pointGemms(const float* vt, const float* u, float* m, const Shape& s, int64_t i0, int64_t i1) {
+// M[point][tile][co] = V[point][tile][:] U[point][:][co] for the tiles
+// [t0, t1), every point and output channel.
+void pointGemms(const float* vt, const float* u, float* m, const Shape& s, int64_t t0, int64_t t1) {
   const int64_t pairs = (s.ocb + 1) / 2;
-  for (int64_t item = i0; item < i1; ++item) {
+  for (int64_t item = 0; item < kPoints * pairs; ++item) {
     const int64_t p = item / pairs, ob = item % pairs * 2;
     const int cols = ob + 1 < s.ocb ? 2 : 1;
     const float* a = vt + p * s.tiles * s.icp;
     const float* b = u + (p * s.ocb + ob) * s.icp * kBlock;
     float* c = m + p * s.tiles * s.ocp + ob * kBlock;
-    for (int64_t t = 0; t < s.tiles; t += kRows) {
-      const int rows = static_cast<int>(std::min<int64_t>(kRows, s.tiles - t));
+    for (int64_t t = t0; t < t1; t += kRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kRows, t1 - t));
       if (cols == 2) {
         gemmRows<2>(rows, a + t * s.icp, s.icp, b, s.icp * kBlock, s.icp, c + t * s.ocp, s.ocp);
       } else {
@@ -314,7 +314,15 @@ bool winogradApplies(const FusedConv2dParams& p) {
 #endif
 }
 
-bool winogradMayRun(const FusedConv2dParams& p) { return winogradApplies(p) && p.in_block == kBlock; }
+// Weights above 256x256 channels keep oneDNN's prepacked layout: in CNNs
+// they run on the smallest images (ResNet-18's 512-channel layers on 7x7,
+// where Winograd measured slower), and a torch-layout constant that oneDNN
+// then converts would be held twice.
+constexpr int64_t kMaxChannelProduct = 256 * 256;
+
+bool winogradMayRun(const FusedConv2dParams& p) {
+  return winogradApplies(p) && p.in_block == kBlock && p.weight_size[0] * p.weight_size[1] <= kMaxChannelProduct;
+}
 
 // Measured on a Zen 5 at AVX2, 1 thread, batch 1, ResNet-18's 3x3 layers
 // (bias and ReLU) against oneDNN's jit:avx2 direct kernel: 64 channels on
@@ -391,13 +399,14 @@ Tensor winogradConv2d(const Tensor& input, const Tensor& weight, const std::opti
   float* mp = m.data<float>();
   const float* upp = u.data<float>();
   float* op = out.data<float>();
-  const int64_t in_items = s.tiles * s.icb, gemm_items = kPoints * ((s.ocb + 1) / 2), out_items = s.tiles * s.ocb;
-  parallelFor(0, in_items, grainFor(in_items, 36.0 * 16 * kBlock),
-              [&](int64_t a, int64_t e) { inputTransform(xp, vp, s, a, e); });
-  parallelFor(0, gemm_items, grainFor(gemm_items, static_cast<double>(s.tiles) * s.icp * 2 * kBlock),
-              [&](int64_t a, int64_t e) { pointGemms(vp, upp, mp, s, a, e); });
-  parallelFor(0, out_items, grainFor(out_items, 36.0 * 16 * kBlock),
-              [&](int64_t a, int64_t e) { outputTransform(mp, op, s, post, a, e); });
+  // Each thread takes a range of tiles through all three steps: one fork
+  // and join a convolution, no barrier between the steps (on the loaded
+  // 2-core machine each one waited for a descheduled team thread).
+  parallelFor(0, s.tiles, grainFor(s.tiles, static_cast<double>(kPoints) * s.icp * s.ocp), [&](int64_t t0, int64_t t1) {
+    inputTransform(xp, vp, s, t0 * s.icb, t1 * s.icb);
+    pointGemms(vp, upp, mp, s, t0, t1);
+    outputTransform(mp, op, s, post, t0 * s.ocb, t1 * s.ocb);
+  });
   return out;
 #else
   (void)input, (void)weight, (void)bias, (void)residual, (void)p, (void)cache_weight;

@@ -22,8 +22,9 @@ namespace kiln::detail {
 // not turned off.
 bool winogradApplies(const FusedConv2dParams& p);
 
-// Whether fusedConv2d may run it, for some image size (blocked by 8): its
-// weight then keeps torch's layout (prepackConv2dWeight).
+// Whether fusedConv2d may run it, for some image size (blocked by 8, at
+// most 256x256 channels): its weight then keeps torch's layout
+// (prepackConv2dWeight).
 bool winogradMayRun(const FusedConv2dParams& p);
 
 // Whether fusedConv2d runs it for an input of (n, C, h, w): where it
