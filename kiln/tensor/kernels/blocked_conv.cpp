@@ -10,6 +10,7 @@
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/dnnl_glue.h"
+#include "kiln/tensor/kernels/winograd.h"
 #include "kiln/tensor/parallel.h"
 
 namespace kiln {
@@ -392,8 +393,9 @@ std::optional<Tensor> prepackConv2dWeight(const Tensor& weight, const FusedConv2
   auto entry = nominalEntry(p);
   if (!entry->ok) return std::nullopt;
   // A Winograd weight's layout depends on the image size: it is converted
-  // from torch's layout once per size, on first use (fusedConv2d).
-  if (entry->winograd) return w;
+  // from torch's layout once per size, on first use (fusedConv2d); kiln's
+  // own Winograd (winograd.h) transforms torch's layout.
+  if (entry->winograd || detail::winogradMayRun(p)) return w;
   Tensor packed = empty({static_cast<int64_t>(entry->weight.get_size() / sizeof(float))}, ScalarType::Float);
   useKilnThreads();
   reorder(torchWeightDesc(p), w.rawData(), entry->weight, packed.rawData());
@@ -416,6 +418,11 @@ Tensor fusedConv2d(const Tensor& input, const Tensor& packed_weight, const std::
   }
   int64_t n = x.size(0), h = x.size(2), w = x.size(3);
   KILN_CHECK(n > 0 && h > 0 && w > 0, "fused_conv2d: empty input");
+  if (packed_weight.dim() == 4 && packed_weight.sizes() == IntArrayRef(p.weight_size) &&
+      detail::winogradChosen(p, n, h, w)) {
+    Tensor wt = floatContiguous(packed_weight, "fused_conv2d weight");
+    return detail::winogradConv2d(x, wt, bias, residual, p, wt.isSame(packed_weight));
+  }
   auto entry = convEntry(p, n, h, w);
   KILN_CHECK(entry->ok, "fused_conv2d: oneDNN has no convolution for input ", shapeString(x.sizes()),
              " (kernel larger than the padded input?)");
