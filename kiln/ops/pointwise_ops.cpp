@@ -264,7 +264,7 @@ KILN_REGISTER_OPS(
     KILN_UNARY_OPS("abs", abs, realValued<sameDtype>, sameUnary("k_abs($self)"),
                    .derivative({"self: grad * self.sign()"})),
     KILN_UNARY_ALIAS_OPS("absolute", "abs", abs, realValued<sameDtype>),
-    KILN_UNARY_OPS("relu", relu, sameDtype, sameUnary("k_relu($self)"), .derivative({"self: grad * (result > 0)"})),
+    KILN_UNARY_OPS("relu", relu, sameDtype, sameUnary("k_relu($self)"), .derivative({"self: torch.threshold_backward(grad, result, 0)"})),
     KILN_UNARY_OPS("floor", floor, sameDtype, sameUnary("k_floor($self)"), KILN_ZERO_DERIVATIVE),
     KILN_UNARY_OPS("ceil", ceil, sameDtype, sameUnary("k_ceil($self)"), KILN_ZERO_DERIVATIVE),
     KILN_UNARY_OPS("round", round, sameDtype, sameUnary("k_round($self)"), KILN_ZERO_DERIVATIVE),
