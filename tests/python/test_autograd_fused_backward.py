@@ -188,3 +188,22 @@ def test_fused_paths_with_avx2():
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__,
                              "-k", "not avx2"], env=env, cwd=here, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+# --- max pooling (the branch-free 2-D kernel) ------------------------------------------------------
+
+@pytest.mark.parametrize("args", [dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2),
+                                  dict(kernel_size=3, stride=1, padding=1, dilation=2),
+                                  dict(kernel_size=(2, 3), stride=(1, 2), ceil_mode=True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool2d_values_indices_and_grads(args, dtype):
+    x = RNG.standard_normal((2, 3, 9, 11)).astype(dtype)
+    x[0, 0, 1, 1] = np.nan
+    x[0, 1, 2, 2:5] = np.nan
+    x[1, 2, 3:5, 4] = 5.0  # ties: the first maximum wins
+    x[1, 1] = -np.inf
+    t_out, t_idx = torch.nn.functional.max_pool2d(torch.from_numpy(x), return_indices=True, **args)
+    k_out, k_idx = kiln.nn.functional.max_pool2d(kiln.from_numpy(x.copy()), return_indices=True, **args)
+    np.testing.assert_array_equal(k_out.numpy(), t_out.numpy())
+    np.testing.assert_array_equal(k_idx.numpy(), t_idx.numpy())
+    assert_gradients_match_torch(lambda lib, x: F(lib).max_pool2d(x, **args), arrays([(2, 3, 9, 11)], dtype=dtype))
