@@ -372,7 +372,8 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
         if (!mask.empty()) mask += ", ";
         mask += (needed & (uint64_t{1} << g)) ? "True" : "False";
       }
-      statements += "    grad_input_mask = [" + mask + "]\n    " + tuple + " = " + renameSelf(formula.expression) + "\n";
+      statements +=
+          "    grad_input_mask = [" + mask + "]\n    " + tuple + " = " + renameSelf(formula.expression) + "\n";
     }
     body += tuple + "[" + std::to_string(formula.element) + "], ";
   }
@@ -396,7 +397,8 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
     std::string name = resultName(schema, i);
     if (used.count(name)) addParam(name, returns[i].type->annotationStr(), {FormulaInput::Kind::Result, i});
   }
-  std::string source = std::string(kPrelude) + "def backward(" + params + "):\n" + statements + "    return (" + body + ")\n";
+  std::string source =
+      std::string(kPrelude) + "def backward(" + params + "):\n" + statements + "    return (" + body + ")\n";
 
   auto unit = std::make_shared<CompilationUnit>();
   CompilationTarget target;

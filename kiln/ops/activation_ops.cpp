@@ -238,8 +238,7 @@ KILN_REGISTER_OPS(
        [](const Tensor& grad, const Tensor& self, const Scalar& threshold) {
          return thresholdBackward(grad, self, threshold);
        })
-        .derivative({"grad_output: torch.threshold_backward(grad, self, threshold)",
-                     "self: torch.zeros_like(grad)"}),
+        .derivative({"grad_output: torch.threshold_backward(grad, self, threshold)", "self: torch.zeros_like(grad)"}),
     op("aten::prelu(Tensor self, Tensor weight) -> Tensor",
        [](const Tensor& self, const Tensor& weight) { return prelu(self, weight, Tensor()); })
         .shape(shapes::sameDtype)

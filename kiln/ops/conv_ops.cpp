@@ -152,8 +152,8 @@ Tensor convolutionOp(const Tensor& input, const Tensor& weight, const Bias& bias
 // derivatives.yaml's convolution formula.
 OpDeclaration convDerivative(OpDeclaration declaration, const std::string& transposed,
                              const std::string& output_padding) {
-  std::string call = "torch.convolution_backward(grad, input, weight, None, stride, padding, dilation, " +
-                     transposed + ", " + output_padding + ", groups, grad_input_mask)";
+  std::string call = "torch.convolution_backward(grad, input, weight, None, stride, padding, dilation, " + transposed +
+                     ", " + output_padding + ", groups, grad_input_mask)";
   std::string formula = "input, weight, bias: " + call;
   return std::move(declaration).derivative({formula.c_str(), "grad_fn: ConvolutionBackward0"});
 }

@@ -53,8 +53,8 @@ std::vector<OutputFacts> nativeDropoutShape(const Args& a) {
 // derivatives.yaml's layer norm formula: one native_layer_norm_backward for
 // the gradients needed, with the statistics `stats`.
 OpDeclaration layerNormDerivative(OpDeclaration declaration, const std::string& stats) {
-  std::string call = "torch.native_layer_norm_backward(grad, input, normalized_shape, " + stats +
-                     ", weight, bias, grad_input_mask)";
+  std::string call =
+      "torch.native_layer_norm_backward(grad, input, normalized_shape, " + stats + ", weight, bias, grad_input_mask)";
   std::string formula = "input, weight, bias: " + call;
   return std::move(declaration).derivative({formula.c_str(), "grad_fn: NativeLayerNormBackward0"});
 }

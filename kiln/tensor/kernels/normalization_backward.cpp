@@ -6,8 +6,8 @@
 #include "kiln/tensor/normalization_backward.h"
 
 #include "kiln/tensor/copy.h"
-#include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/factory.h"
+#include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/tensor/reduce.h"
 #include "kiln/tensor/shape.h"
