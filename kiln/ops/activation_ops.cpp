@@ -180,10 +180,10 @@ Tensor prelu(const Tensor& self, const Tensor& weight, Tensor out) {
 // The derivative of threshold and relu (torch's threshold_backward): the
 // gradient where self > threshold, else 0, in one pass; a NaN self lets the
 // gradient through, as in torch.
-Tensor thresholdBackward(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+Tensor thresholdBackward(const Tensor& grad, const Tensor& self, const Scalar& threshold, const Tensor& out) {
   KILN_CHECK(grad.defined() && self.defined(), "threshold_backward: expected defined tensors");
   TensorIter iter("threshold_backward");
-  iter.addOutput(Tensor()).addInput(grad).addInput(self).build();
+  iter.addOutput(out).addInput(grad).addInput(self).build();
   KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "threshold_backward", [&] {
     const scalar_t t = kernels::checkedScalarTo<scalar_t>(threshold, "threshold_backward");
     kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(
@@ -236,9 +236,15 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, Tensor output, Tensor buffer) { return logSigmoidForward(self, output, buffer); }),
     op("aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
        [](const Tensor& grad, const Tensor& self, const Scalar& threshold) {
-         return thresholdBackward(grad, self, threshold);
+         return thresholdBackward(grad, self, threshold, Tensor());
        })
         .derivative({"grad_output: torch.threshold_backward(grad, self, threshold)", "self: torch.zeros_like(grad)"}),
+    op("aten::threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, "
+       "Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Scalar& threshold, Tensor grad_input) {
+         thresholdBackward(grad, self, threshold, grad_input);
+         return grad_input;
+       }),
     op("aten::prelu(Tensor self, Tensor weight) -> Tensor",
        [](const Tensor& self, const Tensor& weight) { return prelu(self, weight, Tensor()); })
         .shape(shapes::sameDtype)

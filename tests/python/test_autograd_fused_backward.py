@@ -207,3 +207,13 @@ def test_max_pool2d_values_indices_and_grads(args, dtype):
     np.testing.assert_array_equal(k_out.numpy(), t_out.numpy())
     np.testing.assert_array_equal(k_idx.numpy(), t_idx.numpy())
     assert_gradients_match_torch(lambda lib, x: F(lib).max_pool2d(x, **args), arrays([(2, 3, 9, 11)], dtype=dtype))
+
+
+def test_threshold_backward_out():
+    g = RNG.standard_normal((3, 4)).astype(np.float32)
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    want = torch.ops.aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x), 0.0)
+    out = kiln.empty(3, 4)
+    got = kiln.threshold_backward(kiln.from_numpy(g), kiln.from_numpy(x), 0.0, grad_input=out)
+    np.testing.assert_array_equal(out.numpy(), want.numpy())
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
