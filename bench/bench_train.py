@@ -214,15 +214,21 @@ def main():
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="a 10-step LSTM, fewer repeats")
     parser.add_argument("--profile", action="store_true", help="cProfile kiln's MLP step")
+    parser.add_argument("--only", choices=["mlp", "lstm", "resnet"], action="append",
+                        help="run only this benchmark (may be repeated)")
     opts = parser.parse_args()
     torch.set_num_threads(1)
     kiln.set_num_threads(1)
     repeat = 3 if opts.quick else opts.repeat
     print(f"threads: 1; {kiln.parallel_info().splitlines()[2]}")
     print(f"{'benchmark':30s} {'runner':14s} {'median':>13s}  {'[min .. max]':>24s}")
-    bench_mlp(max(repeat * 10, 30), opts.profile)
-    bench_lstm(10 if opts.quick else 100, repeat)
-    bench_resnet(repeat)
+    only = set(opts.only or ["mlp", "lstm", "resnet"])
+    if "mlp" in only:
+        bench_mlp(max(repeat * 10, 30), opts.profile)
+    if "lstm" in only:
+        bench_lstm(10 if opts.quick else 100, repeat)
+    if "resnet" in only:
+        bench_resnet(repeat)
 
 
 if __name__ == "__main__":

@@ -279,6 +279,23 @@ bool readsOnlyGeometry(const Value& input) {
   return true;
 }
 
+// "input, weight, bias" -> {"input", "weight", "bias"}.
+std::vector<std::string> argumentNames(const std::string& names) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= names.size()) {
+    size_t comma = names.find(',', start);
+    size_t end = comma == std::string::npos ? names.size() : comma;
+    size_t first = names.find_first_not_of(' ', start);
+    size_t last = names.find_last_not_of(' ', end == 0 ? 0 : end - 1);
+    out.push_back(first < end && last != std::string::npos && last >= first ? names.substr(first, last - first + 1)
+                                                                            : std::string());
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::string resultName(const FunctionSchema& schema, size_t i) {
   const auto& returns = schema.returns();
   if (!returns[i].name.empty()) return returns[i].name;
@@ -294,16 +311,22 @@ OpDerivative::OpDerivative(const Operator& op, const DerivativeSpec& spec, const
   std::string base = owner_name.substr(owner_name.find("::") + 2);
   if (!base.empty() && base.back() == '_' && !(base.size() > 1 && base[base.size() - 2] == '_')) base.pop_back();
   node_name_ = camelCase(base) + "Backward0";
-  for (const auto& [name, expr] : spec.formulas) {
-    if (name == "grad_fn") {
+  size_t groups = 0;
+  for (const auto& [names, expr] : spec.formulas) {
+    if (names == "grad_fn") {
       node_name_ = expr;
       continue;
     }
-    auto index = formula_owner.schema().argumentIndex(name);
-    KILN_INTERNAL_ASSERT(index && *index < schema.arguments().size(), "derivative of ", formula_owner.schema(),
-                         " names no argument '", name, "' of ", schema);
-    bool is_list = schema.arguments()[*index].type->kind() == TypeKind::List;
-    formulas_.push_back({*index, is_list, expr});
+    std::vector<std::string> split = argumentNames(names);
+    size_t group = split.size() > 1 ? groups++ : Formula::kNoGroup;
+    for (size_t e = 0; e < split.size(); ++e) {
+      const std::string& name = split[e];
+      auto index = formula_owner.schema().argumentIndex(name);
+      KILN_INTERNAL_ASSERT(index && *index < schema.arguments().size(), "derivative of ", formula_owner.schema(),
+                           " names no argument '", name, "' of ", schema);
+      bool is_list = schema.arguments()[*index].type->kind() == TypeKind::List;
+      formulas_.push_back({*index, is_list, expr, group, e});
+    }
   }
   KILN_INTERNAL_ASSERT(formulas_.size() <= 64, "too many derivative formulas for ", schema);
   const auto& returns = schema.returns();
@@ -329,12 +352,31 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
   const FunctionSchema& schema = op_.schema();
   auto result = std::make_shared<CompiledFormula>();
   std::set<std::string> used;
+  std::string statements;  // one per formula group: its tuple of gradients
   std::string body;
+  std::set<size_t> emitted;
   for (size_t f = 0; f < formulas_.size(); ++f) {
     if (!(needed & (uint64_t{1} << f))) continue;
     result->outputs.push_back(f);
-    for (const std::string& name : namesIn(formulas_[f].expression)) used.insert(name);
-    body += renameSelf(formulas_[f].expression) + ", ";
+    const Formula& formula = formulas_[f];
+    for (const std::string& name : namesIn(formula.expression)) used.insert(name);
+    if (formula.group == Formula::kNoGroup) {
+      body += renameSelf(formula.expression) + ", ";
+      continue;
+    }
+    std::string tuple = "_grads_of_group" + std::to_string(formula.group);
+    if (emitted.insert(formula.group).second) {
+      // The group's grad_input_mask: which of its inputs' gradients are needed.
+      std::string mask;
+      for (size_t g = 0; g < formulas_.size(); ++g) {
+        if (formulas_[g].group != formula.group) continue;
+        if (!mask.empty()) mask += ", ";
+        mask += (needed & (uint64_t{1} << g)) ? "True" : "False";
+      }
+      statements +=
+          "    grad_input_mask = [" + mask + "]\n    " + tuple + " = " + renameSelf(formula.expression) + "\n";
+    }
+    body += tuple + "[" + std::to_string(formula.element) + "], ";
   }
   std::string params;
   auto addParam = [&](const std::string& name, const std::string& type, FormulaInput input) {
@@ -356,8 +398,8 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
     std::string name = resultName(schema, i);
     if (used.count(name)) addParam(name, returns[i].type->annotationStr(), {FormulaInput::Kind::Result, i});
   }
-  std::string source =
-      std::string(kPrelude) + formulaPrelude() + "def backward(" + params + "):\n    return (" + body + ")\n";
+  std::string source = std::string(kPrelude) + formulaPrelude() + "def backward(" + params + "):\n" + statements +
+                       "    return (" + body + ")\n";
 
   auto unit = std::make_shared<CompilationUnit>();
   CompilationTarget target;

@@ -43,10 +43,18 @@ struct CompiledFormula {
 class OpDerivative {
  public:
   // (argument index, is a Tensor[]) of each formula, in declaration order.
+  // One expression may give several inputs' gradients at once, as in
+  // derivatives.yaml's "input, weight, bias: native_batch_norm_backward(...,
+  // grad_input_mask)": its inputs' formulas share `group` and the expression,
+  // which returns a tuple (element `element` is this input's gradient) and
+  // may read `grad_input_mask`, the List[bool] of which of them are needed.
   struct Formula {
+    static constexpr size_t kNoGroup = static_cast<size_t>(-1);
     size_t argument;
     bool is_list;
     std::string expression;
+    size_t group = kNoGroup;
+    size_t element = 0;
   };
   OpDerivative(const Operator& op, const DerivativeSpec& spec, const Operator& formula_owner);
 

@@ -123,7 +123,8 @@ KILN_REGISTER_OPS(
     KILN_PARAM_OUT_OP("hardshrink", ", Scalar lambd=0.5", "hardshrink", ParamDtypes::Floating, (lambd),
                       self >= -lambd && self <= lambd ? (T)0 : self),
     KILN_PARAM_OPS_DIFF("threshold", ", Scalar threshold, Scalar value", "threshold", ParamDtypes::NoBool,
-                        (threshold, value), ({"self: grad * (self > threshold)"}), self <= threshold ? value : self),
+                        (threshold, value), ({"self: torch.threshold_backward(grad, self, threshold)"}),
+                        self <= threshold ? value : self),
     // min(x, 0) - log1p(e^-|x|): no overflow on either side.
     // min(x, 0) - log1p(e^-|x|): no overflow on either side. No in-place form.
     KILN_LOG_SIGMOID_OP("log_sigmoid(Tensor self) -> Tensor", Tensor())
@@ -176,6 +177,21 @@ Tensor prelu(const Tensor& self, const Tensor& weight, Tensor out) {
   return iter.output();
 }
 
+// The derivative of threshold and relu (torch's threshold_backward): the
+// gradient where self > threshold, else 0, in one pass; a NaN self lets the
+// gradient through, as in torch.
+Tensor thresholdBackward(const Tensor& grad, const Tensor& self, const Scalar& threshold, const Tensor& out) {
+  KILN_CHECK(grad.defined() && self.defined(), "threshold_backward: expected defined tensors");
+  TensorIter iter("threshold_backward");
+  iter.addOutput(out).addInput(grad).addInput(self).build();
+  KILN_DISPATCH_ALL_TYPES(iter.computeDtype(), "threshold_backward", [&] {
+    const scalar_t t = kernels::checkedScalarTo<scalar_t>(threshold, "threshold_backward");
+    kernels::cpuKernel<scalar_t, scalar_t, scalar_t>(
+        iter, [t](scalar_t g, scalar_t x) { return kernels::select(x <= t, scalar_t(0), g); });
+  });
+  return iter.output();
+}
+
 // The first half along `dim` times the sigmoid of the second.
 Tensor glu(const Tensor& self, int64_t dim) {
   KILN_CHECK(self.dim() > 0, "glu does not support scalars because halving size must be even");
@@ -218,6 +234,17 @@ KILN_REGISTER_OPS(
     op("aten::log_sigmoid_forward.output(Tensor self, *, Tensor(a!) output, Tensor(b!) buffer) -> "
        "(Tensor(a!), Tensor(b!))",
        [](const Tensor& self, Tensor output, Tensor buffer) { return logSigmoidForward(self, output, buffer); }),
+    op("aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+         return thresholdBackward(grad, self, threshold, Tensor());
+       })
+        .derivative({"grad_output: torch.threshold_backward(grad, self, threshold)", "self: torch.zeros_like(grad)"}),
+    op("aten::threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, "
+       "Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, const Scalar& threshold, Tensor grad_input) {
+         thresholdBackward(grad, self, threshold, grad_input);
+         return grad_input;
+       }),
     op("aten::prelu(Tensor self, Tensor weight) -> Tensor",
        [](const Tensor& self, const Tensor& weight) { return prelu(self, weight, Tensor()); })
         .shape(shapes::sameDtype)

@@ -148,19 +148,14 @@ Tensor convolutionOp(const Tensor& input, const Tensor& weight, const Bias& bias
 
 // The derivative of a convolution whose parameters are the schema's
 // arguments but for `transposed` and `output_padding` (given as TorchScript
-// expressions): aten::convolution_backward, one output at a time, as
+// expressions): one aten::convolution_backward for the gradients needed, as
 // derivatives.yaml's convolution formula.
 OpDeclaration convDerivative(OpDeclaration declaration, const std::string& transposed,
                              const std::string& output_padding) {
-  auto call = [&](const char* mask, int which) {
-    return "torch.convolution_backward(grad, input, weight, None, stride, padding, dilation, " + transposed + ", " +
-           output_padding + ", groups, " + mask + ")[" + std::to_string(which) + "]";
-  };
-  std::string input = "input: " + call("[True, False, False]", 0);
-  std::string weight = "weight: " + call("[False, True, False]", 1);
-  std::string bias = "bias: " + call("[False, False, True]", 2);
-  return std::move(declaration)
-      .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: ConvolutionBackward0"});
+  std::string call = "torch.convolution_backward(grad, input, weight, None, stride, padding, dilation, " + transposed +
+                     ", " + output_padding + ", groups, grad_input_mask)";
+  std::string formula = "input, weight, bias: " + call;
+  return std::move(declaration).derivative({formula.c_str(), "grad_fn: ConvolutionBackward0"});
 }
 
 // The derivatives of max pooling's backward (2d, 3d and adaptive, `dims`

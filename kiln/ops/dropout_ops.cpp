@@ -51,18 +51,13 @@ std::vector<OutputFacts> nativeDropoutShape(const Args& a) {
   return {facts(in->scalarType(), in->sizes()), facts(ScalarType::Bool, in->sizes())};
 }
 
-// derivatives.yaml's layer norm formula: native_layer_norm_backward, one
-// output at a time, with the statistics `stats`.
+// derivatives.yaml's layer norm formula: one native_layer_norm_backward for
+// the gradients needed, with the statistics `stats`.
 OpDeclaration layerNormDerivative(OpDeclaration declaration, const std::string& stats) {
-  auto call = [&](const char* mask, int which) {
-    return "torch.native_layer_norm_backward(grad, input, normalized_shape, " + stats + ", weight, bias, " + mask +
-           ")[" + std::to_string(which) + "]";
-  };
-  std::string input = "input: " + call("[True, False, False]", 0);
-  std::string weight = "weight: " + call("[False, True, False]", 1);
-  std::string bias = "bias: " + call("[False, False, True]", 2);
-  return std::move(declaration)
-      .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: NativeLayerNormBackward0"});
+  std::string call =
+      "torch.native_layer_norm_backward(grad, input, normalized_shape, " + stats + ", weight, bias, grad_input_mask)";
+  std::string formula = "input, weight, bias: " + call;
+  return std::move(declaration).derivative({formula.c_str(), "grad_fn: NativeLayerNormBackward0"});
 }
 
 // The derivatives of native_layer_norm_backward (norm_double_backward.h):

@@ -80,30 +80,20 @@ std::array<bool, 3> maskOf(const IValue& output_mask) {
   return {elements[0].toBool(), elements[1].toBool(), elements[2].toBool()};
 }
 
-// derivatives.yaml's batch norm formula: native_batch_norm_backward, one
-// output at a time; `stats` names the saved statistics (None: computed again).
+// derivatives.yaml's batch norm formula: one native_batch_norm_backward for
+// the gradients needed; `stats` names the saved statistics (None: computed again).
 OpDeclaration batchNormDerivative(OpDeclaration declaration, const std::string& stats) {
-  auto call = [&](const char* mask, int which) {
-    return "torch.native_batch_norm_backward(grad, input, weight, running_mean, running_var, " + stats +
-           ", training, eps, " + mask + ")[" + std::to_string(which) + "]";
-  };
-  std::string input = "input: " + call("[True, False, False]", 0);
-  std::string weight = "weight: " + call("[False, True, False]", 1);
-  std::string bias = "bias: " + call("[False, False, True]", 2);
-  return std::move(declaration)
-      .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: NativeBatchNormBackward0"});
+  std::string call = "torch.native_batch_norm_backward(grad, input, weight, running_mean, running_var, " + stats +
+                     ", training, eps, grad_input_mask)";
+  std::string formula = "input, weight, bias: " + call;
+  return std::move(declaration).derivative({formula.c_str(), "grad_fn: NativeBatchNormBackward0"});
 }
 
 OpDeclaration groupNormDerivative(OpDeclaration declaration, const std::string& stats, const std::string& group) {
-  auto call = [&](const char* mask, int which) {
-    return "torch.native_group_norm_backward(grad, input, " + stats + ", weight, input.size(0), input.size(1), " +
-           "1, " + group + ", " + mask + ")[" + std::to_string(which) + "]";
-  };
-  std::string input = "input: " + call("[True, False, False]", 0);
-  std::string weight = "weight: " + call("[False, True, False]", 1);
-  std::string bias = "bias: " + call("[False, False, True]", 2);
-  return std::move(declaration)
-      .derivative({input.c_str(), weight.c_str(), bias.c_str(), "grad_fn: NativeGroupNormBackward0"});
+  std::string call = "torch.native_group_norm_backward(grad, input, " + stats +
+                     ", weight, input.size(0), input.size(1), 1, " + group + ", grad_input_mask)";
+  std::string formula = "input, weight, bias: " + call;
+  return std::move(declaration).derivative({formula.c_str(), "grad_fn: NativeGroupNormBackward0"});
 }
 
 // The derivatives of native_batch_norm_backward (norm_double_backward.h):

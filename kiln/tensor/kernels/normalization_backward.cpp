@@ -7,6 +7,7 @@
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
+#include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/tensor/reduce.h"
 #include "kiln/tensor/shape.h"
@@ -21,6 +22,105 @@ Tensor normalizedInputGrad(const Tensor& g, const Tensor& x_hat, const Tensor& i
   Tensor centered = sub(g, mean(g, dims, true));
   Tensor projection = mul(x_hat, mean(mul(g, x_hat), dims, true));
   return mul(sub(centered, projection), invstd);
+}
+
+// Batch norm backward over a contiguous [n, c, inner] input, two passes per
+// channel: the sums of grad and grad * (x - mean), then dx. As torch's CPU
+// kernel: dweight = sum(grad * (x - mean)) * invstd, dbias = sum(grad), and
+// in training dx = (grad - sum(grad) / m - (x - mean) * k) * invstd * weight
+// with k = sum(grad * (x - mean)) * invstd^2 / m; with fixed statistics
+// dx = grad * invstd * weight. Null outputs are not computed.
+template <typename T>
+void batchNormBackwardChannels(const T* grad, const T* x, const T* mean, const T* invstd, const T* weight, int64_t n,
+                               int64_t c, int64_t inner, bool train, T* dx, T* dweight, T* dbias) {
+  using V = kernels::Vec<T>;
+  constexpr int64_t kSize = V::kSize;
+  const double m = static_cast<double>(n * inner);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const T mu = mean[ch], is = invstd[ch], w = weight ? weight[ch] : T(1);
+    double sum_g = 0, sum_gx = 0;
+    if (dweight || dbias || (dx && train)) {
+      const V vmu = V::broadcast(mu);
+      for (int64_t b = 0; b < n; ++b) {
+        const T* g = grad + (b * c + ch) * inner;
+        const T* xs = x + (b * c + ch) * inner;
+        V acc_g = V::broadcast(T(0)), acc_gx = V::broadcast(T(0));
+        int64_t i = 0;
+        for (; i + kSize <= inner; i += kSize) {
+          const V gv = V::load(g + i);
+          acc_g = acc_g + gv;
+          acc_gx = acc_gx + gv * (V::load(xs + i) - vmu);
+        }
+        if (i < inner) {
+          const V gv = V::loadPartial(g + i, inner - i, T(0));
+          acc_g = acc_g + gv;
+          acc_gx = acc_gx + gv * (V::loadPartial(xs + i, inner - i, mu) - vmu);
+        }
+        sum_g += static_cast<double>(acc_g.sum());
+        sum_gx += static_cast<double>(acc_gx.sum());
+      }
+    }
+    if (dbias) dbias[ch] = static_cast<T>(sum_g);
+    if (dweight) dweight[ch] = static_cast<T>(sum_gx * static_cast<double>(is));
+    if (!dx) continue;
+    const T scale = is * w;
+    const T grad_mean = train ? static_cast<T>(sum_g / m) : T(0);
+    const T k = train ? static_cast<T>(sum_gx / m * static_cast<double>(is) * static_cast<double>(is)) : T(0);
+    const V vmu = V::broadcast(mu), vscale = V::broadcast(scale), vgm = V::broadcast(grad_mean), vk = V::broadcast(k);
+    for (int64_t b = 0; b < n; ++b) {
+      const T* g = grad + (b * c + ch) * inner;
+      const T* xs = x + (b * c + ch) * inner;
+      T* out = dx + (b * c + ch) * inner;
+      int64_t i = 0;
+      if (train) {
+        for (; i + kSize <= inner; i += kSize) {
+          ((V::load(g + i) - vgm - (V::load(xs + i) - vmu) * vk) * vscale).store(out + i);
+        }
+        if (i < inner) {
+          const int64_t rest = inner - i;
+          ((V::loadPartial(g + i, rest, T(0)) - vgm - (V::loadPartial(xs + i, rest, mu) - vmu) * vk) * vscale)
+              .storePartial(out + i, rest);
+        }
+      } else {
+        for (; i + kSize <= inner; i += kSize) (V::load(g + i) * vscale).store(out + i);
+        if (i < inner) (V::loadPartial(g + i, inner - i, T(0)) * vscale).storePartial(out + i, inner - i);
+      }
+    }
+  }
+}
+
+// The fused kernel where its layout fits: float or double, input and grad
+// contiguous, every tensor of one dtype.
+bool fusedBatchNormBackward(const Tensor& grad, const Tensor& input, const std::optional<Tensor>& weight,
+                            const Tensor& mean_c, const Tensor& invstd_c, bool train, std::array<bool, 3> mask,
+                            NormGrads& out) {
+  const ScalarType dtype = input.dtype();
+  if (dtype != ScalarType::Float && dtype != ScalarType::Double) return false;
+  if (grad.dtype() != dtype || mean_c.dtype() != dtype || invstd_c.dtype() != dtype) return false;
+  if (!input.isContiguous() || !grad.isContiguous() || grad.sizes() != input.sizes()) return false;
+  const bool has_weight = present(weight);
+  if (has_weight && weight->dtype() != dtype) return false;
+  const int64_t n = input.size(0), c = input.size(1);
+  const int64_t inner = c == 0 || n == 0 ? 0 : input.numel() / (n * c);
+  if (input.numel() == 0) return false;
+  Tensor mean_v = contiguous(mean_c), invstd_v = contiguous(invstd_c);
+  Tensor weight_v = has_weight ? contiguous(*weight) : Tensor();
+  Tensor dx = mask[0] ? empty(input.sizes(), dtype) : Tensor();
+  Tensor dweight = mask[1] ? empty({c}, dtype) : Tensor();
+  Tensor dbias = mask[2] ? empty({c}, dtype) : Tensor();
+  auto run = [&]<typename T>() {
+    batchNormBackwardChannels<T>(grad.data<T>(), input.data<T>(), mean_v.data<T>(), invstd_v.data<T>(),
+                                 has_weight ? weight_v.data<T>() : nullptr, n, c, inner, train,
+                                 mask[0] ? dx.data<T>() : nullptr, mask[1] ? dweight.data<T>() : nullptr,
+                                 mask[2] ? dbias.data<T>() : nullptr);
+  };
+  if (dtype == ScalarType::Float) {
+    run.template operator()<float>();
+  } else {
+    run.template operator()<double>();
+  }
+  out = {dx, dweight, dbias};
+  return true;
 }
 
 // Every dim of a rank-`rank` tensor but `keep`.
@@ -58,6 +158,8 @@ NormGrads batchNormBackward(const Tensor& grad, const Tensor& input, const std::
     Tensor v = present(running_var) ? perChannel(*running_var) : ones(IntArrayRef(channel_shape), input.dtype());
     invstd_c = rsqrt(add(v, full({}, eps, v.dtype())));
   }
+  NormGrads fused;
+  if (fusedBatchNormBackward(grad, input, weight, mean_c, invstd_c, train, mask, fused)) return fused;
   Tensor x_hat = mul(sub(input, mean_c), invstd_c);
   Tensor grad_input, grad_weight, grad_bias;
   if (mask[0]) {

@@ -5,9 +5,12 @@
 #include "kiln/tensor/pooling.h"
 
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -146,11 +149,61 @@ inline std::pair<T, int64_t> windowMax(const Pool& p, const T* in, const std::ar
   return {best, best_index};
 }
 
+// c ? a : b without a branch (compare-and-branch on random data mispredicts
+// about every other element).
+template <typename T>
+inline T selectBits(bool c, T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  const Bits mask = Bits(0) - Bits(c);
+  return std::bit_cast<T>(static_cast<Bits>((std::bit_cast<Bits>(a) & mask) | (std::bit_cast<Bits>(b) & ~mask)));
+}
+
+// 2-D windows (depth 1): windowMax's rule (the first maximum; a NaN wins,
+// and a later NaN wins over it), each element's update branch-free.
+template <typename T>
+void maxPool2dKernel(const Pool& p, const T* x, T* y, int64_t* indices) {
+  const int64_t in_h = p.in[1], in_w = p.in[2];
+  const int64_t dil_h = p.dilation[1], dil_w = p.dilation[2];
+  forEachPlane(p, [&](int64_t plane) {
+    const T* in = x + plane * p.inVolume();
+    T* out = y + plane * p.outVolume();
+    int64_t* idx = indices ? indices + plane * p.outVolume() : nullptr;
+    int64_t o = 0;
+    for (int64_t oh = 0; oh < p.out[1]; ++oh) {
+      int64_t h0 = oh * p.stride[1] - p.pad[1];
+      const int64_t h1 = std::min(h0 + (p.kernel[1] - 1) * dil_h + 1, in_h);
+      while (h0 < 0) h0 += dil_h;
+      for (int64_t ow = 0; ow < p.out[2]; ++ow, ++o) {
+        int64_t w0 = ow * p.stride[2] - p.pad[2];
+        const int64_t w1 = std::min(w0 + (p.kernel[2] - 1) * dil_w + 1, in_w);
+        while (w0 < 0) w0 += dil_w;
+        T best = -std::numeric_limits<T>::infinity();
+        int64_t best_index = h0 * in_w + w0;
+        for (int64_t h = h0; h < h1; h += dil_h) {
+          const int64_t row = h * in_w;
+          for (int64_t w = w0; w < w1; w += dil_w) {
+            const T v = in[row + w];
+            const bool take = (v > best) | (v != v);
+            best = selectBits(take, v, best);
+            best_index = take ? row + w : best_index;
+          }
+        }
+        out[o] = best;
+        if (idx) idx[o] = best_index;
+      }
+    }
+  });
+}
+
 template <typename T>
 void maxPoolKernel(const Pool& p, const T* x, T* y, int64_t* indices) {
   if (p.in[0] == 1 && p.in[1] == 1 && p.out[0] == 1 && p.out[1] == 1 && p.kernel[0] == 1 && p.kernel[1] == 1 &&
       p.pad[0] == 0 && p.pad[1] == 0) {
     maxPoolLastDimKernel(p, x, y, indices);
+    return;
+  }
+  if (p.in[0] == 1 && p.out[0] == 1 && p.kernel[0] == 1 && p.pad[0] == 0) {
+    maxPool2dKernel(p, x, y, indices);
     return;
   }
   forEachPlane(p, [&](int64_t plane) {
