@@ -93,3 +93,39 @@ def test_freed_optimized_modules_free_their_weights():
         assert converted()[0] == before[0] + 2
         del module
         assert converted() == before
+
+
+def test_module_parameters_survive_optimization_shapes_and_threads():
+    """The loaded module's parameters stay readable and unchanged (state_dict and attribute access) while
+    its optimized copy converts weights for several input shapes and thread counts; the optimized module
+    stays correct throughout."""
+    torch.manual_seed(0)
+    model = TwoConvs().eval()
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(model), buffer)
+    loaded = kiln.load(io.BytesIO(buffer.getvalue()))
+    module = kiln.optimize_for_inference(loaded)
+    expected = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+
+    def check_parameters():
+        state = loaded.state_dict()
+        assert set(state) == set(expected)
+        for key, value in expected.items():
+            np.testing.assert_array_equal(state[key].numpy(), value, err_msg=key)
+        np.testing.assert_array_equal(loaded.a.weight.numpy(), expected["a.weight"])
+        np.testing.assert_array_equal(loaded.b.bias.numpy(), expected["b.bias"])
+
+    threads = kiln.get_num_threads()
+    try:
+        for batch, size, n in [(1, 32, 1), (2, 32, 2), (1, 20, 1), (8, 16, 2), (1, 32, 1)]:
+            kiln.set_num_threads(n)
+            run(model, module, batch, size)
+            check_parameters()
+    finally:
+        kiln.set_num_threads(threads)
+    # The loaded module still runs as it did (its weights are its own, not the optimized copy's).
+    x = torch.randn(1, 16, 24, 24)
+    with kiln.no_grad():
+        got = loaded(kiln.from_numpy(x.numpy().copy())).numpy()
+    with torch.no_grad():
+        np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-4, atol=1e-5)

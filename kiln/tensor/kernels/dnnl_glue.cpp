@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "kiln/tensor/parallel.h"
+#include "kiln/tensor/tensor.h"
 #include "kiln/util/error.h"
 
 namespace kiln::detail {
@@ -139,39 +140,31 @@ ConvEntry makeConv(const DnnlConvParams& p) {
   return e;
 }
 
-// Per-thread buffers for the reordered copies, kept between calls: a fresh
-// allocation of this size would be new pages (page faults) every call.
+// The reordered copies of one call, kiln tensors made per call, so that a
+// memory plan's arena serves them with the call's other temporaries (and,
+// unplanned, the allocator's large-block cache keeps their pages). They
+// were per-thread buffers kept between calls, each as large as the largest
+// any call had wanted, held for good: 20 MiB for the small UNet at batch 8.
 enum Slot { kSrc, kWeight, kDst, kSlots };
 
-void* scratch(Slot slot, size_t bytes) {
-  struct Buffers {
-    void* data[kSlots] = {};
-    size_t size[kSlots] = {};
-    ~Buffers() {
-      for (void* p : data) std::free(p);
-    }
-  };
-  thread_local Buffers buffers;
-  if (buffers.size[slot] < bytes) {
-    std::free(buffers.data[slot]);
-    size_t rounded = (bytes + 63) / 64 * 64;
-    buffers.data[slot] = std::aligned_alloc(64, rounded);
-    KILN_CHECK(buffers.data[slot] != nullptr, "out of memory allocating ", rounded, " bytes");
-    buffers.size[slot] = rounded;
+struct CallBuffers {
+  Tensor held[kSlots];
+
+  memory in(const memory::desc& desc, Slot slot) {
+    held[slot] =
+        empty({static_cast<int64_t>((desc.get_size() + sizeof(float) - 1) / sizeof(float))}, ScalarType::Float);
+    return memory(desc, cpuEngine(), held[slot].rawData());
   }
-  return buffers.data[slot];
-}
 
-memory inSlot(const memory::desc& desc, Slot slot) { return memory(desc, cpuEngine(), scratch(slot, desc.get_size())); }
-
-// `user` in the primitive's layout: itself, or reordered into a scratch buffer.
-memory asLayout(const memory& user, const memory::desc& wanted, const std::optional<dnnl::reorder>& reorder, Slot slot,
-                dnnl::stream& stream) {
-  if (!reorder) return user;
-  memory out = inSlot(wanted, slot);
-  reorder->execute(stream, const_cast<memory&>(user), out);
-  return out;
-}
+  // `user` in the primitive's layout: itself, or reordered into a buffer.
+  memory asLayout(const memory& user, const memory::desc& wanted, const std::optional<dnnl::reorder>& reorder,
+                  Slot slot, dnnl::stream& stream) {
+    if (!reorder) return user;
+    memory out = in(wanted, slot);
+    reorder->execute(stream, const_cast<memory&>(user), out);
+    return out;
+  }
+};
 
 struct PoolEntry {
   bool ok = false;
@@ -202,9 +195,10 @@ bool dnnlConvolution(const DnnlConvParams& p, const float* src, const float* wei
     memory src_user(entry->src_user, engine, const_cast<float*>(src));
     memory weight_user(entry->weight_user, engine, const_cast<float*>(weight));
     memory dst_user(entry->dst_user, engine, dst);
-    memory src_mem = asLayout(src_user, entry->src, entry->src_in, kSrc, stream);
-    memory weight_mem = asLayout(weight_user, entry->weight, entry->weight_in, kWeight, stream);
-    memory dst_mem = entry->dst_out ? inSlot(entry->dst, kDst) : dst_user;
+    CallBuffers buffers;
+    memory src_mem = buffers.asLayout(src_user, entry->src, entry->src_in, kSrc, stream);
+    memory weight_mem = buffers.asLayout(weight_user, entry->weight, entry->weight_in, kWeight, stream);
+    memory dst_mem = entry->dst_out ? buffers.in(entry->dst, kDst) : dst_user;
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weight_mem}, {DNNL_ARG_DST, dst_mem}};
     if (p.has_bias) args.emplace(DNNL_ARG_BIAS, memory(entry->bias, engine, const_cast<float*>(bias)));
