@@ -59,44 +59,42 @@ Tensor promotingUnary(const char* name, const Tensor& self, const Tensor& out, c
 }
 
 // The element function of an expression over `self` (no parameters).
-#define KILN_PROMOTING_ELEMENT(...) \
-  []<typename T>() { return [](T self) -> T { return __VA_ARGS__; }; }
+#define KILN_PROMOTING_ELEMENT(...) []<typename T>() { return [](T self) -> T { return __VA_ARGS__; }; }
 
 // aten::name, name_ and name.out of a unary op computed in float (integers
 // and bool promote to float32), whose element is the expression given; the
 // fuser reads the same expression.
-#define KILN_PROMOTING_UNARY_OPS(name, formula, ...)                                                                 \
-  op("aten::" name "(Tensor self) -> Tensor",                                                                        \
-     [](const Tensor& self) { return promotingUnary(name, self, Tensor(), KILN_PROMOTING_ELEMENT(__VA_ARGS__)); })   \
-      .shape(floatDtype)                                                                                             \
-      .pointwise(elementwiseFromCpp(TypeRule::PromoteFloat, DtypeSet::Floating, #__VA_ARGS__, {"self"}))             \
-      .derivative(KILN_PP_UNPAREN formula),                                                                          \
-      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                           \
-         [](Tensor self) {                                                                                           \
-           promotingUnary(name "_", self, self, KILN_PROMOTING_ELEMENT(__VA_ARGS__));                                \
-           return self;                                                                                              \
-         }),                                                                                                         \
-      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, Tensor out) {    \
-        promotingUnary(name, self, out, KILN_PROMOTING_ELEMENT(__VA_ARGS__));                                        \
-        return out;                                                                                                  \
+#define KILN_PROMOTING_UNARY_OPS(name, formula, ...)                                                               \
+  op("aten::" name "(Tensor self) -> Tensor",                                                                      \
+     [](const Tensor& self) { return promotingUnary(name, self, Tensor(), KILN_PROMOTING_ELEMENT(__VA_ARGS__)); }) \
+      .shape(floatDtype)                                                                                           \
+      .pointwise(elementwiseFromCpp(TypeRule::PromoteFloat, DtypeSet::Floating, #__VA_ARGS__, {"self"}))           \
+      .derivative(KILN_PP_UNPAREN formula),                                                                        \
+      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                         \
+         [](Tensor self) {                                                                                         \
+           promotingUnary(name "_", self, self, KILN_PROMOTING_ELEMENT(__VA_ARGS__));                              \
+           return self;                                                                                            \
+         }),                                                                                                       \
+      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, Tensor out) {  \
+        promotingUnary(name, self, out, KILN_PROMOTING_ELEMENT(__VA_ARGS__));                                      \
+        return out;                                                                                                \
       }).shape(floatDtype)
 
 // The same, for an element function computed in double by a function of
 // this file (not fused).
-#define KILN_SPECIAL_UNARY_OPS(name, fn, formula)                                                           \
-  op("aten::" name "(Tensor self) -> Tensor",                                                               \
-     [](const Tensor& self) { return promotingUnary(name, self, Tensor(), inDouble(fn)); })                 \
-      .shape(floatDtype)                                                                                    \
-      .derivative(KILN_PP_UNPAREN formula),                                                                 \
-      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                  \
-         [](Tensor self) {                                                                                  \
-           promotingUnary(name "_", self, self, inDouble(fn));                                              \
-           return self;                                                                                     \
-         }),                                                                                                \
-      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self,         \
-                                                                                Tensor out) {               \
-        promotingUnary(name, self, out, inDouble(fn));                                                      \
-        return out;                                                                                         \
+#define KILN_SPECIAL_UNARY_OPS(name, fn, formula)                                                                 \
+  op("aten::" name "(Tensor self) -> Tensor",                                                                     \
+     [](const Tensor& self) { return promotingUnary(name, self, Tensor(), inDouble(fn)); })                       \
+      .shape(floatDtype)                                                                                          \
+      .derivative(KILN_PP_UNPAREN formula),                                                                       \
+      op("aten::" name "_(Tensor(a!) self) -> Tensor(a!)",                                                        \
+         [](Tensor self) {                                                                                        \
+           promotingUnary(name "_", self, self, inDouble(fn));                                                    \
+           return self;                                                                                           \
+         }),                                                                                                      \
+      op("aten::" name ".out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self, Tensor out) { \
+        promotingUnary(name, self, out, inDouble(fn));                                                            \
+        return out;                                                                                               \
       }).shape(floatDtype)
 
 // An element function of double, as a `make<T>()` that converts through double.
@@ -156,8 +154,8 @@ double digammaValue(double x) {
     x += 1;
   }
   if (x == 10) return result + 2.25175258906672110764;
-  constexpr double kA[] = {8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
-                           -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
+  constexpr double kA[] = {8.33333333333333333333E-2,  -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+                           -4.16666666666666666667E-3, 3.96825396825396825397E-3,  -8.33333333333333333333E-3,
                            8.33333333333333333333E-2};
   double y = 0;
   if (x < 1.0e17) {
@@ -220,19 +218,66 @@ double zetaValue(double s, double q) {
 // The n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1.
 double polygammaValue(int64_t n, double x) {
   if (n == 0) return digammaValue(x);
+  if (n == 1) {
+    // trigamma as torch computes it: reflection below 1/2, six recurrence
+    // steps and the asymptotic series.
+    constexpr double kPi = std::numbers::pi;
+    double sign = 1, result = 0;
+    if (x < 0.5) {
+      sign = -1;
+      const double s = std::sin(kPi * x);
+      result -= (kPi * kPi) / (s * s);
+      x = 1 - x;
+    }
+    for (int i = 0; i < 6; ++i) {
+      result += 1 / (x * x);
+      x += 1;
+    }
+    const double ixx = 1 / (x * x);
+    result += (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x;
+    return sign * result;
+  }
   const double factorial = std::tgamma(static_cast<double>(n) + 1);
   const double sign = (n % 2) != 0 ? 1.0 : -1.0;
   return sign * factorial * zetaValue(static_cast<double>(n) + 1, x);
 }
 
+// The modified Bessel function I_nu(x) for nu = 0 or 1 and x >= 0: the
+// power series below 40, the asymptotic expansion above.
+double besselI(int nu, double x) {
+  if (x < 40) {
+    const double q = x * x / 4;
+    double term = nu == 0 ? 1.0 : x / 2, sum = term;
+    for (int k = 1; k < 500; ++k) {
+      term *= q / (static_cast<double>(k) * static_cast<double>(k + nu));
+      sum += term;
+      if (term < sum * 1e-17) break;
+    }
+    return sum;
+  }
+  if (x > 720) return std::numeric_limits<double>::infinity();
+  const double mu = 4.0 * nu * nu;
+  double term = 1, sum = 1;
+  for (int k = 1; k < 30; ++k) {
+    const double odd = 2.0 * k - 1;
+    term *= -(mu - odd * odd) / (static_cast<double>(k) * 8 * x);
+    sum += term;
+    if (std::fabs(term) < 1e-17 * std::fabs(sum)) break;
+  }
+  // e^x split in two, so that e^x / sqrt(x) does not overflow before the division.
+  const double half = std::exp(x / 2);
+  return half * (half / std::sqrt(2 * std::numbers::pi * x)) * sum;
+}
+
+// torch 1.13 gives NaN at the infinities (its Chebyshev series meets inf * 0).
 double i0Value(double x) {
-  if (std::isnan(x)) return x;
-  return std::cyl_bessel_i(0.0, std::fabs(x));
+  if (!std::isfinite(x)) return std::numeric_limits<double>::quiet_NaN();
+  return besselI(0, std::fabs(x));
 }
 
 double i1Value(double x) {
-  if (std::isnan(x)) return x;
-  const double v = std::cyl_bessel_i(1.0, std::fabs(x));
+  if (!std::isfinite(x)) return std::numeric_limits<double>::quiet_NaN();
+  const double v = besselI(1, std::fabs(x));
   return x < 0 ? -v : v;
 }
 
@@ -248,7 +293,10 @@ Tensor logitOp(const Tensor& self, std::optional<double> eps, const Tensor& out,
     const T lo = static_cast<T>(e), hi = static_cast<T>(1.0 - e);
     const bool clamp = e >= 0;
     return [=](T x) -> T {
-      if (clamp) x = x < lo ? lo : (x > hi ? hi : x);
+      if (clamp) {
+        x = x < lo ? lo : x;  // then hi wins where eps > 0.5, as in torch
+        x = x > hi ? hi : x;
+      }
       return m_log(x / ((T)1 - x));
     };
   });
@@ -265,8 +313,9 @@ Tensor signbitOp(const Tensor& self, const Tensor& out) {
   if (dtype == ScalarType::Bool) {
     kernels::cpuKernel<bool, bool>(iter, [](bool) { return false; });
   } else if (isFloatingType(dtype)) {
-    KILN_DISPATCH_FLOATING_TYPES(dtype, "signbit",
-                                 [&] { kernels::cpuKernel<bool, scalar_t>(iter, [](scalar_t x) { return std::signbit(x); }); });
+    KILN_DISPATCH_FLOATING_TYPES(dtype, "signbit", [&] {
+      kernels::cpuKernel<bool, scalar_t>(iter, [](scalar_t x) { return std::signbit(x); });
+    });
   } else {
     KILN_DISPATCH_INTEGRAL_TYPES(dtype, "signbit", [&] {
       kernels::cpuKernel<bool, scalar_t>(iter, [](scalar_t x) { return x < scalar_t(0); });
@@ -285,8 +334,8 @@ Tensor nanToNumOp(const Tensor& self, std::optional<double> nan, std::optional<d
   iter.addOutput(out).addInput(self).build();
   const ScalarType dtype = iter.computeDtype();
   if (!isFloatingType(dtype)) {
-    KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "nan_to_num",
-                                     [&] { kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t x) { return x; }); });
+    KILN_DISPATCH_ALL_TYPES_AND_BOOL(
+        dtype, "nan_to_num", [&] { kernels::cpuKernel<scalar_t, scalar_t>(iter, [](scalar_t x) { return x; }); });
     return iter.output();
   }
   KILN_DISPATCH_FLOATING_TYPES(dtype, "nan_to_num", [&] {
@@ -350,49 +399,76 @@ Tensor binaryKernel(const char* name, const char* kernel_name, const Tensor& a, 
   return iter.output();
 }
 
-#define KILN_BINARY_ELEMENT(...) \
-  []<typename T>() { return [](T self, T other) -> T { return __VA_ARGS__; }; }
+#define KILN_BINARY_ELEMENT(...) []<typename T>() { return [](T self, T other) -> T { return __VA_ARGS__; }; }
 
 // aten::name(self, other), name.out and (with KILN_BINARY_INPLACE_OP) name_.
-#define KILN_BINARY_OPS(name, kname, dtypes, shape_rule, spec, formula, ...)                                    \
-  op("aten::" name "(Tensor self, Tensor other) -> Tensor",                                                     \
-     [](const Tensor& self, const Tensor& other) {                                                              \
-       return binaryKernel<dtypes>(name, kname, self, other, Tensor(), KILN_BINARY_ELEMENT(__VA_ARGS__));       \
-     })                                                                                                         \
-      .shape(shape_rule)                                                                                        \
-      .pointwise(spec)                                                                                          \
-      .derivative(KILN_PP_UNPAREN formula),                                                                     \
-      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",                      \
-         [](const Tensor& self, const Tensor& other, Tensor out) {                                              \
-           binaryKernel<dtypes>(name, kname, self, other, out, KILN_BINARY_ELEMENT(__VA_ARGS__));               \
-           return out;                                                                                          \
-         })                                                                                                     \
-          .shape(shape_rule)
-#define KILN_BINARY_INPLACE_OP(name, kname, dtypes, ...)                                          \
+#define KILN_BINARY_OPS(name, kname, dtypes, shape_rule, spec, formula, ...)                                       \
+  op("aten::" name "(Tensor self, Tensor other) -> Tensor",                                                        \
+     [](const Tensor& self, const Tensor& other) {                                                                 \
+       return binaryKernel<dtypes>(name, kname, self, other, Tensor(), KILN_BINARY_ELEMENT(__VA_ARGS__));          \
+     })                                                                                                            \
+      .shape(shape_rule)                                                                                           \
+      .pointwise(spec)                                                                                             \
+      .derivative(KILN_PP_UNPAREN formula),                                                                        \
+      op("aten::" name ".out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)", [](const Tensor& self,  \
+                                                                                              const Tensor& other, \
+                                                                                              Tensor out) {        \
+        binaryKernel<dtypes>(name, kname, self, other, out, KILN_BINARY_ELEMENT(__VA_ARGS__));                     \
+        return out;                                                                                                \
+      }).shape(shape_rule)
+#define KILN_BINARY_INPLACE_OP(name, kname, dtypes, ...)                                                    \
   op("aten::" name "_(Tensor(a!) self, Tensor other) -> Tensor(a!)", [](Tensor self, const Tensor& other) { \
-    binaryKernel<dtypes>(name "_", kname, self, other, self, KILN_BINARY_ELEMENT(__VA_ARGS__));   \
-    return self;                                                                                  \
+    binaryKernel<dtypes>(name "_", kname, self, other, self, KILN_BINARY_ELEMENT(__VA_ARGS__));             \
+    return self;                                                                                            \
   })
 
-// The fused form of a binary expression over self and other.
-std::shared_ptr<const PointwiseSpec> binarySpec(TypeRule rule, DtypeSet dtypes, const char* cpp) {
-  return elementwiseFromCpp(rule, dtypes, cpp, {"self", "other"});
+// The binary element functions compute every candidate and select, so that
+// the loops vectorize (the math helpers are `omp declare simd`).
+
+// log(e^a + e^b) without overflow: the larger plus log1p(e^-|a - b|); NaN
+// propagates through a - b; equal infinities give that infinity.
+template <typename T>
+T logaddexpValue(T a, T b) {
+  const T r = (a > b ? a : b) + m_log1p(m_exp(-k_abs(a - b)));
+  return (a == b) & (k_abs(a) == std::numeric_limits<T>::infinity()) ? a : r;
 }
 
-// log(e^a + e^b) without overflow: the larger plus log1p(e^-|a - b|); equal
-// infinities give that infinity.
-#define KILN_LOGADDEXP_EXPR                                                                                     \
-  (self == other && (self == (T)(1.0 / 0.0) || self == (T)(-1.0 / 0.0)))                                       \
-      ? self                                                                                                    \
-      : (self != self || other != other ? self + other                                                         \
-                                        : (self > other ? self : other) + m_log1p(m_exp(-k_abs(self - other))))
-#define KILN_LOGADDEXP2_EXPR                                                                                     \
-  (self == other && (self == (T)(1.0 / 0.0) || self == (T)(-1.0 / 0.0)))                                        \
-      ? self                                                                                                     \
-      : (self != self || other != other                                                                          \
-             ? self + other                                                                                      \
-             : (self > other ? self : other) +                                                                   \
-                   m_log1p(m_pow((T)2, -k_abs(self - other))) * (T)1.4426950408889634)
+// log2(2^a + 2^b), the same way.
+template <typename T>
+T logaddexp2Value(T a, T b) {
+  const T r = (a > b ? a : b) + m_log1p(m_exp(-k_abs(a - b) * (T)0.6931471805599453)) * (T)1.4426950408889634;
+  return (a == b) & (k_abs(a) == std::numeric_limits<T>::infinity()) ? a : r;
+}
+
+// sqrt(a^2 + b^2) without overflow: float in double; double by the library.
+template <typename T>
+T hypotValue(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    const float r = static_cast<float>(m_sqrt(static_cast<double>(a) * a + static_cast<double>(b) * b));
+    const float inf = std::numeric_limits<float>::infinity();
+    return k_abs(a) == inf || k_abs(b) == inf ? inf : r;
+  } else {
+    return std::hypot(a, b);
+  }
+}
+
+// x * log(y), 0 where x is 0 (unless y is NaN).
+template <typename T>
+T xlogyValue(T x, T y) {
+  const T r = x * m_log(y);
+  return (y != y) | (x != T(0)) ? r : T(0);
+}
+
+// The next representable value after x towards y, by stepping x's bits.
+template <typename T>
+T nextafterValue(T x, T y) {
+  using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  const Bits bits = __builtin_bit_cast(Bits, x);
+  const Bits stepped = (x < y) == (x > T(0)) ? bits + 1 : bits - 1;
+  const T from_zero = m_copysign(std::numeric_limits<T>::denorm_min(), y);
+  return x != x || y != y ? x + y : (x == y ? y : (x == T(0) ? from_zero : __builtin_bit_cast(T, stepped)));
+}
+
 // fmax/fmin: NaN loses to a number.
 #define KILN_FMAX_EXPR (other != other || self > other) && self == self ? self : (other != other ? self : other)
 #define KILN_FMIN_EXPR (other != other || self < other) && self == self ? self : (other != other ? self : other)
@@ -412,13 +488,8 @@ T lcmValue(T a, T b) {
 }
 
 Tensor xlogyOp(const Tensor& self, const Tensor& other, const Tensor& out, const char* name) {
-  return binaryKernel<BinaryDtypes::PromoteFloat>(name, "xlogy", self, other, out, []<typename T>() {
-    return [](T x, T y) -> T {
-      if (y != y) return y;
-      if (x == 0) return 0;
-      return x * m_log(y);
-    };
-  });
+  return binaryKernel<BinaryDtypes::PromoteFloat>(
+      name, "xlogy", self, other, out, []<typename T>() { return [](T x, T y) -> T { return xlogyValue(x, y); }; });
 }
 
 Tensor heavisideOp(const Tensor& self, const Tensor& values, const Tensor& out, const char* name) {
@@ -434,40 +505,41 @@ Tensor heavisideOp(const Tensor& self, const Tensor& values, const Tensor& out, 
   });
 }
 
-// float_power: everything in double; in-place needs a double self.
-Tensor floatPowerOp(const Tensor& self, const Tensor& exponent, const Tensor& out) {
-  TensorIter iter("float_power");
-  iter.addOutput(out).addInput(self).addInput(exponent).computeDtype(ScalarType::Double);
-  if (!out.defined()) iter.outputDtype(ScalarType::Double);
-  iter.build();
-  kernels::cpuKernel<double, double, double>(iter, [](double a, double b) { return std::pow(a, b); });
-  return iter.output();
+// float_power is pow in double (torch composes it so), with pow's special
+// cases (x ** 0.5 is sqrt, ...); in-place and out= need double tensors.
+Tensor floatPower(const Tensor& self, const Tensor& exponent) {
+  return pow(to(self, ScalarType::Double), to(exponent, ScalarType::Double));
+}
+Tensor floatPower(const Tensor& self, const Scalar& exponent) {
+  return pow(to(self, ScalarType::Double), exponent.isIntegral() ? exponent : Scalar(exponent.toDouble()));
+}
+Tensor floatPower(const Scalar& self, const Tensor& exponent) {
+  return pow(Scalar(self.toDouble()), to(exponent, ScalarType::Double));
 }
 
-Tensor& floatPowerInplace(Tensor& self, const Tensor& exponent) {
+Tensor& floatPowerInplace(Tensor& self, const Tensor& result) {
   KILN_CHECK(self.dtype() == ScalarType::Double, "the base given to float_power_ has dtype ",
-             scalarTypeName(self.dtype()), " but the operation's result requires dtype Double");
-  floatPowerOp(self, exponent, self);
-  return self;
+             scalarTypeShortName(self.dtype()), " but the operation's result requires dtype Double");
+  return copy_(self, result);
 }
 
-Tensor& floatPowerOut(const Tensor& self, const Tensor& exponent, Tensor& out) {
+Tensor& floatPowerOut(Tensor& out, const Tensor& result) {
   KILN_CHECK(out.dtype() == ScalarType::Double, "the output given to float_power has dtype ",
-             scalarTypeName(out.dtype()), " but the operation's result requires dtype Double");
-  floatPowerOp(self, exponent, out);
-  return out;
+             scalarTypeShortName(out.dtype()), " but the operation's result requires dtype Double");
+  return writeOut(out, result, "float_power");
 }
 
 Tensor nextafterOp(const Tensor& self, const Tensor& other, const Tensor& out, const char* name) {
-  return binaryKernel<BinaryDtypes::Floating>(name, "nextafter", self, other, out,
-                      []<typename T>() { return [](T x, T y) -> T { return std::nextafter(x, y); }; });
+  return binaryKernel<BinaryDtypes::Floating>(name, "nextafter", self, other, out, []<typename T>() {
+    return [](T x, T y) -> T { return nextafterValue(x, y); };
+  });
 }
 
 // --- comparisons of whole tensors ---------------------------------------------------
 
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
-  KILN_CHECK(self.dtype() == other.dtype(), scalarTypeName(self.dtype()), " did not match ",
-             scalarTypeName(other.dtype()));
+  KILN_CHECK(self.dtype() == other.dtype(), scalarTypeShortName(self.dtype()), " did not match ",
+             scalarTypeShortName(other.dtype()));
   KILN_CHECK(rtol >= 0, "rtol must be greater than or equal to zero, but got ", rtol);
   KILN_CHECK(atol >= 0, "atol must be greater than or equal to zero, but got ", atol);
   TensorIter iter("isclose");
@@ -512,20 +584,24 @@ bool equalOp(const Tensor& self, const Tensor& other) {
 // isin: each element's membership in test_elements (sorted once, then a
 // binary search per element), in the two's promoted dtype; NaN is in nothing.
 Tensor isinOp(const Tensor& elements, const Tensor& test_elements, bool invert, const Tensor& out) {
-  const ScalarType dtype = resultType({{elements.dtype(), elements.dim() == 0 ? PromotionTier::ZeroDim
-                                                                             : PromotionTier::Dimensioned},
-                                       {test_elements.dtype(), test_elements.dim() == 0 ? PromotionTier::ZeroDim
-                                                                                       : PromotionTier::Dimensioned}});
+  const ScalarType dtype = resultType(
+      {{elements.dtype(), elements.dim() == 0 ? PromotionTier::ZeroDim : PromotionTier::Dimensioned},
+       {test_elements.dtype(), test_elements.dim() == 0 ? PromotionTier::ZeroDim : PromotionTier::Dimensioned}});
   const Tensor tests = contiguous(to(test_elements, dtype));
   TensorIter iter("isin");
   iter.addOutput(out).addInput(elements).computeDtype(dtype).outputDtype(ScalarType::Bool);
   iter.build();
   KILN_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "isin", [&] {
     const scalar_t* data = static_cast<const scalar_t*>(tests.rawData());
-    std::vector<scalar_t> sorted(data, data + tests.numel());
+    std::vector<scalar_t> sorted;
+    for (int64_t j = 0; j < tests.numel(); ++j) {
+      if (data[j] == data[j]) sorted.push_back(data[j]);  // NaN matches nothing
+    }
     std::sort(sorted.begin(), sorted.end(), [](scalar_t a, scalar_t b) { return a < b; });
     kernels::cpuKernel<bool, scalar_t>(iter, [&](scalar_t x) {
-      const bool found = std::binary_search(sorted.begin(), sorted.end(), x, [](scalar_t a, scalar_t b) { return a < b; });
+      if (x != x) return invert;
+      const bool found =
+          std::binary_search(sorted.begin(), sorted.end(), x, [](scalar_t a, scalar_t b) { return a < b; });
       return found != invert;
     });
   });
@@ -539,9 +615,12 @@ Tensor boolOut(Tensor& out, const Tensor& result, const char* name) { return wri
 KILN_REGISTER_OPS(
     KILN_PROMOTING_UNARY_OPS("log2", ({"self: grad / (self * 0.6931471805599453)"}),
                              m_log(self) * (T)1.4426950408889634),
-    KILN_PROMOTING_UNARY_OPS("exp2", ({"self: grad * result * 0.6931471805599453"}), m_pow((T)2, self)),
-    KILN_PROMOTING_UNARY_OPS("deg2rad", ({"self: grad * 0.017453292519943295"}), self * (T)0.017453292519943295),
-    KILN_PROMOTING_UNARY_OPS("rad2deg", ({"self: grad * 57.29577951308232"}), self * (T)57.29577951308232),
+    // 2^x: float as e^(x ln 2) in double (exact enough, and fast), double by pow.
+    KILN_PROMOTING_UNARY_OPS("exp2", ({"self: grad * result * 0.6931471805599453"}),
+                             sizeof(T) == 4 ? (T)m_exp((double)self * 0.6931471805599453)
+                                            : (T)m_pow((double)2, (double)self)),
+    KILN_PROMOTING_UNARY_OPS("deg2rad", ({"self: grad * 0.017453292519943295"}), self*(T)0.017453292519943295),
+    KILN_PROMOTING_UNARY_OPS("rad2deg", ({"self: grad * 57.29577951308232"}), self*(T)57.29577951308232),
     // sin(pi x) / (pi x), 1 at 0.
     KILN_PROMOTING_UNARY_OPS(
         "sinc",
@@ -603,8 +682,7 @@ KILN_REGISTER_OPS(
         .derivative({"self: 2 * grad * self"}),
     op("aten::square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, Tensor out) { return powOut(self, Scalar(int64_t{2}), out); }),
-    op("aten::square_(Tensor(a!) self) -> Tensor(a!)",
-       [](Tensor self) { return pow_(self, Scalar(int64_t{2})); }),
+    op("aten::square_(Tensor(a!) self) -> Tensor(a!)", [](Tensor self) { return pow_(self, Scalar(int64_t{2})); }),
 
     op("aten::sgn(Tensor self) -> Tensor", [](const Tensor& self) { return sign(self); })
         .shape(sameDtype)
@@ -651,18 +729,16 @@ KILN_REGISTER_OPS(
     op("aten::isreal(Tensor self) -> Tensor", [](const Tensor& self) { return isrealOp(self); }).shape(boolDtype), );
 
 KILN_REGISTER_OPS(
-    KILN_BINARY_OPS("hypot", "hypot", BinaryDtypes::Floating, arithmetic,
-                    binarySpec(TypeRule::Promote, DtypeSet::Floating, "m_sqrt(self * self + other * other)"),
-                    ({"self: grad * self / result", "other: grad * other / result"}),
-                    m_sqrt(self * self + other * other)),
-    KILN_BINARY_INPLACE_OP("hypot", "hypot", BinaryDtypes::Floating, m_sqrt(self * self + other * other)),
+    KILN_BINARY_OPS("hypot", "hypot", BinaryDtypes::Floating, arithmetic, nullptr,
+                    ({"self: grad * self / result", "other: grad * other / result"}), hypotValue(self, other)),
+    KILN_BINARY_INPLACE_OP("hypot", "hypot", BinaryDtypes::Floating, hypotValue(self, other)),
     KILN_BINARY_OPS("logaddexp", "logaddexp", BinaryDtypes::Floating, arithmetic, nullptr,
                     ({"self: grad / (1 + (other - self).exp())", "other: grad / (1 + (self - other).exp())"}),
-                    KILN_LOGADDEXP_EXPR),
+                    logaddexpValue(self, other)),
     KILN_BINARY_OPS("logaddexp2", "logaddexp2", BinaryDtypes::Floating, arithmetic, nullptr,
                     ({"self: grad / (1 + torch.pow(2.0, other - self))",
                       "other: grad / (1 + torch.pow(2.0, self - other))"}),
-                    KILN_LOGADDEXP2_EXPR),
+                    logaddexp2Value(self, other)),
     KILN_BINARY_OPS("fmax", "fmax", BinaryDtypes::All, arithmetic, nullptr,
                     ({"self: torch.where((self >= other) | other.isnan(), grad, torch.zeros_like(grad))",
                       "other: torch.where((self >= other) | other.isnan(), torch.zeros_like(grad), grad)"}),
@@ -709,15 +785,11 @@ KILN_REGISTER_OPS(
         .shape(trueDivide)
         .derivative({"self: grad * torch.xlogy((self != 0), other)", "other: grad * self / other"}),
     op("aten::xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
-       [](const Tensor& self, const Scalar& other) {
-         return xlogyOp(self, scalarToTensor(other), Tensor(), "xlogy");
-       })
+       [](const Tensor& self, const Scalar& other) { return xlogyOp(self, scalarToTensor(other), Tensor(), "xlogy"); })
         .shape(trueDivide)
         .derivative({"self: grad * torch.xlogy((self != 0), other)", "grad_fn: XlogyBackward1"}),
     op("aten::xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor",
-       [](const Scalar& self, const Tensor& other) {
-         return xlogyOp(scalarToTensor(self), other, Tensor(), "xlogy");
-       })
+       [](const Scalar& self, const Tensor& other) { return xlogyOp(scalarToTensor(self), other, Tensor(), "xlogy"); })
         .shape(trueDivide)
         .derivative({"other: grad * self / other", "grad_fn: XlogyBackward2"}),
     op("aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
@@ -750,34 +822,34 @@ KILN_REGISTER_OPS(
        }),
 
     op("aten::float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
-       [](const Tensor& self, const Tensor& exponent) { return floatPowerOp(self, exponent, Tensor()); })
+       [](const Tensor& self, const Tensor& exponent) { return floatPower(self, exponent); })
         .derivative({"self: (grad * exponent * self.double().pow(exponent.double() - 1)).type_as(self)",
-                     "other: (grad * result * self.double().log()).type_as(exponent)"}),
+                     "exponent: (grad * result * self.double().log()).type_as(exponent)"}),
     op("aten::float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-       [](const Tensor& self, const Scalar& exponent) {
-         return floatPowerOp(self, scalarToTensor(exponent), Tensor());
-       })
+       [](const Tensor& self, const Scalar& exponent) { return floatPower(self, exponent); })
         .derivative({"self: (grad * exponent * self.double().pow(exponent - 1)).type_as(self)",
                      "grad_fn: PowBackward0"}),
     op("aten::float_power.Scalar(Scalar self, Tensor exponent) -> Tensor",
-       [](const Scalar& self, const Tensor& exponent) {
-         return floatPowerOp(scalarToTensor(self), exponent, Tensor());
-       })
+       [](const Scalar& self, const Tensor& exponent) { return floatPower(self, exponent); })
         .derivative({"exponent: (grad * result * math.log(self)).type_as(exponent)", "grad_fn: PowBackward2"}),
     op("aten::float_power.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
-       [](const Tensor& self, const Tensor& exponent, Tensor out) { return floatPowerOut(self, exponent, out); }),
+       [](const Tensor& self, const Tensor& exponent, Tensor out) {
+         return floatPowerOut(out, floatPower(self, exponent));
+       }),
     op("aten::float_power.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Scalar& self, const Tensor& exponent, Tensor out) {
-         return floatPowerOut(scalarToTensor(self), exponent, out);
+         return floatPowerOut(out, floatPower(self, exponent));
        }),
     op("aten::float_power.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Scalar& exponent, Tensor out) {
-         return floatPowerOut(self, scalarToTensor(exponent), out);
+         return floatPowerOut(out, floatPower(self, exponent));
        }),
     op("aten::float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
-       [](Tensor self, const Tensor& exponent) { return floatPowerInplace(self, exponent); }),
+       [](Tensor self, const Tensor& exponent) { return floatPowerInplace(self, floatPower(self, exponent)); })
+        .derivative({"self: grad * exponent * self.pow(exponent - 1)", "exponent: grad * result * self.log()"}),
     op("aten::float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)",
-       [](Tensor self, const Scalar& exponent) { return floatPowerInplace(self, scalarToTensor(exponent)); }),
+       [](Tensor self, const Scalar& exponent) { return floatPowerInplace(self, floatPower(self, exponent)); })
+        .derivative({"self: grad * exponent * self.pow(exponent - 1)"}),
 
     op("aten::isclose(Tensor self, Tensor other, float rtol=1.0000000000000001e-05, float atol=1e-08, bool "
        "equal_nan=False) -> Tensor",
