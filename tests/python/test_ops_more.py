@@ -447,3 +447,117 @@ def test_nondifferentiable_ops_raise_like_torch():
     x = kiln.ones([3], requires_grad=True)
     with pytest.raises(RuntimeError):
         kiln.heaviside(x, x).sum().backward()
+
+
+# --- reductions (kiln/ops/reduce_more_ops.cpp) ---------------------------------------
+
+def _with_nans(dtype=np.float32, shape=(4, 5), seed=11):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    a.flat[::3] = np.nan
+    return a
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 0}, {"dim": [0, 1]}, {"dim": 1, "keepdim": True},
+                                    {"dtype": torch.float64}])
+@pytest.mark.parametrize("name", ["nansum", "nanmean"])
+def test_nan_reductions(name, kwargs):
+    a = _with_nans()
+    kk = dict(kwargs)
+    if "dtype" in kk:
+        kk["dtype"] = kiln.float64
+    assert_same(getattr(kiln, name)(_pair(kiln, a), **kk), getattr(torch, name)(_pair(torch, a), **kwargs),
+                rtol=1e-5)
+    # Non-contiguous.
+    assert_same(getattr(kiln, name)(_pair(kiln, a).t(), **kk), getattr(torch, name)(_pair(torch, a).t(), **kwargs),
+                rtol=1e-5)
+    out = kiln.empty([0], dtype=kiln.float64 if "dtype" in kk else kiln.float32)
+    getattr(kiln, name)(_pair(kiln, a), **kk, out=out)
+    assert_same(out, getattr(torch, name)(_pair(torch, a), **kwargs), rtol=1e-5)
+
+
+def test_nansum_integers_and_nanmean_error():
+    i = _ints().reshape(5, 6)
+    assert_same(kiln.nansum(_pair(kiln, i)), torch.nansum(_pair(torch, i)))
+    assert_same(kiln.nansum(_pair(kiln, _bools())), torch.nansum(_pair(torch, _bools())))
+    _same_error(lambda: torch.nanmean(_pair(torch, i)), lambda: kiln.nanmean(_pair(kiln, i)))
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, -1, [0, 1]])
+def test_count_nonzero(dim):
+    a = np.array([[0, 1, 2], [0, 0, 3]], dtype=np.float32)
+    if dim is None:
+        assert_same(kiln.count_nonzero(_pair(kiln, a)), torch.count_nonzero(_pair(torch, a)))
+    else:
+        assert_same(kiln.count_nonzero(_pair(kiln, a), dim), torch.count_nonzero(_pair(torch, a), dim))
+    assert_same(kiln.count_nonzero(_pair(kiln, a > 0)), torch.count_nonzero(_pair(torch, a > 0)))
+
+
+def test_trace():
+    for a in [_floats(np.float32, n=12).reshape(3, 4), _ints(n=12).reshape(4, 3), _ints(np.int32, n=9).reshape(3, 3)]:
+        a = np.nan_to_num(a)
+        # (kiln.trace is the tracer, as torch.jit.trace; the op is the method.)
+        assert_same(_pair(kiln, a).trace(), torch.trace(_pair(torch, a)))
+        assert_same(_pair(kiln, a).t().trace(), torch.trace(_pair(torch, a).t()))
+    _same_error(lambda: torch.trace(torch.ones(3)), lambda: kiln.ones([3]).trace())
+    _same_error(lambda: torch.trace(torch.ones(2, 2, dtype=torch.bool)),
+                lambda: kiln.ones([2, 2], dtype=kiln.bool).trace())
+
+
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+def test_cumulative_inplace(name):
+    a = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    for dim in [0, 1, -1]:
+        k, t = _pair(kiln, a), _pair(torch, a)
+        getattr(k, name)(dim)
+        getattr(t, name)(dim)
+        assert_same(k, t)
+    k = _pair(kiln, _ints(n=12).reshape(3, 4))
+    _same_error(lambda: getattr(_pair(torch, _ints(n=12).reshape(3, 4)), name)(0, dtype=torch.float32),
+                lambda: getattr(k, name)(0, dtype=kiln.float32))
+
+
+REDUCTION_SCRIPT = """
+def f(x, i):
+    return (torch.nansum(x), torch.nansum(x, [1], True), torch.nanmean(x, 0), torch.count_nonzero(i),
+            torch.count_nonzero(i, [0]), torch.trace(x), torch.trace(i), x.clone().cumsum_(1), x.clone().cumprod_(0))
+"""
+
+
+def test_reductions_scripted():
+    a = _with_nans()
+    i = _ints(n=20).reshape(4, 5)
+    theirs = torch.jit.CompilationUnit(REDUCTION_SCRIPT).f(_pair(torch, a), _pair(torch, i))
+    ours = kiln.compile(REDUCTION_SCRIPT).f(_pair(kiln, a), _pair(kiln, i))
+    for k, t in zip(ours, theirs):
+        assert_same(k, t, rtol=1e-5)
+
+
+REDUCTION_GRADIENTS = {
+    "nansum": (lambda lib, x: lib.nansum(x), [(3, 4)]),
+    "nansum_dim": (lambda lib, x: lib.nansum(x, 1, True), [(3, 4)]),
+    "nanmean": (lambda lib, x: lib.nanmean(x), [(3, 4)]),
+    "nanmean_dim": (lambda lib, x: lib.nanmean(x, [0]), [(3, 4)]),
+    "trace": (lambda lib, x: x.trace(), [(3, 4)]),
+    "cumsum_": (lambda lib, x: (x * 1.0).cumsum_(1), [(3, 4)]),
+    "cumprod_": (lambda lib, x: (x * 1.0).cumprod_(0), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTION_GRADIENTS))
+def test_reduction_gradients(name):
+    fn, shapes = REDUCTION_GRADIENTS[name]
+    values = _arrays(shapes, True, np.float32)
+    assert_gradients_match_torch(fn, values, rtol=1e-3, atol=1e-4)
+    assert_gradients_match_torch(fn, values, noncontiguous=True, rtol=1e-3, atol=1e-4)
+    gradcheck(fn, _arrays(shapes, True, np.float64, seed=3), tol=1e-4)
+
+
+def test_nansum_gradient_skips_nans():
+    a = _with_nans(np.float64)
+    grads = []
+    for lib in (torch, kiln):
+        x = lib.from_numpy(a.copy())
+        x.requires_grad_(True)
+        lib.nanmean(x, 1).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
