@@ -103,6 +103,23 @@ auto inDouble(F f) {
   return [f]<typename T>() { return [f](T x) -> T { return static_cast<T>(f(static_cast<double>(x))); }; };
 }
 
+// float_power's results are double, in pow's broadcast shape.
+std::vector<OutputFacts> floatPowerShape(const Args& a) {
+  std::vector<OutputFacts> out = powOp(a);
+  for (OutputFacts& o : out) {
+    if (o.kind == OutputFacts::Kind::Tensor) o.tensor.dtype = ScalarType::Double;
+  }
+  return out;
+}
+
+// heaviside: self's dtype (values must have it too; the kernel raises
+// otherwise); the broadcast sizes are left unknown.
+std::vector<OutputFacts> heavisideShape(const Args& a) {
+  const TensorType* self = a.tensor("self");
+  if (!self) return {};
+  return {tensorOut(self->scalarType(), VaryingShape())};
+}
+
 // --- special functions ----------------------------------------------------------
 
 // The inverse error function: a rational first guess (Giles' approximation),
@@ -767,13 +784,13 @@ KILN_REGISTER_OPS(
 
     op("aten::heaviside(Tensor self, Tensor values) -> Tensor",
        [](const Tensor& self, const Tensor& values) { return heavisideOp(self, values, Tensor(), "heaviside"); })
-        .shape(arithmetic),
+        .shape(heavisideShape),
     op("aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& values, Tensor out) {
          heavisideOp(self, values, out, "heaviside");
          return out;
        })
-        .shape(arithmetic),
+        .shape(heavisideShape),
     op("aten::heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)",
        [](Tensor self, const Tensor& values) {
          heavisideOp(self, values, self, "heaviside_");
@@ -823,14 +840,17 @@ KILN_REGISTER_OPS(
 
     op("aten::float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
        [](const Tensor& self, const Tensor& exponent) { return floatPower(self, exponent); })
+        .shape(floatPowerShape)
         .derivative({"self: (grad * exponent * self.double().pow(exponent.double() - 1)).type_as(self)",
                      "exponent: (grad * result * self.double().log()).type_as(exponent)"}),
     op("aten::float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
        [](const Tensor& self, const Scalar& exponent) { return floatPower(self, exponent); })
+        .shape(floatPowerShape)
         .derivative({"self: (grad * exponent * self.double().pow(exponent - 1)).type_as(self)",
                      "grad_fn: PowBackward0"}),
     op("aten::float_power.Scalar(Scalar self, Tensor exponent) -> Tensor",
        [](const Scalar& self, const Tensor& exponent) { return floatPower(self, exponent); })
+        .shape(floatPowerShape)
         .derivative({"exponent: (grad * result * math.log(self)).type_as(exponent)", "grad_fn: PowBackward2"}),
     op("aten::float_power.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& exponent, Tensor out) {

@@ -53,6 +53,8 @@ COMPOSITE = [
     r"aten::_scaled_dot_product_attention(_math)?",
     r"aten::conv[123]d\.padding", r"aten::_convolution_mode",
     r"aten::pad", r"aten::pad_sequence",
+    r"aten::(broadcast_to|fliplr|flipud|tile|hstack|vstack|dstack|row_stack|column_stack)",
+    r"aten::atleast_[123]d(\.Sequence)?",
 ]
 
 

@@ -344,6 +344,9 @@ def test_shape_propagation():
     unit = kiln.compile("def f(x, i):\n    return torch.log2(i), torch.square(i), torch.signbit(x), torch.hypot(x, x)\n")
     graph = str(unit.f.graph_for(kiln.ones([2, 3]), kiln.ones([2, 3], dtype=kiln.int64)))
     assert "Float(2, 3" in graph and "Long(2, 3" in graph and "Bool(2, 3" in graph, graph
+    unit = kiln.compile("def f(x):\n    return torch.float_power(x, 2), torch.heaviside(x, x)\n")
+    graph = str(unit.f.graph_for(kiln.ones([2, 3])))
+    assert "Double(2, 3" in graph and "Float(" in graph, graph
 
 
 # (program, input shapes, positive inputs)
@@ -561,3 +564,105 @@ def test_nansum_gradient_skips_nans():
         lib.nanmean(x, 1).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+# --- shape ops (kiln/ops/shape_more_ops.cpp) ------------------------------------------
+
+SHAPE_INPUTS = [(), (3,), (2, 3), (2, 3, 4), (1, 2, 3, 2)]
+
+
+def _shaped(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast(name):
+    for shape in SHAPE_INPUTS:
+        a = _shaped(shape)
+        assert_same(getattr(kiln, name)(_pair(kiln, a)), getattr(torch, name)(_pair(torch, a)))
+    arrays = [_shaped(s, i) for i, s in enumerate(SHAPE_INPUTS)]
+    ours = getattr(kiln, name)([_pair(kiln, a) for a in arrays])
+    theirs = getattr(torch, name)([_pair(torch, a) for a in arrays])
+    for k, t in zip(ours, theirs):
+        assert_same(k, t)
+
+
+@pytest.mark.parametrize("name", ["hstack", "vstack", "dstack", "column_stack", "row_stack"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_stacks(name, shape):
+    if name == "column_stack" and len(shape) > 2:
+        shape = (3, 2)
+    arrays = [_shaped(shape, 1), _shaped(shape, 2), _shaped(shape, 3).astype(np.float64)]
+    theirs = getattr(torch, name)([_pair(torch, a) for a in arrays])
+    assert_same(getattr(kiln, name)([_pair(kiln, a) for a in arrays]), theirs)
+    out = kiln.empty([0], dtype=kiln.float64)
+    getattr(kiln, name)([_pair(kiln, a) for a in arrays], out=out)
+    assert_same(out, theirs)
+    _same_error(lambda: getattr(torch, name)([]), lambda: getattr(kiln, name)([]))
+
+
+def test_flips_tile_broadcast_to():
+    for shape in [(2, 3), (2, 3, 4)]:
+        a = _shaped(shape)
+        assert_same(kiln.fliplr(_pair(kiln, a)), torch.fliplr(_pair(torch, a)))
+        assert_same(kiln.flipud(_pair(kiln, a)), torch.flipud(_pair(torch, a)))
+        assert_same(kiln.flipud(_pair(kiln, a).transpose(0, 1)), torch.flipud(_pair(torch, a).transpose(0, 1)))
+    _same_error(lambda: torch.fliplr(torch.ones(3)), lambda: kiln.fliplr(kiln.ones([3])))
+    _same_error(lambda: torch.flipud(torch.tensor(1.0)), lambda: kiln.flipud(kiln.tensor(1.0)))
+    a = _shaped((2, 3))
+    for dims in [(2,), (2, 2), (1, 2, 3), (3, 1)]:
+        assert_same(kiln.tile(_pair(kiln, a), dims), torch.tile(_pair(torch, a), dims))
+    b = _shaped((3,))
+    for size in [(3,), (2, 3), (4, 2, 3), (-1,), (2, -1)]:
+        k = kiln.broadcast_to(_pair(kiln, b), size)
+        assert_same(k, torch.broadcast_to(_pair(torch, b), size))
+    _same_error(lambda: torch.broadcast_to(torch.ones(3), (2, 4)), lambda: kiln.broadcast_to(kiln.ones([3]), (2, 4)),
+                prefixed=True)
+
+
+SHAPE_SCRIPT = """
+def f(x, y):
+    return (torch.hstack([x, y]), torch.vstack([x, y]), torch.dstack([x, y]), torch.column_stack([x, y]),
+            torch.row_stack([x, y]), torch.atleast_3d(x), torch.atleast_1d([x, y])[1], torch.fliplr(x),
+            torch.flipud(x), torch.tile(x, [2, 1]), torch.broadcast_to(x, [3, 2, 3]))
+"""
+
+
+def test_shape_ops_scripted():
+    a, b = _shaped((2, 3), 1), _shaped((2, 3), 2)
+    theirs = torch.jit.CompilationUnit(SHAPE_SCRIPT).f(_pair(torch, a), _pair(torch, b))
+    ours = kiln.compile(SHAPE_SCRIPT).f(_pair(kiln, a), _pair(kiln, b))
+    for k, t in zip(ours, theirs):
+        assert_same(k, t)
+
+
+SHAPE_GRADIENTS = {
+    "hstack": lambda lib, x, y: lib.hstack([x, y]),
+    "vstack": lambda lib, x, y: lib.vstack([x, y.sum(0)]),
+    "dstack": lambda lib, x, y: lib.dstack([x, y]),
+    "column_stack": lambda lib, x, y: lib.column_stack([x, y]),
+    "atleast_3d": lambda lib, x, y: lib.atleast_3d(x) * lib.atleast_3d([y])[0],
+    "fliplr": lambda lib, x, y: lib.fliplr(x) * y,
+    "flipud": lambda lib, x, y: lib.flipud(x) * y,
+    "tile": lambda lib, x, y: lib.tile(x, [2, 1, 2]) + 0 * y.sum(),
+    "broadcast_to": lambda lib, x, y: lib.broadcast_to(x.sum(0), [4, 3]) + 0 * y.sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_GRADIENTS))
+def test_shape_op_gradients(name):
+    fn = SHAPE_GRADIENTS[name]
+    assert_gradients_match_torch(fn, _arrays([(2, 3), (2, 3)], False, np.float32))
+    assert_gradients_match_torch(fn, _arrays([(2, 3), (2, 3)], False, np.float32), noncontiguous=True)
+    gradcheck(fn, _arrays([(2, 3), (2, 3)], False, np.float64, seed=2))
+
+
+def test_composite_timing():
+    """Compositions of views and cat: about torch's time."""
+    import timeit
+    a = [_shaped((64, 64), i) for i in range(4)]
+    ks, ts = [_pair(kiln, x) for x in a], [_pair(torch, x) for x in a]
+    for name in ["hstack", "vstack", "dstack"]:
+        tk = min(timeit.repeat(lambda: getattr(kiln, name)(ks), number=50, repeat=5))
+        tt = min(timeit.repeat(lambda: getattr(torch, name)(ts), number=50, repeat=5))
+        assert tk < 10 * tt + 1e-3, (name, tk, tt)
