@@ -49,6 +49,10 @@ NON_DIFFERENTIABLE = [
     (r"aten::gcd_?", "integer tensors only"),
     (r"aten::floor_divide(\.Scalar|_\.Scalar|_\.Tensor)?", "torch 1.13 has no derivative (raises as torch)"),
     (r"aten::remainder\.Scalar_Tensor", "torch 1.13 has no derivative (raises as torch)"),
+    (r"aten::(heaviside|nextafter)_?", "torch 1.13 has no derivative (raises as torch)"),
+    (r"aten::(isclose|isreal|signbit)", "bool result"),
+    (r"aten::isin\.(Scalar_Tensor|Tensor_Scalar|Tensor_Tensor)", "bool result"),
+    (r"aten::count_nonzero(\.dim_IntList)?", "integer result"),
     (r"prim::grad", "reads .grad: not recorded in torch"),
     (r"aten::requires_grad_", "sets the flag (TorchScript's x.requires_grad_()): not recorded in torch"),
 ]
@@ -66,6 +70,8 @@ COMPOSITE = [
     r"aten::conv[123]d\.padding", r"aten::_convolution_mode",
     r"aten::pad", r"aten::_pad_enum", r"aten::_pad_circular", r"aten::pad_sequence",
     r"aten::tensordot",
+    r"aten::(broadcast_to|fliplr|flipud|tile|hstack|vstack|dstack|row_stack|column_stack)",
+    r"aten::atleast_[123]d(\.Sequence)?",
 ]
 
 
