@@ -1,7 +1,6 @@
 #include "kiln/frontend/class_definition.h"
 
 #include "kiln/frontend/error_report.h"
-#include "kiln/frontend/sugared_value.h"
 
 namespace kiln {
 
@@ -71,22 +70,6 @@ bool hasDecorator(const Def& def, const std::string& name) {
 }  // namespace
 
 bool isStaticMethod(const Def& def) { return hasDecorator(def, "staticmethod"); }
-
-Def classMethodDef(const Def& def) {
-  const std::string& name = def.name().name();
-  std::string renamed;
-  for (Expr decorator : def.decorators()) {
-    const std::string text = decorator.range().text();
-    if (text == "property") renamed = propertyGetterName(name);
-    if (text == name + ".setter") renamed = propertySetterName(name);
-  }
-  if (renamed.empty()) return def;
-  // The same def under the accessor's name, without its decorators.
-  const SourceRange& at = def.name().range();
-  TreeRef ident = Tree::create(TK_IDENT, at, {Tree::atom(renamed, at)});
-  TreeRef decorators = Tree::create(TK_LIST, def.decorators().range(), {});
-  return Def(Tree::create(TK_DEF, def.range(), {ident, def.decl().tree(), def.statements().tree(), decorators}));
-}
 
 bool isClassMethod(const Def& def) { return hasDecorator(def, "classmethod"); }
 

@@ -35,11 +35,6 @@ std::vector<NamedTupleField> namedTupleFields(const ClassDef& def);
 // True for a def decorated `@staticmethod`.
 bool isStaticMethod(const Def& def);
 
-// The def as a class compiles it: a `@property` getter as the method
-// `__<name>_getter` and its `@<name>.setter` as `__<name>_setter` (1.13's
-// names; reading and assigning the property call them), others unchanged.
-Def classMethodDef(const Def& def);
-
 // True for a def decorated `@classmethod`: compiled as a method (called on
 // an object, as 1.13 allows) whose first parameter names the class.
 bool isClassMethod(const Def& def);

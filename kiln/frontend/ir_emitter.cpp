@@ -116,6 +116,25 @@ class no_grad:
   return nullptr;
 }
 
+// The def as a class compiles it: a `@property` getter as the method
+// `__<name>_getter` and its `@<name>.setter` as `__<name>_setter` (1.13's
+// names; reading and assigning the property call them), others unchanged.
+Def classMethodDef(const Def& def) {
+  const std::string& name = def.name().name();
+  std::string renamed;
+  for (Expr decorator : def.decorators()) {
+    const std::string text = decorator.range().text();
+    if (text == "property") renamed = propertyGetterName(name);
+    if (text == name + ".setter") renamed = propertySetterName(name);
+  }
+  if (renamed.empty()) return def;
+  // The same def under the accessor's name, without its decorators.
+  const SourceRange& at = def.name().range();
+  TreeRef ident = Tree::create(TK_IDENT, at, {Tree::atom(renamed, at)});
+  TreeRef decorators = Tree::create(TK_LIST, def.decorators().range(), {});
+  return Def(Tree::create(TK_DEF, def.range(), {ident, def.decl().tree(), def.statements().tree(), decorators}));
+}
+
 // Compiles functions on demand, so that a callee is compiled before its callers.
 class DefinitionCompiler;
 
