@@ -238,6 +238,10 @@ KILN_REGISTER_OPS(
        [](const Tensor& grad, const Tensor& self, const Scalar& threshold) {
          return thresholdBackward(grad, self, threshold, Tensor());
        })
+        .shape(shapes::thresholdBackwardOp)
+        // The eager kernel's select, so that a fused relu backward gives the same bits.
+        .pointwise(elementwise(pointwise::TypeRule::Promote, pointwise::DtypeSet::Floating,
+                               "$self <= ($T)$threshold ? ($T)0 : $grad_output"))
         .derivative({"grad_output: torch.threshold_backward(grad, self, threshold)", "self: torch.zeros_like(grad)"}),
     op("aten::threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, "
        "Tensor(a!) grad_input) -> Tensor(a!)",

@@ -458,6 +458,7 @@ Out whereOp(const Args& a) {
   auto dtype = promote(a, {"self", "other"});
   return {freshOut(dtype, broadcast(tensorsOf(a, {"condition", "self", "other"})))};
 }
+Out thresholdBackwardOp(const Args& a) { return binary<false>(a, {"grad_output", "self"}); }
 Out lerpOp(const Args& a) { return {freshOut(dtypeOf(self(a)), broadcast(tensorsOf(a, {"self", "end", "weight"})))}; }
 
 Out comparison(const Args& a) { return {freshOut(ScalarType::Bool, broadcast(tensorsOf(a, {"self", "other"})))}; }

@@ -134,6 +134,7 @@ std::vector<OutputFacts> clampMaxOp(const Args& a);
 std::vector<OutputFacts> addcOp(const Args& a);
 std::vector<OutputFacts> whereOp(const Args& a);
 std::vector<OutputFacts> lerpOp(const Args& a);
+std::vector<OutputFacts> thresholdBackwardOp(const Args& a);
 // Broadcast sizes, bool results.
 std::vector<OutputFacts> comparison(const Args& a);
 // where(condition): one int64 index tensor per dim of condition.

@@ -217,3 +217,23 @@ def test_threshold_backward_out():
     got = kiln.threshold_backward(kiln.from_numpy(g), kiln.from_numpy(x), 0.0, grad_input=out)
     np.testing.assert_array_equal(out.numpy(), want.numpy())
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_threshold_backward_fuses_with_the_eager_kernels_bits():
+    cu = kiln.compile("""
+def f(g, x, w):
+    return torch.threshold_backward(g, x, 0.5) * w
+""")
+    rng = np.random.RandomState(3)
+    g = rng.randn(16, 33).astype(np.float32)
+    x = rng.randn(16, 33).astype(np.float32)
+    x[0, :5] = [np.nan, np.inf, -np.inf, 0.5, 0.5000001]
+    w = rng.randn(33).astype(np.float32)
+    args = [kiln.from_numpy(a.copy()) for a in (g, x, w)]
+    for _ in range(2):
+        fused = cu.f(*args).numpy()
+    assert "prim::FusionGroup" in str(cu.f.graph_for(*args))
+    expected = torch.ops.aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x), 0.5) * torch.from_numpy(w)
+    np.testing.assert_array_equal(fused, expected.numpy())
+    eager = (kiln.threshold_backward(args[0], args[1], 0.5) * args[2]).numpy()
+    np.testing.assert_array_equal(fused, eager)
