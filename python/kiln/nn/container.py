@@ -15,6 +15,17 @@ from .module import Module
 from .parameter import Parameter
 
 
+def _abs_string_index(container, idx):
+    """The entry name ("0", "1", ...) of index `idx` (negative counts from the
+    end) in a ModuleList or ParameterList, as torch's _get_abs_string_index."""
+    idx = operator.index(idx)
+    if not (-len(container) <= idx < len(container)):
+        raise IndexError(f"index {idx} is out of range")
+    if idx < 0:
+        idx += len(container)
+    return str(idx)
+
+
 class ModuleList(Module):
     """Holds submodules in a list, registered under "0", "1", ..."""
 
@@ -25,13 +36,7 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -246,13 +251,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
