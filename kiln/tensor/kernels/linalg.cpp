@@ -74,32 +74,47 @@ void syncBlasThreads() {
   if (current.exchange(wanted) != wanted) openblas_set_num_threads(wanted);
 }
 
-// Whether float GEMMs go to oneDNN's sgemm instead of OpenBLAS's. Debian's
-// OpenBLAS 0.3.21 runs its AVX2 (Haswell) kernel on AVX-512 CPUs; oneDNN's
-// JIT sgemm uses AVX-512 there and measured about twice as fast on the
-// products of a transformer layer or an LSTM step (64 x 256 by 256 x 768:
-// 138 against 282 us). With AVX2 alone the two are even, so OpenBLAS stays.
-// KILN_DNNL_GEMM=0 keeps OpenBLAS everywhere.
-bool dnnlSgemmWanted() {
-  static const bool wanted = [] {
+// Which library runs a float GEMM. Debian's OpenBLAS 0.3.21 runs its AVX2
+// (Haswell) kernel even on AVX-512 CPUs; oneDNN's JIT sgemm uses AVX-512
+// there and measured about twice as fast on the products of a transformer
+// layer or an LSTM step (64 x 256 by 256 x 768: 138 against 282 us), so
+// with AVX-512 it takes every float GEMM. With AVX2 alone (AMD Zen 3, one
+// thread, medians of 200) oneDNN still wins the small products, where
+// OpenBLAS's packing of both operands at every call is a large part of the
+// work (64 x 256 by 256 x 768: 276 against 332 us; 8 x 512 by 512 x 2048:
+// 310 against 403), and loses the large ones (280 x 512 by 512 x 2048: 7.8
+// against 7.0 ms; 35 x 512 by 512 x 5000: 4.8 against 4.3): there it takes
+// products under kDnnlAvx2MaxWork multiply-adds. KILN_DNNL_GEMM=0 keeps
+// OpenBLAS everywhere, =1 puts every float GEMM on oneDNN.
+enum class DnnlGemmUse { Never, Small, Always };
+
+DnnlGemmUse dnnlGemmUse() {
+  static const DnnlGemmUse use = [] {
     const char* env = std::getenv("KILN_DNNL_GEMM");
-    if (env && std::strcmp(env, "0") == 0) return false;
+    if (env && std::strcmp(env, "0") == 0) return DnnlGemmUse::Never;
+    if (env && std::strcmp(env, "1") == 0) return DnnlGemmUse::Always;
     try {
-      return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+      const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+      if (isa >= dnnl::cpu_isa::avx512_core) return DnnlGemmUse::Always;
+      return isa >= dnnl::cpu_isa::avx2 ? DnnlGemmUse::Small : DnnlGemmUse::Never;
     } catch (const dnnl::error&) {
-      return false;
+      return DnnlGemmUse::Never;
     }
   }();
-  return wanted;
+  return use;
 }
 
 // Below about 16^3 multiply-adds oneDNN's call overhead outweighs its kernel.
 constexpr int64_t kDnnlGemmMinWork = 8192;
+constexpr int64_t kDnnlAvx2MaxWork = int64_t{1} << 25;
 
 // oneDNN's sgemm, row-major like cblas_sgemm; false when it declines.
 bool dnnlSgemm(const BlasLayout& la, const BlasLayout& lb, int n, int m, int k, float alpha, const float* a,
                const float* b, float beta, float* c, int ldc) {
-  if (!dnnlSgemmWanted() || static_cast<int64_t>(n) * m * k < kDnnlGemmMinWork) return false;
+  const int64_t work = static_cast<int64_t>(n) * m * k;
+  const DnnlGemmUse use = dnnlGemmUse();
+  if (use == DnnlGemmUse::Never || work < kDnnlGemmMinWork || (use == DnnlGemmUse::Small && work >= kDnnlAvx2MaxWork))
+    return false;
   // oneDNN's OpenMP runtime reads the calling thread's setting: make it kiln's.
   const int threads = getNumThreads();
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
