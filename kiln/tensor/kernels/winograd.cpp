@@ -9,6 +9,7 @@
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/factory.h"
+#include "kiln/tensor/kernels/gemm_kernel.h"
 #include "kiln/tensor/kernels/vec.h"
 #include "kiln/tensor/parallel.h"
 
@@ -20,7 +21,6 @@ constexpr int64_t kTile = 4;
 constexpr int64_t kAlpha = 6;
 constexpr int64_t kPoints = kAlpha * kAlpha;
 constexpr int64_t kBlock = 8;  // channels per vector; nChw16c blocks are two of them
-constexpr int kRows = 6;       // tiles per micro-kernel call: 6 x 2 accumulators
 
 int64_t param(IntArrayRef v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
 
@@ -162,7 +162,7 @@ struct Shape {
 int64_t tilesPerChunk(const Shape& s) {
   constexpr int64_t kChunkBytes = int64_t{1} << 20;
   const int64_t per_tile = kPoints * (s.icp + s.ocp) * static_cast<int64_t>(sizeof(float));
-  const int64_t rows = std::max<int64_t>(2 * kRows, kChunkBytes / per_tile / kRows * kRows);
+  const int64_t rows = std::max<int64_t>(2 * kernels::kGemmRows, kChunkBytes / per_tile / kernels::kGemmRows * kernels::kGemmRows);
   return std::min(rows, s.tiles);
 }
 
@@ -200,38 +200,6 @@ void inputTransform(const float* x, float* vt, const Shape& s, int64_t t0, int64
   }
 }
 
-// C[R x 8C] = A[R x K] B[K x 8C]: A rows lda apart, B's column blocks
-// `b_stride` apart (each K x 8), C rows ldc apart.
-template <int R, int C>
-void gemmKernel(const float* a, int64_t lda, const float* b, int64_t b_stride, int64_t k_size, float* c, int64_t ldc) {
-  V acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C; ++j) acc[r][j] = zero();
-  for (int64_t k = 0; k < k_size; ++k) {
-    V bv[C];
-    for (int j = 0; j < C; ++j) bv[j] = V::load(b + j * b_stride + k * kBlock);
-    for (int r = 0; r < R; ++r) {
-      const V av = V::broadcast(a[r * lda + k]);
-      for (int j = 0; j < C; ++j) acc[r][j] = fmadd(av, bv[j], acc[r][j]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C; ++j) acc[r][j].store(c + r * ldc + j * kBlock);
-}
-
-template <int C>
-void gemmRows(int rows, const float* a, int64_t lda, const float* b, int64_t b_stride, int64_t k, float* c,
-              int64_t ldc) {
-  switch (rows) {
-    case 1: return gemmKernel<1, C>(a, lda, b, b_stride, k, c, ldc);
-    case 2: return gemmKernel<2, C>(a, lda, b, b_stride, k, c, ldc);
-    case 3: return gemmKernel<3, C>(a, lda, b, b_stride, k, c, ldc);
-    case 4: return gemmKernel<4, C>(a, lda, b, b_stride, k, c, ldc);
-    case 5: return gemmKernel<5, C>(a, lda, b, b_stride, k, c, ldc);
-    default: return gemmKernel<6, C>(a, lda, b, b_stride, k, c, ldc);
-  }
-}
-
 // M[point][row][co] = V[point][row][:] U[point][:][co] for `rows` tiles,
 // every point and output channel.
 void pointGemms(const float* vt, const float* u, float* m, const Shape& s, int64_t rows) {
@@ -242,12 +210,14 @@ void pointGemms(const float* vt, const float* u, float* m, const Shape& s, int64
     const float* a = vt + p * rows * s.icp;
     const float* b = u + (p * s.ocb + ob) * s.icp * kBlock;
     float* c = m + p * rows * s.ocp + ob * kBlock;
-    for (int64_t t = 0; t < rows; t += kRows) {
-      const int r = static_cast<int>(std::min<int64_t>(kRows, rows - t));
+    for (int64_t t = 0; t < rows; t += kernels::kGemmRows) {
+      const int r = static_cast<int>(std::min<int64_t>(kernels::kGemmRows, rows - t));
       if (cols == 2) {
-        gemmRows<2>(r, a + t * s.icp, s.icp, b, s.icp * kBlock, s.icp, c + t * s.ocp, s.ocp);
+        kernels::gemmMicroRows<2>(r, a + t * s.icp, s.icp, b, s.icp * kBlock, kBlock, s.icp, nullptr, c + t * s.ocp,
+                                   s.ocp);
       } else {
-        gemmRows<1>(r, a + t * s.icp, s.icp, b, s.icp * kBlock, s.icp, c + t * s.ocp, s.ocp);
+        kernels::gemmMicroRows<1>(r, a + t * s.icp, s.icp, b, s.icp * kBlock, kBlock, s.icp, nullptr, c + t * s.ocp,
+                                   s.ocp);
       }
     }
   }
