@@ -26,25 +26,23 @@ inline void gemmMicroKernel(const float* a, int64_t lda, const float* b, int64_t
                             const float* bias, float* c, int64_t ldc) {
   using V = Vec<float>;
   static_assert(V::kSize == 8, "the micro-kernel runs on 8-float vectors");
-  __m256 acc[R][C];
+  V acc[R][C];
   for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C; ++j) acc[r][j] = _mm256_setzero_ps();
+    for (int j = 0; j < C; ++j) acc[r][j] = V::broadcast(0.f);
   for (int64_t k = 0; k < k_size; ++k) {
-    __m256 bv[C];
-    for (int j = 0; j < C; ++j) bv[j] = _mm256_loadu_ps(b + j * b_block + k * b_k);
+    V bv[C];
+    for (int j = 0; j < C; ++j) bv[j] = V::load(b + j * b_block + k * b_k);
     for (int r = 0; r < R; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r * lda + k);
-      for (int j = 0; j < C; ++j) acc[r][j] = _mm256_fmadd_ps(av, bv[j], acc[r][j]);
+      const V av = V::broadcast(a[r * lda + k]);
+      for (int j = 0; j < C; ++j) acc[r][j] = V{_mm256_fmadd_ps(av.v, bv[j].v, acc[r][j].v)};
     }
   }
-  if (bias) {
-    for (int j = 0; j < C; ++j) {
-      const __m256 bj = _mm256_loadu_ps(bias + 8 * j);
-      for (int r = 0; r < R; ++r) acc[r][j] = _mm256_add_ps(acc[r][j], bj);
-    }
-  }
+  // The bias as vectors chosen before the stores (zeros without one), not a
+  // conditional update of the accumulators.
+  V add[C];
+  for (int j = 0; j < C; ++j) add[j] = bias ? V::load(bias + 8 * j) : V::broadcast(0.f);
   for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C; ++j) _mm256_storeu_ps(c + r * ldc + 8 * j, acc[r][j]);
+    for (int j = 0; j < C; ++j) (acc[r][j] + add[j]).store(c + r * ldc + 8 * j);
 }
 
 // gemmMicroKernel for 1 to kGemmRows rows.
