@@ -136,6 +136,11 @@ std::tuple<Tensor, Tensor> aminmax(const Tensor& self, std::optional<int64_t> di
   const int64_t d = wrapDim(*dim, self.dim());
   KILN_CHECK_INDEX(self.dim() == 0 || self.sizes()[d] != 0, "aminmax: Expected reduction dim ", d,
                    " to have non-zero size.");
+  if (self.dim() == 0 && keepdim) {
+    // torch 1.13 reduces a 0-dim tensor as a 1-element vector here: the kept dim has size 1.
+    const DimVector one{1};
+    return {reshape(self, one), reshape(self, one)};
+  }
   const DimVector dims{d};
   return {amin(self, dims, keepdim), amax(self, dims, keepdim)};
 }
@@ -194,7 +199,6 @@ void checkDiffOperand(const Tensor& self, const OptionalTensor& other, int64_t d
 // n-th forward differences along dim of [prepend, self, append] (bool: xor).
 Tensor diff(const Tensor& self, int64_t n, int64_t dim, const OptionalTensor& prepend, const OptionalTensor& append) {
   KILN_CHECK(self.dim() >= 1, "diff expects input to be at least one-dimensional");
-  KILN_CHECK(n >= 0, "order must be non-negative but got ", n);
   const int64_t d = wrapDim(dim, self.dim());
   checkDiffOperand(self, prepend, d);
   checkDiffOperand(self, append, d);
@@ -207,8 +211,9 @@ Tensor diff(const Tensor& self, int64_t n, int64_t dim, const OptionalTensor& pr
     if (append) parts.push_back(*append);
     result = cat(parts, d);
   }
+  // A negative n, as in torch 1.13, takes no differences.
   const int64_t steps = std::min(n, result.sizes()[d]);
-  if (steps == 0) return clone(result);
+  if (steps <= 0) return clone(result);
   for (int64_t length = result.sizes()[d] - 1, i = 0; i < steps; ++i, --length) {
     const Tensor later = narrow(result, d, 1, length), earlier = narrow(result, d, 0, length);
     result = result.dtype() == ScalarType::Bool ? logicalXor(later, earlier) : sub(later, earlier);

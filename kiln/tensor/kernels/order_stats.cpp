@@ -232,7 +232,7 @@ Tensor median(const Tensor& self, bool ignore_nan) {
 }
 
 std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim, bool ignore_nan) {
-  return selectAlongDim(ignore_nan ? "nanmedian" : "median", "median_out", self, dim, keepdim, false,
+  return selectAlongDim("median", "median_out", self, dim, keepdim, false,
                         [&](const auto* line, int64_t n) { return medianOfLine(line, n, ignore_nan); });
 }
 
