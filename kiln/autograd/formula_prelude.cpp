@@ -247,25 +247,36 @@ def _renorm_backward(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: fl
     inverse = 1.0 / (norm + 1e-7)
     return torch.where(norm > maxnorm, inverse * maxnorm * (grad - inverse * norm_grad), grad)
 
-def _quantile_backward(grad: Tensor, self: Tensor, q: Tensor, dim: Optional[int], keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
-    # The forward's steps (kiln/ops/stats_ops.cpp) on [lines, n] sorted
-    # lines: grad goes to the gathered ranks, split as lerp splits it, then
-    # back through the sort's permutation.
-    d = 0
+def _quantile_sorted(self: Tensor, dim: Optional[int]) -> Tuple[Tensor, Tensor, List[int]]:
+    # As quantile's forward (kiln/ops/stats_ops.cpp): the reduced elements
+    # as sorted rows [lines, n], the sort's permutation, and the unsorted
+    # lines' shape (self with the reduced dim moved last, or flattened).
     x = self.reshape([-1])
-    if dim is not None:
-        d = dim if dim >= 0 else dim + self.dim()
-        if self.dim() > 0:
-            x = self.movedim(d, -1)
+    if dim is not None and self.dim() > 0:
+        x = self.movedim(dim, -1)
     n = x.size(-1)
-    lines = x.numel() // n
-    values, order = x.reshape([lines, n]).sort(-1)
+    values, order = x.reshape([x.numel() // n, n]).sort(-1)
+    return values, order, x.size()
+
+def _quantile_ranks(values: Tensor, q: Tensor, ignore_nan: bool) -> Tensor:
+    # q as fractional ranks [lines, len(q)]: among the non-NaN values
+    # (nanquantile), or the last rank in a line holding NaN (quantile).
     qs = q.reshape([-1])
     if ignore_nan:
         ranks = qs * (values.isnan().logical_not().sum(-1, True) - 1)
-        ranks = ranks.masked_fill(ranks < 0, 0)
-    else:
-        ranks = (qs * (n - 1) + torch.zeros([lines, 1], dtype=qs.dtype)).masked_fill(values.isnan().any(-1, True), n - 1)
+        return ranks.masked_fill(ranks < 0, 0)
+    n = values.size(1)
+    return (qs * (n - 1) + torch.zeros([values.size(0), 1], dtype=qs.dtype)).masked_fill(values.isnan().any(-1, True), n - 1)
+
+def _quantile_grad_lines(grad: Tensor, q: Tensor, lines: int) -> Tensor:
+    # grad (q's dim first, then the reduced shape) as [lines, len(q)].
+    return grad.reshape([lines, 1]) if q.dim() == 0 else grad.reshape([q.numel(), lines]).t()
+
+def _quantile_backward(grad: Tensor, self: Tensor, q: Tensor, dim: Optional[int], keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+    # grad goes to the gathered ranks, split as lerp splits it, then back
+    # through the sort's permutation.
+    values, order, shape = _quantile_sorted(self, dim)
+    ranks = _quantile_ranks(values, q, ignore_nan)
     if interpolation == "lower":
         ranks = ranks.floor()
     elif interpolation == "higher":
@@ -273,7 +284,7 @@ def _quantile_backward(grad: Tensor, self: Tensor, q: Tensor, dim: Optional[int]
     elif interpolation == "nearest":
         ranks = ranks.round()
     below = ranks.to(torch.long)
-    g = grad.reshape([lines, 1]) if q.dim() == 0 else grad.reshape([qs.size(0), lines]).t()
+    g = _quantile_grad_lines(grad, q, values.size(0))
     g_sorted = torch.zeros_like(values)
     if interpolation == "linear" or interpolation == "midpoint":
         weight = ranks - below if interpolation == "linear" else torch.full_like(ranks, 0.5)
@@ -281,11 +292,59 @@ def _quantile_backward(grad: Tensor, self: Tensor, q: Tensor, dim: Optional[int]
         g_sorted = g_sorted.scatter_add(-1, below, g * (1 - weight)).scatter_add(-1, above, g * weight)
     else:
         g_sorted = g_sorted.scatter_add(-1, below, g)
-    g_x = torch.zeros_like(values).scatter(-1, order, g_sorted).reshape(x.size())
+    g_x = torch.zeros_like(values).scatter(-1, order, g_sorted).reshape(shape)
     if dim is not None and self.dim() > 0:
-        g_x = g_x.movedim(-1, d)
+        g_x = g_x.movedim(-1, dim)
     return g_x.reshape(self.size())
 
+def _quantile_q_backward(grad: Tensor, self: Tensor, q: Tensor, dim: Optional[int], interpolation: str, ignore_nan: bool) -> Tensor:
+    # Only linear interpolation's weight (rank - floor(rank)) depends on q:
+    # d result / d q = (value above - value below) * d rank / d q.
+    if interpolation != "linear":
+        return torch.zeros_like(q)
+    values, order, shape = _quantile_sorted(self, dim)
+    ranks = _quantile_ranks(values, q, ignore_nan)
+    spread = values.gather(-1, ranks.ceil().to(torch.long)) - values.gather(-1, ranks.to(torch.long))
+    if ignore_nan:
+        # Ranks clamped at 0 (all-NaN lines) carry no gradient.
+        scale = (values.isnan().logical_not().sum(-1, True) - 1) * (ranks >= 0)
+    else:
+        scale = values.isnan().any(-1, True).logical_not() * (values.size(1) - 1)
+    g = _quantile_grad_lines(grad, q, values.size(0))
+    return (g * spread * scale).sum(0).reshape(q.size())
+
+def _cov_aweights_grad(grad: Tensor, self: Tensor, correction: int, fweights: Optional[Tensor], aweights: Tensor) -> Tensor:
+    # c = xc diag(w) xc^T / f with w = fweights * aweights, xc = x - x w / sum(w)
+    # and f = sum(w) - correction * sum(w * aweights) / sum(w) (or
+    # sum(w) - correction when correction is 0): w enters directly, through
+    # the mean and through f, and aweights also enters f directly.
+    x = self.reshape([1, -1]) if self.dim() < 2 else self
+    frequencies = torch.ones_like(aweights)
+    if fweights is not None:
+        frequencies = fweights.to(aweights.dtype)
+    w = frequencies * aweights
+    w_sum = w.sum()
+    weighted_sum = (w * aweights).sum()
+    factor = w_sum - correction * weighted_sum / w_sum if correction != 0 else w_sum - correction
+    # torch zeroes a factor <= 0 in place: no gradient flows through it then.
+    through_factor = not bool(factor <= 0)
+    if not through_factor:
+        factor = factor * 0
+    centered = x - (x * w).sum(1, True) / w_sum
+    g = grad.reshape([x.size(0), x.size(0)])
+    h = (g + g.t()).mm(centered * w) / factor
+    g_w = (centered * g.mm(centered)).sum(0) / factor - (h.sum(1, True) * centered).sum(0) / w_sum
+    g_a = frequencies * g_w
+    if through_factor:
+        g_factor = -(g * centered.mm((centered * w).t())).sum() / (factor * factor)
+        d_factor_d_w = 1 - correction * (aweights / w_sum - weighted_sum / (w_sum * w_sum))
+        g_a = g_a + frequencies * g_factor * d_factor_d_w - g_factor * correction * w / w_sum
+    return g_a.reshape(aweights.size())
+
+def _cov_aweights_backward(grad: Tensor, self: Tensor, correction: int, fweights: Optional[Tensor], aweights: Optional[Tensor]) -> Tensor:
+    if aweights is not None:  # always: only a tensor has a gradient
+        return _cov_aweights_grad(grad, self, correction, fweights, aweights)
+    return grad
 )";
 }
 

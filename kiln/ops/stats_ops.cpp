@@ -155,12 +155,13 @@ void writeCumulative(const ValuesIndices& result, Tensor values, Tensor indices,
   copy_(indices, std::get<1>(result));
 }
 
-ValuesIndices cumulativeOut(const ValuesIndices& result, const Tensor& self, Tensor values, Tensor indices) {
+ValuesIndices cumulativeOut(const char* op, const ValuesIndices& result, const Tensor& self, Tensor values,
+                            Tensor indices) {
   KILN_CHECK(values.dtype() == self.dtype(), "expected scalar_type ", scalarTypeShortName(self.dtype()), " but found ",
              scalarTypeShortName(values.dtype()));
   KILN_CHECK(indices.dtype() == ScalarType::Long, "expected scalar_type Long but found ",
              scalarTypeShortName(indices.dtype()));
-  return writePair(values, indices, result, "cummax");
+  return writePair(values, indices, result, op);
 }
 
 Tensor logcumsumexpOut(const Tensor& self, int64_t dim, Tensor out) {
@@ -506,7 +507,8 @@ KILN_REGISTER_OPS(
        "-> Tensor",
        [](const Tensor& self, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
           const std::string& interpolation) { return quantile(self, q, dim, keepdim, interpolation, false); })
-        .derivative({"self: _quantile_backward(grad, self, q, dim, keepdim, interpolation, False)"}),
+        .derivative({"self: _quantile_backward(grad, self, q, dim, keepdim, interpolation, False)",
+                     "q: _quantile_q_backward(grad, self, q, dim, interpolation, False)"}),
     op("aten::quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, "
        "str interpolation=\"linear\") -> Tensor",
        [](const Tensor& self, double q, std::optional<int64_t> dim, bool keepdim, const std::string& interpolation) {
@@ -529,7 +531,8 @@ KILN_REGISTER_OPS(
        "str interpolation=\"linear\") -> Tensor",
        [](const Tensor& self, const Tensor& q, std::optional<int64_t> dim, bool keepdim,
           const std::string& interpolation) { return quantile(self, q, dim, keepdim, interpolation, true); })
-        .derivative({"self: _quantile_backward(grad, self, q, dim, keepdim, interpolation, True)"}),
+        .derivative({"self: _quantile_backward(grad, self, q, dim, keepdim, interpolation, True)",
+                     "q: _quantile_q_backward(grad, self, q, dim, interpolation, True)"}),
     op("aten::nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, "
        "str interpolation=\"linear\") -> Tensor",
        [](const Tensor& self, double q, std::optional<int64_t> dim, bool keepdim, const std::string& interpolation) {
@@ -588,7 +591,7 @@ KILN_REGISTER_OPS(
     op("aten::cummax.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> "
        "(Tensor(a!) values, Tensor(b!) indices)",
        [](const Tensor& self, int64_t dim, Tensor values, Tensor indices) {
-         return cumulativeOut(cummax(self, dim), self, values, indices);
+         return cumulativeOut("cummax", cummax(self, dim), self, values, indices);
        })
         .shape(shapes::sortOp),
     op("aten::cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
@@ -598,7 +601,7 @@ KILN_REGISTER_OPS(
     op("aten::cummin.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> "
        "(Tensor(a!) values, Tensor(b!) indices)",
        [](const Tensor& self, int64_t dim, Tensor values, Tensor indices) {
-         return cumulativeOut(cummin(self, dim), self, values, indices);
+         return cumulativeOut("cummin", cummin(self, dim), self, values, indices);
        })
         .shape(shapes::sortOp),
     op("aten::_cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()",
@@ -656,7 +659,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t correction, const OptionalTensor& fweights, const OptionalTensor& aweights) {
          return cov(self, correction, fweights, aweights);
        })
-        .derivative({"self: _cov_backward(grad, self, correction, fweights, aweights)"}),
+        .derivative({"self: _cov_backward(grad, self, correction, fweights, aweights)",
+                     "aweights: _cov_aweights_backward(grad, self, correction, fweights, aweights)"}),
     op("aten::corrcoef(Tensor self) -> Tensor", [](const Tensor& self) { return corrcoef(self); })
         .derivative({"self: _corrcoef_backward(grad, self, result)"}),
 

@@ -614,3 +614,32 @@ def f(x: Tensor):
         k.backward()
         assert float(k) == pytest.approx(float(t), rel=1e-12)
         np.testing.assert_allclose(xk.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_gradients_of_q_and_aweights():
+    rng = np.random.default_rng(18)
+    x = away_from_kinks([rng.standard_normal((3, 6))])[0]
+    for name in ["quantile", "nanquantile"]:
+        for interpolation in INTERPOLATIONS:
+            def fn(lib, x, q):
+                return getattr(lib, name)(x, q, 1, interpolation=interpolation)
+            if interpolation == "linear":
+                assert_gradients_match_torch(fn, [x.astype(np.float32), np.array([0.15, 0.45, 0.83], np.float32)])
+            else:
+                # Rounded ranks and midpoint's fixed weight: torch's graph does not reach q
+                # (its gradient is None); kiln's formula gives zeros.
+                q = kiln.from_numpy(np.array([0.15, 0.45, 0.83])).requires_grad_(True)
+                fn(kiln, kiln.from_numpy(x.copy()), q).sum().backward()
+                assert not q.grad.numpy().any()
+            gradcheck(fn, [x, np.array([0.15, 0.45, 0.83])], tol=1e-4)
+        assert_gradients_match_torch(lambda lib, x, q: getattr(lib, name)(x, q), [x.astype(np.float32),
+                                                                                  np.array(0.35, np.float32)])
+    for correction in [0, 1, 2]:
+        def cov(lib, x, a):
+            return lib.cov(x, correction=correction, fweights=lib.from_numpy(np.array([1, 2, 1, 3, 1, 2])),
+                           aweights=a)
+        a = np.abs(rng.standard_normal(6)) + 0.5
+        assert_gradients_match_torch(cov, [x.astype(np.float32), a.astype(np.float32)])
+        gradcheck(cov, [x, a], tol=1e-4)
+        assert_gradients_match_torch(lambda lib, x, a: lib.cov(x, correction=correction, aweights=a),
+                                     [x.astype(np.float32), a.astype(np.float32)])
