@@ -14,6 +14,7 @@
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
+#include "kiln/tensor/distance.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/index.h"
 #include "kiln/tensor/iterator.h"
@@ -350,7 +351,8 @@ Tensor cdistForward(const Tensor& x1, const Tensor& x2, double p, std::optional<
   if (a.numel() == 0 || b.numel() == 0)
     return c == 0 && r1 > 0 && r2 > 0 ? zeros(out_shape, x1.dtype()) : empty(out_shape, x1.dtype());
   if (cdistUsesMatmul(p, mode, r1, r2)) return euclideanDist(a, b);
-  return norm(sub(unsqueeze(a, -2), unsqueeze(b, -3)), Scalar(p), DimVector{-1});
+  const DimVector batched1{-1, r1, c}, batched2{-1, r2, c};
+  return reshape(rowDistances(reshape(a, batched1), reshape(b, batched2), p), out_shape);
 }
 
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode) {
@@ -394,9 +396,8 @@ Tensor pdistForward(const Tensor& self, double p) {
   checkPdist(self, p);
   const int64_t n = self.sizes()[0], c = self.sizes()[1];
   if (n <= 1) return empty({0}, self.dtype());
-  auto [first, second] = pdistPairs(n);
-  if (c == 0) return zeros({first.numel()}, self.dtype());
-  return norm(sub(indexSelect(self, 0, first), indexSelect(self, 0, second)), Scalar(p), DimVector{-1});
+  if (c == 0) return zeros({n * (n - 1) / 2}, self.dtype());
+  return rowPairDistances(self, p);
 }
 
 Tensor pdistBackward(const Tensor& grad, const Tensor& self, double p, const Tensor& pdist) {

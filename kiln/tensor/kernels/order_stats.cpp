@@ -48,6 +48,14 @@ Lines linesOf(const Tensor& contiguous_self, int64_t d) {
   return lines;
 }
 
+// A per-thread buffer of `size` elements, reused from line to line.
+template <typename E>
+std::vector<E>& scratch(int64_t size) {
+  thread_local std::vector<E> buffer;
+  buffer.resize(static_cast<size_t>(size));
+  return buffer;
+}
+
 // Runs `pick(line, n) -> (value, index)` on a scratch copy of every line of `self`
 // along `dim`: one (value, index) per line, shaped as a reduction over dim.
 // `op` names the op in errors; `dtype_name` is PyTorch's kernel name in its
@@ -92,7 +100,7 @@ std::pair<T, int64_t> medianOfLine(const T* line, int64_t size, bool ignore_nan)
     const T* nan = std::find_if(line, line + size, isNan<T>);
     if (nan != line + size) return {*nan, nan - line};
   }
-  std::vector<int64_t> order(static_cast<size_t>(size));
+  std::vector<int64_t>& order = scratch<int64_t>(size);
   std::iota(order.begin(), order.end(), 0);
   const int64_t nans = ignore_nan ? std::count_if(line, line + size, isNan<T>) : 0;
   const auto nth = order.begin() + (size - nans - 1) / 2;
@@ -106,7 +114,7 @@ std::pair<T, int64_t> medianOfLine(const T* line, int64_t size, bool ignore_nan)
 // moves values and their indices together.
 template <typename T>
 std::pair<T, int64_t> kthOfLine(T* values, int64_t size, int64_t k) {
-  std::vector<int64_t> index(static_cast<size_t>(size));
+  std::vector<int64_t>& index = scratch<int64_t>(size);
   std::iota(index.begin(), index.end(), 0);
   const auto greater = [](T a, T b) { return (isNan(a) && !isNan(b)) || a > b; };
   const auto swap = [&](int64_t i, int64_t j) {
@@ -147,7 +155,7 @@ std::pair<T, int64_t> kthOfLine(T* values, int64_t size, int64_t k) {
 // the index of its last element.
 template <typename T>
 std::pair<T, int64_t> modeOfLine(const T* line, int64_t size) {
-  std::vector<std::pair<T, int64_t>> items(static_cast<size_t>(size));
+  std::vector<std::pair<T, int64_t>>& items = scratch<std::pair<T, int64_t>>(size);
   for (int64_t i = 0; i < size; ++i) items[static_cast<size_t>(i)] = {line[i], i};
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::pair<T, int64_t> best{};
