@@ -288,24 +288,6 @@ Tensor corrcoef(const Tensor& self) {
 
 Tensor dist(const Tensor& self, const Tensor& other, const Scalar& p) { return norm(sub(self, other), p); }
 
-// The gradient of ||diff||_p at `dist` times `grad`, elementwise (all three
-// broadcast): what _cdist_backward and _pdist_backward sum per row, with
-// torch's subgradient 0 where the distance (or for p < 1 the difference) is 0.
-Tensor distanceGrad(const Tensor& diff, const Tensor& dist, const Tensor& grad, double p) {
-  const Tensor zero = scalarLike(0, diff);
-  const Tensor at_zero = eq(dist, zero);
-  if (p == 0) return zeros(broadcastShapes(diff.sizes(), broadcastShapes(dist.sizes(), grad.sizes())), diff.dtype());
-  if (p == 1) return mul(grad, sign(diff));
-  if (std::isinf(p)) return mul(mul(grad, sign(diff)), eq(abs(diff), dist));
-  if (p == 2) return where(at_zero, zero, div(mul(grad, diff), dist));
-  const Tensor scaled = div(grad, pow(dist, Scalar(p - 1)));
-  if (p < 2) {
-    const Tensor g = mul(mul(sign(diff), pow(abs(diff), Scalar(p - 1))), scaled);
-    return where(p < 1 ? logicalOr(at_zero, eq(diff, zero)) : at_zero, zero, g);
-  }
-  return where(at_zero, zero, mul(mul(diff, pow(abs(diff), Scalar(p - 2))), scaled));
-}
-
 // x1 and x2 ([..., r, c]) with their batch dims broadcast together.
 std::pair<Tensor, Tensor> expandBatch(const Tensor& x1, const Tensor& x2) {
   const IntArrayRef b1(x1.sizes().data(), static_cast<size_t>(x1.dim() - 2));
@@ -367,23 +349,11 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t
 Tensor cdistBackward(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p, const Tensor& cdist) {
   auto [a, b] = expandBatch(x1, x2);
   if (p == 0 || a.numel() == 0 || b.numel() == 0) return zeros(a.sizes(), x1.dtype());
-  const Tensor diff = sub(unsqueeze(a, -2), unsqueeze(b, -3));
-  return sum(distanceGrad(diff, unsqueeze(cdist, -1), unsqueeze(grad, -1), p), DimVector{-2});
-}
-
-// The (i, j), i < j, row pairs pdist measures, in its order.
-std::pair<Tensor, Tensor> pdistPairs(int64_t n) {
-  const int64_t pairs = n * (n - 1) / 2;
-  Tensor first = empty({pairs}, ScalarType::Long), second = empty({pairs}, ScalarType::Long);
-  int64_t* i_data = first.data<int64_t>();
-  int64_t* j_data = second.data<int64_t>();
-  for (int64_t i = 0, k = 0; i < n; ++i) {
-    for (int64_t j = i + 1; j < n; ++j, ++k) {
-      i_data[k] = i;
-      j_data[k] = j;
-    }
-  }
-  return {first, second};
+  const int64_t r1 = a.sizes()[a.dim() - 2], r2 = b.sizes()[b.dim() - 2], c = a.sizes().back();
+  // grad and cdist are [..., r1, r2] in the broadcast batch (the kernel checks their sizes).
+  const Tensor result =
+      rowDistancesBackward(grad, reshape(a, DimVector{-1, r1, c}), reshape(b, DimVector{-1, r2, c}), p, cdist);
+  return reshape(result, a.sizes());
 }
 
 void checkPdist(const Tensor& self, double p) {
@@ -402,14 +372,8 @@ Tensor pdistForward(const Tensor& self, double p) {
 
 Tensor pdistBackward(const Tensor& grad, const Tensor& self, double p, const Tensor& pdist) {
   checkPdist(self, p);
-  Tensor result = zeros(self.sizes(), self.dtype());
-  const int64_t n = self.sizes()[0];
-  if (p == 0 || n <= 1 || self.sizes()[1] == 0) return result;
-  auto [first, second] = pdistPairs(n);
-  const Tensor diff = sub(indexSelect(self, 0, first), indexSelect(self, 0, second));
-  const Tensor g = distanceGrad(diff, unsqueeze(pdist, -1), unsqueeze(grad, -1), p);
-  indexAdd_(result, 0, first, g);
-  return indexAdd_(result, 0, second, neg(g));
+  if (p == 0 || self.sizes()[0] <= 1 || self.sizes()[1] == 0) return zeros(self.sizes(), self.dtype());
+  return rowPairDistancesBackward(grad, self, p, pdist);
 }
 
 // ---- renorm ----

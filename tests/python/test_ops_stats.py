@@ -643,3 +643,13 @@ def test_gradients_of_q_and_aweights():
         gradcheck(cov, [x, a], tol=1e-4)
         assert_gradients_match_torch(lambda lib, x, a: lib.cov(x, correction=correction, aweights=a),
                                      [x.astype(np.float32), a.astype(np.float32)])
+
+
+def test_internal_ops_check_their_arguments():
+    op = kiln._functions.op
+    with pytest.raises(RuntimeError):
+        op("_pdist_backward")(kiln.ones(2), kiln.ones(4, 3), 2.0, kiln.ones(6))
+    with pytest.raises(RuntimeError):
+        op("_cdist_backward")(kiln.ones(2, 2), kiln.ones(3, 2), kiln.ones(4, 2), 2.0, kiln.ones(3, 4))
+    with pytest.raises(RuntimeError):
+        op("_cummax_helper")(kiln.ones(3, 4), kiln.empty(2), kiln.empty(2, dtype=kiln.int64), 0)
