@@ -2,12 +2,11 @@
 // kthvalue, mode, quantile, nanquantile, aminmax, cummax, cummin,
 // logcumsumexp, dist, diff, cov, corrcoef, cdist, pdist, renorm, and the
 // internal operators torch composes them of (_cdist_forward,
-// _euclidean_dist, _pdist_forward, ...). The line-wise selections are
-// kernels (kiln/tensor/kernels/order_stats.cpp); the rest are composed of
-// kiln's tensor functions as torch composes them, so that results agree.
+// _euclidean_dist, _pdist_forward, ...). The line-wise selections
+// (kiln/tensor/kernels/order_stats.cpp) and the row distances of cdist and
+// pdist (kernels/distance.cpp) are kernels; the rest are composed of kiln's
+// tensor functions as torch composes them, so that results agree.
 // (The named-dim overloads are left out: kiln has no named tensors.)
-#include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
