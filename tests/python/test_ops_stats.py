@@ -653,3 +653,16 @@ def test_internal_ops_check_their_arguments():
         op("_cdist_backward")(kiln.ones(2, 2), kiln.ones(3, 2), kiln.ones(4, 2), 2.0, kiln.ones(3, 4))
     with pytest.raises(RuntimeError):
         op("_cummax_helper")(kiln.ones(3, 4), kiln.empty(2), kiln.empty(2, dtype=kiln.int64), 0)
+
+
+@pytest.mark.parametrize("name", sorted(SELECTIONS))
+def test_selection_long_lines(name):
+    # Past std::sort's and std::nth_element's insertion-sort cutoff (16):
+    # ties and NaNs still pick torch's index.
+    for seed in range(3):
+        a = _ties((3, 300), np.float64, seed, nan=seed > 0)
+        t, k = _both(a)
+        theirs = SELECTIONS[name](torch, t, 1, False)
+        ours = SELECTIONS[name](kiln, k, 1, False)
+        assert_same(ours.values, theirs.values)
+        assert_same(ours.indices, theirs.indices)
