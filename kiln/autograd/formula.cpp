@@ -390,6 +390,9 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
   const auto& names = formula_owner_.schema().arguments();
   const auto& args = schema.arguments();
   for (size_t i = 0; i < args.size() && i < names.size(); ++i) {
+    // In a formula `grad` is the output's gradient, as in derivatives.yaml,
+    // even for an operator with an argument of that name (a *_backward op).
+    if (names[i].name == "grad" || names[i].name == "grads") continue;
     if (used.count(names[i].name))
       addParam(names[i].name, args[i].type->annotationStr(), {FormulaInput::Kind::Argument, i});
   }

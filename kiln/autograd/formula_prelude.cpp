@@ -138,6 +138,213 @@ def _cross_entropy_backward_target(grad: Tensor, self: Tensor, weight: Optional[
     d = 1 if self.dim() >= 2 else 0
     return -_class_weighted(self.log_softmax(d), weight, self, d) * _cross_entropy_probability_scale(grad, self, reduction, d) * (1 - label_smoothing)
 
+def _evenly_distribute_nan(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    # Shared by the elements equal to the result; a NaN result by the NaNs.
+    mask = (self == result).logical_or(self.isnan().logical_and(result.isnan()))
+    return mask * (grad / mask.sum())
+
+def _value_selecting_reduction_double_backward(grad: Tensor, dim: int, indices: Tensor, sizes: List[int], keepdim: bool) -> Tensor:
+    if not keepdim and len(sizes) > 0:
+        return grad.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+    return grad.gather(dim, indices)
+
+def _logcumsumexp_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    if grad.dim() == 0 or grad.numel() == 0:
+        return grad
+    # grad's positive and negative parts in log space (the dtype's lowest
+    # value standing for none), each through the reversed logcumsumexp.
+    lowest = -3.4028234663852886e+38 if grad.dtype == torch.float32 else -1.7976931348623157e+308
+    log_abs = grad.abs().log()
+    positive = torch.where(grad > 0, log_abs, torch.full_like(grad, lowest))
+    negative = torch.where(grad < 0, log_abs, torch.full_like(grad, lowest))
+    out_positive = ((positive - result).flip([dim]).logcumsumexp(dim).flip([dim]) + self).exp()
+    out_negative = ((negative - result).flip([dim]).logcumsumexp(dim).flip([dim]) + self).exp()
+    return out_positive - out_negative
+
+def _diff_backward(grad: Tensor, self: Tensor, n: int, dim: int, prepend: Optional[Tensor], append: Optional[Tensor], part: int) -> Tensor:
+    # The gradient of part 0 (prepend), 1 (self) or 2 (append) of
+    # diff(cat([prepend, self, append], dim), n): n steps of the adjoint of
+    # one difference, which pads with a zero on each side and subtracts.
+    d = dim if dim >= 0 else dim + self.dim()
+    before = 0
+    after = 0
+    if n > 0 and prepend is not None:
+        before = prepend.size(d)
+    if n > 0 and append is not None:
+        after = append.size(d)
+    if n == 0 and part == 0 and prepend is not None:
+        return torch.zeros_like(prepend)  # diff with n = 0 is a copy of self alone
+    if n == 0 and part == 2 and append is not None:
+        return torch.zeros_like(append)
+    length = self.size(d) + before + after
+    g = grad
+    for _ in range(min(n, length)):
+        shape = g.size()
+        shape[d] = 1
+        zero = torch.zeros(shape, dtype=g.dtype)
+        g = torch.cat([zero, g], d) - torch.cat([g, zero], d)
+    if part == 0:
+        return g.narrow(d, 0, before)
+    if part == 2:
+        return g.narrow(d, before + self.size(d), after)
+    return g.narrow(d, before, self.size(d))
+
+def _cov_backward(grad: Tensor, self: Tensor, correction: int, fweights: Optional[Tensor], aweights: Optional[Tensor]) -> Tensor:
+    # c = xc diag(w) xc^T / f with xc = x - x w / sum(w): d xc = (g + g^T) xc diag(w) / f,
+    # then through the weighted mean.
+    x = self.reshape([1, -1]) if self.dim() < 2 else self
+    w = torch.ones([x.size(1)], dtype=x.dtype)
+    if fweights is not None:
+        w = w * fweights
+    if aweights is not None:
+        w = w * aweights
+    w_sum = w.sum()
+    factor = w_sum - correction
+    if aweights is not None and correction != 0:
+        factor = w_sum - correction * (w * aweights).sum() / w_sum
+    if bool(factor <= 0):
+        factor = factor * 0
+    centered = x - (x * w).sum(1, True) / w_sum
+    g = grad.reshape([x.size(0), x.size(0)])
+    g_centered = (g + g.t()).mm(centered * w) / factor
+    return (g_centered - g_centered.sum(1, True) * w / w_sum).reshape(self.size())
+
+def _corrcoef_backward(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    # corrcoef = clip(c / s_i / s_j, -1, 1) with s = sqrt(diag(c)), c = cov(self).
+    c = torch.cov(self)
+    if c.dim() == 0:
+        g_c = grad / c - grad * c / (c * c)
+    else:
+        s = c.diagonal().sqrt()
+        r = c / s.reshape([-1, 1]) / s.reshape([1, -1])
+        g_r = grad * (r >= -1).logical_and(r <= 1)
+        g_s = -((g_r * r).sum(1) + (g_r * r).sum(0)) / s
+        g_c = g_r / s.reshape([-1, 1]) / s.reshape([1, -1]) + torch.eye(c.size(0), dtype=c.dtype) * (g_s / (2 * s))
+    return _cov_backward(g_c, self, 1, None, None)
+
+def _euclidean_dist_grad_x1(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor) -> Tensor:
+    ratio = (grad / result).masked_fill(result == 0, 0)
+    return x1 * ratio.sum(-1, True) - ratio.matmul(x2)
+
+def _cdist_grad_x1(grad: Tensor, x1: Tensor, x2: Tensor, p: float, compute_mode: Optional[int], result: Tensor) -> Tensor:
+    # Along the path cdist's forward took: _euclidean_dist for p = 2 when
+    # asked (mode 1) or by default past 25 rows, else _cdist_forward.
+    mode = 0 if compute_mode is None else compute_mode
+    r1 = x1.size(-2)
+    r2 = x2.size(-2)
+    if x1.numel() > 0 and x2.numel() > 0 and p == 2.0 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
+        return _euclidean_dist_grad_x1(grad, x1, x2, result)
+    return torch._cdist_backward(grad.contiguous(), x1, x2, p, result)
+
+def _renorm_backward(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    d = dim if dim >= 0 else dim + self.dim()
+    others: List[int] = []
+    for i in range(self.dim()):
+        if i != d:
+            others.append(i)
+    norm = self.norm(p, others, True)
+    norm_grad = _norm_backward((self * grad).sum(others, True), self, norm, p, others, True)
+    inverse = 1.0 / (norm + 1e-7)
+    return torch.where(norm > maxnorm, inverse * maxnorm * (grad - inverse * norm_grad), grad)
+
+def _quantile_sorted(self: Tensor, dim: Optional[int]) -> Tuple[Tensor, Tensor, List[int]]:
+    # As quantile's forward (kiln/ops/stats_ops.cpp): the reduced elements
+    # as sorted rows [lines, n], the sort's permutation, and the unsorted
+    # lines' shape (self with the reduced dim moved last, or flattened).
+    x = self.reshape([-1])
+    if dim is not None and self.dim() > 0:
+        x = self.movedim(dim, -1)
+    n = x.size(-1)
+    values, order = x.reshape([x.numel() // n, n]).sort(-1)
+    return values, order, x.size()
+
+def _quantile_ranks(values: Tensor, q: Tensor, ignore_nan: bool) -> Tensor:
+    # q as fractional ranks [lines, len(q)]: among the non-NaN values
+    # (nanquantile), or the last rank in a line holding NaN (quantile).
+    qs = q.reshape([-1])
+    if ignore_nan:
+        ranks = qs * (values.isnan().logical_not().sum(-1, True) - 1)
+        return ranks.masked_fill(ranks < 0, 0)
+    n = values.size(1)
+    return (qs * (n - 1) + torch.zeros([values.size(0), 1], dtype=qs.dtype)).masked_fill(values.isnan().any(-1, True), n - 1)
+
+def _quantile_grad_lines(grad: Tensor, q: Tensor, lines: int) -> Tensor:
+    # grad (q's dim first, then the reduced shape) as [lines, len(q)].
+    return grad.reshape([lines, 1]) if q.dim() == 0 else grad.reshape([q.numel(), lines]).t()
+
+def _quantile_backward(grad: Tensor, self: Tensor, q: Tensor, dim: Optional[int], keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+    # grad goes to the gathered ranks, split as lerp splits it, then back
+    # through the sort's permutation.
+    values, order, shape = _quantile_sorted(self, dim)
+    ranks = _quantile_ranks(values, q, ignore_nan)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    below = ranks.to(torch.long)
+    g = _quantile_grad_lines(grad, q, values.size(0))
+    g_sorted = torch.zeros_like(values)
+    if interpolation == "linear" or interpolation == "midpoint":
+        weight = ranks - below if interpolation == "linear" else torch.full_like(ranks, 0.5)
+        above = ranks.ceil().to(torch.long)
+        g_sorted = g_sorted.scatter_add(-1, below, g * (1 - weight)).scatter_add(-1, above, g * weight)
+    else:
+        g_sorted = g_sorted.scatter_add(-1, below, g)
+    g_x = torch.zeros_like(values).scatter(-1, order, g_sorted).reshape(shape)
+    if dim is not None and self.dim() > 0:
+        g_x = g_x.movedim(-1, dim)
+    return g_x.reshape(self.size())
+
+def _quantile_q_backward(grad: Tensor, self: Tensor, q: Tensor, dim: Optional[int], interpolation: str, ignore_nan: bool) -> Tensor:
+    # Only linear interpolation's weight (rank - floor(rank)) depends on q:
+    # d result / d q = (value above - value below) * d rank / d q.
+    if interpolation != "linear":
+        return torch.zeros_like(q)
+    values, order, shape = _quantile_sorted(self, dim)
+    ranks = _quantile_ranks(values, q, ignore_nan)
+    spread = values.gather(-1, ranks.ceil().to(torch.long)) - values.gather(-1, ranks.to(torch.long))
+    if ignore_nan:
+        # Ranks clamped at 0 (all-NaN lines) carry no gradient.
+        scale = (values.isnan().logical_not().sum(-1, True) - 1) * (ranks >= 0)
+    else:
+        scale = values.isnan().any(-1, True).logical_not() * (values.size(1) - 1)
+    g = _quantile_grad_lines(grad, q, values.size(0))
+    return (g * spread * scale).sum(0).reshape(q.size())
+
+def _cov_aweights_grad(grad: Tensor, self: Tensor, correction: int, fweights: Optional[Tensor], aweights: Tensor) -> Tensor:
+    # c = xc diag(w) xc^T / f with w = fweights * aweights, xc = x - x w / sum(w)
+    # and f = sum(w) - correction * sum(w * aweights) / sum(w) (or
+    # sum(w) - correction when correction is 0): w enters directly, through
+    # the mean and through f, and aweights also enters f directly.
+    x = self.reshape([1, -1]) if self.dim() < 2 else self
+    frequencies = torch.ones_like(aweights)
+    if fweights is not None:
+        frequencies = fweights.to(aweights.dtype)
+    w = frequencies * aweights
+    w_sum = w.sum()
+    weighted_sum = (w * aweights).sum()
+    factor = w_sum - correction * weighted_sum / w_sum if correction != 0 else w_sum - correction
+    # torch zeroes a factor <= 0 in place: no gradient flows through it then.
+    through_factor = not bool(factor <= 0)
+    if not through_factor:
+        factor = factor * 0
+    centered = x - (x * w).sum(1, True) / w_sum
+    g = grad.reshape([x.size(0), x.size(0)])
+    h = (g + g.t()).mm(centered * w) / factor
+    g_w = (centered * g.mm(centered)).sum(0) / factor - (h.sum(1, True) * centered).sum(0) / w_sum
+    g_a = frequencies * g_w
+    if through_factor:
+        g_factor = -(g * centered.mm((centered * w).t())).sum() / (factor * factor)
+        d_factor_d_w = 1 - correction * (aweights / w_sum - weighted_sum / (w_sum * w_sum))
+        g_a = g_a + frequencies * g_factor * d_factor_d_w - g_factor * correction * w / w_sum
+    return g_a.reshape(aweights.size())
+
+def _cov_aweights_backward(grad: Tensor, self: Tensor, correction: int, fweights: Optional[Tensor], aweights: Optional[Tensor]) -> Tensor:
+    if aweights is not None:  # always: only a tensor has a gradient
+        return _cov_aweights_grad(grad, self, correction, fweights, aweights)
+    return grad
 )";
 }
 

@@ -11,6 +11,7 @@ from ._dtype import (dtype, uint8, int8, int16, int32, int64, float16, float32, 
                      bfloat16, half, float, double, short, int, long, complex64, complex128, cfloat, cdouble)
 from . import _tensor  # noqa: F401  (installs Tensor methods and operators)
 from ._functions import install as _install_functions
+from ._stats import cdist
 from ._factories import tensor, as_tensor, manual_seed
 from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile
 from ._jit import ScriptClass, ScriptObject, ScriptMethod

@@ -179,6 +179,14 @@ TORCH_RAISES = {
     "aten::_embedding_bag_per_sample_weights_backward": _bag_second(1),
     "aten::_embedding_bag_forward_only": lambda lib: _aten(lib, "_embedding_bag_forward_only")(
         _leaf(lib, (6, 3)), lib.from_numpy(np.array([1, 2, 3])), lib.from_numpy(np.array([0, 2])))[0],
+    "aten::aminmax": lambda lib: lib.aminmax(_leaf(lib, (3, 4)), dim=1)[0],
+    "aten::_aminmax": lambda lib: _aten(lib, "_aminmax")(_leaf(lib, (3, 4)))[1],
+    "aten::_aminmax.dim": lambda lib: _aten(lib, "_aminmax")(_leaf(lib, (3, 4)), 1)[0],
+    "aten::_logcumsumexp": lambda lib: _aten(lib, "_logcumsumexp")(_leaf(lib, (3, 4)), 1),
+    "aten::_cdist_backward": lambda lib: _aten(lib, "_cdist_backward")(
+        _leaf(lib, (3, 5)), _leaf(lib, (3, 4), 1), _leaf(lib, (5, 4), 2), 2.0, _leaf(lib, (3, 5), 3)),
+    "aten::_pdist_backward": lambda lib: _aten(lib, "_pdist_backward")(
+        _leaf(lib, (6,)), _leaf(lib, (4, 3), 1), 2.0, _leaf(lib, (6,), 2)),
 }
 
 
