@@ -58,10 +58,11 @@ int64_t bound(T value, int64_t n, bool right, const At& at) {
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32, bool right,
                     const std::optional<std::string>& side, const std::optional<Tensor>& sorter) {
   if (side) {
-    KILN_CHECK(*side == "left" || *side == "right",
-               "torch.searchsorted(): side can only be 'left' or 'right' but got ", *side);
-    KILN_CHECK(!right || *side == "right", "torch.searchsorted(): side and right can't be set to opposites, got side of ",
-               *side, " while right was True");
+    KILN_CHECK(*side == "left" || *side == "right", "torch.searchsorted(): side can only be 'left' or 'right' but got ",
+               *side);
+    KILN_CHECK(!right || *side == "right",
+               "torch.searchsorted(): side and right can't be set to opposites, got side of ", *side,
+               " while right was True");
     right = *side == "right";
   }
   const bool sorted_by = sorter && sorter->defined();
@@ -161,8 +162,8 @@ Tensor histc(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& 
     leftmost -= 1;
     rightmost += 1;
   }
-  KILN_CHECK(std::isfinite(leftmost) && std::isfinite(rightmost), "torch.histc: range of [", leftmost, ", ",
-             rightmost, "] is not finite");
+  KILN_CHECK(std::isfinite(leftmost) && std::isfinite(rightmost), "torch.histc: range of [", leftmost, ", ", rightmost,
+             "] is not finite");
   KILN_CHECK(leftmost < rightmost, "torch.histc: max must be larger than min");
   Tensor hist = zeros({bins}, self.dtype());
   const Tensor input = contiguous(self);

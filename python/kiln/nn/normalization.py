@@ -231,3 +231,28 @@ class GroupNorm(Module):
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
+
+
+class LocalResponseNorm(Module):
+    """Each element divided by (k + alpha * mean of the squares over `size`
+    neighbouring channels) ** beta."""
+
+    _jit_override_qualname = "__torch__.torch.nn.modules.normalization.LocalResponseNorm"
+    __constants__ = ["size", "alpha", "beta", "k"]
+    size: int
+    alpha: float
+    beta: float
+    k: float
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{}, alpha={}, beta={}, k={}".format(self.size, self.alpha, self.beta, self.k)
