@@ -6,6 +6,7 @@
 // tests/python/test_autograd_coverage.py); histc's result never requires
 // grad; bincount and the unique forms have a grad_fn that raises.
 #include "kiln/core/op_registration.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/index.h"
 #include "kiln/tensor/search.h"
@@ -54,6 +55,31 @@ Unique writeThree(const Unique& r, Tensor a, Tensor b, Tensor c, const char* op)
   return {a, b, c};
 }
 
+// --- shape rules ---
+
+using shapes::Args;
+using shapes::contiguousOut;
+using Out = std::vector<shapes::OutputFacts>;
+
+// searchsorted and bucketize: the values' sizes (`self`; a Scalar is 0-dim),
+// int32 or int64 as out_int32 says.
+Out searchRule(const Args& a) {
+  std::optional<bool> int32 = a.knownBool("out_int32");
+  std::optional<ScalarType> dtype;
+  if (int32) dtype = *int32 ? ScalarType::Int : ScalarType::Long;
+  const TensorType* values = a.tensor("self");
+  VaryingShape sizes = values ? values->sizes() : VaryingShape(std::vector<std::optional<int64_t>>{});
+  return {contiguousOut(dtype, sizes)};
+}
+
+// histc: `bins` counts in self's dtype.
+Out histcRule(const Args& a) {
+  const TensorType* self = a.tensor("self");
+  std::optional<int64_t> bins = a.knownInt("bins");
+  return {contiguousOut(self ? self->scalarType() : std::nullopt,
+                        bins ? VaryingShape(std::vector<std::optional<int64_t>>{*bins}) : VaryingShape(1))};
+}
+
 constexpr const char* kUniqueNotDifferentiable = "torch 1.13 has no derivative for unique";
 
 }  // namespace
@@ -62,44 +88,52 @@ KILN_REGISTER_OPS(
     op("aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, "
        "str? side=None, Tensor? sorter=None) -> Tensor",
        [](const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right, const OptString& side,
-          const OptTensor& sorter) { return searchsorted(sorted_sequence, self, out_int32, right, side, sorter); }),
+          const OptTensor& sorter) { return searchsorted(sorted_sequence, self, out_int32, right, side, sorter); })
+        .shape(searchRule),
     op("aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, "
        "bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right, const OptString& side,
           const OptTensor& sorter, Tensor out) {
          return searchsortedOut(sorted_sequence, self, out_int32, right, side, sorter, std::move(out));
-       }),
+       })
+        .shape(searchRule),
     op("aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, "
        "str? side=None, Tensor? sorter=None) -> Tensor",
        [](const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right, const OptString& side,
           const OptTensor& sorter) {
          return searchsorted(sorted_sequence, scalarValue(self), out_int32, right, side, sorter);
-       }),
+       })
+        .shape(searchRule),
     op("aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, "
        "bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right, const OptString& side,
           const OptTensor& sorter, Tensor out) {
          return searchsortedOut(sorted_sequence, scalarValue(self), out_int32, right, side, sorter, std::move(out));
-       }),
+       })
+        .shape(searchRule),
 
     op("aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
        [](const Tensor& self, const Tensor& boundaries, bool out_int32, bool right) {
          return bucketize(self, boundaries, out_int32, right);
-       }),
+       })
+        .shape(searchRule),
     op("aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& boundaries, bool out_int32, bool right, Tensor out) {
          return bucketizeOut(self, boundaries, out_int32, right, std::move(out));
-       }),
+       })
+        .shape(searchRule),
     op("aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
        [](const Scalar& self, const Tensor& boundaries, bool out_int32, bool right) {
          return bucketize(scalarValue(self), boundaries, out_int32, right);
-       }),
+       })
+        .shape(searchRule),
     op("aten::bucketize.Scalar_out(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False, "
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Scalar& self, const Tensor& boundaries, bool out_int32, bool right, Tensor out) {
          return bucketizeOut(scalarValue(self), boundaries, out_int32, right, std::move(out));
-       }),
+       })
+        .shape(searchRule),
 
     op("aten::bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor",
        [](const Tensor& self, const OptTensor& weights, int64_t minlength) {
@@ -117,11 +151,13 @@ KILN_REGISTER_OPS(
        [](const Tensor& self, int64_t bins, const Scalar& min, const Scalar& max) {
          return histc(self, bins, min, max);
        })
+        .shape(histcRule)
         .traits(OpTrait::NeverRequiresGrad),
     op("aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, int64_t bins, const Scalar& min, const Scalar& max, Tensor out) {
          return writeOut(out, histc(self, bins, min, max), "histc");
        })
+        .shape(histcRule)
         .traits(OpTrait::NeverRequiresGrad),
 
     op("aten::argwhere(Tensor self) -> Tensor", [](const Tensor& self) { return nonzero(self); })

@@ -275,3 +275,10 @@ def test_backward_raises_as_torch(fn):
         assert out.requires_grad
         with pytest.raises(RuntimeError, match="not implemented"):
             out.sum().backward()
+
+
+def test_shape_propagation_types_the_results():
+    unit = kiln.compile("def f(s, v):\n    return torch.searchsorted(s, v, out_int32=True), "
+                        "torch.bucketize(v, s), torch.histc(v.double(), 7)\n")
+    graph = str(unit.f.graph_for(kiln.ones([5]), kiln.ones([2, 3])))
+    assert "Int(2, 3" in graph and "Long(2, 3" in graph and "Double(7" in graph, graph
