@@ -18,6 +18,7 @@
 
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/ctc_loss.h"
 #include "kiln/tensor/factory.h"
@@ -408,7 +409,8 @@ KILN_REGISTER_OPS(
        "Generator? generator=None) -> Tensor",
        [](const Tensor& self, const Scalar& lower, const Scalar& upper, bool training, const IValue& generator) {
          return rrelu(self, lower, upper, training, generator, false);
-       }),
+       })
+        .shape(shapes::sameDtype),
     op("aten::rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.33333333333333331, bool training=False, "
        "Generator? generator=None) -> Tensor(a!)",
        [](Tensor self, const Scalar& lower, const Scalar& upper, bool training, const IValue& generator) {
@@ -418,6 +420,7 @@ KILN_REGISTER_OPS(
        "bool training=False, Generator? generator=None) -> Tensor",
        [](const Tensor& self, Tensor noise, const Scalar& lower, const Scalar& upper, bool training,
           const IValue& generator) { return rreluWithNoise(self, noise, lower, upper, training, generator); })
+        .shape(shapes::sameDtype)
         .derivative({"self: torch.rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)"}),
     op("aten::rrelu_with_noise_(Tensor(a!) self, Tensor noise, Scalar lower=0.125, "
        "Scalar upper=0.33333333333333331, bool training=False, Generator? generator=None) -> Tensor(a!)",
