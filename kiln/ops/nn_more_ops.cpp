@@ -13,8 +13,11 @@
 // kernels (kiln/tensor/kernels/margin_loss.cpp) and torch's backward
 // operators, which their formulas call.
 #include <algorithm>
-#include <cmath>
 #include <limits>
+#include <numbers>
+#include <optional>
+#include <tuple>
+#include <vector>
 
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
@@ -195,7 +198,7 @@ Tensor poissonNllLoss(const Tensor& input, const Tensor& target, bool log_input,
   if (full) {
     // Stirling's approximation of log(target!), counted for targets above 1.
     const Tensor stirling = rec::add(rec::sub(rec::mul(target, rec::unary("aten::log", target)), target),
-                                     rec::mul(rec::unary("aten::log", rec::mul(target, 2 * M_PI)), 0.5));
+                                     rec::mul(rec::unary("aten::log", rec::mul(target, 2 * std::numbers::pi)), 0.5));
     const Tensor counted =
         composite::callTensor("aten::masked_fill", "Scalar", {stirling, le(target, wrapped(1.0)), 0});
     loss = rec::add(loss, counted);
