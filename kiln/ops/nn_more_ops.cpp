@@ -1,6 +1,7 @@
 // aten:: registrations of the rest of torch.nn.functional's operators, with
 // PyTorch 1.13's schemas: the similarity and distance functions, bilinear,
-// rrelu, max unpooling and the margin, ranking, embedding and Poisson losses.
+// rrelu, max unpooling, fractional max pooling and the margin, ranking,
+// embedding, Poisson and CTC losses.
 //
 // torch 1.13 composes most of them of other operators
 // (CompositeImplicitAutograd): cosine_similarity, pairwise_distance,
@@ -10,8 +11,9 @@
 // through runOperator (kiln/ops/composite.h), so autograd records the inner
 // operators and the gradients are theirs (tests/python/
 // test_autograd_coverage.py lists them as COMPOSITE). The others have
-// kernels (kiln/tensor/kernels/margin_loss.cpp) and torch's backward
-// operators, which their formulas call.
+// kernels (kiln/tensor/kernels/margin_loss.cpp, ctc_loss.cpp,
+// fractional_pool.cpp) and torch's backward operators, which their formulas
+// call.
 #include <algorithm>
 #include <limits>
 #include <numbers>
@@ -25,6 +27,7 @@
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/ctc_loss.h"
 #include "kiln/tensor/factory.h"
+#include "kiln/tensor/fractional_pool.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/margin_loss.h"
 #include "kiln/tensor/pointwise.h"
@@ -604,6 +607,61 @@ KILN_REGISTER_OPS(
                          ctcLossBackward(grad, log_probs, targets, input_lengths, target_lengths, nll, log_alpha, blank,
                                          zero_infinity),
                          "_ctc_loss_backward");
+       }),
+
+    op("aten::fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> "
+       "(Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size, const Tensor& random_samples) {
+         return fractionalMaxPool(self, kernel_size, output_size, random_samples);
+       })
+        .derivative({"self: torch.fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)",
+                     "non_differentiable: result1"}),
+    op("aten::fractional_max_pool2d.output(Tensor self, int[2] kernel_size, int[2] output_size, "
+       "Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size, const Tensor& random_samples,
+          Tensor output, Tensor indices) {
+         return writeTwo(fractionalMaxPool(self, kernel_size, output_size, random_samples), output, indices,
+                         "fractional_max_pool2d");
+       }),
+    op("aten::fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+       "int[2] output_size, Tensor indices) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef /*kernel_size*/, IntArrayRef output_size,
+          const Tensor& indices) { return fractionalMaxPoolBackward(grad, self, output_size, indices); })
+        .derivative({"grad_output: grad.flatten(-2).gather(-1, indices.flatten(-2)).view(indices.size())",
+                     "self: torch.zeros_like(self)"}),
+    op("aten::fractional_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
+       "int[2] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef /*kernel_size*/, IntArrayRef output_size,
+          const Tensor& indices, Tensor out) {
+         return writeOut(out, fractionalMaxPoolBackward(grad, self, output_size, indices),
+                         "fractional_max_pool2d_backward");
+       }),
+    op("aten::fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> "
+       "(Tensor, Tensor)",
+       [](const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size, const Tensor& random_samples) {
+         return fractionalMaxPool(self, kernel_size, output_size, random_samples);
+       })
+        .derivative({"self: torch.fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)",
+                     "non_differentiable: result1"}),
+    op("aten::fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, "
+       "Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
+       [](const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size, const Tensor& random_samples,
+          Tensor output, Tensor indices) {
+         return writeTwo(fractionalMaxPool(self, kernel_size, output_size, random_samples), output, indices,
+                         "fractional_max_pool3d");
+       }),
+    op("aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, "
+       "int[3] output_size, Tensor indices) -> Tensor",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef /*kernel_size*/, IntArrayRef output_size,
+          const Tensor& indices) { return fractionalMaxPoolBackward(grad, self, output_size, indices); })
+        .derivative({"grad_output: grad.flatten(-3).gather(-1, indices.flatten(-3)).view(indices.size())",
+                     "self: torch.zeros_like(self)"}),
+    op("aten::fractional_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, "
+       "int[3] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)",
+       [](const Tensor& grad, const Tensor& self, IntArrayRef /*kernel_size*/, IntArrayRef output_size,
+          const Tensor& indices, Tensor out) {
+         return writeOut(out, fractionalMaxPoolBackward(grad, self, output_size, indices),
+                         "fractional_max_pool3d_backward");
        }),
 
     // The gradient gathers grad at the pooling indices (torch's max_pool_double_backward).

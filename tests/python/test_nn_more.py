@@ -502,7 +502,8 @@ def test_nothing_of_the_list_is_missing():
               "LocalResponseNorm", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d",
               "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
               "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-              "MarginRankingLoss", "CosineEmbeddingLoss", "CTCLoss", "HuberLoss", "Softmax2d"]
+              "MarginRankingLoss", "CosineEmbeddingLoss", "CTCLoss", "HuberLoss", "Softmax2d", "FractionalMaxPool2d",
+              "FractionalMaxPool3d"]
     assert [n for n in wanted if not hasattr(knn, n)] == []
 
 
@@ -527,3 +528,78 @@ def test_functional_in_script():
     expected = torch.jit.CompilationUnit(src).f(*[torch.from_numpy(a) for a in (x, y, z, w, idx)])
     got = kiln.compile(src).f(*[kiln.from_numpy(a) for a in (x, y, z, w, idx)])
     assert_same(list(got), list(expected), rtol=1e-5, atol=1e-5)
+
+
+# --- fractional max pooling --------------------------------------------------------------------
+
+FRACTIONAL = [((2, 3, 9, 8), [2, 3], [4, 5]), ((3, 7, 7), [3, 3], [5, 5]), ((2, 2, 6, 7, 8), [2, 2, 3], [3, 4, 5]),
+              ((2, 5, 5, 5), [2, 2, 2], [3, 3, 3])]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, kernel, out", FRACTIONAL, ids=[str(s) for s, _, _ in FRACTIONAL])
+def test_fractional_max_pool_against_torch(shape, kernel, out, dtype):
+    rank = len(kernel)
+    x = _randn(*shape, dtype=dtype)
+    x.reshape(-1)[::7] = np.nan if rank == 2 else x.reshape(-1)[::7]
+    batch = 1 if len(shape) == rank + 1 else shape[0]
+    samples = RNG.random((batch, shape[-rank - 1], rank)).astype(dtype)
+
+    def fn(lib, a, u):
+        return _aten(lib, f"fractional_max_pool{rank}d")(a, kernel, out, u)
+    _both(fn, x, samples)
+    finite = _randn(*shape, dtype=dtype)
+    assert_gradients_match_torch(lambda lib, a: fn(lib, a, _t(lib, samples))[0], [finite])
+    assert_gradients_match_torch(lambda lib, a: fn(lib, a, _t(lib, samples))[0], [finite], noncontiguous=True)
+    name = f"fractional_max_pool{rank}d_with_indices"
+    _both(lambda lib, a, u: getattr(lib.nn.functional, name)(a, kernel, out, _random_samples=u), x, samples)
+    ratio = [0.6] * rank
+    _both(lambda lib, a, u: getattr(lib.nn.functional, name)(a, 2, output_ratio=ratio, _random_samples=u), x,
+          samples)
+
+
+FRACTIONAL_ERRORS = [
+    lambda lib, x, u: _aten(lib, "fractional_max_pool2d")(x, [3, 3], [4, 4], u),
+    lambda lib, x, u: _aten(lib, "fractional_max_pool2d")(x, [2, 2], [4, 5], u),
+    lambda lib, x, u: _aten(lib, "fractional_max_pool2d")(x[0, 0], [2, 2], [2, 2], u),
+    lambda lib, x, u: _aten(lib, "fractional_max_pool2d")(x[:, :0], [2, 2], [2, 2], u),
+    lambda lib, x, u: _aten(lib, "fractional_max_pool2d")(x.double(), [2, 2], [2, 2], u),
+    lambda lib, x, u: _aten(lib, "fractional_max_pool3d")(x.reshape(1, 1, 2, 5, 5), [2, 2, 2], [1, 2, 2], u),
+    lambda lib, x, u: _aten(lib, "fractional_max_pool3d")(x[0], [2, 2, 2], [2, 2, 2], u),
+]
+
+
+@pytest.mark.parametrize("index", range(len(FRACTIONAL_ERRORS)))
+def test_fractional_max_pool_errors(index):
+    _same_error(FRACTIONAL_ERRORS[index], _randn(1, 2, 5, 5), RNG.random((1, 2, 2)).astype(np.float32))
+
+
+def test_fractional_max_pool_random_samples_checked_and_drawn():
+    x = kiln.from_numpy(_randn(1, 2, 5, 5))
+    with pytest.raises(RuntimeError, match="random_samples"):
+        kiln.fractional_max_pool2d(x, [2, 2], [3, 3], kiln.rand([1, 3, 2]))
+    kiln.manual_seed(5)
+    a = kiln.nn.functional.fractional_max_pool2d(x, 2, output_size=3)
+    kiln.manual_seed(5)
+    assert np.array_equal(kiln.nn.functional.fractional_max_pool2d(x, 2, output_size=3).numpy(), a.numpy())
+    out, idx = kiln.nn.functional.fractional_max_pool2d(x, 2, output_size=3, return_indices=True)
+    assert tuple(out.shape) == tuple(idx.shape) == (1, 2, 3, 3)
+
+
+@pytest.mark.parametrize("rank", [2, 3])
+def test_fractional_max_pool_layers(rank):
+    shape = (2, 3, 9, 8) if rank == 2 else (2, 2, 6, 7, 8)
+    x = _randn(*shape)
+    samples = RNG.random((2, shape[1], rank)).astype(np.float32)
+    for kwargs in [dict(output_size=3), dict(output_ratio=0.5), dict(output_size=3, return_indices=True)]:
+        t_module = getattr(tnn, f"FractionalMaxPool{rank}d")(2, _random_samples=torch.from_numpy(samples), **kwargs)
+        k_module = getattr(knn, f"FractionalMaxPool{rank}d")(2, _random_samples=kiln.from_numpy(samples), **kwargs)
+        assert list(k_module.state_dict().keys()) == list(t_module.state_dict().keys())
+        assert repr(k_module) == repr(t_module)
+        expected = t_module(torch.from_numpy(x))
+        assert_same(k_module(kiln.from_numpy(x)), expected)
+        assert_same(kiln.script(k_module)(kiln.from_numpy(x)), expected)
+    for bad in [dict(), dict(output_size=3, output_ratio=0.5), dict(output_ratio=1.5)]:
+        for lib in (tnn, knn):
+            with pytest.raises(ValueError):
+                getattr(lib, f"FractionalMaxPool{rank}d")(2, **bad)

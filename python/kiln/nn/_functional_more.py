@@ -10,8 +10,9 @@ from typing import Callable, List, Optional, Tuple, Union
 
 import kiln
 from kiln import Tensor
+from ._functional_conv import _Eager
 from ._functional_loss import _reduction_of, _reduction_enum
-from ._functional_resample import _size_list
+from ._functional_resample import _scale_list, _size_list
 
 
 def softsign(input):
@@ -155,6 +156,76 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Union[int, List[in
     kernel, strides, pad = _unpool_args(kernel_size, stride, padding, 3)
     return kiln.max_unpool3d(input, indices, _unpool_output_size(input, kernel, strides, pad, output_size), strides,
                              pad)
+
+
+def _fractional_output_size(input: Tensor, output_size: Optional[List[int]],
+                            output_ratio: Optional[List[float]], n: int) -> List[int]:
+    if output_size is not None:
+        return output_size
+    if output_ratio is None:
+        raise ValueError("fractional_max_pool{}d requires specifying either an output_size or an output_ratio"
+                         .format(n))
+    return [int(input.size(i - n) * output_ratio[i]) for i in range(n)]
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Union[int, List[int], Tuple[int, int]],
+                                       output_size: Optional[Union[int, List[int], Tuple[int, int]]] = None,
+                                       output_ratio: Optional[Union[float, List[float], Tuple[float, float]]] = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    size = _fractional_output_size(input, _size_list(output_size, 2), _scale_list(output_ratio, 2), 2)
+    if _random_samples is None:
+        # One sample per plane and spatial dim, from kiln's generator.
+        n_batch = 1 if input.dim() == 3 else input.size(0)
+        _random_samples = kiln.rand([n_batch, input.size(-3), 2], dtype=input.dtype)
+    kernel = _size_list(kernel_size, 2)
+    assert kernel is not None
+    return kiln.fractional_max_pool2d(input, kernel, size, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Union[int, List[int], Tuple[int, int, int]],
+                                       output_size: Optional[Union[int, List[int], Tuple[int, int, int]]] = None,
+                                       output_ratio: Optional[Union[float, List[float],
+                                                                    Tuple[float, float, float]]] = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+    size = _fractional_output_size(input, _size_list(output_size, 3), _scale_list(output_ratio, 3), 3)
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == 4 else input.size(0)
+        _random_samples = kiln.rand([n_batch, input.size(-4), 3], dtype=input.dtype)
+    kernel = _size_list(kernel_size, 3)
+    assert kernel is not None
+    return kiln.fractional_max_pool3d(input, kernel, size, _random_samples)
+
+
+def _fractional_max_pool2d(input: Tensor, kernel_size: Union[int, List[int], Tuple[int, int]],
+                           output_size: Optional[Union[int, List[int], Tuple[int, int]]] = None,
+                           output_ratio: Optional[Union[float, List[float], Tuple[float, float]]] = None,
+                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Tensor:
+    return fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
+                                              _random_samples)[0]
+
+
+def _fractional_max_pool3d(input: Tensor, kernel_size: Union[int, List[int], Tuple[int, int, int]],
+                           output_size: Optional[Union[int, List[int], Tuple[int, int, int]]] = None,
+                           output_ratio: Optional[Union[float, List[float], Tuple[float, float, float]]] = None,
+                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Tensor:
+    return fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
+                                              _random_samples)[0]
+
+
+def _dispatch_on_indices(name, with_indices, without):
+    # torch's boolean_dispatch: the result type follows return_indices (eager only).
+    def fn(input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        chosen = with_indices if return_indices else without
+        return chosen(input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+    return _Eager(name, fn)
+
+
+fractional_max_pool2d = _dispatch_on_indices("fractional_max_pool2d", fractional_max_pool2d_with_indices,
+                                             _fractional_max_pool2d)
+fractional_max_pool3d = _dispatch_on_indices("fractional_max_pool3d", fractional_max_pool3d_with_indices,
+                                             _fractional_max_pool3d)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -312,7 +383,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
 
 
 __all__ = ["softsign", "tanhshrink", "softmin", "normalize", "one_hot", "lp_pool1d", "lp_pool2d",
-           "local_response_norm", "max_unpool1d", "max_unpool2d", "max_unpool3d", "rrelu", "margin_ranking_loss",
+           "local_response_norm", "max_unpool1d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d",
+           "fractional_max_pool3d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+           "_fractional_max_pool2d", "_fractional_max_pool3d", "rrelu", "margin_ranking_loss",
            "hinge_embedding_loss", "soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss",
            "multilabel_soft_margin_loss", "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "triplet_margin_loss", "triplet_margin_with_distance_loss", "ctc_loss"]

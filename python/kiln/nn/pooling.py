@@ -1,5 +1,5 @@
 """Pooling layers (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool,
-MaxUnpool in 1d/2d/3d, LPPool in 1d/2d) with torch 1.13's constructor
+MaxUnpool in 1d/2d/3d, LPPool in 1d/2d, FractionalMaxPool in 2d/3d) with torch 1.13's constructor
 arguments, attributes and extra_repr, and TorchScript-compilable forwards
 over the aten operators."""
 from typing import List, Optional
@@ -275,3 +275,56 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over windows placed at pseudo-random, increasing starts
+    (Graham's fractional max pooling); `_random_samples`, when given, fixes
+    the placement (a buffer, as in torch)."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    return_indices: bool
+
+    def __init__(self, kernel_size, output_size, output_ratio, return_indices, _random_samples, ntuple, name):
+        super().__init__()
+        self.kernel_size = ntuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = ntuple(output_size) if output_size is not None else None
+        self.output_ratio = ntuple(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError("output_ratio must be between 0 and 1 (got {})".format(output_ratio))
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.FractionalMaxPool2d"
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples, _pair,
+                         "FractionalMaxPool2d")
+
+    def forward(self, input):
+        if self.return_indices:
+            return F.fractional_max_pool2d_with_indices(input, self.kernel_size, self.output_size, self.output_ratio,
+                                                        self.return_indices, _random_samples=self._random_samples)
+        return F._fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                        self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.FractionalMaxPool3d"
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples, _triple,
+                         "FractionalMaxPool3d")
+
+    def forward(self, input):
+        if self.return_indices:
+            return F.fractional_max_pool3d_with_indices(input, self.kernel_size, self.output_size, self.output_ratio,
+                                                        self.return_indices, _random_samples=self._random_samples)
+        return F._fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                        self.return_indices, _random_samples=self._random_samples)
