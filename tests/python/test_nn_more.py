@@ -259,8 +259,10 @@ UNPOOL_ERRORS = [
     lambda lib, x: _aten(lib, "max_unpool2d")(x, _t(lib, np.array([[[[0, 1], [2, 3]]]], np.int32)), [3, 3]),
     lambda lib, x: _aten(lib, "max_unpool2d")(x[0, 0], _t(lib, np.array([[0, 1], [2, 3]])), [3, 3]),
     lambda lib, x: _aten(lib, "max_unpool2d")(x, _t(lib, np.array([[[[0, 1], [2, 3]]]])), [1, 1]),
-    lambda lib, x: _aten(lib, "max_unpool3d")(x, _t(lib, np.array([[[[0, 1], [2, 99]]]])), [3, 3, 3], [1, 1, 1], [0, 0, 0]),
-    lambda lib, x: _aten(lib, "max_unpool3d")(x, _t(lib, np.array([[[[0, 1], [2, 3]]]])), [1, 3, 3], [0, 1, 1], [0, 0, 0]),
+    lambda lib, x: _aten(lib, "max_unpool3d")(x, _t(lib, np.array([[[[0, 1], [2, 99]]]])), [3, 3, 3], [1, 1, 1],
+                                              [0, 0, 0]),
+    lambda lib, x: _aten(lib, "max_unpool3d")(x, _t(lib, np.array([[[[0, 1], [2, 3]]]])), [1, 3, 3], [0, 1, 1],
+                                              [0, 0, 0]),
     lambda lib, x: lib.nn.functional.max_unpool2d(x, _t(lib, np.array([[[[0, 1], [2, 3]]]])), 2, output_size=[9, 9]),
 ]
 
@@ -603,3 +605,44 @@ def test_fractional_max_pool_layers(rank):
         for lib in (tnn, knn):
             with pytest.raises(ValueError):
                 getattr(lib, f"FractionalMaxPool{rank}d")(2, **bad)
+
+
+GRAD_SCRIPT = """
+def f(x: Tensor, y: Tensor, t: Tensor, idx: Tensor, w: Tensor):
+    a = torch.nn.functional.margin_ranking_loss(x[:, 0], y[:, 0], t)
+    b = torch.nn.functional.cosine_similarity(x, y).sum()
+    c = torch.nn.functional.multi_margin_loss(x, idx)
+    d = torch.nn.functional.soft_margin_loss(x, y.detach().sign())
+    e = torch.nn.functional.bilinear(x, y, w).sum()
+    g = torch.nn.functional.triplet_margin_loss(x, y, w[0, :3])
+    h = torch.nn.functional.rrelu(x).sum() + torch.nn.functional.pairwise_distance(x, y).sum()
+    return a + b + c + d + e + g + h
+"""
+
+
+def test_gradients_through_a_script():
+    x, y, w = _randn(3, 4), _randn(3, 4), _randn(2, 4, 4)
+    t, idx = np.array([1, -1, 1], np.float32), np.array([0, 3, 1])
+    results = []
+    for lib, fn in [(torch, torch.jit.CompilationUnit(GRAD_SCRIPT).f), (kiln, kiln.compile(GRAD_SCRIPT).f)]:
+        leaves = [_t(lib, a).requires_grad_(True) for a in (x, y, w)]
+        for _ in range(3):  # the executor's profiling and optimized runs
+            for leaf in leaves:
+                leaf.grad = None
+            out = fn(leaves[0], leaves[1], _t(lib, t), _t(lib, idx), leaves[2])
+            out.backward()
+        results.append([float(out)] + [leaf.grad.numpy().copy() for leaf in leaves])
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-5)
+    for ours, theirs in zip(results[1][1:], results[0][1:]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_nll_loss_2d_is_nll_loss():
+    x, target = _randn(2, 3, 4, 4), RNG.integers(0, 3, (2, 4, 4))
+    with pytest.warns(UserWarning, match="NLLLoss2d has been deprecated"):
+        k_module = knn.NLLLoss2d()
+    with pytest.warns(UserWarning):
+        t_module = tnn.NLLLoss2d()
+    expected = t_module(torch.from_numpy(x), torch.from_numpy(target))
+    assert_same(k_module(kiln.from_numpy(x), kiln.from_numpy(target)), expected)
+    assert_same(kiln.script(k_module)(kiln.from_numpy(x), kiln.from_numpy(target)), expected)

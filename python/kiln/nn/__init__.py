@@ -15,10 +15,10 @@ from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, Avg
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
                             InstanceNorm3d, LocalResponseNorm)
 from .sparse import Embedding, EmbeddingBag
-from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss,
-                   KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, HingeEmbeddingLoss, MultiLabelMarginLoss, SoftMarginLoss,
-                   MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, MultiMarginLoss, TripletMarginLoss,
-                   TripletMarginWithDistanceLoss, CTCLoss)
+from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, NLLLoss, NLLLoss2d, CrossEntropyLoss, BCELoss,
+                   BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, HingeEmbeddingLoss,
+                   MultiLabelMarginLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, CosineEmbeddingLoss,
+                   MarginRankingLoss, MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CTCLoss)
 from .distance import PairwiseDistance, CosineSimilarity
 from . import activation, upsampling, padding, pixelshuffle, fold
 from .activation import *
@@ -44,8 +44,9 @@ __all__ = [
     "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "utils", "LayerNorm", "Dropout",
     "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
-    "Transformer", "Bilinear", "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d",
-    "LocalResponseNorm", "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
-    "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "MultiMarginLoss",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss", "PairwiseDistance", "CosineSimilarity",
+    "Transformer", "Bilinear", "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "PoissonNLLLoss", "GaussianNLLLoss",
+    "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+    "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
+    "NLLLoss2d", "PairwiseDistance", "CosineSimilarity",
 ]

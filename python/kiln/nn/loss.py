@@ -2,6 +2,8 @@
 legacy size_average/reduce included), `reduction` and the other settings as
 script constants, class weights as buffers; forwards are TorchScript over
 kiln.nn.functional."""
+import warnings
+
 from kiln import Tensor
 from . import functional as F
 from .module import Module
@@ -85,6 +87,17 @@ class NLLLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated in torch: NLLLoss, which takes any rank."""
+
+    _jit_override_qualname = "__torch__.torch.nn.modules.loss.NLLLoss2d"
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/master/nn.html#torch.nn.NLLLoss for more details.")
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
