@@ -505,7 +505,7 @@ def test_nothing_of_the_list_is_missing():
               "PoissonNLLLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
               "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
               "MarginRankingLoss", "CosineEmbeddingLoss", "CTCLoss", "HuberLoss", "Softmax2d", "FractionalMaxPool2d",
-              "FractionalMaxPool3d"]
+              "FractionalMaxPool3d", "CrossMapLRN2d", "NLLLoss2d"]
     assert [n for n in wanted if not hasattr(knn, n)] == []
 
 
@@ -646,3 +646,19 @@ def test_nll_loss_2d_is_nll_loss():
     expected = t_module(torch.from_numpy(x), torch.from_numpy(target))
     assert_same(k_module(kiln.from_numpy(x), kiln.from_numpy(target)), expected)
     assert_same(kiln.script(k_module)(kiln.from_numpy(x), kiln.from_numpy(target)), expected)
+
+
+@pytest.mark.parametrize("size, channels", [(3, 6), (5, 4), (2, 7), (4, 3)])
+def test_cross_map_lrn2d_forward_and_backward_bits(size, channels):
+    # torch's legacy Function, step for step: the same bits, forward and backward.
+    x, g = _randn(2, channels, 3, 4), _randn(2, channels, 3, 4)
+    results = []
+    for lib in (torch, kiln):
+        module = lib.nn.CrossMapLRN2d(size, 1e-2, 0.75, 2)
+        leaf = _t(lib, x).requires_grad_(True)
+        out = module(leaf)
+        out.backward(_t(lib, g))
+        results.append((out.detach().numpy(), leaf.grad.numpy(), repr(module)))
+    assert np.array_equal(results[1][0], results[0][0])
+    assert np.array_equal(results[1][1], results[0][1])
+    assert results[1][2] == results[0][2]

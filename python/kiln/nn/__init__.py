@@ -13,7 +13,7 @@ from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, Avg
                       MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, FractionalMaxPool2d,
                       FractionalMaxPool3d)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
-                            InstanceNorm3d, LocalResponseNorm)
+                            InstanceNorm3d, LocalResponseNorm, CrossMapLRN2d)
 from .sparse import Embedding, EmbeddingBag
 from .loss import (L1Loss, MSELoss, SmoothL1Loss, HuberLoss, NLLLoss, NLLLoss2d, CrossEntropyLoss, BCELoss,
                    BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss, GaussianNLLLoss, HingeEmbeddingLoss,
@@ -45,7 +45,7 @@ __all__ = [
     "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "MultiheadAttention",
     "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
     "Transformer", "Bilinear", "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
-    "MaxUnpool3d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "PoissonNLLLoss", "GaussianNLLLoss",
+    "MaxUnpool3d", "LPPool1d", "LPPool2d", "LocalResponseNorm", "CrossMapLRN2d", "PoissonNLLLoss", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "MultiLabelMarginLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
     "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
     "NLLLoss2d", "PairwiseDistance", "CosineSimilarity",
