@@ -97,14 +97,13 @@ Tensor cosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double 
   const Tensor a = rec::toExpanded(x1, common, size);
   const Tensor b = rec::toExpanded(x2, common, size);
   // Each input is divided by its norm first, which keeps the result within
-  // [-1, 1]. torch clamps the norms to eps in place without recording it, so
-  // the gradient is the unclamped norm's: the clamp is added as a constant,
-  // only where it changes a value.
+  // [-1, 1]. torch clamps the squared norms to eps^2 in place without
+  // recording it (sum keeps nothing for its backward), so the gradient is
+  // the unclamped one's; so does kiln.
   auto clampedNorm = [&](const Tensor& x) {
-    Tensor n = rec::norm(x, 2.0, dim, true);
-    const Tensor low = lt(n, wrapped(eps));
-    if (!any(low).item().toBool()) return n;
-    return rec::add(n, where(low, sub(wrapped(eps), n), zeros({}, n.dtype())));
+    Tensor squared = rec::sumDim(composite::callTensor("aten::pow", "Tensor_Scalar", {x, 2}), dim, true);
+    clampMin_(squared, Scalar(eps * eps));
+    return rec::unary("aten::sqrt", squared);
   };
   return rec::sumDim(rec::mul(rec::div(a, clampedNorm(a)), rec::div(b, clampedNorm(b))), dim);
 }

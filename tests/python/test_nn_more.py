@@ -189,6 +189,13 @@ def test_cosine_similarity_and_pairwise_distance(dim):
     gradcheck(lambda lib, x, y: lib.cosine_similarity(x, y, dim), [_randn(3, 4, dtype=np.float64)] * 2)
 
 
+def test_cosine_similarity_gradient_at_a_clamped_norm():
+    # torch clamps the squared norms without recording it: the gradient is the unclamped one's.
+    a, tiny = _randn(3, 4), np.zeros((3, 4), np.float32)
+    tiny[0] = 1e-10
+    assert_gradients_match_torch(lambda lib, x, y: lib.cosine_similarity(x, y), [a, tiny], rtol=1e-5, atol=1e-3)
+
+
 def test_cosine_similarity_integer_inputs_raise():
     _same_error(lambda lib, x: lib.cosine_similarity(x, x), np.ones((2, 3), np.int64))
 
