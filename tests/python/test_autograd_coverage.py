@@ -53,6 +53,8 @@ NON_DIFFERENTIABLE = [
     (r"aten::(isclose|isreal|signbit)", "bool result"),
     (r"aten::isin\.(Scalar_Tensor|Tensor_Scalar|Tensor_Tensor)", "bool result"),
     (r"aten::count_nonzero(\.dim_IntList)?", "integer result"),
+    (r"aten::(searchsorted|bucketize)\.(Tensor|Scalar)", "integer result"),
+    (r"aten::argwhere", "integer result"),
     (r"prim::grad", "reads .grad: not recorded in torch"),
     (r"aten::requires_grad_", "sets the flag (TorchScript's x.requires_grad_()): not recorded in torch"),
 ]
@@ -72,6 +74,9 @@ COMPOSITE = [
     r"aten::tensordot",
     r"aten::(broadcast_to|fliplr|flipud|tile|hstack|vstack|dstack|row_stack|column_stack)",
     r"aten::atleast_[123]d(\.Sequence)?",
+    r"aten::(cosine_similarity|pairwise_distance|bilinear|rrelu_?|multilabel_margin_loss)",
+    r"aten::(margin_ranking|hinge_embedding|cosine_embedding|poisson_nll|triplet_margin)_loss",
+    r"aten::ctc_loss\.(IntList|Tensor)",
 ]
 
 
@@ -160,9 +165,42 @@ def _bag_second(which):
     return run
 
 
+def _double_backward(loss):
+    """A program whose second backward reaches the backward kernel of `loss`."""
+    def run(lib):
+        x = _leaf(lib, (3, 4))
+        g, = lib.autograd.grad([loss(lib, x)], [x], create_graph=True)
+        return g
+    return run
+
+
+def _ctc(lengths_as_tensors):
+    def loss(lib, x):
+        lengths = ([5, 5, 5], [2, 2, 1])
+        if lengths_as_tensors:
+            lengths = tuple(lib.from_numpy(np.array(v)) for v in lengths)
+        targets = lib.from_numpy(np.array([[1, 2], [3, 1], [2, 2]]))
+        return _aten(lib, "_ctc_loss")(x.reshape(1, 3, 4).expand(5, 3, 4).log_softmax(2), targets, *lengths)[0].sum()
+    return loss
+
+
+def _unique(name, *args):
+    return lambda lib: _aten(lib, name)(_leaf(lib, (3, 1)), *args)[0]
+
+
 # aten operators declared not differentiable: a program whose backward
 # reaches the operator; torch 1.13 raises there too.
 TORCH_RAISES = {
+    "aten::bincount": lambda lib: lib.bincount(lib.from_numpy(np.array([0, 1, 1])), _leaf(lib, (3,))),
+    "aten::unique_consecutive": _unique("unique_consecutive"),
+    "aten::unique_dim": _unique("unique_dim", 0),
+    "aten::unique_dim_consecutive": _unique("unique_dim_consecutive", 0),
+    "aten::multi_margin_loss_backward": _double_backward(
+        lambda lib, x: lib.nn.functional.multi_margin_loss(x, lib.from_numpy(np.array([0, 2, 3])), p=2)),
+    "aten::multilabel_margin_loss_backward": _double_backward(
+        lambda lib, x: lib.nn.functional.multilabel_margin_loss(x, lib.from_numpy(np.array([[0, -1, 0, 0]] * 3)))),
+    "aten::_ctc_loss_backward": _double_backward(_ctc(False)),
+    "aten::_ctc_loss_backward.Tensor": _double_backward(_ctc(True)),
     "aten::_native_multi_head_attention": _mha,
     "aten::_transformer_encoder_layer_fwd": _encoder,
     "aten::_transform_bias_rescale_qkv": _transform_qkv,

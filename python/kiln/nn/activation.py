@@ -342,6 +342,69 @@ class LogSoftmax(Module):
         return "dim={dim}".format(dim=self.dim)
 
 
+class RReLU(Module):
+    """Leaky ReLU whose negative slope is drawn uniformly from [lower, upper]
+    per element in training, and is their mean in evaluation."""
+
+    _jit_override_qualname = _Q + "RReLU"
+    __constants__ = ["lower", "upper", "inplace"]
+    lower: float
+    upper: float
+    inplace: bool
+
+    def __init__(self, lower=1. / 8, upper=1. / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return "lower={}, upper={}{}".format(self.lower, self.upper, _inplace_repr(self.inplace))
+
+
+class Softmin(Module):
+    _jit_override_qualname = _Q + "Softmin"
+    __constants__ = ["dim"]
+    dim: Optional[int]
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return "dim={dim}".format(dim=self.dim)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of each location of a (N, C, H, W) or (C, H, W) input."""
+
+    _jit_override_qualname = _Q + "Softmax2d"
+
+    def forward(self, input):
+        assert input.dim() == 4 or input.dim() == 3, "Softmax2d requires a 3D or 4D tensor as input"
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+class Softsign(Module):
+    _jit_override_qualname = _Q + "Softsign"
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    _jit_override_qualname = _Q + "Tanhshrink"
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
 __all__ = ["Threshold", "Hardtanh", "ReLU6", "SiLU", "Mish", "Hardswish", "Hardsigmoid", "ELU", "CELU", "SELU",
            "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink", "PReLU", "Softmax",
-           "LogSoftmax"]
+           "LogSoftmax", "RReLU", "Softmin", "Softmax2d", "Softsign", "Tanhshrink"]

@@ -1,4 +1,4 @@
-"""A few stock layers (Identity, Linear, ReLU, Tanh, Sigmoid) over kiln ops.
+"""A few stock layers (Identity, Linear, Bilinear, ReLU, Tanh, Sigmoid) over kiln ops.
 
 Their forwards are TorchScript, and they take torch's TorchScript type names,
 so a scripted model that uses them prints as torch's does."""
@@ -49,6 +49,36 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b per output feature, with torch's initialisation
+    (weight and bias uniform in +-1/sqrt(in1_features))."""
+
+    _jit_override_qualname = "__torch__.torch.nn.modules.linear.Bilinear"
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+    in1_features: int
+    in2_features: int
+    out_features: int
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        bound = 1.0 / math.sqrt(in1_features) if in1_features > 0 else 0.0
+        self.weight = Parameter(_uniform([out_features, in1_features, in2_features], bound))
+        if bias:
+            self.bias = Parameter(_uniform([out_features], bound))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return "in1_features={}, in2_features={}, out_features={}, bias={}".format(
+            self.in1_features, self.in2_features, self.out_features, self.bias is not None)
 
 
 class ReLU(Module):

@@ -231,3 +231,97 @@ class GroupNorm(Module):
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
+
+
+class LocalResponseNorm(Module):
+    """Each element divided by (k + alpha * mean of the squares over `size`
+    neighbouring channels) ** beta."""
+
+    _jit_override_qualname = "__torch__.torch.nn.modules.normalization.LocalResponseNorm"
+    __constants__ = ["size", "alpha", "beta", "k"]
+    size: int
+    alpha: float
+    beta: float
+    k: float
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{}, alpha={}, beta={}, k={}".format(self.size, self.alpha, self.beta, self.k)
+
+
+class _CrossMapLRN2dFunction(kiln.autograd.Function):
+    """torch's legacy cross-channel LRN (torch.nn._functions.CrossMapLRN2d),
+    forward and hand-written backward step for step as torch runs them, so
+    the results agree to the bit. Its window is not LocalResponseNorm's: a
+    running sum over channels that adds the channel pre_pad - 1 ahead and
+    drops the one pre_pad behind only past channel pre_pad."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        assert input.dim() == 4
+        channels = input.size(1)
+        square = input.pow(2)
+        pre_pad = int((size - 1) / 2 + 1)
+        running = kiln.zeros_like(square.select(1, 0))
+        for c in range(min(pre_pad, channels)):
+            running = running + square.select(1, c)
+        scales = [running]
+        for c in range(1, channels):
+            if c < channels - pre_pad + 1:
+                running = running + square.select(1, c + pre_pad - 1)
+            if c > pre_pad:
+                running = running - square.select(1, c - pre_pad)
+            scales.append(running)
+        scale = kiln.stack(scales, 1).mul(alpha / size).add(k)
+        output = scale.pow(-beta).mul(input)
+        ctx.save_for_backward(input, output)
+        ctx.scale, ctx.size, ctx.alpha, ctx.beta = scale, size, alpha, beta
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output = ctx.saved_tensors
+        scale, size = ctx.scale, ctx.size
+        batch, channels = input.size(0), input.size(1)
+        cache_ratio = 2 * ctx.alpha * ctx.beta / size
+        inverse_pre_pad = int(size - (size - 1) / 2)
+        grad_input = scale.pow(-ctx.beta).mul(grad_output)
+        rows = []
+        for n in range(batch):
+            ratio = grad_output[n].mul(output[n]).div(scale[n])
+            padded = kiln.constant_pad_nd(ratio, [0, 0, 0, 0, inverse_pre_pad, size - 1 - inverse_pre_pad], 0.0)
+            accum = padded.narrow(0, 0, size - 1).sum(0)
+            channels_out = []
+            for c in range(channels):
+                accum = accum + padded[c + size - 1]
+                channels_out.append(kiln.addcmul(grad_input[n][c], input[n][c], accum, value=-cache_ratio))
+                accum = accum - padded[c]
+            rows.append(kiln.stack(channels_out, 0))
+        return kiln.stack(rows, 0), None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    """torch's legacy cross-channel local response norm for (N, C, H, W)
+    inputs. Eager only, as torch's (an autograd.Function)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{}, alpha={}, beta={}, k={}".format(self.size, self.alpha, self.beta, self.k)

@@ -1,6 +1,9 @@
-"""Pooling layers (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool in
-1d/2d/3d) with torch 1.13's constructor arguments, attributes and
-extra_repr, and TorchScript-compilable forwards over the aten operators."""
+"""Pooling layers (MaxPool, AvgPool, AdaptiveAvgPool, AdaptiveMaxPool,
+MaxUnpool in 1d/2d/3d, LPPool in 1d/2d, FractionalMaxPool in 2d/3d) with torch 1.13's constructor
+arguments, attributes and extra_repr, and TorchScript-compilable forwards
+over the aten operators."""
+from typing import List, Optional
+
 import kiln
 
 from . import functional as F
@@ -16,6 +19,8 @@ def _ntuple(n):
 
 
 _single = _ntuple(1)
+_pair = _ntuple(2)
+_triple = _ntuple(3)
 
 
 class _MaxPoolNd(Module):
@@ -194,3 +199,132 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
         if self.return_indices:
             return kiln.adaptive_max_pool3d(input, self.output_size)
         return kiln.adaptive_max_pool3d(input, self.output_size)[0]
+
+
+class _MaxUnpoolNd(Module):
+    """The inverse of a max pool: each value put back where its index says,
+    zeros elsewhere. kernel_size, stride and padding are stored as tuples."""
+
+    def __init__(self, kernel_size, stride, padding, ntuple):
+        super().__init__()
+        self.kernel_size = ntuple(kernel_size)
+        self.stride = ntuple(stride if stride is not None else kernel_size)
+        self.padding = ntuple(padding)
+
+    def extra_repr(self):
+        return "kernel_size={}, stride={}, padding={}".format(self.kernel_size, self.stride, self.padding)
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.MaxUnpool1d"
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__(kernel_size, stride, padding, _single)
+
+    def forward(self, input, indices, output_size: Optional[List[int]] = None):
+        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.MaxUnpool2d"
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__(kernel_size, stride, padding, _pair)
+
+    def forward(self, input, indices, output_size: Optional[List[int]] = None):
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.MaxUnpool3d"
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__(kernel_size, stride, padding, _triple)
+
+    def forward(self, input, indices, output_size: Optional[List[int]] = None):
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _LPPoolNd(Module):
+    """The norm_type-norm over each pooling window."""
+
+    __constants__ = ["norm_type", "kernel_size", "stride", "ceil_mode"]
+    ceil_mode: bool
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self):
+        return "norm_type={}, kernel_size={}, stride={}, ceil_mode={}".format(self.norm_type, self.kernel_size,
+                                                                             self.stride, self.ceil_mode)
+
+
+class LPPool1d(_LPPoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.LPPool1d"
+
+    def forward(self, input):
+        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.LPPool2d"
+
+    def forward(self, input):
+        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over windows placed at pseudo-random, increasing starts
+    (Graham's fractional max pooling); `_random_samples`, when given, fixes
+    the placement (a buffer, as in torch)."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    return_indices: bool
+
+    def __init__(self, kernel_size, output_size, output_ratio, return_indices, _random_samples, ntuple, name):
+        super().__init__()
+        self.kernel_size = ntuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = ntuple(output_size) if output_size is not None else None
+        self.output_ratio = ntuple(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError("output_ratio must be between 0 and 1 (got {})".format(output_ratio))
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.FractionalMaxPool2d"
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples, _pair,
+                         "FractionalMaxPool2d")
+
+    def forward(self, input):
+        if self.return_indices:
+            return F.fractional_max_pool2d_with_indices(input, self.kernel_size, self.output_size, self.output_ratio,
+                                                        self.return_indices, _random_samples=self._random_samples)
+        return F._fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                        self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _jit_override_qualname = "__torch__.torch.nn.modules.pooling.FractionalMaxPool3d"
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples, _triple,
+                         "FractionalMaxPool3d")
+
+    def forward(self, input):
+        if self.return_indices:
+            return F.fractional_max_pool3d_with_indices(input, self.kernel_size, self.output_size, self.output_ratio,
+                                                        self.return_indices, _random_samples=self._random_samples)
+        return F._fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                        self.return_indices, _random_samples=self._random_samples)
