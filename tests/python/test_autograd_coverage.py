@@ -72,6 +72,13 @@ COMPOSITE = [
     r"aten::tensordot",
     r"aten::(broadcast_to|fliplr|flipud|tile|hstack|vstack|dstack|row_stack|column_stack)",
     r"aten::atleast_[123]d(\.Sequence)?",
+    # torch.linalg over its primitives (kiln/ops/linalg_more_ops.cpp).
+    r"aten::linalg_(inv|det|slogdet|solve|solve_ex|lu_factor|cholesky|svd|svdvals|eigh|eigvalsh|matrix_power)",
+    r"aten::(inverse|det|slogdet|logdet|lu_solve|qr|svd|pinverse|matrix_power|orgqr)",
+    r"aten::linalg_householder_product",
+    r"aten::linalg_(matrix_norm|norm|cond)(\.str_ord|\.ord_str|\.p_str)?",
+    r"aten::(frobenius_norm|nuclear_norm)(\.dim)?", r"aten::norm_except_dim",
+    r"aten::linalg_(tensorinv|tensorsolve|vecdot|diagonal|matmul)",
 ]
 
 
@@ -162,7 +169,18 @@ def _bag_second(which):
 
 # aten operators declared not differentiable: a program whose backward
 # reaches the operator; torch 1.13 raises there too.
+def _geqrf_a(lib):
+    return _aten(lib, "geqrf")(_leaf(lib, (3, 2)))[0]
+
+
+def _ormqr(lib):
+    a, tau = _aten(lib, "geqrf")(lib.from_numpy(np.random.default_rng(0).standard_normal((3, 2))))
+    return _aten(lib, "ormqr")(a, tau, _leaf(lib, (3, 2), 1))
+
+
 TORCH_RAISES = {
+    "aten::geqrf": _geqrf_a,
+    "aten::ormqr": _ormqr,
     "aten::_native_multi_head_attention": _mha,
     "aten::_transformer_encoder_layer_fwd": _encoder,
     "aten::_transform_bias_rescale_qkv": _transform_qkv,
