@@ -190,12 +190,25 @@ Tensor3 luUnpack(const Tensor& LU, const Tensor& pivots, bool unpack_data, bool 
   return {P, L, U};
 }
 
+// getrs swaps rows by the pivots: each must name a row, 1..n.
+void checkPivotRange(const Tensor& pivots, int64_t n, const char* fn) {
+  Tensor flat = contiguous(pivots);
+  const int32_t* p = flat.data<int32_t>();
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    KILN_CHECK(p[i] >= 1 && p[i] <= n, fn, ": pivots must be 1-based row indices between 1 and ", n, ", got ", p[i]);
+  }
+}
+
 Tensor luSolve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
   checkSquare(LU, "linalg.lu_solve", "LU");
   checkMatrix(B, "linalg.lu_solve", "B");
   checkSameDtype(LU, B, "linalg.lu_solve", "LU", "B");
-  KILN_CHECK(pivots.dtype() == ScalarType::Int, "linalg.lu_solve: pivots should be a Tensor of scalar type Int");
+  KILN_CHECK(pivots.dtype() == ScalarType::Int,
+             "linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32");
   const int64_t n = LU.size(-1);
+  KILN_CHECK(pivots.dim() >= 1 && pivots.size(-1) == n,
+             "linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix");
+  checkPivotRange(pivots, n, "linalg.lu_solve");
   KILN_CHECK(left ? B.size(-2) == n : B.size(-1) == n,
              "linalg.lu_solve: Incompatible shapes of A and B for the equation ", left ? "AX = B" : "XA = B", " (", n,
              "x", n, " and ", B.size(-2), "x", B.size(-1), ")");
@@ -418,6 +431,19 @@ Tensor ormqr(const Tensor& A, const Tensor& tau, const Tensor& C, bool left, boo
   const int64_t q = left ? C.size(-2) : C.size(-1);
   KILN_CHECK(A.size(-2) == q, "torch.ormqr: other.shape[", left ? -2 : -1, "] must be equal to input.shape[-2]");
   KILN_CHECK(tau.size(-1) <= A.size(-1), "torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]");
+  KILN_CHECK(tau.size(-1) <= A.size(-2), "torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-2]");
+  KILN_CHECK(A.dim() - tau.dim() == 1, "torch.ormqr: input.dim() - tau.dim() must be 1");
+  KILN_CHECK(A.dim() == C.dim(), "torch.ormqr: input.dim() must be equal to other.dim()");
+  for (int64_t i = 0; i + 2 < A.dim(); ++i) {
+    KILN_CHECK(C.size(i) == A.size(i),
+               "torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], "
+               "but got ",
+               shapeString(C.sizes().slice(0, C.dim() - 2)));
+    KILN_CHECK(tau.size(i) == A.size(i),
+               "torch.ormqr: Expected batch dimensions of tau to be equal to input.shape[:-2], "
+               "but got ",
+               shapeString(tau.sizes().slice(0, tau.dim() - 1)));
+  }
   checkSameDtype(A, tau, "torch.ormqr", "input", "tau");
   checkSameDtype(A, C, "torch.ormqr", "input", "other");
   return lapackOrmqr(A, tau, C, left, transpose);

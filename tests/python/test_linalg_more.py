@@ -448,6 +448,24 @@ ERRORS = {
     "vector_norm_integer": (lambda lib: lib.linalg.vector_norm(lib.from_numpy(np.ones(3, np.int64)))),
     "pinv_integer": (lambda lib: lib.linalg.pinv(lib.from_numpy(np.ones((3, 3), np.int64)))),
     "matrix_rank_integer": (lambda lib: lib.linalg.matrix_rank(lib.from_numpy(np.ones((3, 3), np.int64)))),
+    "ormqr_batch": (lambda lib: lib.ormqr(*lib.geqrf(lib.from_numpy(np.ones((2, 4, 3)))),
+                                          lib.from_numpy(np.ones((3, 4, 2))))),
+    "ormqr_tau_batch": (lambda lib: lib.ormqr(lib.from_numpy(np.ones((2, 4, 3))), lib.from_numpy(np.ones((1, 3))),
+                                              lib.from_numpy(np.ones((2, 4, 2))))),
+    "householder_batch": (lambda lib: lib.linalg.householder_product(lib.from_numpy(np.ones((2, 4, 3))),
+                                                                      lib.from_numpy(np.ones((3, 2))))),
+    "householder_wide": (lambda lib: lib.linalg.householder_product(lib.from_numpy(np.ones((3, 4))),
+                                                                     lib.from_numpy(np.ones(2)))),
+    "lu_solve_pivot_count": (lambda lib: lib.linalg.lu_solve(
+        *(lambda lu: (lu[0], lu[1][:2]))(lib.linalg.lu_factor(lib.from_numpy(_general((3, 3))))),
+        lib.from_numpy(np.ones((3, 1))))),
+    "lu_solve_pivot_dtype": (lambda lib: lib.linalg.lu_solve(
+        *(lambda lu: (lu[0], lu[1].long()))(lib.linalg.lu_factor(lib.from_numpy(_general((3, 3))))),
+        lib.from_numpy(np.ones((3, 1))))),
+    "lu_solve_dtypes": (lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.from_numpy(_general((3, 3)))),
+                                                        lib.from_numpy(np.ones((3, 1), np.float32)))),
+    "lu_solve_shapes": (lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(lib.from_numpy(_general((3, 3)))),
+                                                        lib.from_numpy(np.ones((4, 1))))),
 }
 # Messages worded differently in kiln (same exception type).
 LOOSE = {"lu_factor_no_pivot", "eigh_uplo", "svd_integer", "qr_integer"}
@@ -461,6 +479,25 @@ def test_errors(name):
         ERRORS[name](kiln)
     if name not in LOOSE:
         assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
+
+
+def test_out_of_range_pivots_raise():
+    # LAPACK would read outside the matrix: kiln checks the pivots first.
+    LU, _ = kiln.linalg.lu_factor(kiln.from_numpy(_general((3, 3))))
+    for bad in ([0, 2, 3], [1, 4, 3], [-5, 2, 3]):
+        pivots = kiln.from_numpy(np.array(bad, np.int32))
+        with pytest.raises(RuntimeError, match="pivots must be 1-based row indices"):
+            kiln.linalg.lu_solve(LU, pivots, kiln.from_numpy(np.ones((3, 1))))
+        with pytest.raises(RuntimeError, match="pivots"):
+            kiln.lu_unpack(LU, pivots)
+
+
+def test_householder_product():
+    for shape in [(5, 3), (4, 4), (2, 5, 2)]:
+        a = _randn(shape, seed=9)
+        geqrf_a, tau = torch.geqrf(torch.from_numpy(a))
+        _check(lambda lib, x, t: lib.linalg.householder_product(x, t), geqrf_a.numpy(), tau.numpy())
+        _check(lambda lib, x, t: lib.orgqr(x, t[..., :1]), geqrf_a.numpy(), tau.numpy(), transposed=True)
 
 
 # ---------------------------------------------------------------- TorchScript
@@ -486,6 +523,33 @@ def test_scripted_matches_torch():
     ours = kiln.compile(SCRIPT).f(*_tensors(kiln, [a, b, spd]))
     assert len(ours) == len(theirs)
     for k, t in zip(ours, theirs):
+        assert_same(k, t, rtol=1e-9, atol=1e-9)
+
+
+SCRIPT_PRIMITIVES = """
+def f(a, b, spd):
+    l = torch.linalg.cholesky(spd)
+    x = torch.linalg.solve_triangular(l, b, upper=False)
+    y = torch.cholesky_solve(b, l)
+    z = torch.linalg.matrix_exp(a) * 0.1
+    w = torch.linalg.pinv(a)
+    v = torch.linalg.vector_norm(a, 3.0, [1])
+    return x.sum() + y.sum() + z.sum() + w.sum() + v.sum() + torch.cholesky_inverse(l).sum()
+"""
+
+
+def test_scripted_gradient_of_primitives():
+    # Single-result operators with formulas go into differentiable graphs.
+    values = [_general((3, 3)), _randn((3, 2), seed=1), _spd((3, 3))]
+    grads = []
+    for lib, fn in ((torch, torch.jit.CompilationUnit(SCRIPT_PRIMITIVES).f), (kiln, kiln.compile(SCRIPT_PRIMITIVES).f)):
+        for _ in range(2):  # the second call runs the optimized plan
+            xs = _tensors(lib, values)
+            for x in xs:
+                x.requires_grad_(True)
+            fn(*xs).backward()
+        grads.append([x.grad for x in xs])
+    for k, t in zip(grads[1], grads[0]):
         assert_same(k, t, rtol=1e-9, atol=1e-9)
 
 
@@ -592,6 +656,8 @@ GRADIENTS = {
     "vecdot": (lambda lib, a, b: lib.linalg.vecdot(a, b), [_randn((3, 4)), _randn((3, 4), seed=1)]),
     "diagonal": (lambda lib, a: lib.linalg.diagonal(a), [_randn((2, 3, 4))]),
     "matmul": (lambda lib, a, b: lib.linalg.matmul(a, b), [_randn((3, 4)), _randn((4, 2))]),
+    "householder_product": (lambda lib, a, t: lib.linalg.householder_product(a, t), [_randn((4, 3)), _randn((2,))]),
+    "orgqr": (lambda lib, a, t: lib.orgqr(a, t), [_randn((2, 3, 3)), _randn((2, 3))]),
 }
 
 
