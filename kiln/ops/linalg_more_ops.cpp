@@ -53,40 +53,62 @@ void checkSameDtype(const Tensor& A, const Tensor& B, const char* fn, const char
              " instead");
 }
 
-// LAPACK's per-matrix `info` as torch's _linalg_check_errors reports the
-// first failure: "fn: (Batch element i): what(info)".
-template <typename Describe>
-void checkInfo(const Tensor& info, const std::string& fn, const Describe& describe) {
+// What a LAPACK `info` code means, worded by the API that failed, as torch's
+// _linalg_check_errors words it.
+std::string linalgErrorMessage(const std::string& api, int32_t code) {
+  const std::string c = std::to_string(code);
+  auto names = [&](const char* part) { return api.find(part) != std::string::npos; };
+  if (code < 0) {
+    return "Argument " + std::to_string(-code) +
+           " has illegal value. Most certainly there is a bug in the implementation calling the backend library.";
+  }
+  if (names("inv")) {
+    return "The diagonal element " + c +
+           " is zero, the inversion could not be completed because the input matrix "
+           "is singular.";
+  }
+  if (names("solve")) return "The solver failed because the input matrix is singular.";
+  if (names("cholesky")) {
+    return "The factorization could not be completed because the input is not positive-definite (the leading minor "
+           "of order " +
+           c + " is not positive-definite).";
+  }
+  if (names("svd")) {
+    return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
+           "singular values (error code: " +
+           c + ").";
+  }
+  if (names("eig") || names("syevd")) {
+    return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
+           "eigenvalues (error code: " +
+           c + ").";
+  }
+  if (names("lstsq")) {
+    return "The least squares solution could not be computed because the input matrix does not have full rank (error "
+           "code: " +
+           c + ").";
+  }
+  if (names("lu_factor")) {
+    return "U[" + c + "," + c +
+           "] is zero and using it on lu_solve would result in a division by zero. If you still "
+           "want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
+  }
+  return "Unknown error code: " + c + ".";
+}
+
+// Raises for the first matrix whose `info` is not 0, as torch's
+// _linalg_check_errors: "api: (Batch element i): what went wrong".
+void checkLinalgErrors(const Tensor& info, const std::string& api, bool is_matrix) {
   Tensor flat = contiguous(info);
   const int32_t* codes = flat.data<int32_t>();
   for (int64_t b = 0; b < flat.numel(); ++b) {
     if (codes[b] == 0) continue;
-    std::string batch = info.dim() > 0 ? "(Batch element " + std::to_string(b) + "): " : "";
-    KILN_ERROR(fn, ": ", batch, describe(codes[b]));
+    std::string batch = is_matrix ? "" : "(Batch element " + std::to_string(b) + "): ";
+    KILN_ERROR(api, ": ", batch, linalgErrorMessage(api, codes[b]));
   }
 }
 
-std::string singularInverse(int32_t code) {
-  return "The diagonal element " + std::to_string(code) +
-         " is zero, the inversion could not be completed because the input matrix is singular.";
-}
-std::string singularSolve(int32_t) { return "The solver failed because the input matrix is singular."; }
-std::string notPositiveDefinite(int32_t code) {
-  return "The factorization could not be completed because the input is not positive-definite (the leading minor "
-         "of order " +
-         std::to_string(code) + " is not positive-definite).";
-}
-std::string zeroPivot(int32_t code) {
-  return "U[" + std::to_string(code) + "," + std::to_string(code) +
-         "] is zero and using it on lu_solve would result in a division by zero. If you still want to perform the "
-         "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)";
-}
-std::string noConvergence(const char* what, int32_t code) {
-  return std::string(
-             "The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
-             "repeated ") +
-         what + " (error code: " + std::to_string(code) + ").";
-}
+void checkInfo(const Tensor& info, const std::string& api) { checkLinalgErrors(info, api, info.dim() == 0); }
 
 // ---- shapes ----
 
@@ -133,7 +155,7 @@ Tensor3 luFactorEx(const Tensor& A, bool pivot, bool check_errors) {
              " instead");
   KILN_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
   auto result = lapackLuFactor(A);
-  if (check_errors) checkInfo(std::get<2>(result), "torch.linalg.lu_factor_ex", zeroPivot);
+  if (check_errors) checkInfo(std::get<2>(result), "torch.linalg.lu_factor_ex");
   return result;
 }
 
@@ -238,7 +260,7 @@ Tensor4 linalgSolveEx(const Tensor& A, const Tensor& B, bool left, bool check_er
              "linalg.solve: Incompatible shapes of A and B for the equation ", left ? "AX = B" : "XA = B", " (", n, "x",
              n, " and ", rhs.size(-2), "x", rhs.size(-1), ")");
   auto [LU, pivots, info] = lapackLuFactor(A);
-  if (check_errors) checkInfo(info, "torch.linalg.solve_ex", singularSolve);
+  if (check_errors) checkInfo(info, "torch.linalg.solve_ex");
   Tensor X = luSolve(LU, pivots, rhs, left, false);
   if (vector) X = squeeze(X, -1);
   return {X, LU, pivots, info};
@@ -246,7 +268,7 @@ Tensor4 linalgSolveEx(const Tensor& A, const Tensor& B, bool left, bool check_er
 
 Tensor linalgSolve(const Tensor& A, const Tensor& B, bool left) {
   Stack out = callOp("aten::_linalg_solve_ex", "", {IValue(A), IValue(B), IValue(left), IValue(false)});
-  checkInfo(out.at(3).toTensor(), "torch.linalg.solve", singularSolve);
+  checkInfo(out.at(3).toTensor(), "torch.linalg.solve");
   return out.at(0).toTensor();
 }
 
@@ -255,14 +277,14 @@ Tensor2 linalgInvEx(const Tensor& A, bool check_errors) {
   checkFloating(A, "linalg.inv");
   checkSquare(A, "linalg.inv");
   auto [LU, pivots, info] = lapackLuFactor(A);
-  if (check_errors) checkInfo(info, "linalg.inv_ex", singularInverse);
+  if (check_errors) checkInfo(info, "linalg.inv_ex");
   Tensor identity = expand(eye(A.size(-1), A.size(-1), A.dtype()), A.sizes());
   return {luSolve(LU, pivots, identity, true, false), info};
 }
 
 Tensor linalgInv(const Tensor& A) {
   Stack out = callOp("aten::linalg_inv_ex", "", {IValue(A), IValue(false)});
-  checkInfo(out.at(1).toTensor(), "linalg.inv", singularInverse);
+  checkInfo(out.at(1).toTensor(), "linalg.inv");
   return out.at(0).toTensor();
 }
 
@@ -310,7 +332,7 @@ Tensor2 choleskyEx(const Tensor& A, bool upper, bool check_errors, const char* f
   checkFloating(A, fn);
   checkSquare(A, fn);
   auto result = lapackCholesky(A, upper);
-  if (check_errors) checkInfo(std::get<1>(result), fn, notPositiveDefinite);
+  if (check_errors) checkInfo(std::get<1>(result), fn);
   return result;
 }
 
@@ -319,7 +341,7 @@ Tensor linalgCholesky(const Tensor& A, bool upper) {
   checkFloating(A, "linalg.cholesky");
   checkSquare(A, "linalg.cholesky");
   Stack out = callOp("aten::linalg_cholesky_ex", "", {IValue(A), IValue(upper), IValue(false)});
-  checkInfo(out.at(1).toTensor(), "linalg.cholesky", notPositiveDefinite);
+  checkInfo(out.at(1).toTensor(), "linalg.cholesky");
   return out.at(0).toTensor();
 }
 
@@ -459,7 +481,7 @@ Tensor3 linalgSvdPrimitive(const Tensor& A, bool full_matrices, bool compute_uv,
              "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
              "backend.");
   auto [U, S, Vh, info] = lapackSvd(A, full_matrices, compute_uv);
-  checkInfo(info, "linalg.svd", [](int32_t code) { return noConvergence("singular values", code); });
+  checkInfo(info, "linalg.svd");
   return {U, S, Vh};
 }
 
@@ -501,7 +523,7 @@ Tensor2 linalgEighPrimitive(const Tensor& A, const std::string& uplo, bool compu
   checkSquare(A, "linalg.eigh");
   checkUplo(uplo);
   auto [L, V, info] = lapackEigh(A, uplo == "U" || uplo == "u", compute_v);
-  checkInfo(info, "linalg.eigh", [](int32_t code) { return noConvergence("eigenvalues", code); });
+  checkInfo(info, "linalg.eigh");
   return {L, V};
 }
 
@@ -524,8 +546,61 @@ Tensor2 linalgEig(const Tensor& A, bool compute_v) {
   KILN_CHECK(isFloatingType(A.dtype()), "linalg.eig: Expected a floating point tensor as input. Got ",
              scalarTypeShortName(A.dtype()));
   auto [values, vectors, info] = lapackEig(A, compute_v);
-  checkInfo(info, "linalg.eig", [](int32_t code) { return noConvergence("eigenvalues", code); });
+  checkInfo(info, "linalg.eig");
   return {values, vectors};
+}
+
+// torch.symeig (deprecated in 1.13): eigh's values, and its vectors only when asked.
+Tensor2 symeig(const Tensor& A, bool eigenvectors, bool upper) {
+  checkMatrix(A, "linalg.eigh");
+  Stack out =
+      callOp("aten::_linalg_eigh", "", {IValue(A), IValue(std::string(upper ? "U" : "L")), IValue(eigenvectors)});
+  return {out.at(0).toTensor(), out.at(1).toTensor()};
+}
+
+// ---- LDL^T ----
+
+Tensor3 ldlFactorEx(const Tensor& A, bool hermitian, bool check_errors) {
+  checkMatrix(A, "torch.linalg.ldl_factor_ex");
+  checkSquare(A, "torch.linalg.ldl_factor_ex");
+  checkFloating(A, "torch.linalg.ldl_factor_ex");
+  // For real matrices symmetric and Hermitian are the same factorization.
+  (void)hermitian;
+  auto result = lapackLdlFactor(A);
+  if (check_errors) checkInfo(std::get<2>(result), "torch.linalg.ldl_factor_ex");
+  return result;
+}
+
+Tensor ldlSolve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+  checkMatrix(LD, "torch.linalg.ldl_solve", "LD");
+  checkSquare(LD, "torch.linalg.ldl_solve", "LD");
+  checkFloating(LD, "torch.linalg.ldl_solve");
+  KILN_CHECK(B.dim() >= 2, "torch.linalg.ldl_solve: Expected B to have at least 2 dimensions, but it has ", B.dim(),
+             " dimensions instead");
+  KILN_CHECK(pivots.dim() == LD.dim() - 1 && pivots.sizes() == LD.sizes().slice(0, LD.dim() - 1),
+             "torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with "
+             "shape ",
+             shapeString(pivots.sizes()), " instead");
+  KILN_CHECK(isIntegralType(pivots.dtype(), false), "torch.linalg.ldl_solve: Expected pivots to be integers. Got ",
+             scalarTypeName(pivots.dtype()));
+  KILN_CHECK(LD.dtype() == B.dtype(), "torch.linalg.ldl_solve: LD dtype", scalarTypeName(LD.dtype()),
+             " does not match b dtype ", scalarTypeName(B.dtype()));
+  const int64_t n = LD.size(-1);
+  KILN_CHECK(B.size(-2) == n, "torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B (", n,
+             "x", n, " and ", B.size(-2), "x", B.size(-1), ")");
+  (void)hermitian;
+  // sytrs follows the pivots (k or -k, a 1x1 or 2x2 block): each must name a row.
+  Tensor piv = to(pivots, ScalarType::Int);
+  Tensor flat = contiguous(piv);
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    const int32_t p = flat.data<int32_t>()[i];
+    KILN_CHECK(p != 0 && std::abs(p) <= n, "torch.linalg.ldl_solve: pivots must be row indices between -", n, " and ",
+               n, " other than 0, got ", p);
+  }
+  auto [ld, b] = broadcastBatch(LD, B, "torch.linalg.ldl_solve");
+  DimVector pivots_shape = batchOf(ld);
+  pivots_shape.push_back(n);
+  return lapackLdlSolve(ld, expand(piv, IntArrayRef(pivots_shape)), b);
 }
 
 // ---- least squares, rank, pseudo-inverse ----
@@ -555,11 +630,7 @@ Tensor4 linalgLstsq(const Tensor& A, const Tensor& B, std::optional<double> rcon
   const double rc = rcond.value_or(eps * static_cast<double>(std::max(m, n)));
   auto [a, b] = broadcastBatch(A, rhs, "torch.linalg.lstsq");
   auto [buffer, rank, values, info] = lapackLstsq(a, b, rc, driver);
-  checkInfo(info, "torch.linalg.lstsq", [](int32_t) {
-    return std::string(
-        "The least squares solution could not be computed because the input matrix does not have "
-        "full rank (error code: 1).");
-  });
+  checkInfo(info, "torch.linalg.lstsq");
   Tensor solution = narrow(buffer, -2, 0, n);
   // Residuals: for a tall A of full rank (every matrix) and a driver other than gelsy.
   Tensor residuals = empty({0}, A.dtype());
@@ -862,6 +933,43 @@ Tensor linalgCondStr(const Tensor& A, const std::string& p) {
   return condFromNorms(A, p);
 }
 
+// torch's matrix_exp_backward: the adjoint of exp's Frechet derivative at
+// `self` applied to `grad`, the top-right block of exp([[A^T, G], [0, A^T]]).
+Tensor matrixExpBackward(const Tensor& self, const Tensor& grad) {
+  checkSquare(self, "linalg.matrix_exp");
+  const int64_t n = self.size(-1);
+  auto cat = [](const Tensor& a, const Tensor& b, int64_t dim) {
+    return callTensor("aten::cat", "", {IValue(std::vector<Tensor>{a, b}), IValue(dim)});
+  };
+  Tensor At = callTensor("aten::transpose", "int", {IValue(self), IValue(int64_t{-2}), IValue(int64_t{-1})});
+  Tensor zero = callTensor("aten::zeros_like", "", {IValue(At), IValue(), IValue(), IValue(), IValue(), IValue()});
+  Tensor block = cat(cat(At, grad, -1), cat(zero, At, -1), -2);
+  Tensor exp = callTensor("aten::linalg_matrix_exp", "", {IValue(block)});
+  Tensor rows = callTensor("aten::narrow", "", {IValue(exp), IValue(int64_t{-2}), IValue(int64_t{0}), IValue(n)});
+  return callTensor("aten::narrow", "", {IValue(rows), IValue(int64_t{-1}), IValue(n), IValue(n)});
+}
+
+// [1, x, x^2, ..., x^(N-1)] along a new last dim, as cumulative products (torch's linalg_vander).
+Tensor linalgVander(const Tensor& x, std::optional<int64_t> N) {
+  const ScalarType t = x.dtype();
+  KILN_CHECK(t == ScalarType::Float || t == ScalarType::Double || isComplexType(t) || isIntegralType(t, false),
+             "linalg.vander supports floating point, complex, and integer tensors, but got ", scalarTypeName(t));
+  Tensor base = x.dim() == 0 ? callTensor("aten::unsqueeze", "", {IValue(x), IValue(int64_t{-1})}) : x;
+  const int64_t n = N.value_or(base.size(-1));
+  KILN_CHECK(n > 1, "N must be greater than 1.");
+  DimVector shape(base.sizes());
+  shape.push_back(n - 1);
+  Tensor column = callTensor("aten::unsqueeze", "", {IValue(base), IValue(int64_t{-1})});
+  Tensor powers =
+      callTensor("aten::cumprod", "",
+                 {IValue(callTensor("aten::expand", "", {IValue(column), IValue(IntArrayRef(shape)), IValue(false)})),
+                  IValue(int64_t{-1}), IValue()});
+  shape.back() = 1;
+  return callTensor(
+      "aten::cat", "",
+      {IValue(std::vector<Tensor>{ones(IntArrayRef(shape), powers.dtype()), powers}), IValue(int64_t{-1})});
+}
+
 // ---- tensor forms ----
 
 Tensor tensorinv(const Tensor& self, int64_t ind) {
@@ -957,14 +1065,14 @@ KILN_REGISTER_OPS(
     op("aten::linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)",
        [](const Tensor& A, bool pivot) {
          Stack out = callOp("aten::linalg_lu_factor_ex", "", {IValue(A), IValue(pivot), IValue(false)});
-         checkInfo(out.at(2).toTensor(), "torch.linalg.lu_factor", zeroPivot);
+         checkInfo(out.at(2).toTensor(), "torch.linalg.lu_factor");
          return Tensor2{out.at(0).toTensor(), out.at(1).toTensor()};
        }),
     op("aten::linalg_lu_factor.out(Tensor A, *, bool pivot=True, Tensor(a!) LU, Tensor(b!) pivots) -> (Tensor(a!) "
        "LU, Tensor(b!) pivots)",
        [](const Tensor& A, bool pivot, Tensor LU, Tensor pivots) {
          auto [lu, piv, info] = luFactorEx(A, pivot, false);
-         checkInfo(info, "torch.linalg.lu_factor", zeroPivot);
+         checkInfo(info, "torch.linalg.lu_factor");
          return writeOut2({lu, piv}, LU, pivots, "linalg.lu_factor");
        }),
     op("aten::linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)",
@@ -1001,6 +1109,49 @@ KILN_REGISTER_OPS(
        "Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint, Tensor out) {
          return writeOut(out, luSolve(LU, pivots, B, left, adjoint), "linalg.lu_solve");
+       }),
+    op("aten::_lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> (Tensor LU, Tensor pivots, Tensor "
+       "info)",
+       [](const Tensor& self, bool pivot, bool check_errors) {
+         Stack out = callOp("aten::linalg_lu_factor_ex", "", {IValue(self), IValue(pivot), IValue(check_errors)});
+         return Tensor3{out.at(0).toTensor(), out.at(1).toTensor(), out.at(2).toTensor()};
+       }),
+    op("aten::linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, "
+       "Tensor pivots, Tensor info)",
+       [](const Tensor& self, bool hermitian, bool check_errors) { return ldlFactorEx(self, hermitian, check_errors); })
+        .notDifferentiable("torch 1.13: derivative for aten::linalg_ldl_factor_ex is not implemented"),
+    op("aten::linalg_ldl_factor_ex.out(Tensor self, *, bool hermitian=False, bool check_errors=False, Tensor(a!) LD, "
+       "Tensor(b!) pivots, Tensor(c!) info) -> (Tensor(a!) LD, Tensor(b!) pivots, Tensor(c!) info)",
+       [](const Tensor& self, bool hermitian, bool check_errors, Tensor LD, Tensor pivots, Tensor info) {
+         return writeOut3(ldlFactorEx(self, hermitian, check_errors), LD, pivots, info, "linalg.ldl_factor_ex");
+       }),
+    op("aten::linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)",
+       [](const Tensor& self, bool hermitian) {
+         Stack out = callOp("aten::linalg_ldl_factor_ex", "", {IValue(self), IValue(hermitian), IValue(false)});
+         checkInfo(out.at(2).toTensor(), "torch.linalg.ldl_factor");
+         return Tensor2{out.at(0).toTensor(), out.at(1).toTensor()};
+       }),
+    op("aten::linalg_ldl_factor.out(Tensor self, *, bool hermitian=False, Tensor(a!) LD, Tensor(b!) pivots) -> "
+       "(Tensor(a!) LD, Tensor(b!) pivots)",
+       [](const Tensor& self, bool hermitian, Tensor LD, Tensor pivots) {
+         auto [ld, piv, info] = ldlFactorEx(self, hermitian, false);
+         checkInfo(info, "torch.linalg.ldl_factor");
+         return writeOut2({ld, piv}, LD, pivots, "linalg.ldl_factor");
+       }),
+    op("aten::linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor",
+       [](const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
+         return ldlSolve(LD, pivots, B, hermitian);
+       })
+        .notDifferentiable("torch 1.13: derivative for aten::linalg_ldl_solve is not implemented"),
+    op("aten::linalg_ldl_solve.out(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       [](const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian, Tensor out) {
+         return writeOut(out, ldlSolve(LD, pivots, B, hermitian), "linalg.ldl_solve");
+       }),
+    op("aten::_linalg_check_errors(Tensor info, str api_name, *, bool is_matrix) -> ()",
+       [](const Tensor& info, const std::string& api_name, bool is_matrix) {
+         KILN_CHECK(info.dtype() == ScalarType::Int, api_name, ": info must be an int32 tensor");
+         checkLinalgErrors(info, api_name, is_matrix);
        }),
     op("aten::lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor",
        [](const Tensor& self, const Tensor& LU, const Tensor& pivots) {
@@ -1131,6 +1282,14 @@ KILN_REGISTER_OPS(
     op("aten::cholesky_solve.out(Tensor self, Tensor input2, bool upper=False, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& input2, bool upper, Tensor out) {
          return writeOut(out, choleskySolve(self, input2, upper), "cholesky_solve");
+       }),
+    // (cholesky_solve without the broadcasting; torch 1.13 has no derivative for it)
+    op("aten::_cholesky_solve_helper(Tensor self, Tensor A, bool upper) -> Tensor",
+       [](const Tensor& self, const Tensor& A, bool upper) { return choleskySolve(self, A, upper); })
+        .notDifferentiable("torch 1.13: derivative for aten::_cholesky_solve_helper is not implemented"),
+    op("aten::_cholesky_solve_helper.out(Tensor self, Tensor A, bool upper, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& A, bool upper, Tensor out) {
+         return writeOut(out, choleskySolve(self, A, upper), "_cholesky_solve_helper");
        }),
     op("aten::cholesky_inverse(Tensor self, bool upper=False) -> Tensor",
        [](const Tensor& self, bool upper) { return choleskyInverse(self, upper); })
@@ -1265,6 +1424,14 @@ KILN_REGISTER_OPS(
        "(Tensor(a!) eigenvalues, Tensor(b!) eigenvectors)",
        [](const Tensor& self, const std::string& uplo, Tensor values, Tensor vectors) {
          return writeOut2(linalgEigh(self, uplo), values, vectors, "linalg.eigh");
+       }),
+    op("aten::symeig(Tensor self, bool eigenvectors=False, bool upper=True) -> (Tensor eigenvalues, Tensor "
+       "eigenvectors)",
+       [](const Tensor& self, bool eigenvectors, bool upper) { return symeig(self, eigenvectors, upper); }),
+    op("aten::symeig.e(Tensor self, bool eigenvectors=False, bool upper=True, *, Tensor(a!) e, Tensor(b!) V) -> "
+       "(Tensor(a!) eigenvalues, Tensor(b!) eigenvectors)",
+       [](const Tensor& self, bool eigenvectors, bool upper, Tensor e, Tensor V) {
+         return writeOut2(symeig(self, eigenvectors, upper), e, V, "symeig");
        }),
     op("aten::linalg_eigvalsh(Tensor self, str UPLO=\"L\") -> Tensor",
        [](const Tensor& self, const std::string& uplo) { return linalgEigvalsh(self, uplo); }),
@@ -1410,6 +1577,8 @@ KILN_REGISTER_OPS(
         .derivative({"self: _linalg_matrix_exp_backward(grad, self)"}),
     op("aten::linalg_matrix_exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, Tensor out) { return writeOut(out, matrixExp(self), "linalg.matrix_exp"); }),
+    op("aten::matrix_exp_backward(Tensor self, Tensor grad) -> Tensor",
+       [](const Tensor& self, const Tensor& grad) { return matrixExpBackward(self, grad); }),
     op("aten::matrix_exp(Tensor self) -> Tensor", [](const Tensor& self) {
       return matrixExp(self);
     }).derivative({"self: _linalg_matrix_exp_backward(grad, self)", "grad_fn: LinalgMatrixExpBackward0"}), );
@@ -1546,6 +1715,8 @@ KILN_REGISTER_OPS(
        [](const Tensor& x, const Tensor& y, int64_t dim, Tensor out) {
          return writeOut(out, vecdot(x, y, dim), "linalg.vecdot");
        }),
+    op("aten::linalg_vander(Tensor x, *, int? N=None) -> Tensor",
+       [](const Tensor& x, std::optional<int64_t> N) { return linalgVander(x, N); }),
     op("aten::linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)",
        [](const Tensor& A, int64_t offset, int64_t dim1, int64_t dim2) {
          return callTensor("aten::diagonal", "", {IValue(A), IValue(offset), IValue(dim1), IValue(dim2)});

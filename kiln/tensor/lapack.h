@@ -43,6 +43,12 @@ Tensor lapackOrmqr(const Tensor& A, const Tensor& tau, const Tensor& C, bool lef
 // k = min(m, n); without `compute_uv`, U and Vh are empty (shape [0]).
 // The last result is info (> 0: no convergence).
 std::tuple<Tensor, Tensor, Tensor, Tensor> lapackSvd(const Tensor& A, bool full_matrices, bool compute_uv);
+// Bunch-Kaufman LDL^T of the symmetric A (*, n, n) read from its lower
+// triangle (sytrf): (LD lower, pivots int32 (*, n) in LAPACK's signed
+// convention, info).
+std::tuple<Tensor, Tensor, Tensor> lapackLdlFactor(const Tensor& A);
+// Solves A X = B from sytrf's factors (sytrs); LD (*, n, n), B (*, n, k).
+Tensor lapackLdlSolve(const Tensor& LD, const Tensor& pivots, const Tensor& B);
 // Eigen-decomposition of the symmetric A read from one triangle (syevd):
 // (eigenvalues ascending, eigenvectors in columns or empty, info).
 std::tuple<Tensor, Tensor, Tensor> lapackEigh(const Tensor& A, bool upper, bool compute_v);

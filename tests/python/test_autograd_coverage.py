@@ -74,7 +74,8 @@ COMPOSITE = [
     r"aten::atleast_[123]d(\.Sequence)?",
     # torch.linalg over its primitives (kiln/ops/linalg_more_ops.cpp).
     r"aten::linalg_(inv|det|slogdet|solve|solve_ex|lu_factor|cholesky|svd|svdvals|eigh|eigvalsh|matrix_power)",
-    r"aten::(inverse|det|slogdet|logdet|lu_solve|qr|svd|pinverse|matrix_power|orgqr)",
+    r"aten::(inverse|det|slogdet|logdet|lu_solve|qr|svd|pinverse|matrix_power|orgqr|symeig|_lu_with_info)",
+    r"aten::(matrix_exp_backward|linalg_vander|linalg_ldl_factor)",
     r"aten::linalg_householder_product",
     r"aten::linalg_(matrix_norm|norm|cond)(\.str_ord|\.ord_str|\.p_str)?",
     r"aten::(frobenius_norm|nuclear_norm)(\.dim)?", r"aten::norm_except_dim",
@@ -178,8 +179,17 @@ def _ormqr(lib):
     return _aten(lib, "ormqr")(a, tau, _leaf(lib, (3, 2), 1))
 
 
+def _ldl_solve(lib):
+    ld, pivots = _aten(lib, "linalg_ldl_factor")(lib.from_numpy(np.eye(3) * 2))
+    return _aten(lib, "linalg_ldl_solve")(ld, pivots, _leaf(lib, (3, 2)))
+
+
 TORCH_RAISES = {
     "aten::geqrf": _geqrf_a,
+    "aten::linalg_ldl_factor_ex": lambda lib: _aten(lib, "linalg_ldl_factor_ex")(_leaf(lib, (3, 3)))[0],
+    "aten::linalg_ldl_solve": _ldl_solve,
+    "aten::_cholesky_solve_helper": lambda lib: _aten(lib, "_cholesky_solve_helper")(
+        _leaf(lib, (3, 2)), lib.from_numpy(np.eye(3)), False),
     "aten::ormqr": _ormqr,
     "aten::_native_multi_head_attention": _mha,
     "aten::_transformer_encoder_layer_fwd": _encoder,

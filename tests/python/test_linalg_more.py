@@ -500,6 +500,49 @@ def test_householder_product():
         _check(lambda lib, x, t: lib.orgqr(x, t[..., :1]), geqrf_a.numpy(), tau.numpy(), transposed=True)
 
 
+def _aten(lib, name):
+    return getattr(torch.ops.aten, name) if lib is torch else kiln._functions.op(name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ldl(dtype):
+    # Indefinite symmetric matrices: 2x2 pivots (negative entries) appear.
+    a = _randn((2, 4, 4), dtype, seed=11)
+    a = a + np.swapaxes(a, -1, -2)
+    b = _randn((2, 4, 3), dtype, seed=12)
+    _check(lambda lib, x: tuple(lib.linalg.ldl_factor(x)), a)
+    _check(lambda lib, x: tuple(lib.linalg.ldl_factor_ex(x, hermitian=True)), a, transposed=True)
+    _check(lambda lib, x, y: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(x), y), a, b)
+    _check(lambda lib, x, y: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(x[0]), y), a, b)
+
+
+def test_symeig_and_internal_forms():
+    a = _spd((2, 3, 3))
+    _check(lambda lib, x: tuple(lib.symeig(x)), a)
+    _check(lambda lib, x: _abs_all(lib.symeig(x, eigenvectors=True, upper=False)), a)
+    _check(lambda lib, x: tuple(_aten(lib, "_lu_with_info")(x)), a)
+    _check(lambda lib, x, y: _aten(lib, "_cholesky_solve_helper")(y, lib.linalg.cholesky(x), False), a,
+           _randn((2, 3, 2)))
+    _check(lambda lib, x, g: _aten(lib, "matrix_exp_backward")(x, g), _randn((2, 3, 3)), _randn((2, 3, 3), seed=1))
+    x = _randn((2, 4), seed=3)
+    _check(lambda lib, v: lib.linalg.vander(v), x)
+    _check(lambda lib, v: lib.linalg.vander(v, N=6), x)
+    _check(lambda lib, v: lib.linalg.vander(v), np.arange(1, 5))
+
+
+def test_check_errors_op():
+    for api in ["linalg.inv", "torch.linalg.solve", "linalg.cholesky", "linalg.svd", "linalg.eigh",
+                "torch.linalg.lstsq", "torch.linalg.lu_factor"]:
+        for info, is_matrix in [(np.array(2, np.int32), True), (np.array([0, 3], np.int32), False)]:
+            messages = []
+            for lib in (torch, kiln):
+                with pytest.raises(RuntimeError) as e:
+                    _aten(lib, "_linalg_check_errors")(lib.from_numpy(info), api, is_matrix=is_matrix)
+                messages.append(str(e.value).split("\n")[0])
+            assert messages[0] == messages[1]
+    _aten(kiln, "_linalg_check_errors")(kiln.from_numpy(np.zeros(3, np.int32)), "linalg.inv", is_matrix=False)
+
+
 # ---------------------------------------------------------------- TorchScript
 
 SCRIPT = """
@@ -658,6 +701,10 @@ GRADIENTS = {
     "matmul": (lambda lib, a, b: lib.linalg.matmul(a, b), [_randn((3, 4)), _randn((4, 2))]),
     "householder_product": (lambda lib, a, t: lib.linalg.householder_product(a, t), [_randn((4, 3)), _randn((2,))]),
     "orgqr": (lambda lib, a, t: lib.orgqr(a, t), [_randn((2, 3, 3)), _randn((2, 3))]),
+    "symeig": (lambda lib, a: (lambda lv: (lv[0], lv[1].abs()))(lib.symeig(a, True)), [_spd((3, 3))]),
+    "vander": (lambda lib, x: lib.linalg.vander(x), [_randn((2, 3))]),
+    "matrix_exp_backward": (lambda lib, a, g: _aten(lib, "matrix_exp_backward")(a, g), [_randn((3, 3)),
+                                                                                       _randn((3, 3), seed=1)]),
 }
 
 
@@ -688,7 +735,7 @@ THROUGH = {
     "cholesky": [_symmetric], "cholesky_upper": [_symmetric], "cholesky_legacy": [_symmetric],
     "cholesky_solve": [None, _lower], "cholesky_solve_upper": [None, _upper],
     "cholesky_inverse": [_lower], "cholesky_inverse_upper": [_upper],
-    "eigh": [_symmetric], "eigh_upper": [_symmetric], "eigvalsh": [_symmetric],
+    "eigh": [_symmetric], "eigh_upper": [_symmetric], "eigvalsh": [_symmetric], "symeig": [_symmetric],
 }
 # Gradients torch 1.13 fails to compute (an in-place write into a saved inverse): finite differences only.
 GRADCHECK_ONLY = {

@@ -43,6 +43,10 @@
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);                                    \
   void p##gelsd_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,       \
                  const T* rcond, int* rank, T* work, const int* lwork, int* iwork, int* info);                        \
+  void p##sytrf_(const char* uplo, const int* n, T* a, const int* lda, int* ipiv, T* work, const int* lwork,          \
+                 int* info);                                                                                          \
+  void p##sytrs_(const char* uplo, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,  \
+                 const int* ldb, int* info);                                                                          \
   void p##gelss_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,       \
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);
 
@@ -75,6 +79,8 @@ struct Lapack;
     static constexpr auto gelsy = p##gelsy_;      \
     static constexpr auto gelsd = p##gelsd_;      \
     static constexpr auto gelss = p##gelss_;      \
+    static constexpr auto sytrf = p##sytrf_;      \
+    static constexpr auto sytrs = p##sytrs_;      \
     static constexpr auto trsm = cblas_##p##trsm; \
   };
 KILN_LAPACK_TRAITS(float, s)
@@ -335,6 +341,47 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lapackSvd(const Tensor& A, bool full_
     }
   });
   return {compute_uv ? asMatrices(u) : u, s, compute_uv ? asMatrices(vh) : vh, info};
+}
+
+std::tuple<Tensor, Tensor, Tensor> lapackLdlFactor(const Tensor& A) {
+  const int64_t n = A.size(-1), batch = batchCount(A);
+  Tensor ld = columnMajorCopy(A);
+  Tensor pivots = empty(IntArrayRef(withSizes(batchShape(A), {n})), ScalarType::Int);
+  Tensor info = zeros(IntArrayRef(batchShape(A)), ScalarType::Int);
+  KILN_DISPATCH_FLOATING_TYPES(A.dtype(), "linalg_ldl_factor_cpu", [&] {
+    if (n == 0) return;
+    const char uplo = 'L';
+    const int ni = lapackInt(n), lda = leading(n);
+    int info_query = 0, lwork = -1;
+    scalar_t query = 0;
+    Lapack<scalar_t>::sytrf(&uplo, &ni, nullptr, &lda, nullptr, &query, &lwork, &info_query);
+    lwork = workspaceSize(query);
+    std::vector<scalar_t> work(lwork);
+    for (int64_t b = 0; b < batch; ++b) {
+      Lapack<scalar_t>::sytrf(&uplo, &ni, ld.data<scalar_t>() + b * n * n, &lda, pivots.data<int32_t>() + b * n,
+                              work.data(), &lwork, info.data<int32_t>() + b);
+    }
+    // sytrf leaves the upper triangle as it was.
+    fillOtherTriangle(ld.data<scalar_t>(), batch, n, /*upper=*/false, /*mirror=*/false);
+  });
+  return {asMatrices(ld), pivots, info};
+}
+
+Tensor lapackLdlSolve(const Tensor& LD, const Tensor& pivots, const Tensor& B) {
+  const int64_t n = LD.size(-1), k = B.size(-1), batch = batchCount(LD);
+  Tensor ld = columnMajorCopy(LD);
+  Tensor piv = contiguous(pivots);
+  Tensor x = columnMajorCopy(B);
+  KILN_DISPATCH_FLOATING_TYPES(LD.dtype(), "linalg_ldl_solve_cpu", [&] {
+    const char uplo = 'L';
+    const int ni = lapackInt(n), nrhs = lapackInt(k), ld_ = leading(n);
+    int info = 0;
+    for (int64_t b = 0; b < batch && n > 0 && k > 0; ++b) {
+      Lapack<scalar_t>::sytrs(&uplo, &ni, &nrhs, ld.data<scalar_t>() + b * n * n, &ld_, piv.data<int32_t>() + b * n,
+                              x.data<scalar_t>() + b * n * k, &ld_, &info);
+    }
+  });
+  return asMatrices(x);
 }
 
 std::tuple<Tensor, Tensor, Tensor> lapackEigh(const Tensor& A, bool upper, bool compute_v) {
