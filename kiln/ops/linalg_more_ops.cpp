@@ -203,6 +203,11 @@ Tensor3 luUnpack(const Tensor& LU, const Tensor& pivots, bool unpack_data, bool 
              "lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype. Note: this function "
              "is intended to be used with the output produced by torch.linalg.lu_factor");
   const int64_t m = LU.size(-2), n = LU.size(-1), k = std::min(m, n);
+  DimVector expected = batchOf(LU);
+  expected.push_back(k);
+  KILN_CHECK(pivots.sizes() == IntArrayRef(expected), "torch.lu_unpack: Expected LU_pivots of shape ",
+             shapeString(IntArrayRef(expected)), " (LU_data.shape[:-2] + [min(m, n)]), but got ",
+             shapeString(pivots.sizes()));
   Tensor L = empty({0}, LU.dtype()), U = empty({0}, LU.dtype()), P = empty({0}, LU.dtype());
   if (unpack_data) {
     L = add(tril(narrow(LU, -1, 0, k), -1), eye(m, k, LU.dtype()));
