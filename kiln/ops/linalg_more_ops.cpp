@@ -58,6 +58,10 @@ void checkSameDtype(const Tensor& A, const Tensor& B, const char* fn, const char
 std::string linalgErrorMessage(const std::string& api, int32_t code) {
   const std::string c = std::to_string(code);
   auto names = [&](const char* part) { return api.find(part) != std::string::npos; };
+  // LAPACK's gesdd rejects a matrix holding NaN or inf as its 4th argument.
+  if (code == -4 && names("svd")) {
+    return "The algorithm failed to converge because the input matrix contained non-finite values.";
+  }
   if (code < 0) {
     return "Argument " + std::to_string(-code) +
            " has illegal value. Most certainly there is a bug in the implementation calling the backend library.";
@@ -648,8 +652,8 @@ Tensor4 linalgLstsq(const Tensor& A, const Tensor& B, std::optional<double> rcon
   return {contiguous(solution), residuals, rank, values};
 }
 
-// atol/rtol as torch resolves them: rtol defaults to eps * max(m, n) when
-// atol is absent or zero... (torch: when both are None).
+// (atol, rtol) as torch resolves them: an absent atol is 0; an absent rtol
+// is eps * max(m, n) where atol is absent or not positive, else 0.
 Tensor2 tolerances(const Tensor& A, const std::optional<Tensor>& atol, const std::optional<Tensor>& rtol) {
   const ScalarType real = A.dtype();
   const double eps =
@@ -758,7 +762,9 @@ Tensor matrixExp(const Tensor& A) {
   const double theta13 = 5.371920351148152;
   // One scaling for the whole batch, from its largest 1-norm.
   const double norm1 = amax(sum(abs(A), IntArrayRef({-2}))).item().toDouble();
-  const int64_t s = norm1 > theta13 ? static_cast<int64_t>(std::ceil(std::log2(norm1 / theta13))) : 0;
+  // (No scaling for a norm that is not finite: the result is nan or inf anyway.)
+  const int64_t s =
+      std::isfinite(norm1) && norm1 > theta13 ? static_cast<int64_t>(std::ceil(std::log2(norm1 / theta13))) : 0;
   Tensor X = s > 0 ? div(A, scalarToTensor(Scalar(std::ldexp(1.0, static_cast<int>(s))))) : A;
   Tensor I = expand(eye(n, n, A.dtype()), A.sizes());
   Tensor X2 = matmul(X, X), X4 = matmul(X2, X2), X6 = matmul(X4, X2);

@@ -446,6 +446,7 @@ ERRORS = {
     "matrix_norm_ord": (lambda lib: lib.linalg.matrix_norm(lib.from_numpy(np.ones((3, 4))), 3)),
     "matrix_norm_str": (lambda lib: lib.linalg.matrix_norm(lib.from_numpy(np.ones((3, 4))), "foo")),
     "vector_norm_integer": (lambda lib: lib.linalg.vector_norm(lib.from_numpy(np.ones(3, np.int64)))),
+    "svd_nan": (lambda lib: lib.linalg.svd(lib.from_numpy(np.full((3, 3), np.nan)))),
     "pinv_integer": (lambda lib: lib.linalg.pinv(lib.from_numpy(np.ones((3, 3), np.int64)))),
     "matrix_rank_integer": (lambda lib: lib.linalg.matrix_rank(lib.from_numpy(np.ones((3, 3), np.int64)))),
     "ormqr_batch": (lambda lib: lib.ormqr(*lib.geqrf(lib.from_numpy(np.ones((2, 4, 3)))),
@@ -479,6 +480,15 @@ def test_errors(name):
         ERRORS[name](kiln)
     if name not in LOOSE:
         assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
+
+
+def test_non_finite_inputs():
+    # NaN and inf run through (torch's values there are not meaningful to compare):
+    # no hang, no crash, non-finite results.
+    for value in (np.nan, np.inf):
+        x = kiln.from_numpy(np.full((3, 3), value))
+        for result in (kiln.linalg.matrix_exp(x), kiln.linalg.inv(x), kiln.linalg.qr(x)[1], kiln.linalg.det(x)):
+            assert not np.isfinite(result.numpy()).all()
 
 
 def test_out_of_range_pivots_raise():
