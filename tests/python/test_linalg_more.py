@@ -772,3 +772,28 @@ def test_eig_backward_raises():
     assert values.requires_grad
     with pytest.raises(RuntimeError, match="complex eigen-decompositions"):
         kiln.autograd.backward([values], [kiln.ones_like(values)])
+
+
+SECOND_ORDER = {
+    "det": lambda lib, x: lib.linalg.det(x),
+    "inv": lambda lib, x: lib.linalg.inv(x).sum(),
+    "slogdet": lambda lib, x: lib.linalg.slogdet(x)[1],
+    "solve": lambda lib, x: lib.linalg.solve(x, x[:, :1] * 2).sum(),
+    "eigvalsh": lambda lib, x: (lib.linalg.eigvalsh(x + x.mT) ** 2).sum(),
+    "matrix_exp": lambda lib, x: lib.linalg.matrix_exp(x * 0.3).sum(),
+    "pinv": lambda lib, x: lib.linalg.pinv(x).sum(),
+    "lu_factor": lambda lib, x: (lib.linalg.lu_factor(x)[0] ** 2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_second_derivatives_match_torch(name):
+    # The formulas are made of differentiable operators: create_graph works through them.
+    results = []
+    for lib in (torch, kiln):
+        (x,) = _tensors(lib, [_general((3, 3))])
+        x.requires_grad_(True)
+        (g,) = lib.autograd.grad([SECOND_ORDER[name](lib, x)], [x], create_graph=True)
+        (gg,) = lib.autograd.grad([(g * g).sum()], [x])
+        results.append(gg)
+    assert_same(results[1], results[0].detach(), rtol=1e-9, atol=1e-9)
