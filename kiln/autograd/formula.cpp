@@ -401,8 +401,11 @@ std::shared_ptr<CompiledFormula> OpDerivative::compile(uint64_t needed) const {
     std::string name = resultName(schema, i);
     if (used.count(name)) addParam(name, returns[i].type->annotationStr(), {FormulaInput::Kind::Result, i});
   }
-  std::string source = std::string(kPrelude) + formulaPrelude() + "def backward(" + params + "):\n" + statements +
-                       "    return (" + body + ")\n";
+  // The linear algebra helpers (all named _linalg_*) only for the formulas that call them.
+  bool linalg = false;
+  for (const std::string& name : used) linalg |= name.rfind("_linalg_", 0) == 0;
+  std::string source = std::string(kPrelude) + formulaPrelude() + (linalg ? linalgFormulaPrelude() : "") +
+                       "def backward(" + params + "):\n" + statements + "    return (" + body + ")\n";
 
   auto unit = std::make_shared<CompilationUnit>();
   CompilationTarget target;

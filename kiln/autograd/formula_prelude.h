@@ -9,5 +9,7 @@ namespace kiln::autograd {
 
 // The helpers' source (TorchScript defs).
 const char* formulaPrelude();
+// The linear algebra formulas' helpers (formula_prelude_linalg.cpp).
+const char* linalgFormulaPrelude();
 
 }  // namespace kiln::autograd

@@ -25,6 +25,7 @@ from ._optimize import optimize_for_inference
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import autograd  # noqa: F401  (kiln.autograd.grad, kiln.autograd.backward)
 from . import optim  # noqa: F401  (kiln.optim.SGD, Adam, AdamW)
+from . import linalg  # noqa: F401  (kiln.linalg.inv, solve, svd, ...)
 
 _install_functions(globals())
 

@@ -77,6 +77,14 @@ COMPOSITE = [
     r"aten::(cosine_similarity|pairwise_distance|bilinear|rrelu_?|multilabel_margin_loss)",
     r"aten::(margin_ranking|hinge_embedding|cosine_embedding|poisson_nll|triplet_margin)_loss",
     r"aten::ctc_loss\.(IntList|Tensor)",
+    # torch.linalg over its primitives (kiln/ops/linalg_more_ops.cpp).
+    r"aten::linalg_(inv|det|slogdet|solve|solve_ex|lu_factor|cholesky|svd|svdvals|eigh|eigvalsh|matrix_power)",
+    r"aten::(inverse|det|slogdet|logdet|lu_solve|qr|svd|pinverse|matrix_power|orgqr|symeig|_lu_with_info)",
+    r"aten::(matrix_exp_backward|linalg_vander|linalg_ldl_factor)",
+    r"aten::linalg_householder_product",
+    r"aten::linalg_(matrix_norm|norm|cond)(\.str_ord|\.ord_str|\.p_str)?",
+    r"aten::(frobenius_norm|nuclear_norm)(\.dim)?", r"aten::norm_except_dim",
+    r"aten::linalg_(tensorinv|tensorsolve|vecdot|diagonal|matmul)",
 ]
 
 
@@ -190,6 +198,20 @@ def _unique(name, *args):
 
 # aten operators declared not differentiable: a program whose backward
 # reaches the operator; torch 1.13 raises there too.
+def _geqrf_a(lib):
+    return _aten(lib, "geqrf")(_leaf(lib, (3, 2)))[0]
+
+
+def _ormqr(lib):
+    a, tau = _aten(lib, "geqrf")(lib.from_numpy(np.random.default_rng(0).standard_normal((3, 2))))
+    return _aten(lib, "ormqr")(a, tau, _leaf(lib, (3, 2), 1))
+
+
+def _ldl_solve(lib):
+    ld, pivots = _aten(lib, "linalg_ldl_factor")(lib.from_numpy(np.eye(3) * 2))
+    return _aten(lib, "linalg_ldl_solve")(ld, pivots, _leaf(lib, (3, 2)))
+
+
 TORCH_RAISES = {
     "aten::bincount": lambda lib: lib.bincount(lib.from_numpy(np.array([0, 1, 1])), _leaf(lib, (3,))),
     "aten::unique_consecutive": _unique("unique_consecutive"),
@@ -201,6 +223,12 @@ TORCH_RAISES = {
         lambda lib, x: lib.nn.functional.multilabel_margin_loss(x, lib.from_numpy(np.array([[0, -1, 0, 0]] * 3)))),
     "aten::_ctc_loss_backward": _double_backward(_ctc(False)),
     "aten::_ctc_loss_backward.Tensor": _double_backward(_ctc(True)),
+    "aten::geqrf": _geqrf_a,
+    "aten::linalg_ldl_factor_ex": lambda lib: _aten(lib, "linalg_ldl_factor_ex")(_leaf(lib, (3, 3)))[0],
+    "aten::linalg_ldl_solve": _ldl_solve,
+    "aten::_cholesky_solve_helper": lambda lib: _aten(lib, "_cholesky_solve_helper")(
+        _leaf(lib, (3, 2)), lib.from_numpy(np.eye(3)), False),
+    "aten::ormqr": _ormqr,
     "aten::_native_multi_head_attention": _mha,
     "aten::_transformer_encoder_layer_fwd": _encoder,
     "aten::_transform_bias_rescale_qkv": _transform_qkv,
