@@ -81,10 +81,17 @@ def test_mlp_training_matches_torch(optimizer):
     batches = batches_of(x, y, 32, STEPS)
     t_losses = train(torch, t_model, OPTIMIZERS[optimizer], batches, mlp_loss)
     k_losses = train(kiln, k_model, OPTIMIZERS[optimizer], batches, mlp_loss)
-    assert_curves_match(k_losses, t_losses)
+    # AMSGrad's running maximum keeps whichever of two nearly equal second moments is larger, so a
+    # last-bit difference in a gradient (kiln's reductions do not sum in torch's order) can change a
+    # weight's step size for good, and the curves drift apart over the run: on an AVX2 host (AMD Zen 3)
+    # by 1e-7 up to step 100 and 1.9e-4 at step 178, where plain Adam stays within 2e-7 throughout.
+    assert_curves_match(k_losses, t_losses, rtol=1e-3 if optimizer == "adamw_amsgrad" else 1e-4)
+    assert_curves_match(k_losses[:100], t_losses[:100])
     assert k_losses[-20:].mean() < 0.8 * k_losses[:20].mean()  # it learned something
+    # The same drift in the weights: up to 2.1e-3 (of weights around 0.2) after AMSGrad's 200 steps.
+    atol = 5e-3 if optimizer == "adamw_amsgrad" else 1e-4
     for (name, kp), (_, tp) in zip(k_model.named_parameters(), t_model.named_parameters()):
-        np.testing.assert_allclose(kp.detach().numpy(), tp.detach().numpy(), rtol=1e-3, atol=1e-4, err_msg=name)
+        np.testing.assert_allclose(kp.detach().numpy(), tp.detach().numpy(), rtol=1e-3, atol=atol, err_msg=name)
 
 
 def test_mlp_training_with_clipping_and_schedule():
