@@ -6,6 +6,7 @@ import warnings
 
 from kiln import Tensor
 from . import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -297,7 +298,6 @@ class TripletMarginWithDistanceLoss(_Loss):
 
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
-        from .distance import PairwiseDistance
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap
