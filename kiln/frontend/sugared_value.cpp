@@ -643,8 +643,14 @@ SugaredValuePtr BuiltinModule::attr(const SourceRange& loc, Graph& graph, const 
   if ((name_ == "torch" || name_ == "kiln" || name_ == "torch.functional") && field == "tensordot") {
     return std::make_shared<SpecialFormValue>(Symbol::fromQualString("prim::tensordot"));
   }
-  // cmath's functions are TorchScript's complex overloads, two under other names.
-  const std::string op_name = name_ != "cmath" ? field : field == "phase" ? "angle" : field == "rect" ? "polar" : field;
+  // cmath's functions are TorchScript's complex overloads, two under other
+  // names; torch.linalg.<name> is aten::linalg_<name>.
+  const bool linalg = name_ == "torch.linalg" || name_ == "kiln.linalg";
+  const std::string op_name = linalg             ? "linalg_" + field
+                              : name_ != "cmath" ? field
+                              : field == "phase" ? "angle"
+                              : field == "rect"  ? "polar"
+                                                 : field;
   Symbol op = Symbol::fromQualString("aten::" + op_name);
   if (!isBuiltinOperator(op)) {
     // Functions Python's math module has but TorchScript does not.
@@ -675,6 +681,8 @@ SugaredValuePtr makeBuiltinModule(const std::string& python_name) {
                                       "torch.nn.functional",
                                       "kiln.nn.functional",
                                       "torch.functional",
+                                      "torch.linalg",
+                                      "kiln.linalg",
                                       "torch._C",
                                       "torch._C._nn"};
   for (const char* name : known) {

@@ -53,6 +53,7 @@ NON_DIFFERENTIABLE = [
     (r"aten::(isclose|isreal|signbit)", "bool result"),
     (r"aten::isin\.(Scalar_Tensor|Tensor_Scalar|Tensor_Tensor)", "bool result"),
     (r"aten::count_nonzero(\.dim_IntList)?", "integer result"),
+    (r"aten::(repeat_interleave\.Tensor|one_hot)", "integer tensors only"),
     (r"prim::grad", "reads .grad: not recorded in torch"),
     (r"aten::requires_grad_", "sets the flag (TorchScript's x.requires_grad_()): not recorded in torch"),
 ]
@@ -72,6 +73,10 @@ COMPOSITE = [
     r"aten::tensordot",
     r"aten::(broadcast_to|fliplr|flipud|tile|hstack|vstack|dstack|row_stack|column_stack)",
     r"aten::atleast_[123]d(\.Sequence)?",
+    r"aten::repeat_interleave\.self_(Tensor|int)", r"aten::[hvd]split\.(int|array)",
+    r"aten::(rot90|diag|diagflat|take_along_dim|cartesian_prod|combinations|block_diag|kron|inner|cross)",
+    r"aten::(linalg_cross|einsum|chain_matmul|linalg_multi_dot|vander|linalg_vander)",
+    r"aten::meshgrid(\.indexing)?", r"aten::(trapezoid|trapz|cumulative_trapezoid)\.(x|dx)",
 ]
 
 

@@ -1,7 +1,8 @@
 """More of torch.nn.functional that torch 1.13 scripts (issue 20): the
 functions it writes in Python (softmin, softsign, normalize, lp_pool, the
 margin and embedding losses) and a few ATen composites kiln has no operator
-for (one_hot, cosine_similarity, pairwise_distance, cosine_embedding_loss),
+for (cosine_similarity, pairwise_distance, cosine_embedding_loss; F.one_hot
+is the operator aten::one_hot),
 with 1.13's signatures and formulas, in TorchScript so that scripts calling
 F.<name> compile them."""
 from typing import List, Optional
@@ -51,23 +52,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     if out is None:
         return input / denom
     return kiln.div(input, denom, out=out)
-
-
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    if tensor.dtype != kiln.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor.")
-    if tensor.numel() == 0 and num_classes == -1:
-        raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    if tensor.numel() > 0 and int(tensor.min()) < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        num_classes = int(tensor.max()) + 1
-    elif tensor.numel() > 0 and int(tensor.max()) >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    shape: List[int] = list(tensor.size())
-    shape.append(num_classes)
-    out = kiln.zeros(shape, dtype=kiln.int64)
-    return out.scatter_(-1, tensor.unsqueeze(-1), 1)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -184,6 +168,6 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _reduce(loss, size_average, reduce, reduction)
 
 
-__all__ = ["softsign", "tanhshrink", "softmin", "normalize", "one_hot", "cosine_similarity", "pairwise_distance",
+__all__ = ["softsign", "tanhshrink", "softmin", "normalize", "cosine_similarity", "pairwise_distance",
            "lp_pool1d", "lp_pool2d", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "multilabel_soft_margin_loss", "cosine_embedding_loss", "poisson_nll_loss", "triplet_margin_loss"]
