@@ -13,7 +13,7 @@
 //
 // The scatter-like operators (diag_embed, diagonal_scatter,
 // as_strided_scatter, index_copy, masked_scatter, put, index_reduce,
-// fill_diagonal_) and the integer ones (repeat_interleave of a repeats
+// scatter_reduce, fill_diagonal_) and the integer ones (repeat_interleave of a repeats
 // tensor, one_hot) have kernels of their own, and the first ones derivative
 // formulas.
 #include <algorithm>
@@ -22,7 +22,6 @@
 #include <numeric>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include "kiln/core/op_registration.h"
@@ -258,244 +257,23 @@ Tensor& fillDiagonal_(Tensor& self, const Scalar& value, bool wrap) {
   return self;
 }
 
-// ---- Index copies ----
-
-std::string slicedSizes(IntArrayRef sizes, int64_t dim) {
-  std::string out;
-  for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
-    if (d == dim) continue;
-    if (!out.empty()) out += ' ';
-    out += std::to_string(sizes[d]);
-  }
-  return out;
-}
-
-// The indices of `index` (int64, contiguous) checked against [0, size).
-void checkIndexRange(const Tensor& index, int64_t size, int64_t dim, const char* op) {
-  Tensor positions = contiguous(index);
-  const int64_t* p = positions.data<int64_t>();
-  for (int64_t i = 0; i < positions.numel(); ++i) {
-    KILN_CHECK_INDEX(p[i] >= 0 && p[i] < size, op, "index ", p[i], " is out of bounds for dimension ", dim,
-                     " with size ", size);
-  }
-}
-
-Tensor& indexCopy_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-  const char* op = "index_copy_(): ";
-  const int64_t d = wrapDim(dim, self.dim());
-  KILN_CHECK_INDEX(index.dim() < 2, op, "Index should have dimension 1 or 0 (got ", index.dim(), ")");
-  const int64_t count = index.numel();
-  if (source.dim() == 0) {
-    KILN_CHECK_INDEX(count == 1, op, "When source is scalar, index should have one element (got ", count, ")");
-  } else {
-    KILN_CHECK_INDEX(self.dim() == 0 || source.dim() == self.dim(), op,
-                     "When source and destination are not scalars, their dimensionality must match. Source "
-                     "dimensionality (",
-                     source.dim(), "), destination dimensionality (", self.dim(), ")");
-  }
-  KILN_CHECK(index.dtype() == ScalarType::Long, op, "Expected a long tensor for index, but got ",
-             scalarTypeShortName(index.dtype()));
-  KILN_CHECK(self.dtype() == source.dtype(), op, "self and source expected to have the same dtype, but got (self) ",
-             scalarTypeShortName(self.dtype()), " and (source) ", scalarTypeShortName(source.dtype()));
-  if (self.dim() > 0 && source.dim() > 0) {
-    KILN_CHECK(slicedSizes(self.sizes(), d) == slicedSizes(source.sizes(), d), op,
-               "Source/destination tensor must have same slice shapes. Destination slice shape: ",
-               slicedSizes(self.sizes(), d), " at dimension ", d,
-               " and source slice shape: ", slicedSizes(source.sizes(), d), " at dimension 0.");
-    KILN_CHECK_INDEX(count == source.size(d), op, "Number of indices (", count,
-                     ") should be equal to source.size(dim) (", source.size(d), ")");
-  }
-  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
-  checkIndexRange(index, size, d, op);
-  if (self.dim() == 0) return copy_(self, reshape(source, {}));
-  std::vector<Tensor> indices(static_cast<size_t>(d));
-  indices.push_back(reshape(index, {-1}));
-  Tensor values = source.dim() == 0 ? reshape(source, {1}) : source;
-  return indexPut_(self, indices, values, false);
-}
+// ---- Index copies (kernels in kiln/tensor/kernels/index.cpp): the
+// out-of-place forms work on a copy of self ----
 
 Tensor indexCopy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
   Tensor out = clone(self, MemoryFormat::Preserve);
   return indexCopy_(out, dim, index, source);
 }
 
-// The number of set elements of a bool mask.
-int64_t countSet(const Tensor& mask) {
-  Tensor m = contiguous(mask);
-  const bool* p = m.data<bool>();
-  return std::count(p, p + m.numel(), true);
-}
-
-Tensor& maskedScatter_(Tensor& self, const Tensor& mask, const Tensor& source) {
-  KILN_CHECK(mask.dtype() == ScalarType::Bool || mask.dtype() == ScalarType::Byte,
-             "masked_scatter_ only supports boolean masks, but got mask with dtype ",
-             scalarTypeShortName(mask.dtype()));
-  KILN_CHECK(self.dtype() == source.dtype(), "masked_scatter: expected self and source to have same dtypes but got",
-             scalarTypeShortName(self.dtype()), " and ", scalarTypeShortName(source.dtype()));
-  Tensor set = to(expand(mask, self.sizes()), ScalarType::Bool);
-  const int64_t count = countSet(set);
-  KILN_CHECK(source.numel() >= count, "Number of elements of source < number of ones in mask");
-  if (count == 0) return self;
-  // The set positions in row-major order take source's leading elements.
-  std::vector<Tensor> indices{set};
-  return indexPut_(self, indices, narrow(reshape(source, {-1}), 0, 0, count), false);
-}
-
+// self and mask broadcast together.
 Tensor maskedScatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
   Tensor out = clone(expand(self, broadcastShapes(self.sizes(), mask.sizes())), MemoryFormat::Contiguous);
   return maskedScatter_(out, mask, source);
 }
 
-Tensor& put_(Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
-  KILN_CHECK(index.dtype() == ScalarType::Long, "put_(): Expected a long tensor for index, but got ",
-             scalarTypeShortName(index.dtype()));
-  KILN_CHECK(self.dtype() == source.dtype(),
-             "put_(): self and source expected to have the same dtype, but got self.dtype = ",
-             scalarTypeShortName(self.dtype()), " and source.dtype = ", scalarTypeShortName(source.dtype()));
-  KILN_CHECK_INDEX(source.numel() == index.numel(),
-                   "put_(): Expected source and index to have the same number of elements, but got source.numel() = ",
-                   source.numel(), ", index.numel() = ", index.numel());
-  const int64_t numel = self.numel();
-  Tensor positions = contiguous(index);
-  const int64_t* p = positions.data<int64_t>();
-  for (int64_t i = 0; i < positions.numel(); ++i) {
-    KILN_CHECK_INDEX(p[i] >= -numel && p[i] < numel, "out of range: tried to access index ", p[i], " on a tensor of ",
-                     numel, " elements.");
-  }
-  if (index.numel() == 0) return self;
-  // Positions index self's elements in row-major order: a flat view when
-  // self is contiguous, else a contiguous copy written back.
-  Tensor flat = self.isContiguous() ? reshape(self, {-1}) : reshape(contiguous(self), {-1});
-  std::vector<Tensor> indices{reshape(positions, {-1})};
-  indexPut_(flat, indices, reshape(source, {-1}), accumulate);
-  if (!self.isContiguous()) copy_(self, reshape(flat, self.sizes()));
-  return self;
-}
-
 Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
   Tensor out = clone(self, MemoryFormat::Contiguous);
   return put_(out, index, source, accumulate);
-}
-
-// ---- index_reduce ----
-
-enum class IndexReduce { Prod, Mean, Amax, Amin };
-
-IndexReduce indexReduceFromString(const std::string& reduce) {
-  if (reduce == "prod") return IndexReduce::Prod;
-  if (reduce == "mean") return IndexReduce::Mean;
-  if (reduce == "amax") return IndexReduce::Amax;
-  KILN_CHECK(reduce == "amin", "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce,
-             ".");
-  return IndexReduce::Amin;
-}
-
-template <typename T>
-T reduceIdentity(IndexReduce reduce) {
-  switch (reduce) {
-    case IndexReduce::Prod: return T(1);
-    case IndexReduce::Mean: return T(0);
-    case IndexReduce::Amax:
-      return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                  : std::numeric_limits<T>::lowest();
-    case IndexReduce::Amin:
-      return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
-  }
-  return T(0);
-}
-
-// amax/amin propagate NaN, as torch's do.
-template <typename T>
-T combine(IndexReduce reduce, T a, T b) {
-  switch (reduce) {
-    case IndexReduce::Prod: return a * b;
-    case IndexReduce::Mean: return a + b;
-    case IndexReduce::Amax: return (a != a || a > b) ? a : b;
-    case IndexReduce::Amin: return (a != a || a < b) ? a : b;
-  }
-  return a;
-}
-
-// A sum over n values; torch rounds integer means down.
-template <typename T>
-T meanOf(T sum, int64_t n) {
-  if constexpr (std::is_integral_v<T>) {
-    const int64_t value = static_cast<int64_t>(sum);
-    int64_t q = value / n;
-    if (value % n != 0 && value < 0) --q;
-    return static_cast<T>(q);
-  } else {
-    return static_cast<T>(sum / static_cast<T>(n));
-  }
-}
-
-// self viewed as [outer, size, inner] along dim: each source slice i is
-// combined into slice index[i]; mean divides by the count (plus one for
-// self's value when include_self).
-Tensor& indexReduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
-                     bool include_self) {
-  const char* op = "index_reduce_(): ";
-  const IndexReduce kind = indexReduceFromString(reduce);
-  const int64_t d = wrapDim(dim, self.dim());
-  KILN_CHECK_INDEX(index.dim() < 2, op, "Index should have dimension 1 or 0 (got ", index.dim(), ")");
-  KILN_CHECK(index.dtype() == ScalarType::Long || index.dtype() == ScalarType::Int, op,
-             "Expected index to be of dtype int32 or int64, but got ", scalarTypeShortName(index.dtype()));
-  KILN_CHECK(self.dtype() == source.dtype(), op, "self and source expected to have the same dtype, but got (self) ",
-             scalarTypeShortName(self.dtype()), " and (source) ", scalarTypeShortName(source.dtype()));
-  KILN_CHECK(self.dim() == source.dim() || (self.dim() <= 1 && source.dim() <= 1), op,
-             "Expected self and source to have the same number of dimensions, but got ", self.dim(), " and ",
-             source.dim());
-  const int64_t count = index.numel();
-  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
-  KILN_CHECK_INDEX(count == (source.dim() == 0 ? 1 : source.size(d)), op, "Number of indices (", count,
-                   ") should be equal to source.size(dim) (", source.dim() == 0 ? 1 : source.size(d), ")");
-  for (int64_t k = 0; k < self.dim(); ++k) {
-    KILN_CHECK(k == d || self.size(k) == source.size(k), op,
-               "Source/destination tensor must have same slice shapes. Destination slice shape: ",
-               slicedSizes(self.sizes(), d), " at dimension ", d,
-               " and source slice shape: ", slicedSizes(source.sizes(), d), " at dimension 0.");
-  }
-  Tensor positions = to(contiguous(reshape(index, {-1})), ScalarType::Long);
-  checkIndexRange(positions, size, d, op);
-  int64_t outer = 1, inner = 1;
-  for (int64_t k = 0; k < d; ++k) outer *= self.size(k);
-  for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
-  // Works on self's elements in place when they are laid out row-major, else on a copy written back.
-  Tensor out = self.isContiguous() ? self : contiguous(self);
-  Tensor src = contiguous(source, MemoryFormat::Contiguous);
-  const int64_t* pos = positions.data<int64_t>();
-  KILN_DISPATCH_ALL_TYPES(self.dtype(), "index_reduce", [&] {
-    scalar_t* o = out.data<scalar_t>();
-    const scalar_t* s = src.data<scalar_t>();
-    // How many values each destination slice combines (mean's divisor).
-    std::vector<int64_t> counts(static_cast<size_t>(size), include_self ? 1 : 0);
-    std::vector<bool> touched(static_cast<size_t>(size), false);
-    for (int64_t i = 0; i < count; ++i) touched[static_cast<size_t>(pos[i])] = true;
-    for (int64_t a = 0; a < outer; ++a) {
-      if (!include_self) {
-        for (int64_t j = 0; j < size; ++j) {
-          if (!touched[static_cast<size_t>(j)]) continue;
-          std::fill_n(o + (a * size + j) * inner, inner, reduceIdentity<scalar_t>(kind));
-        }
-      }
-      for (int64_t i = 0; i < count; ++i) {
-        scalar_t* to_slice = o + (a * size + pos[i]) * inner;
-        const scalar_t* from_slice = s + (a * count + i) * inner;
-        for (int64_t b = 0; b < inner; ++b) to_slice[b] = combine(kind, to_slice[b], from_slice[b]);
-      }
-    }
-    if (kind != IndexReduce::Mean) return;
-    for (int64_t i = 0; i < count; ++i) ++counts[static_cast<size_t>(pos[i])];
-    for (int64_t a = 0; a < outer; ++a) {
-      for (int64_t j = 0; j < size; ++j) {
-        const int64_t n = std::max<int64_t>(counts[static_cast<size_t>(j)], 1);
-        scalar_t* slice = o + (a * size + j) * inner;
-        for (int64_t b = 0; b < inner; ++b) slice[b] = meanOf(slice[b], n);
-      }
-    }
-  });
-  if (!out.isSame(self)) copy_(self, out);
-  return self;
 }
 
 Tensor indexReduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
@@ -504,38 +282,68 @@ Tensor indexReduce(const Tensor& self, int64_t dim, const Tensor& index, const T
   return indexReduce_(out, dim, index, source, reduce, include_self);
 }
 
-// index_reduce's gradients (torch 1.13's index_reduce_backward), as formula
-// text. `counts` is how many values each result slice combines; amax/amin
-// share the gradient evenly among the values equal to the result; prod
-// divides the result by each value, recomputing where a value is a slice's
-// only zero. Without include_self, self's indexed slices get none.
-#define KILN_IR_COUNTS                                                                         \
-  "(torch.ones_like(grad) if include_self else torch.zeros_like(grad)).index_add(dim, index, " \
-  "torch.ones_like(source)).clamp_min(1)"
-#define KILN_IR_SOURCE_IS_RESULT "(source == result.index_select(dim, index)).type_as(grad)"
-#define KILN_IR_TIES "(self == result).type_as(grad).index_add(dim, index, " KILN_IR_SOURCE_IS_RESULT ")"
-#define KILN_IR_SELF                                                                                            \
-  "(grad * self.masked_fill(self == 0, 1).index_reduce(dim, index, source, reduce, include_self=include_self) " \
-  "/ self.masked_fill(self == 0, 1) if reduce == 'prod' else (grad / " KILN_IR_COUNTS                           \
-  " if reduce == 'mean' else (self == result).type_as(grad) * grad / " KILN_IR_TIES ")) "
-#define KILN_IR_SINGLE_ZERO                                                                                   \
-  "((source == 0) & (torch.zeros_like(self).index_add(dim, index, (source == 0).type_as(self)).index_select(" \
-  "dim, index) == 1))"
+Tensor scatterReduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                     bool include_self) {
+  Tensor out = clone(self, MemoryFormat::Contiguous);
+  return scatterReduce_(out, dim, index, src, reduce, include_self);
+}
+
+// The gradients of index_reduce and scatter_reduce (torch 1.13's
+// index_reduce_backward and scatter_reduce_backward), as formula text, one
+// template for both: OP is the operator, SRC its source argument, ADD, TAKE
+// and CLEAR its index_add / index_select / index_fill(0) counterparts.
+// `counts` is how many values each result element combines; sum passes the
+// gradient through; amax/amin share it evenly among the values equal to the
+// result; prod divides the result by each value, recomputing where a value
+// is its element's only zero. Without include_self, self's elements that
+// receive values get no gradient.
+// clang-format off
+#define KILN_REDUCE_COUNTS(ADD, SRC)                                                       \
+  "(torch.ones_like(grad) if include_self else torch.zeros_like(grad))." ADD              \
+  "(dim, index, torch.ones_like(" SRC ")).clamp_min(1)"
+#define KILN_REDUCE_SRC_IS_RESULT(TAKE, SRC)                                               \
+  "(" SRC " == result." TAKE "(dim, index)).type_as(grad)"
+#define KILN_REDUCE_TIES(ADD, TAKE, SRC)                                                   \
+  "(self == result).type_as(grad)." ADD "(dim, index, " KILN_REDUCE_SRC_IS_RESULT(TAKE, SRC) ")"
+#define KILN_REDUCE_SELF(OP, ADD, TAKE, SRC)                                               \
+  "(grad * self.masked_fill(self == 0, 1)." OP "(dim, index, " SRC ", reduce, "            \
+  "include_self=include_self) / self.masked_fill(self == 0, 1) if reduce == 'prod' "      \
+  "else (grad / " KILN_REDUCE_COUNTS(ADD, SRC) " if reduce == 'mean' "                     \
+  "else (grad if reduce == 'sum' "                                                         \
+  "else (self == result).type_as(grad) * grad / " KILN_REDUCE_TIES(ADD, TAKE, SRC) ")))"
+#define KILN_REDUCE_SINGLE_ZERO(ADD, TAKE, SRC)                                            \
+  "((" SRC " == 0) & (torch.zeros_like(self)." ADD "(dim, index, (" SRC " == 0)"          \
+  ".type_as(self))." TAKE "(dim, index) == 1))"
+#define KILN_REDUCE_SELF_GRAD(OP, ADD, TAKE, CLEAR, SRC)                                   \
+  "self: (" KILN_REDUCE_SELF(OP, ADD, TAKE, SRC) ")." CLEAR " if not include_self "       \
+  "else " KILN_REDUCE_SELF(OP, ADD, TAKE, SRC)
+#define KILN_REDUCE_SRC_GRAD(OP, ADD, TAKE, SRC)                                           \
+  SRC ": torch.where(" KILN_REDUCE_SINGLE_ZERO(ADD, TAKE, SRC) ", (grad * self." OP        \
+  "(dim, index, " SRC ".masked_fill(" KILN_REDUCE_SINGLE_ZERO(ADD, TAKE, SRC) ", 1), "     \
+  "'prod', include_self=include_self))." TAKE "(dim, index), (grad * result)." TAKE       \
+  "(dim, index) / " SRC ".masked_fill(" SRC " == 0, 1)) if reduce == 'prod' "              \
+  "else (grad." TAKE "(dim, index) / (" KILN_REDUCE_COUNTS(ADD, SRC) ")." TAKE             \
+  "(dim, index) if reduce == 'mean' "                                                      \
+  "else (grad." TAKE "(dim, index) if reduce == 'sum' "                                    \
+  "else " KILN_REDUCE_SRC_IS_RESULT(TAKE, SRC) " * (grad / " KILN_REDUCE_TIES(ADD, TAKE, SRC) ")." TAKE \
+  "(dim, index)))"
+// clang-format on
+
 constexpr const char* kIndexReduceSelfGrad =
-    "self: (" KILN_IR_SELF ").index_fill(dim, index, 0) if not include_self else " KILN_IR_SELF;
+    KILN_REDUCE_SELF_GRAD("index_reduce", "index_add", "index_select", "index_fill(dim, index, 0)", "source");
 constexpr const char* kIndexReduceSourceGrad =
-    "source: torch.where(" KILN_IR_SINGLE_ZERO
-    ", (grad * self.index_reduce(dim, index, source.masked_fill(" KILN_IR_SINGLE_ZERO
-    ", 1), 'prod', include_self=include_self)).index_select(dim, index), (grad * "
-    "result).index_select(dim, index) / source.masked_fill(source == 0, 1)) if reduce == 'prod' else "
-    "(grad.index_select(dim, index) / (" KILN_IR_COUNTS
-    ").index_select(dim, index) if reduce == 'mean' else " KILN_IR_SOURCE_IS_RESULT " * (grad / " KILN_IR_TIES
-    ").index_select(dim, index))";
-#undef KILN_IR_COUNTS
-#undef KILN_IR_SOURCE_IS_RESULT
-#undef KILN_IR_TIES
-#undef KILN_IR_SELF
-#undef KILN_IR_SINGLE_ZERO
+    KILN_REDUCE_SRC_GRAD("index_reduce", "index_add", "index_select", "source");
+constexpr const char* kScatterReduceSelfGrad =
+    KILN_REDUCE_SELF_GRAD("scatter_reduce", "scatter_add", "gather", "scatter(dim, index, 0)", "src");
+constexpr const char* kScatterReduceSrcGrad = KILN_REDUCE_SRC_GRAD("scatter_reduce", "scatter_add", "gather", "src");
+
+#undef KILN_REDUCE_COUNTS
+#undef KILN_REDUCE_SRC_IS_RESULT
+#undef KILN_REDUCE_TIES
+#undef KILN_REDUCE_SELF
+#undef KILN_REDUCE_SINGLE_ZERO
+#undef KILN_REDUCE_SELF_GRAD
+#undef KILN_REDUCE_SRC_GRAD
 
 // ---- take_along_dim ----
 
@@ -1286,6 +1094,22 @@ KILN_REGISTER_OPS(
        "include_self=True) -> Tensor(a!)",
        [](Tensor self, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
           bool include_self) { return indexReduce_(self, dim, index, source, reduce, include_self); }),
+    op("aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool "
+       "include_self=True) "
+       "-> Tensor",
+       scatterReduce)
+        .shape(shapes::likeSelf)
+        .derivative({kScatterReduceSelfGrad, kScatterReduceSrcGrad}),
+    op("aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool "
+       "include_self=True, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+          bool include_self, Tensor out) {
+         return intoOut(out, scatterReduce(self, dim, index, src, reduce, include_self), "scatter_reduce");
+       }),
+    op("aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool "
+       "include_self=True) -> Tensor(a!)",
+       [](Tensor self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+          bool include_self) { return scatterReduce_(self, dim, index, src, reduce, include_self); }),
     op("aten::take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", takeAlongDim),
     op("aten::take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& indices, OptInt dim, Tensor out) {

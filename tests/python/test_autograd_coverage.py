@@ -77,6 +77,10 @@ COMPOSITE = [
     r"aten::(rot90|diag|diagflat|take_along_dim|cartesian_prod|combinations|block_diag|kron|inner|cross)",
     r"aten::(linalg_cross|einsum|chain_matmul|linalg_multi_dot|vander|linalg_vander)",
     r"aten::meshgrid(\.indexing)?", r"aten::(trapezoid|trapz|cumulative_trapezoid)\.(x|dx)",
+    r"aten::(alias|as_strided|detach|diagonal|expand|permute|select|slice|split|split_with_sizes|squeeze|t|transpose"
+    r"|unbind|unfold|unsqueeze|view)_copy(\.\w+)?",
+    r"aten::(select|slice|diagonal|index_select|gather|masked_select|trace)_backward",
+    r"aten::(addr_?|addbmm_?|concatenate|linalg_matmul|linalg_diagonal|linalg_vecdot|sum_to_size)",
 ]
 
 
