@@ -514,7 +514,11 @@ Tensor linalgCross(const Tensor& self, const Tensor& other, int64_t dim) {
              " must have length 3. Got ", self.size(d), " and ", other.size(d));
   KILN_CHECK(self.dtype() == other.dtype(), "expected scalar type ", scalarTypeShortName(self.dtype()), " but found ",
              scalarTypeShortName(other.dtype()));
-  broadcastShapes(self.sizes(), other.sizes());
+  for (int64_t k = 0; k < self.dim(); ++k) {
+    const int64_t a = self.size(k), b = other.size(k);
+    KILN_CHECK(a == b || a == 1 || b == 1, "The size of tensor a (", a, ") must match the size of tensor b (", b,
+               ") at non-singleton dimension ", k);
+  }
   // result[k] = self[k+1] other[k+2] - self[k+2] other[k+1] (indices mod 3).
   Tensor next = longTensor({1, 2, 0}), after = longTensor({2, 0, 1});
   return rec::sub(rec::mul(rec::indexSelect(self, d, next), rec::indexSelect(other, d, after)),

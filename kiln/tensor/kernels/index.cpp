@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -839,14 +840,22 @@ Tensor& maskedScatter_(Tensor& self, const Tensor& mask, const Tensor& source) {
              scalarTypeShortName(mask.dtype()));
   KILN_CHECK(self.dtype() == source.dtype(), "masked_scatter: expected self and source to have same dtypes but got",
              scalarTypeShortName(self.dtype()), " and ", scalarTypeShortName(source.dtype()));
-  Tensor set = contiguous(to(expand(mask, self.sizes()), ScalarType::Bool));
+  // torch fills self's set elements in memory order (its iterator walks
+  // self's layout): the row-major order of self with its dims sorted by
+  // decreasing stride.
+  DimVector order(static_cast<size_t>(self.dim()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return self.stride(a) > self.stride(b); });
+  Tensor target = permute(self, order);
+  Tensor set = contiguous(permute(to(expand(mask, self.sizes()), ScalarType::Bool), order));
   const bool* s = set.data<bool>();
   const int64_t count = std::count(s, s + set.numel(), true);
   KILN_CHECK(source.numel() >= count, "Number of elements of source < number of ones in mask");
   if (count == 0) return self;
-  // The set positions, in row-major order, take source's leading elements.
+  // The set positions take source's leading elements.
   std::vector<Tensor> indices{set};
-  return indexPut_(self, indices, narrow(reshape(source, {-1}), 0, 0, count), false);
+  indexPut_(target, indices, narrow(reshape(source, {-1}), 0, 0, count), false);
+  return self;
 }
 
 Tensor& put_(Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
