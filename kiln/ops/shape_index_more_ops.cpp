@@ -1061,6 +1061,7 @@ KILN_REGISTER_OPS(
          return indexCopy_(self, dim, index, source);
        }),
     op("aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", maskedScatter)
+        .shape(shapes::maskedFill)
         .derivative({"self: grad.masked_fill(mask, 0)",
                      "source: torch.constant_pad_nd(grad.masked_select(mask), [0, source.numel() - "
                      "grad.masked_select(mask).numel()]).reshape(source.size())"}),

@@ -1,5 +1,7 @@
 // PyTorch 1.13's copying forms of the view operators (diagonal_copy,
-// permute_copy, ..., what functionalization turns views into), the view
+// permute_copy, ..., what functionalization turns views into), the internal
+// names of views and stack (_reshape_alias, _unsafe_view, _stack), the
+// functional forms of zero_ and fill_, is_same_size, the view
 // operators' backward operators (select_backward, slice_backward,
 // diagonal_backward, index_select_backward, gather_backward,
 // masked_select_backward, trace_backward) and a few compositions torch
@@ -17,6 +19,7 @@
 
 #include "kiln/core/op_registration.h"
 #include "kiln/ops/composite.h"
+#include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/factory.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/shape.h"
@@ -177,6 +180,15 @@ Tensor linalgDiagonal(const Tensor& a, int64_t offset, int64_t dim1, int64_t dim
 
 Tensor& intoOut(Tensor& out, const Tensor& result, const char* op) { return writeOut(out, result, op); }
 
+// The functional forms of zero_ and fill_: a copy of self so filled.
+Tensor filledLike(const Tensor& self, const Scalar& value) { return full(self.sizes(), value, self.dtype()); }
+
+Tensor filledLike(const Tensor& self, const Tensor& value) {
+  KILN_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+             " dimensions.");
+  return filledLike(self, value.item());
+}
+
 }  // namespace
 
 KILN_REGISTER_OPS(
@@ -251,6 +263,57 @@ KILN_REGISTER_OPS(
     stackOp("aten::view_copy.dtype_out(Tensor self, ScalarType dtype, *, Tensor(a!) out) -> Tensor(a!)",
             copyOfView("aten::view", "dtype", true)),
 
+    stackOp("aten::view_as_real_copy(Tensor self) -> Tensor", copyOfView("aten::view_as_real", "", false)),
+    stackOp("aten::view_as_real_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+            copyOfView("aten::view_as_real", "", true)),
+    stackOp("aten::view_as_complex_copy(Tensor self) -> Tensor", copyOfView("aten::view_as_complex", "", false)),
+    stackOp("aten::view_as_complex_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+            copyOfView("aten::view_as_complex", "", true)),
+    // The internal view and stack names torch's decompositions use.
+    op("aten::_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
+       [](const Tensor& self, IntArrayRef size, IntArrayRef stride) {
+         return callTensor("aten::as_strided", "", {self, IValue(size), IValue(stride), IValue()});
+       }),
+    stackOp("aten::_reshape_alias_copy(Tensor self, SymInt[] size, SymInt[] stride) -> Tensor",
+            copyOfView("aten::_reshape_alias", "", false)),
+    stackOp("aten::_reshape_alias_copy.out(Tensor self, SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> "
+            "Tensor(a!)",
+            copyOfView("aten::_reshape_alias", "", true)),
+    stackOp("aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor", copyOfView("aten::view", "", false)),
+    stackOp("aten::_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
+            copyOfView("aten::view", "", true)),
+    op("aten::_stack(Tensor[] tensors, int dim=0) -> Tensor",
+       [](const std::vector<Tensor>& tensors, int64_t dim) {
+         return callTensor("aten::stack", "", {tensors, dim});
+       }),
+    op("aten::_stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const std::vector<Tensor>& tensors, int64_t dim, Tensor out) {
+         return intoOut(out, callTensor("aten::stack", "", {tensors, dim}), "_stack");
+       }),
+    op("aten::zero(Tensor self) -> Tensor", [](const Tensor& self) { return filledLike(self, Scalar(int64_t{0})); })
+        .shape(shapes::likeSelf)
+        .derivative({"self: torch.zeros_like(grad)"}),
+    op("aten::zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, Tensor out) { return intoOut(out, filledLike(self, Scalar(int64_t{0})), "zero"); }),
+    op("aten::fill.Scalar(Tensor self, Scalar value) -> Tensor",
+       [](const Tensor& self, const Scalar& value) { return filledLike(self, value); })
+        .shape(shapes::likeSelf)
+        .derivative({"self: torch.zeros_like(grad)"}),
+    op("aten::fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Scalar& value, Tensor out) {
+         return intoOut(out, filledLike(self, value), "fill");
+       }),
+    op("aten::fill.Tensor(Tensor self, Tensor value) -> Tensor",
+       [](const Tensor& self, const Tensor& value) { return filledLike(self, value); })
+        .shape(shapes::likeSelf)
+        .derivative({"self: torch.zeros_like(grad)", "value: grad.sum()"}),
+    op("aten::fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const Tensor& value, Tensor out) {
+         return intoOut(out, filledLike(self, value), "fill");
+       }),
+    op("aten::is_same_size(Tensor self, Tensor other) -> bool",
+       [](const Tensor& self, const Tensor& other) { return self.sizes() == other.sizes(); }),
+
     // Backward operators of the views.
     op("aten::select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor", selectBackward),
     op("aten::select_backward.out(Tensor grad_output, SymInt[] input_sizes, int dim, int index, *, Tensor(a!) out) "
@@ -281,7 +344,8 @@ KILN_REGISTER_OPS(
     op("aten::trace_backward(Tensor grad, int[] sizes) -> Tensor", traceBackward),
 
     // Compositions.
-    op("aten::addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addr),
+    op("aten::addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addr)
+        .shape(shapes::addr),
     op("aten::addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
        [](const Tensor& self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha,
@@ -290,7 +354,8 @@ KILN_REGISTER_OPS(
        [](Tensor self, const Tensor& vec1, const Tensor& vec2, const Scalar& beta, const Scalar& alpha) {
          return assign(self, addr(self, vec1, vec2, beta, alpha));
        }),
-    op("aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addbmm),
+    op("aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", addbmm)
+        .shape(shapes::addbmm),
     op("aten::addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) "
        "out) -> Tensor(a!)",
        [](const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha,

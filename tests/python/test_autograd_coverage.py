@@ -80,7 +80,8 @@ COMPOSITE = [
     r"aten::(alias|as_strided|detach|diagonal|expand|permute|select|slice|split|split_with_sizes|squeeze|t|transpose"
     r"|unbind|unfold|unsqueeze|view)_copy(\.\w+)?",
     r"aten::(select|slice|diagonal|index_select|gather|masked_select|trace)_backward",
-    r"aten::(addr_?|addbmm_?|concatenate|linalg_matmul|linalg_diagonal|linalg_vecdot|sum_to_size)",
+    r"aten::(addr_?|addbmm_?|concatenate|linalg_matmul|linalg_diagonal|linalg_vecdot|sum_to_size|_stack)",
+    r"aten::(_reshape_alias|_unsafe_view|view_as_real_copy|view_as_complex_copy|_reshape_alias_copy)",
 ]
 
 

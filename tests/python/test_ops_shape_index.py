@@ -212,6 +212,18 @@ VALUES = [
     ("unsqueeze_copy", lambda L, x: _aten(L, "unsqueeze_copy")(x, -1), [_rand((2, 3))]),
     ("view_copy", lambda L, x: _aten(L, "view_copy")(x, [3, -1]), [_rand((2, 3))]),
     ("view_copy_dtype", lambda L, x: _aten(L, "view_copy")(x, L.int32), [_rand((2, 3))]),
+    ("view_as_real_copy", lambda L, x: _aten(L, "view_as_real_copy")(L.complex(x, x * 2)), [_rand((2, 3))]),
+    ("view_as_complex_copy", lambda L, x: _aten(L, "view_as_complex_copy")(x), [_rand((2, 3, 2))]),
+    ("_reshape_alias", lambda L, x: _aten(L, "_reshape_alias")(x, [3, 2], [1, 3]), [_rand((2, 3))]),
+    ("_reshape_alias_copy", lambda L, x: _aten(L, "_reshape_alias_copy")(x[1:], [3, 1], [1, 1]), [_rand((2, 3))]),
+    ("_unsafe_view", lambda L, x: _aten(L, "_unsafe_view")(x, [3, 2]), [_rand((2, 3))]),
+    ("_stack", lambda L, a, b: _aten(L, "_stack")([a, b], 1), [_rand((2, 3)), _rand((2, 3), 1)]),
+    ("zero", lambda L, x: _aten(L, "zero")(x), [_rand((2, 3))]),
+    ("fill_scalar", lambda L, x: _aten(L, "fill")(x, 2.5), [_rand((2, 3))]),
+    ("fill_int", lambda L, x: _aten(L, "fill")(x, 7), [np.arange(4)]),
+    ("fill_tensor", lambda L, x, v: _aten(L, "fill")(x, v), [_rand((2, 3)), np.array(1.5, np.float32)]),
+    ("is_same_size", lambda L, a, b: [_aten(L, "is_same_size")(a, b), _aten(L, "is_same_size")(a, a)],
+     [_rand((2, 3)), _rand((3, 2))]),
     ("select_backward", lambda L, g: _aten(L, "select_backward")(g, [2, 3, 4], 1, -1), [_rand((2, 4))]),
     ("slice_backward", lambda L, g: _aten(L, "slice_backward")(g, [2, 5], 1, 1, 5, 2), [_rand((2, 2))]),
     ("diagonal_backward", lambda L, g: _aten(L, "diagonal_backward")(g, [3, 4], 1, 0, 1), [_rand((3,))]),
@@ -651,6 +663,8 @@ GRADIENTS = {
     "linalg_vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), [(2, 3), (2, 3)]),
     "sum_to_size": (lambda L, x: x.sum_to_size([1, 3]), [(2, 3)]),
     "concatenate": (lambda L, a, b: _aten(L, "concatenate")([a, b], 0), [(2, 3), (1, 3)]),
+    "fill_tensor": (lambda L, x, v: _aten(L, "fill")(x, v.sum()) * x, [(2, 3), (2,)]),
+    "zero": (lambda L, x: _aten(L, "zero")(x) + x, [(2, 3)]),
     "index_reduce_prod_zero": (lambda L, x, s: L.index_reduce(x, 1, _t(L, np.array([1, 0])), s.masked_fill(
         _t(L, np.array([[True, False]] * 3)), 0), "prod"), [(3, 2), (3, 2)]),
 }
@@ -719,3 +733,30 @@ def test_every_overload_is_registered():
              "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "view"}
     wanted = {c for c in copies if c.split("::")[1].split("(")[0].split(".")[0][:-5] in views}
     assert wanted <= ours, sorted(wanted - ours)
+
+
+GRADIENT_SCRIPT = """
+def f(x, y, s):
+    a = torch.einsum("ij,jk->ik", [x, y]).sum() + torch.kron(x, y).sum()
+    b = torch.diag_embed(x).sum() + x.index_copy(1, torch.tensor([0, 2]), s).pow(2).sum()
+    c = x.index_reduce(1, torch.tensor([0, 0]), s, "amax").sum() + torch.linalg.cross(y.t(), y.t()).sum()
+    d = x.scatter_reduce(1, torch.tensor([[0, 1], [1, 1]]), s, "mean").pow(2).sum() + torch.rot90(x, 1, [0, 1])[0].sum()
+    return a + b + c + d
+"""
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce|scatter_reduce")
+def test_scripted_gradients():
+    """Composite and formula-differentiated operators inside a script, over the executor's repeated runs."""
+    arrays = [_rand(s, i) for i, s in enumerate([(2, 3), (3, 3), (2, 2)])]
+    results = []
+    for lib, fn in [(torch, torch.jit.CompilationUnit(GRADIENT_SCRIPT).f), (kiln, kiln.compile(GRADIENT_SCRIPT).f)]:
+        leaves = [_t(lib, a).requires_grad_(True) for a in arrays]
+        for _ in range(3):
+            for leaf in leaves:
+                leaf.grad = None
+            out = fn(*leaves)
+            out.backward()
+        results.append([out.detach()] + [leaf.grad for leaf in leaves])
+    for t, k in zip(*results):
+        assert_same(k, t, rtol=1e-4, atol=1e-5)
