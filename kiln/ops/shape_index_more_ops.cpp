@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kiln/core/op_registration.h"
+#include "kiln/ir/graph.h"
 #include "kiln/ops/composite.h"
 #include "kiln/ops/shape_rules.h"
 #include "kiln/tensor/copy.h"
@@ -876,6 +877,33 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) 
   return rec::sum(result, summed, false);
 }
 
+// einsum's sublist form, einsum(a, [0, 1], b, [1, 2], [0, 2]): the equation
+// spelled from the subscript numbers (0-25 for 'A'-'Z', 26-51 for 'a'-'z'),
+// an operand and its list at a time, then the output's list if one is left.
+void einsumSublist(Stack& stack, size_t num_inputs) {
+  const std::vector<IValue> args(stack.end() - static_cast<std::ptrdiff_t>(num_inputs), stack.end());
+  stack.resize(stack.size() - num_inputs);
+  auto spell = [](const IValue& list) {
+    std::string subscripts;
+    for (int64_t n : list.toDimVector()) {
+      KILN_CHECK(n >= 0 && n < kNumLabels,
+                 "einsum(): subscript in subscript list is not within the valid range [0, 52)");
+      subscripts += labelChar(static_cast<int>(n));
+    }
+    return subscripts;
+  };
+  std::string equation;
+  std::vector<Tensor> operands;
+  size_t i = 0;
+  for (; i + 1 < args.size(); i += 2) {
+    if (i > 0) equation += ',';
+    operands.push_back(args[i].toTensor());
+    equation += spell(args[i + 1]);
+  }
+  if (i < args.size()) equation += "->" + spell(args[i]);
+  stack.emplace_back(einsum(equation, operands));
+}
+
 // ---- Integration ----
 
 void checkNotBool(const Tensor& t, const char* message) { KILN_CHECK(t.dtype() != ScalarType::Bool, message); }
@@ -1174,5 +1202,11 @@ KILN_REGISTER_OPS(
     // Vandermonde matrices.
     op("aten::vander(Tensor x, int? N=None, bool increasing=False) -> Tensor", vander),
     op("aten::linalg_vander(Tensor x, *, int? N=None) -> Tensor", linalgVander), );
+
+// A variadic schema: its operation is made per node, which knows its input count.
+KILN_REGISTER_SCRIPT_OPS(nodeOp("aten::einsum.sublist(Tensor a, ...) -> Tensor", [](const Node& node) -> Operation {
+                           const size_t num_inputs = node.inputs().size();
+                           return [num_inputs](Stack& stack) { einsumSublist(stack, num_inputs); };
+                         }), );
 
 }  // namespace kiln

@@ -760,3 +760,16 @@ def test_scripted_gradients():
         results.append([out.detach()] + [leaf.grad for leaf in leaves])
     for t, k in zip(*results):
         assert_same(k, t, rtol=1e-4, atol=1e-5)
+
+
+SUBLIST_SCRIPT = """
+def f(x, y):
+    return torch.einsum(x, [0, 1], y, [1, 2], [0, 2]), torch.einsum(x, [0, 1], y, [1, 2]), torch.einsum(x, [1, 1])
+"""
+
+
+def test_einsum_sublist_scripted():
+    a, b = _rand((3, 3)), _rand((3, 4), 1)
+    theirs = torch.jit.CompilationUnit(SUBLIST_SCRIPT).f(_t(torch, a), _t(torch, b))
+    ours = kiln.compile(SUBLIST_SCRIPT).f(_t(kiln, a), _t(kiln, b))
+    assert_same(list(ours), list(theirs), rtol=1e-5)
