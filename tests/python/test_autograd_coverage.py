@@ -75,7 +75,7 @@ COMPOSITE = [
     r"aten::atleast_[123]d(\.Sequence)?",
     r"aten::repeat_interleave\.self_(Tensor|int)", r"aten::[hvd]split\.(int|array)",
     r"aten::(rot90|diag|diagflat|take_along_dim|cartesian_prod|combinations|block_diag|kron|inner|cross)",
-    r"aten::(linalg_cross|einsum|chain_matmul|linalg_multi_dot|vander|linalg_vander)",
+    r"aten::(linalg_cross|einsum|einsum\.sublist|chain_matmul|linalg_multi_dot|vander|linalg_vander)",
     r"aten::meshgrid(\.indexing)?", r"aten::(trapezoid|trapz|cumulative_trapezoid)\.(x|dx)",
     r"aten::(alias|as_strided|detach|diagonal|expand|permute|select|slice|split|split_with_sizes|squeeze|t|transpose"
     r"|unbind|unfold|unsqueeze|view)_copy(\.\w+)?",
