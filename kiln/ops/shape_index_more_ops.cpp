@@ -12,10 +12,10 @@
 // compositions cost what torch's do.
 //
 // The scatter-like operators (diag_embed, diagonal_scatter,
-// as_strided_scatter, index_copy, masked_scatter, put, index_reduce,
-// scatter_reduce, fill_diagonal_) and the integer ones (repeat_interleave of a repeats
-// tensor, one_hot) have kernels of their own, and the first ones derivative
-// formulas.
+// as_strided_scatter, fill_diagonal_, and index_copy, masked_scatter, put,
+// index_reduce, scatter_reduce, whose kernels are in
+// kiln/tensor/kernels/index.cpp) have derivative formulas; the integer ones
+// (repeat_interleave of a repeats tensor, one_hot) need none.
 #include <algorithm>
 #include <array>
 #include <limits>

@@ -114,7 +114,7 @@ Tensor traceBackward(const Tensor& grad, IntArrayRef sizes) {
 // beta * self + alpha * product, where beta == 0 ignores self (NaN included),
 // as torch's addmm family does; self must broadcast to the product's shape.
 Tensor scaledSum(const Tensor& self, const Tensor& product, const Scalar& beta, const Scalar& alpha) {
-  expand(self, product.sizes());
+  expand(self, product.sizes());  // raises unless self broadcasts to the product
   Tensor scaled = callTensor("aten::mul", "Scalar", {product, alpha});
   if (!beta.isComplex() && beta.toDouble() == 0) return scaled;
   return callTensor("aten::add", "Tensor", {callTensor("aten::mul", "Scalar", {self, beta}), scaled, int64_t{1}});

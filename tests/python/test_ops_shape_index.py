@@ -1,4 +1,5 @@
 """The shape, index and product operators of kiln/ops/shape_index_more_ops.cpp
+and kiln/ops/view_copy_ops.cpp
 against torch 1.13: values, dtypes and shapes of every overload (out=,
 in-place), non-contiguous inputs, errors, scripts and gradients (against
 torch and by float64 finite differences)."""
