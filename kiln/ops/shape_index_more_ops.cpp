@@ -136,9 +136,10 @@ Tensor repeatPositions(const Tensor& repeats, OptInt output_size) {
 // Each slice of self along dim repeated: an index_select of the positions,
 // as torch composes it (its gradient is index_select's).
 Tensor repeatInterleave(const Tensor& self, const Tensor& repeats, OptInt dim, OptInt output_size) {
+  KILN_CHECK_INDEX(!dim || self.dim() > 0, "Dimension specified as ", dim.value_or(0), " but tensor has no dimensions");
   Tensor input = dim ? self : rec::reshape(self, {-1});
   const int64_t d = dim ? wrapDim(*dim, self.dim()) : 0;
-  const int64_t size = input.dim() == 0 ? 1 : input.size(d);
+  const int64_t size = input.size(d);
   Tensor counts = repeats;
   if (repeats.dim() == 0 || (repeats.dim() == 1 && repeats.size(0) == 1)) {
     counts = expand(reshape(repeats, {1}), {size});

@@ -327,6 +327,7 @@ ERRORS = [
     ("ri_float", lambda L, r: L.repeat_interleave(r), [np.array([1.0, 2.0])]),
     ("ri_mismatch", lambda L, x, r: L.repeat_interleave(x, r), [_rand((3,)), np.array([1, 2])]),
     ("ri_output_size", lambda L, r: L.repeat_interleave(r, output_size=5), [np.array([1, 2])]),
+    ("ri_0dim_dim", lambda L, x: L.repeat_interleave(x, 2, dim=0), [np.array(5.0)]),
     ("hsplit_0dim", lambda L, x: L.hsplit(x, 2), [np.array(1.0)]),
     ("hsplit_divisible", lambda L, x: L.hsplit(x, 2), [np.ones((2, 5))]),
     ("hsplit_1d", lambda L, x: L.hsplit(x, 2), [np.ones(5)]),
