@@ -42,7 +42,7 @@ NON_DIFFERENTIABLE = [
     (r"aten::logical_(and|or|xor|not)_?", "logical op: bool result (torch records nothing for the in-place forms)"),
     (r"aten::(bitwise_\w+|__i?(and|or|xor|lshift|rshift)__)(\.\w+)?", "bitwise op: integer and bool tensors only"),
     (r"aten::(isnan|isinf|isfinite|isposinf|isneginf)", "bool result"),
-    (r"aten::(argmax|argmin|argsort|argsort\.stable|nonzero)", "integer result"),
+    (r"aten::(argmax|argmin|argsort|argsort\.stable|nonzero|nonzero_numpy)", "integer result"),
     (r"aten::(all|any)(\.dim)?", "bool result"),
     (r"aten::where", "where(condition): integer index tensors"),
     (r"aten::where\.Scalar", "only tensor input is the bool condition"),

@@ -225,6 +225,12 @@ VALUES = [
     ("fill_tensor", lambda L, x, v: _aten(L, "fill")(x, v), [_rand((2, 3)), np.array(1.5, np.float32)]),
     ("is_same_size", lambda L, a, b: [_aten(L, "is_same_size")(a, b), _aten(L, "is_same_size")(a, a)],
      [_rand((2, 3)), _rand((3, 2))]),
+    ("nonzero_numpy", lambda L, x: _aten(L, "nonzero_numpy")(x), [np.arange(12).reshape(3, 4) % 5 == 1]),
+    ("nonzero_numpy_0dim", lambda L, x: _aten(L, "nonzero_numpy")(x), [np.array(3.0)]),
+    ("_index_put_impl", lambda L, x, i, v: _aten(L, "_index_put_impl")(x, [None, i], v, True),
+     [_rand((2, 4)), np.array([1, 1, 3]), _rand((2, 3), 1)]),
+    ("_index_put_impl_", lambda L, x, i, v: _aten(L, "_index_put_impl_")(x * 1, [i], v),
+     [_rand((4, 2)), np.array([3, 0]), _rand((2, 2), 1)]),
     ("select_backward", lambda L, g: _aten(L, "select_backward")(g, [2, 3, 4], 1, -1), [_rand((2, 4))]),
     ("slice_backward", lambda L, g: _aten(L, "slice_backward")(g, [2, 5], 1, 1, 5, 2), [_rand((2, 2))]),
     ("diagonal_backward", lambda L, g: _aten(L, "diagonal_backward")(g, [3, 4], 1, 0, 1), [_rand((3,))]),
@@ -564,6 +570,17 @@ def test_view_copy_out():
     assert_same(parts, list(torch.split(_t(torch, x), 2, 1)))
 
 
+def test_new_empty_strided():
+    for lib in (torch, kiln):
+        x = lib.ones([2], dtype=lib.float64)
+        t = _aten(lib, "new_empty_strided")(x, [2, 3], [1, 2])
+        assert tuple(t.shape) == (2, 3) and tuple(t.stride()) == (1, 2) and t.dtype == lib.float64
+        assert _aten(lib, "new_empty_strided")(x, [2], [1], dtype=lib.int32).dtype == lib.int32
+    out = kiln.empty([0], dtype=kiln.int64)
+    _aten(kiln, "new_empty_strided")(kiln.ones([1]), [2, 2], [2, 1], out=out)
+    assert tuple(out.shape) == (2, 2) and out.dtype == kiln.int64
+
+
 def test_masked_scatter_inplace_does_not_broadcast_self():
     with pytest.raises(RuntimeError):
         kiln.ones([3]).masked_scatter_(kiln.ones([2, 3], dtype=kiln.bool), kiln.ones([6]))
@@ -665,6 +682,9 @@ GRADIENTS = {
     "linalg_vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), [(2, 3), (2, 3)]),
     "sum_to_size": (lambda L, x: x.sum_to_size([1, 3]), [(2, 3)]),
     "concatenate": (lambda L, a, b: _aten(L, "concatenate")([a, b], 0), [(2, 3), (1, 3)]),
+    "_index_put_impl": (lambda L, x, v: _aten(L, "_index_put_impl")(x, [_t(L, np.array([2, 0]))], v), [(3, 2), (2, 2)]),
+    "_index_put_impl_twin": (lambda L, x, v: _aten(L, "_index_put_impl_")(x * 1, [_t(L, np.array([2, 0]))], v, True),
+                             [(3, 2), (2, 2)]),
     "fill_tensor": (lambda L, x, v: _aten(L, "fill")(x, v.sum()) * x, [(2, 3), (2,)]),
     "zero": (lambda L, x: _aten(L, "zero")(x) + x, [(2, 3)]),
     "index_reduce_prod_zero": (lambda L, x, s: L.index_reduce(x, 1, _t(L, np.array([1, 0])), s.masked_fill(
@@ -719,7 +739,8 @@ def test_every_overload_is_registered():
     names = {"repeat_interleave", "hsplit", "vsplit", "dsplit", "rot90", "diag", "diag_embed", "diagflat",
              "diagonal_scatter", "as_strided_scatter", "take_along_dim", "index_copy", "index_copy_",
              "masked_scatter", "masked_scatter_", "put", "put_", "index_reduce", "index_reduce_", "fill_diagonal_",
-             "scatter_reduce", "scatter_reduce_",
+             "scatter_reduce", "scatter_reduce_", "nonzero_numpy", "_index_put_impl", "_index_put_impl_",
+             "new_empty_strided",
              "one_hot", "meshgrid", "cartesian_prod", "combinations", "block_diag", "kron", "inner", "cross",
              "linalg_cross", "einsum", "chain_matmul", "linalg_multi_dot", "trapezoid", "trapz",
              "cumulative_trapezoid", "vander", "linalg_vander"}
