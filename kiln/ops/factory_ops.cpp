@@ -393,6 +393,22 @@ KILN_REGISTER_OPS(
     op("aten::new_ones.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut(fillOnes))
         .shape(shapes::newFactory)
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? "
+       "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+       [](const Tensor& self, IntArrayRef size, IntArrayRef stride, OptDtype dtype, OptInt layout, const IValue& device,
+          OptBool pin_memory) {
+         checkOptions("new_empty_strided", layout, device, pin_memory);
+         return emptyStrided(size, stride, dtype.value_or(self.dtype()));
+       })
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
+    op("aten::new_empty_strided.out(Tensor self, SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor&, IntArrayRef size, IntArrayRef stride, Tensor out) {
+         // As empty_strided.out: the functional op's checks, then out resized (contiguous).
+         emptyStrided(size, stride, out.dtype());
+         resizeOutput(out, size);
+         return out;
+       })
+        .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),
     op("aten::new_empty.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)", newOut([](Tensor&) {}))
         .shape(shapes::newFactory)
         .traits(OpTrait::NeverRequiresGrad | OpTrait::Factory),

@@ -256,6 +256,10 @@ KILN_REGISTER_OPS(
     op("aten::nonzero(Tensor self) -> Tensor", [](const Tensor& self) { return nonzero(self); })
         .shape(shapes::nonzero)
         .traits(OpTrait::ValueDependentShape),
+    // numpy's nonzero: one index tensor per dim (a 0-dim self counts as 1-D).
+    op("aten::nonzero_numpy(Tensor self) -> Tensor[]",
+       [](const Tensor& self) { return unbind(nonzero(self.dim() == 0 ? unsqueeze(self, 0) : self), 1); })
+        .traits(OpTrait::ValueDependentShape),
     op("aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
        [](const Tensor& self, Tensor out) { return writeOut(out, nonzero(self), "nonzero()"); })
         .shape(shapes::nonzero)
@@ -298,6 +302,36 @@ KILN_REGISTER_OPS(
                          OutDtype::Any);
        })
         .shape(shapes::likeSelf),
+    // The implementation names torch's index_put dispatches to (`unsafe` skips
+    // checks kiln always makes).
+    op("aten::_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool "
+       "unsafe=False) -> Tensor",
+       [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate, bool) {
+         return indexPut(self, optionalTensors(indices), values, accumulate);
+       })
+        .shape(shapes::likeSelf)
+        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)",
+                     "values: grad.index(indices)"}),
+    op("aten::_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool "
+       "unsafe=False, *, Tensor(a!) out) -> Tensor(a!)",
+       [](const Tensor& self, const IValue& indices, const Tensor& values, bool accumulate, bool, Tensor out) {
+         return writeOut(out, indexPut(self, optionalTensors(indices), values, accumulate), "_index_put_impl",
+                         OutDtype::Any);
+       })
+        .shape(shapes::likeSelf),
+    op("aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool "
+       "unsafe=False) -> Tensor(a!)",
+       [](Tensor self, const IValue& indices, const Tensor& values, bool accumulate, bool) {
+         return indexPut_(self, optionalTensors(indices), values, accumulate);
+       }),
+    op("aten::_index_put_impl_.hacked_twin(Tensor(a!) self, Tensor[] indices, Tensor values, bool accumulate=False, "
+       "bool unsafe=False) -> Tensor(a!)",
+       [](Tensor self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, bool) {
+         return indexPut_(self, indices, values, accumulate);
+       })
+        // No functional twin to take the formula from.
+        .derivative({"self: grad if accumulate else grad.index_put(indices, torch.zeros_like(values), False)",
+                     "values: grad.index(indices)"}),
     op("aten::index_put.hacked_twin(Tensor self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor",
        [](const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
          return indexPut(self, indices, values, accumulate);

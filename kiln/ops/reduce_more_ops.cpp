@@ -8,6 +8,7 @@
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/pointwise.h"
 #include "kiln/tensor/reduce.h"
+#include "kiln/tensor/scalar_type_names.h"
 #include "kiln/tensor/shape.h"
 
 namespace kiln {
@@ -48,27 +49,10 @@ Tensor trace(const Tensor& self) {
   return sum(diagonal(self));
 }
 
-// The C++ type name torch's in-place checks print.
-const char* cppTypeName(ScalarType t) {
-  switch (t) {
-    case ScalarType::Byte: return "unsigned char";
-    case ScalarType::Char: return "signed char";
-    case ScalarType::Short: return "short int";
-    case ScalarType::Int: return "int";
-    case ScalarType::Long: return "long int";
-    case ScalarType::Float: return "float";
-    case ScalarType::Double: return "double";
-    case ScalarType::Bool: return "bool";
-    case ScalarType::Half: return "c10::Half";
-    case ScalarType::BFloat16: return "c10::BFloat16";
-    default: return "complex";
-  }
-}
-
 // cumsum_/cumprod_: a dtype other than self's raises, as in torch.
 void checkInplaceDtype(const Tensor& self, Dtype dtype) {
-  KILN_CHECK(!dtype || *dtype == self.dtype(), "Bad in-place call: input tensor dtype ", cppTypeName(self.dtype()),
-             " and output tensor dtype ", cppTypeName(*dtype), " should match");
+  KILN_CHECK(!dtype || *dtype == self.dtype(), "Bad in-place call: input tensor dtype ",
+             scalarTypeCppName(self.dtype()), " and output tensor dtype ", scalarTypeCppName(*dtype), " should match");
 }
 
 }  // namespace

@@ -623,6 +623,19 @@ Out addmv(const Args& a) {
   return {freshOut(dtypeOf(self(a)), VaryingShape(DimList{x && x->size() == 2 ? (*x)[0] : std::nullopt}))};
 }
 
+Out addr(const Args& a) {
+  auto x = dimsOf(a.tensor("vec1")), y = dimsOf(a.tensor("vec2"));
+  DimList out{x && x->size() == 1 ? (*x)[0] : std::nullopt, y && y->size() == 1 ? (*y)[0] : std::nullopt};
+  return {freshOut(dtypeOf(self(a)), VaryingShape(out))};
+}
+
+// The batch's products summed: [n, m].
+Out addbmm(const Args& a) {
+  auto x = dimsOf(a.tensor("batch1")), y = dimsOf(a.tensor("batch2"));
+  DimList out{x && x->size() == 3 ? (*x)[1] : std::nullopt, y && y->size() == 3 ? (*y)[2] : std::nullopt};
+  return {freshOut(dtypeOf(self(a)), VaryingShape(out))};
+}
+
 Out baddbmm(const Args& a) {
   auto x = dimsOf(a.tensor("batch1")), y = dimsOf(a.tensor("batch2"));
   DimList out{x && x->size() == 3 ? (*x)[0] : std::nullopt, x && x->size() == 3 ? (*x)[1] : std::nullopt,

@@ -144,6 +144,8 @@ std::vector<OutputFacts> whereCondition(const Args& a);
 // (kiln/ops/*_ops.cpp), in alphabetical order.
 std::vector<OutputFacts> addmm(const Args& a);
 std::vector<OutputFacts> addmv(const Args& a);
+std::vector<OutputFacts> addr(const Args& a);
+std::vector<OutputFacts> addbmm(const Args& a);
 std::vector<OutputFacts> alias(const Args& a);
 std::vector<OutputFacts> arange(const Args& a);
 std::vector<OutputFacts> argsortOp(const Args& a);

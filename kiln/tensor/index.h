@@ -42,6 +42,20 @@ Tensor maskedSelect(const Tensor& self, const Tensor& mask);
 // The coordinates of the nonzero elements: an int64 [n, self.dim()] tensor in row-major order.
 Tensor nonzero(const Tensor& self);
 
+// self[..., index[i], ...] = source[..., i, ...] along dim (index_copy_).
+Tensor& indexCopy_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
+// Where mask (broadcast to self) is set, self takes source's elements in order.
+Tensor& maskedScatter_(Tensor& self, const Tensor& mask, const Tensor& source);
+// self.flatten()[index] = source (or += when accumulate); negative indices count from the end.
+Tensor& put_(Tensor& self, const Tensor& index, const Tensor& source, bool accumulate);
+// index_reduce_ and scatter_reduce_: the values going to one element of
+// self combine by `reduce` ("sum" for scatter only, "prod", "mean", "amax",
+// "amin"), with self's own value unless include_self is false.
+Tensor& indexReduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                     bool include_self);
+Tensor& scatterReduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                       bool include_self);
+
 // Advanced indexing (aten::index): indices[d] indexes dim d (an undefined
 // tensor is a full slice; bool/uint8 masks stand for their nonzero
 // coordinates). Index tensors broadcast together; when they are adjacent the

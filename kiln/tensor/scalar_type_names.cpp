@@ -33,4 +33,22 @@ std::optional<ScalarType> scalarTypeFromPythonName(std::string_view name) {
   return std::nullopt;
 }
 
+const char* scalarTypeCppName(ScalarType type) {
+  switch (type) {
+    case ScalarType::Byte: return "unsigned char";
+    case ScalarType::Char: return "signed char";
+    case ScalarType::Short: return "short int";
+    case ScalarType::Int: return "int";
+    case ScalarType::Long: return "long int";
+    case ScalarType::Float: return "float";
+    case ScalarType::Double: return "double";
+    case ScalarType::Bool: return "bool";
+    case ScalarType::Half: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
+    case ScalarType::ComplexFloat: return "c10::complex<float>";
+    case ScalarType::ComplexDouble: return "c10::complex<double>";
+    default: return "undefined";
+  }
+}
+
 }  // namespace kiln

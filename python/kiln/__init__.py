@@ -17,6 +17,7 @@ from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile
 from ._jit import ScriptClass, ScriptObject, ScriptMethod
 from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing
 from . import nn
+from . import linalg  # noqa: F401  (kiln.linalg.cross, multi_dot, vander)
 from . import jit  # noqa: F401  (kiln.jit.export, kiln.jit.ignore)
 from .jit import script
 from ._serialization import load, load_pickle, save, save_pickle
@@ -27,6 +28,7 @@ from . import autograd  # noqa: F401  (kiln.autograd.grad, kiln.autograd.backwar
 from . import optim  # noqa: F401  (kiln.optim.SGD, Adam, AdamW)
 from . import linalg  # noqa: F401  (kiln.linalg.inv, solve, svd, ...)
 
+from ._functional import meshgrid, einsum, cartesian_prod, block_diag, chain_matmul  # noqa: F401
 _install_functions(globals())
 
 __all__ = ["Error", "Tensor", "tensor", "from_numpy", "set_num_threads", "get_num_threads", "parallel_info", "dtype", "parse_ir",

@@ -42,7 +42,7 @@ NON_DIFFERENTIABLE = [
     (r"aten::logical_(and|or|xor|not)_?", "logical op: bool result (torch records nothing for the in-place forms)"),
     (r"aten::(bitwise_\w+|__i?(and|or|xor|lshift|rshift)__)(\.\w+)?", "bitwise op: integer and bool tensors only"),
     (r"aten::(isnan|isinf|isfinite|isposinf|isneginf)", "bool result"),
-    (r"aten::(argmax|argmin|argsort|argsort\.stable|nonzero)", "integer result"),
+    (r"aten::(argmax|argmin|argsort|argsort\.stable|nonzero|nonzero_numpy)", "integer result"),
     (r"aten::(all|any)(\.dim)?", "bool result"),
     (r"aten::where", "where(condition): integer index tensors"),
     (r"aten::where\.Scalar", "only tensor input is the bool condition"),
@@ -55,6 +55,7 @@ NON_DIFFERENTIABLE = [
     (r"aten::count_nonzero(\.dim_IntList)?", "integer result"),
     (r"aten::(searchsorted|bucketize)\.(Tensor|Scalar)", "integer result"),
     (r"aten::argwhere", "integer result"),
+    (r"aten::(repeat_interleave\.Tensor|one_hot)", "integer tensors only"),
     (r"prim::grad", "reads .grad: not recorded in torch"),
     (r"aten::requires_grad_", "sets the flag (TorchScript's x.requires_grad_()): not recorded in torch"),
 ]
@@ -85,6 +86,15 @@ COMPOSITE = [
     r"aten::linalg_(matrix_norm|norm|cond)(\.str_ord|\.ord_str|\.p_str)?",
     r"aten::(frobenius_norm|nuclear_norm)(\.dim)?", r"aten::norm_except_dim",
     r"aten::linalg_(tensorinv|tensorsolve|vecdot|diagonal|matmul)",
+    r"aten::repeat_interleave\.self_(Tensor|int)", r"aten::[hvd]split\.(int|array)",
+    r"aten::(rot90|diag|diagflat|take_along_dim|cartesian_prod|combinations|block_diag|kron|inner|cross)",
+    r"aten::(linalg_cross|einsum|einsum\.sublist|chain_matmul|linalg_multi_dot|vander|linalg_vander)",
+    r"aten::meshgrid(\.indexing)?", r"aten::(trapezoid|trapz|cumulative_trapezoid)\.(x|dx)",
+    r"aten::(alias|as_strided|detach|diagonal|expand|permute|select|slice|split|split_with_sizes|squeeze|t|transpose"
+    r"|unbind|unfold|unsqueeze|view)_copy(\.\w+)?",
+    r"aten::(select|slice|diagonal|index_select|gather|masked_select|trace)_backward",
+    r"aten::(addr_?|addbmm_?|concatenate|linalg_matmul|linalg_diagonal|linalg_vecdot|sum_to_size|_stack)",
+    r"aten::(_reshape_alias|_unsafe_view|view_as_real_copy|view_as_complex_copy|_reshape_alias_copy)",
 ]
 
 

@@ -12,7 +12,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
+#include <numeric>
 #include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/kernels/loops.h"
@@ -699,6 +704,274 @@ Tensor& indexPut_(Tensor& self, ArrayRef<Tensor> indices, const Tensor& values, 
   scatterLoop(iter, static_cast<int64_t>(self.itemsize()), IndexBounds::trusted(),
               accumulate ? ScatterReduce::Add : ScatterReduce::None, 1, /*serial=*/accumulate, unused);
   return self;
+}
+
+// ---- index_copy, masked_scatter, put, index_reduce, scatter_reduce ----
+
+namespace {
+
+// A shape with `dim` left out, as torch's index_copy_ messages print it ("3 4").
+std::string slicedSizes(IntArrayRef sizes, int64_t dim) {
+  std::string out;
+  for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
+    if (d == dim) continue;
+    if (!out.empty()) out += ' ';
+    out += std::to_string(sizes[d]);
+  }
+  return out;
+}
+
+// The indices of an int64 `index` checked against [0, size).
+void checkIndexRange(const Tensor& index, int64_t size, int64_t dim, const char* op) {
+  Tensor positions = contiguous(index);
+  const int64_t* p = positions.data<int64_t>();
+  for (int64_t i = 0; i < positions.numel(); ++i) {
+    KILN_CHECK_INDEX(p[i] >= 0 && p[i] < size, op, "index ", p[i], " is out of bounds for dimension ", dim,
+                     " with size ", size);
+  }
+}
+
+enum class ReduceKind { Sum, Prod, Mean, Amax, Amin };
+
+template <typename T>
+T reduceIdentity(ReduceKind kind) {
+  using Limits = std::numeric_limits<T>;
+  switch (kind) {
+    case ReduceKind::Prod: return T(1);
+    case ReduceKind::Amax: return Limits::has_infinity ? -Limits::infinity() : Limits::lowest();
+    case ReduceKind::Amin: return Limits::has_infinity ? Limits::infinity() : Limits::max();
+    default: return T(0);
+  }
+}
+
+// amax/amin propagate NaN, as torch's do.
+template <typename T>
+T combine(ReduceKind kind, T a, T b) {
+  switch (kind) {
+    case ReduceKind::Prod: return a * b;
+    case ReduceKind::Amax: return (a != a || a > b) ? a : b;
+    case ReduceKind::Amin: return (a != a || a < b) ? a : b;
+    default: return a + b;
+  }
+}
+
+// A sum over n values; torch rounds integer means down.
+template <typename T>
+T meanOf(T sum, int64_t n) {
+  if constexpr (std::is_integral_v<T>) {
+    const int64_t value = static_cast<int64_t>(sum);
+    int64_t q = value / n;
+    if (value % n != 0 && value < 0) --q;
+    return static_cast<T>(q);
+  } else {
+    return static_cast<T>(sum / static_cast<T>(n));
+  }
+}
+
+// Combines values into elements of a contiguous `out`: for_each(visit)
+// calls visit(element, value) for every (destination, value) pair. Without
+// include_self an element that receives values starts from the identity;
+// mean divides by how many values an element combined (plus its own).
+template <typename T, typename ForEach>
+void reduceInto(T* out, int64_t numel, ReduceKind kind, bool include_self, const ForEach& for_each) {
+  std::vector<int64_t> counts(static_cast<size_t>(numel), 0);
+  for_each([&](int64_t element, T) { ++counts[static_cast<size_t>(element)]; });
+  if (!include_self) {
+    for (int64_t e = 0; e < numel; ++e) {
+      if (counts[static_cast<size_t>(e)] > 0) out[e] = reduceIdentity<T>(kind);
+    }
+  }
+  for_each([&](int64_t element, T value) { out[element] = combine(kind, out[element], value); });
+  if (kind != ReduceKind::Mean) return;
+  for (int64_t e = 0; e < numel; ++e) {
+    const int64_t n = counts[static_cast<size_t>(e)] + (include_self ? 1 : 0);
+    if (counts[static_cast<size_t>(e)] > 0) out[e] = meanOf(out[e], n);
+  }
+}
+
+// Runs `body(out)` on self's elements when they are laid out row-major, else
+// on a contiguous copy written back.
+template <typename F>
+Tensor& onContiguous(Tensor& self, const F& body) {
+  Tensor out = self.isContiguous() ? self : contiguous(self);
+  body(out);
+  if (!out.isSame(self)) copy_(self, out);
+  return self;
+}
+
+}  // namespace
+
+Tensor& indexCopy_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  const char* op = "index_copy_(): ";
+  const int64_t d = wrapDim(dim, self.dim());
+  KILN_CHECK_INDEX(index.dim() < 2, op, "Index should have dimension 1 or 0 (got ", index.dim(), ")");
+  const int64_t count = index.numel();
+  if (source.dim() == 0) {
+    KILN_CHECK_INDEX(count == 1, op, "When source is scalar, index should have one element (got ", count, ")");
+  } else {
+    KILN_CHECK_INDEX(self.dim() == 0 || source.dim() == self.dim(), op,
+                     "When source and destination are not scalars, their dimensionality must match. Source "
+                     "dimensionality (",
+                     source.dim(), "), destination dimensionality (", self.dim(), ")");
+  }
+  KILN_CHECK(index.dtype() == ScalarType::Long, op, "Expected a long tensor for index, but got ",
+             scalarTypeShortName(index.dtype()));
+  KILN_CHECK(self.dtype() == source.dtype(), op, "self and source expected to have the same dtype, but got (self) ",
+             scalarTypeShortName(self.dtype()), " and (source) ", scalarTypeShortName(source.dtype()));
+  if (self.dim() > 0 && source.dim() > 0) {
+    KILN_CHECK(slicedSizes(self.sizes(), d) == slicedSizes(source.sizes(), d), op,
+               "Source/destination tensor must have same slice shapes. Destination slice shape: ",
+               slicedSizes(self.sizes(), d), " at dimension ", d,
+               " and source slice shape: ", slicedSizes(source.sizes(), d), " at dimension 0.");
+    KILN_CHECK_INDEX(count == source.size(d), op, "Number of indices (", count,
+                     ") should be equal to source.size(dim) (", source.size(d), ")");
+  }
+  checkIndexRange(index, self.dim() == 0 ? 1 : self.size(d), d, op);
+  if (self.dim() == 0) return copy_(self, reshape(source, {}));
+  // self[:, ..., index] = source: advanced indexing along dim.
+  std::vector<Tensor> indices(static_cast<size_t>(d));
+  indices.push_back(reshape(index, {-1}));
+  return indexPut_(self, indices, source.dim() == 0 ? reshape(source, {1}) : source, false);
+}
+
+Tensor& maskedScatter_(Tensor& self, const Tensor& mask, const Tensor& source) {
+  KILN_CHECK(mask.dtype() == ScalarType::Bool || mask.dtype() == ScalarType::Byte,
+             "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+             scalarTypeShortName(mask.dtype()));
+  KILN_CHECK(self.dtype() == source.dtype(), "masked_scatter: expected self and source to have same dtypes but got",
+             scalarTypeShortName(self.dtype()), " and ", scalarTypeShortName(source.dtype()));
+  // torch fills self's set elements in memory order (its iterator walks
+  // self's layout): the row-major order of self with its dims sorted by
+  // decreasing stride.
+  DimVector order(static_cast<size_t>(self.dim()));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return self.stride(a) > self.stride(b); });
+  Tensor target = permute(self, order);
+  Tensor set = contiguous(permute(to(expand(mask, self.sizes()), ScalarType::Bool), order));
+  const bool* s = set.data<bool>();
+  const int64_t count = std::count(s, s + set.numel(), true);
+  KILN_CHECK(source.numel() >= count, "Number of elements of source < number of ones in mask");
+  if (count == 0) return self;
+  // The set positions take source's leading elements.
+  std::vector<Tensor> indices{set};
+  indexPut_(target, indices, narrow(reshape(source, {-1}), 0, 0, count), false);
+  return self;
+}
+
+Tensor& put_(Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  KILN_CHECK(index.dtype() == ScalarType::Long, "put_(): Expected a long tensor for index, but got ",
+             scalarTypeShortName(index.dtype()));
+  KILN_CHECK(self.dtype() == source.dtype(),
+             "put_(): self and source expected to have the same dtype, but got self.dtype = ",
+             scalarTypeShortName(self.dtype()), " and source.dtype = ", scalarTypeShortName(source.dtype()));
+  KILN_CHECK_INDEX(source.numel() == index.numel(),
+                   "put_(): Expected source and index to have the same number of elements, but got source.numel() = ",
+                   source.numel(), ", index.numel() = ", index.numel());
+  const int64_t numel = self.numel();
+  Tensor positions = reshape(contiguous(index), {-1});
+  const int64_t* p = positions.data<int64_t>();
+  for (int64_t i = 0; i < positions.numel(); ++i) {
+    KILN_CHECK_INDEX(p[i] >= -numel && p[i] < numel, "out of range: tried to access index ", p[i], " on a tensor of ",
+                     numel, " elements.");
+  }
+  if (index.numel() == 0) return self;
+  // The positions count self's elements in row-major order.
+  return onContiguous(self, [&](Tensor& out) {
+    Tensor flat = reshape(out, {-1});
+    std::vector<Tensor> indices{positions};
+    indexPut_(flat, indices, reshape(source, {-1}), accumulate);
+  });
+}
+
+Tensor& indexReduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                     bool include_self) {
+  const char* op = "index_reduce_(): ";
+  const ReduceKind kind = reduce == "prod"   ? ReduceKind::Prod
+                          : reduce == "mean" ? ReduceKind::Mean
+                          : reduce == "amax" ? ReduceKind::Amax
+                                             : ReduceKind::Amin;
+  KILN_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+             "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce, ".");
+  const int64_t d = wrapDim(dim, self.dim());
+  KILN_CHECK_INDEX(index.dim() < 2, op, "Index should have dimension 1 or 0 (got ", index.dim(), ")");
+  KILN_CHECK(index.dtype() == ScalarType::Long || index.dtype() == ScalarType::Int, op,
+             "Expected index to be of dtype int32 or int64, but got ", scalarTypeShortName(index.dtype()));
+  KILN_CHECK(self.dtype() == source.dtype(), op, "self and source expected to have the same dtype, but got (self) ",
+             scalarTypeShortName(self.dtype()), " and (source) ", scalarTypeShortName(source.dtype()));
+  KILN_CHECK(self.dim() == source.dim() || (self.dim() <= 1 && source.dim() <= 1), op,
+             "Expected self and source to have the same number of dimensions, but got ", self.dim(), " and ",
+             source.dim());
+  const int64_t count = index.numel(), source_count = source.dim() == 0 ? 1 : source.size(d);
+  KILN_CHECK_INDEX(count == source_count, op, "Number of indices (", count, ") should be equal to source.size(dim) (",
+                   source_count, ")");
+  KILN_CHECK(
+      self.dim() <= 1 || slicedSizes(self.sizes(), d) == slicedSizes(source.sizes(), d), op,
+      "Source/destination tensor must have same slice shapes. Destination slice shape: ", slicedSizes(self.sizes(), d),
+      " at dimension ", d, " and source slice shape: ", slicedSizes(source.sizes(), d), " at dimension 0.");
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
+  Tensor positions = to(contiguous(reshape(index, {-1})), ScalarType::Long);
+  checkIndexRange(positions, size, d, op);
+  // self as [outer, size, inner] along dim: source slice i goes into slice index[i].
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= self.size(k);
+  for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
+  Tensor src = contiguous(source, MemoryFormat::Contiguous);
+  const int64_t* pos = positions.data<int64_t>();
+  return onContiguous(self, [&](Tensor& out) {
+    KILN_DISPATCH_ALL_TYPES(self.dtype(), "index_reduce", [&] {
+      const scalar_t* s = src.data<scalar_t>();
+      reduceInto(out.data<scalar_t>(), out.numel(), kind, include_self, [&](const auto& visit) {
+        for (int64_t a = 0; a < outer; ++a) {
+          for (int64_t i = 0; i < count; ++i) {
+            for (int64_t b = 0; b < inner; ++b) visit((a * size + pos[i]) * inner + b, s[(a * count + i) * inner + b]);
+          }
+        }
+      });
+    });
+  });
+}
+
+Tensor& scatterReduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                       bool include_self) {
+  KILN_CHECK(reduce == "sum" || reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+             "reduce argument must be either sum, prod, mean, amax or amin.");
+  const ReduceKind kind = reduce == "sum"    ? ReduceKind::Sum
+                          : reduce == "prod" ? ReduceKind::Prod
+                          : reduce == "mean" ? ReduceKind::Mean
+                          : reduce == "amax" ? ReduceKind::Amax
+                                             : ReduceKind::Amin;
+  const int64_t d = wrapDim(dim, self.dim());
+  checkIndexDtype(index, "scatter");
+  KILN_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
+  if (index.numel() == 0) return self;
+  checkScatterShapes(self, d, index, &src);
+  // Every dim as 1-D at least: a 0-dim tensor is one element along dim 0.
+  const Tensor idx = contiguous(atLeast1d(index)), source = atLeast1d(src);
+  const int64_t rank = idx.dim(), size = atLeast1d(self).size(d);
+  const int64_t* positions = idx.data<int64_t>();
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    KILN_CHECK(positions[i] >= 0 && positions[i] < size, "index ", positions[i], " is out of bounds for dimension ", d,
+               " with size ", size);
+  }
+  return onContiguous(self, [&](Tensor& out) {
+    const DimVector out_strides = contiguousStrides(atLeast1d(out).sizes());
+    KILN_DISPATCH_ALL_TYPES(self.dtype(), "scatter_reduce", [&] {
+      const scalar_t* s = source.data<scalar_t>();
+      reduceInto(out.data<scalar_t>(), out.numel(), kind, include_self, [&](const auto& visit) {
+        // Walks index's elements in row-major order; src has its own strides.
+        DimVector at(static_cast<size_t>(rank), 0);
+        for (int64_t i = 0; i < idx.numel(); ++i) {
+          int64_t dst = 0, from = 0;
+          for (int64_t k = 0; k < rank; ++k) {
+            dst += (k == d ? positions[i] : at[k]) * out_strides[k];
+            from += at[k] * source.strides()[k];
+          }
+          visit(dst, s[from]);
+          for (int64_t k = rank - 1; k >= 0 && ++at[k] == idx.size(k); --k) at[k] = 0;
+        }
+      });
+    });
+  });
 }
 
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include "kiln/tensor/copy.h"
 #include "kiln/tensor/iterator.h"
 #include "kiln/tensor/parallel.h"
+#include "kiln/tensor/scatter_into.h"
 
 namespace kiln {
 
@@ -920,22 +921,6 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   copy_(makeView(out, sizes, out_strides, 0), makeView(source, sizes, src_strides, source.storageOffset()));
   return out;
 }
-
-namespace {
-
-// The scatter-into-a-view ops: a copy of self with `part` of it (a view of the copy) set to src.
-template <typename Part>
-Tensor scatterInto(const Tensor& self, const Tensor& src, const Part& part) {
-  Tensor out = clone(self, MemoryFormat::Preserve);
-  Tensor target = part(out);
-  KILN_CHECK(sameSizes(target.sizes(), src.sizes()),
-             "expected src to have a size equal to the slice of self. src size = ", shapeString(src.sizes()),
-             ", slice size = ", shapeString(target.sizes()));
-  copy_(target, src);
-  return out;
-}
-
-}  // namespace
 
 Tensor selectScatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
   return scatterInto(self, src, [&](const Tensor& out) { return select(out, dim, index); });

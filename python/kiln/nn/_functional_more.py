@@ -2,8 +2,9 @@
 functions it writes in Python (softmin, softsign, normalize, lp_pool,
 local_response_norm, max_unpool, rrelu, the margin, embedding, Gaussian and
 Poisson losses, which check and translate their arguments for the aten
-operators), and one_hot, with 1.13's signatures and formulas, in TorchScript
-so that scripts calling F.<name> compile them. cosine_similarity,
+operators), with 1.13's signatures and formulas, in TorchScript so that
+scripts calling F.<name> compile them (F.one_hot is the operator
+aten::one_hot). cosine_similarity,
 pairwise_distance and bilinear are the aten operators themselves."""
 import math
 from typing import Callable, List, Optional, Tuple, Union
@@ -37,23 +38,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
     if out is None:
         return input / denom
     return kiln.div(input, denom, out=out)
-
-
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    if tensor.dtype != kiln.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor.")
-    if tensor.numel() == 0 and num_classes == -1:
-        raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    if tensor.numel() > 0 and int(tensor.min()) < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        num_classes = int(tensor.max()) + 1
-    elif tensor.numel() > 0 and int(tensor.max()) >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    shape: List[int] = list(tensor.size())
-    shape.append(num_classes)
-    out = kiln.zeros(shape, dtype=kiln.int64)
-    return out.scatter_(-1, tensor.unsqueeze(-1), 1)
 
 
 def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int,
@@ -382,7 +366,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_l
                          zero_infinity)
 
 
-__all__ = ["softsign", "tanhshrink", "softmin", "normalize", "one_hot", "lp_pool1d", "lp_pool2d",
+__all__ = ["softsign", "tanhshrink", "softmin", "normalize", "lp_pool1d", "lp_pool2d",
            "local_response_norm", "max_unpool1d", "max_unpool2d", "max_unpool3d", "fractional_max_pool2d",
            "fractional_max_pool3d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
            "_fractional_max_pool2d", "_fractional_max_pool3d", "rrelu", "margin_ranking_loss",
