@@ -986,7 +986,6 @@ Tensor vander(const Tensor& x, OptInt N, bool increasing) {
   return increasing ? powers : rec::flip(powers, {1});
 }
 
-
 // out= forms: the result written to out, whose dtype it must match.
 Tensor& intoOut(Tensor& out, const Tensor& result, const char* op) { return writeOut(out, result, op); }
 
@@ -1187,8 +1186,7 @@ KILN_REGISTER_OPS(
     op("aten::cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor", cumulativeTrapezoidDx),
 
     // Vandermonde matrices.
-    op("aten::vander(Tensor x, int? N=None, bool increasing=False) -> Tensor", vander),
- );
+    op("aten::vander(Tensor x, int? N=None, bool increasing=False) -> Tensor", vander), );
 
 // A variadic schema: its operation is made per node, which knows its input count.
 KILN_REGISTER_SCRIPT_OPS(nodeOp("aten::einsum.sublist(Tensor a, ...) -> Tensor", [](const Node& node) -> Operation {

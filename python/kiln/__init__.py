@@ -17,7 +17,6 @@ from ._jit import function_from_graph, ScriptFunction, CompilationUnit, compile
 from ._jit import ScriptClass, ScriptObject, ScriptMethod
 from ._trace import trace, trace_module, TracerWarning, TracingCheckError, is_tracing
 from . import nn
-from . import linalg  # noqa: F401  (kiln.linalg.cross, multi_dot, vander)
 from . import jit  # noqa: F401  (kiln.jit.export, kiln.jit.ignore)
 from .jit import script
 from ._serialization import load, load_pickle, save, save_pickle
@@ -26,7 +25,7 @@ from ._optimize import optimize_for_inference
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, is_grad_enabled
 from . import autograd  # noqa: F401  (kiln.autograd.grad, kiln.autograd.backward)
 from . import optim  # noqa: F401  (kiln.optim.SGD, Adam, AdamW)
-from . import linalg  # noqa: F401  (kiln.linalg.inv, solve, svd, ...)
+from . import linalg  # noqa: F401  (kiln.linalg.inv, solve, svd, cross, multi_dot, ...)
 
 from ._functional import meshgrid, einsum, cartesian_prod, block_diag, chain_matmul  # noqa: F401
 _install_functions(globals())

@@ -44,13 +44,14 @@ std::vector<float> run(const Product& p) {
       }
       double want = p.bias ? bias[static_cast<size_t>(j)] : 0.0, scale = std::abs(want);
       for (int64_t q = 0; q < p.k; ++q) {
-        const double term = static_cast<double>(a[static_cast<size_t>(i * lda + q)]) * w[static_cast<size_t>(j * p.k + q)];
+        const double term =
+            static_cast<double>(a[static_cast<size_t>(i * lda + q)]) * w[static_cast<size_t>(j * p.k + q)];
         want += term;
         scale += std::abs(term);
       }
       // A float sum of k + 1 terms: within about (k + 1) units of rounding of their magnitudes.
-      EXPECT_NEAR(got, want, 1.2e-7 * static_cast<double>(p.k + 2) * scale + 1e-30) << "m " << p.m << " n " << p.n << " k " << p.k << " at " << i
-                                                    << ", " << j;
+      EXPECT_NEAR(got, want, 1.2e-7 * static_cast<double>(p.k + 2) * scale + 1e-30)
+          << "m " << p.m << " n " << p.n << " k " << p.k << " at " << i << ", " << j;
     }
   }
   return c;

@@ -110,8 +110,8 @@ void linearFewRows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, con
 // 1.19 for 35; AMD Zen 3, 1 thread).
 constexpr int64_t kPackedMaxRows = 32;
 
-void multiplyPacked(const detail::PackedWeightNT& w, int64_t m, const float* a, int64_t lda, const float* bias, float* c,
-                    int64_t ldc) {
+void multiplyPacked(const detail::PackedWeightNT& w, int64_t m, const float* a, int64_t lda, const float* bias,
+                    float* c, int64_t ldc) {
   w.multiply(m, a, lda, bias, c, ldc);
 }
 

@@ -117,7 +117,6 @@ WeightCache& weightCache() {
 // kept serial below 2^19, dnnl_glue).
 constexpr double kSerialWork = 1 << 19;
 
-
 #if KILN_HAVE_AVX2
 using kernels::Vec;
 using V = Vec<float>;
@@ -162,7 +161,8 @@ struct Shape {
 int64_t tilesPerChunk(const Shape& s) {
   constexpr int64_t kChunkBytes = int64_t{1} << 20;
   const int64_t per_tile = kPoints * (s.icp + s.ocp) * static_cast<int64_t>(sizeof(float));
-  const int64_t rows = std::max<int64_t>(2 * kernels::kGemmRows, kChunkBytes / per_tile / kernels::kGemmRows * kernels::kGemmRows);
+  const int64_t rows =
+      std::max<int64_t>(2 * kernels::kGemmRows, kChunkBytes / per_tile / kernels::kGemmRows * kernels::kGemmRows);
   return std::min(rows, s.tiles);
 }
 
@@ -214,10 +214,10 @@ void pointGemms(const float* vt, const float* u, float* m, const Shape& s, int64
       const int r = static_cast<int>(std::min<int64_t>(kernels::kGemmRows, rows - t));
       if (cols == 2) {
         kernels::gemmMicroRows<2>(r, a + t * s.icp, s.icp, b, s.icp * kBlock, kBlock, s.icp, nullptr, c + t * s.ocp,
-                                   s.ocp);
+                                  s.ocp);
       } else {
         kernels::gemmMicroRows<1>(r, a + t * s.icp, s.icp, b, s.icp * kBlock, kBlock, s.icp, nullptr, c + t * s.ocp,
-                                   s.ocp);
+                                  s.ocp);
       }
     }
   }
