@@ -964,7 +964,7 @@ Tensor matrixExpBackward(const Tensor& self, const Tensor& grad) {
 Tensor linalgVander(const Tensor& x, std::optional<int64_t> N) {
   const ScalarType t = x.dtype();
   KILN_CHECK(t == ScalarType::Float || t == ScalarType::Double || isComplexType(t) || isIntegralType(t, false),
-             "linalg.vander supports floating point, complex, and integer tensors, but got ", scalarTypeName(t));
+             "linalg.vander supports floating point, complex, and integer tensors, but got ", scalarTypeShortName(t));
   Tensor base = x.dim() == 0 ? callTensor("aten::unsqueeze", "", {IValue(x), IValue(int64_t{-1})}) : x;
   const int64_t n = N.value_or(base.size(-1));
   KILN_CHECK(n > 1, "N must be greater than 1.");
