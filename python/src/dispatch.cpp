@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -247,7 +248,8 @@ class OpDispatcher {
       for (const OperatorPtr& op : overloads_) {
         stack.clear();
         mutated.clear();
-        if (bind(op->schema(), args, kwargs, relaxed, stack, mutated)) {
+        const std::optional<py::kwargs> spread = spreadOutTuple(op->schema(), kwargs);
+        if (bind(op->schema(), args, spread ? *spread : kwargs, relaxed, stack, mutated)) {
           py::object result = run(*op, stack);
           writeBack(mutated);
           return result;
@@ -265,6 +267,29 @@ class OpDispatcher {
   }
 
  private:
+  // torch's Python API takes the outputs of an operator with several as one
+  // tuple, `torch.sort(x, out=(values, indices))`, where the schema names
+  // each (`*, Tensor(a!) values, Tensor(b!) indices`): the keyword arguments
+  // with `out` spread over those names, or nullopt where that does not apply.
+  static std::optional<py::kwargs> spreadOutTuple(const FunctionSchema& schema, const py::kwargs& kwargs) {
+    if (!kwargs.contains("out")) return std::nullopt;
+    py::handle out = kwargs["out"];
+    if (!py::isinstance<py::tuple>(out) && !py::isinstance<py::list>(out)) return std::nullopt;
+    std::vector<const Argument*> outs;
+    for (const Argument& a : schema.arguments()) {
+      if (a.name == "out") return std::nullopt;
+      if (a.kwarg_only && a.isOutOrInPlace() && a.type->kind() == TypeKind::Tensor) outs.push_back(&a);
+    }
+    const py::sequence given = py::reinterpret_borrow<py::sequence>(out);
+    if (outs.size() < 2 || given.size() != outs.size()) return std::nullopt;
+    py::kwargs spread;
+    for (const auto& [key, value] : kwargs) {
+      if (py::str(key).cast<std::string>() != "out") spread[key] = value;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) spread[py::str(outs[i]->name)] = given[i];
+    return spread;
+  }
+
   // Python lists and dicts passed to a container the operator mutates in place
   // (`t[](a!) self`), with the IValue the operator saw.
   using Mutated = std::vector<std::pair<py::handle, IValue>>;

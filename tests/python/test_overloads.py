@@ -485,3 +485,40 @@ def test_writes_into_empty_tensors_with_zero_strides(name, call):
     # numpy (and so from_numpy) gives empty arrays zero strides: nothing is written, nothing overlaps.
     check_both(lambda lib, t, src: call(aten(lib, name), t, src), np.zeros((0, 3), np.float32),
                np.zeros((0, 3), np.float32))
+
+
+# ---- torch's out=(a, b) for operators with several outputs ----
+
+_X = np.array([[3.0, 1.0, 2.0], [0.5, 7.0, -1.0]], np.float32)
+_MULTI_OUT = {
+    "sort": (lambda lib, x, outs: lib.sort(x, 1, out=outs), ("float32", "int64")),
+    "max.dim": (lambda lib, x, outs: lib.max(x, 1, out=outs), ("float32", "int64")),
+    "kthvalue": (lambda lib, x, outs: lib.kthvalue(x, 2, 1, out=outs), ("float32", "int64")),
+    "aminmax": (lambda lib, x, outs: lib.aminmax(x, out=outs), ("float32", "float32")),
+    "linalg_slogdet": (lambda lib, x, outs: lib.linalg.slogdet(x[:, :2], out=outs), ("float32", "float32")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MULTI_OUT))
+@pytest.mark.parametrize("container", [tuple, list])
+def test_several_outputs_take_an_out_tuple(name, container):
+    call, dtypes = _MULTI_OUT[name]
+    results = {}
+    for lib in (torch, kiln):
+        outs = container(lib.empty(0, dtype=getattr(lib, d)) for d in dtypes)
+        returned = call(lib, lib.from_numpy(_X.copy()), outs)
+        results[lib.__name__] = ([r.numpy() for r in returned], [o.numpy() for o in outs])
+    for theirs, ours in zip(results["torch"], results["kiln"]):
+        for a, b in zip(theirs, ours):
+            np.testing.assert_allclose(b, a, rtol=1e-6)
+    returned, written = results["kiln"]
+    for r, o in zip(returned, written):
+        np.testing.assert_array_equal(r, o)  # what comes back is what was written
+
+
+def test_an_out_tuple_of_the_wrong_length_is_refused():
+    x = kiln.from_numpy(_X.copy())
+    with pytest.raises(TypeError):
+        kiln.sort(x, out=(kiln.empty(0),))
+    with pytest.raises(TypeError):
+        kiln.sort(x, out=(kiln.empty(0), kiln.empty(0, dtype=kiln.int64), kiln.empty(0)))
