@@ -16,37 +16,42 @@
 #include "kiln/tensor/shape.h"
 
 // LAPACK's Fortran interface (no lapack.h in Debian's openblas-dev): every
-// argument by pointer; the hidden lengths of the one-character arguments are
-// left out, as LAPACK reads only their first character.
+// argument by pointer, then, as gfortran's calling convention has it, the
+// hidden length (a size_t) of each character argument. LAPACK reads only
+// their first character, but leaving the lengths out is not safe: a routine
+// that passes its own character argument on to another in a tail call
+// hands over whatever the caller left in that slot (the failures R saw with
+// gfortran 9). Lapack<T> below appends them.
 #define KILN_LAPACK_DECLARE(T, p)                                                                                     \
   void p##getrf_(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);                             \
   void p##getrs_(const char* trans, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b, \
-                 const int* ldb, int* info);                                                                          \
-  void p##potrf_(const char* uplo, const int* n, T* a, const int* lda, int* info);                                    \
+                 const int* ldb, int* info, size_t);                                                                  \
+  void p##potrf_(const char* uplo, const int* n, T* a, const int* lda, int* info, size_t);                            \
   void p##potrs_(const char* uplo, const int* n, const int* nrhs, const T* a, const int* lda, T* b, const int* ldb,   \
-                 int* info);                                                                                          \
-  void p##potri_(const char* uplo, const int* n, T* a, const int* lda, int* info);                                    \
+                 int* info, size_t);                                                                                  \
+  void p##potri_(const char* uplo, const int* n, T* a, const int* lda, int* info, size_t);                            \
   void p##geqrf_(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork, int* info);     \
   void p##orgqr_(const int* m, const int* n, const int* k, T* a, const int* lda, const T* tau, T* work,               \
                  const int* lwork, int* info);                                                                        \
   void p##ormqr_(const char* side, const char* trans, const int* m, const int* n, const int* k, const T* a,           \
-                 const int* lda, const T* tau, T* c, const int* ldc, T* work, const int* lwork, int* info);           \
+                 const int* lda, const T* tau, T* c, const int* ldc, T* work, const int* lwork, int* info, size_t,    \
+                 size_t);                                                                                             \
   void p##gesdd_(const char* jobz, const int* m, const int* n, T* a, const int* lda, T* s, T* u, const int* ldu,      \
-                 T* vt, const int* ldvt, T* work, const int* lwork, int* iwork, int* info);                           \
+                 T* vt, const int* ldvt, T* work, const int* lwork, int* iwork, int* info, size_t);                   \
   void p##syevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, T* w, T* work,               \
-                 const int* lwork, int* iwork, const int* liwork, int* info);                                         \
+                 const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);                         \
   void p##geev_(const char* jobvl, const char* jobvr, const int* n, T* a, const int* lda, T* wr, T* wi, T* vl,        \
-                const int* ldvl, T* vr, const int* ldvr, T* work, const int* lwork, int* info);                       \
+                const int* ldvl, T* vr, const int* ldvr, T* work, const int* lwork, int* info, size_t, size_t);       \
   void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,           \
-                const int* ldb, T* work, const int* lwork, int* info);                                                \
+                const int* ldb, T* work, const int* lwork, int* info, size_t);                                        \
   void p##gelsy_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, int* jpvt,  \
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);                                    \
   void p##gelsd_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,       \
                  const T* rcond, int* rank, T* work, const int* lwork, int* iwork, int* info);                        \
   void p##sytrf_(const char* uplo, const int* n, T* a, const int* lda, int* ipiv, T* work, const int* lwork,          \
-                 int* info);                                                                                          \
+                 int* info, size_t);                                                                                  \
   void p##sytrs_(const char* uplo, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv, T* b,  \
-                 const int* ldb, int* info);                                                                          \
+                 const int* ldb, int* info, size_t);                                                                  \
   void p##gelss_(const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b, const int* ldb, T* s,       \
                  const T* rcond, int* rank, T* work, const int* lwork, int* info);
 
@@ -65,22 +70,55 @@ struct Lapack;
   template <>                                     \
   struct Lapack<T> {                              \
     static constexpr auto getrf = p##getrf_;      \
-    static constexpr auto getrs = p##getrs_;      \
-    static constexpr auto potrf = p##potrf_;      \
-    static constexpr auto potrs = p##potrs_;      \
-    static constexpr auto potri = p##potri_;      \
+    template <typename... A>                      \
+    static void getrs(A... a) {                   \
+      p##getrs_(a..., size_t{1});                 \
+    }                                             \
+    template <typename... A>                      \
+    static void potrf(A... a) {                   \
+      p##potrf_(a..., size_t{1});                 \
+    }                                             \
+    template <typename... A>                      \
+    static void potrs(A... a) {                   \
+      p##potrs_(a..., size_t{1});                 \
+    }                                             \
+    template <typename... A>                      \
+    static void potri(A... a) {                   \
+      p##potri_(a..., size_t{1});                 \
+    }                                             \
     static constexpr auto geqrf = p##geqrf_;      \
     static constexpr auto orgqr = p##orgqr_;      \
-    static constexpr auto ormqr = p##ormqr_;      \
-    static constexpr auto gesdd = p##gesdd_;      \
-    static constexpr auto syevd = p##syevd_;      \
-    static constexpr auto geev = p##geev_;        \
-    static constexpr auto gels = p##gels_;        \
+    template <typename... A>                      \
+    static void ormqr(A... a) {                   \
+      p##ormqr_(a..., size_t{1}, size_t{1});      \
+    }                                             \
+    template <typename... A>                      \
+    static void gesdd(A... a) {                   \
+      p##gesdd_(a..., size_t{1});                 \
+    }                                             \
+    template <typename... A>                      \
+    static void syevd(A... a) {                   \
+      p##syevd_(a..., size_t{1}, size_t{1});      \
+    }                                             \
+    template <typename... A>                      \
+    static void geev(A... a) {                    \
+      p##geev_(a..., size_t{1}, size_t{1});       \
+    }                                             \
+    template <typename... A>                      \
+    static void gels(A... a) {                    \
+      p##gels_(a..., size_t{1});                  \
+    }                                             \
     static constexpr auto gelsy = p##gelsy_;      \
     static constexpr auto gelsd = p##gelsd_;      \
     static constexpr auto gelss = p##gelss_;      \
-    static constexpr auto sytrf = p##sytrf_;      \
-    static constexpr auto sytrs = p##sytrs_;      \
+    template <typename... A>                      \
+    static void sytrf(A... a) {                   \
+      p##sytrf_(a..., size_t{1});                 \
+    }                                             \
+    template <typename... A>                      \
+    static void sytrs(A... a) {                   \
+      p##sytrs_(a..., size_t{1});                 \
+    }                                             \
     static constexpr auto trsm = cblas_##p##trsm; \
   };
 KILN_LAPACK_TRAITS(float, s)
