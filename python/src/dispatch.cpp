@@ -244,11 +244,13 @@ class OpDispatcher {
   py::object call(py::args args, py::kwargs kwargs) const {
     Stack stack;
     Mutated mutated;
+    const bool out_tuple = hasOutTuple(kwargs);
     for (bool relaxed : {false, true}) {
       for (const OperatorPtr& op : overloads_) {
         stack.clear();
         mutated.clear();
-        const std::optional<py::kwargs> spread = spreadOutTuple(op->schema(), kwargs);
+        const std::optional<py::kwargs> spread =
+            out_tuple ? spreadOutTuple(op->schema(), kwargs) : std::optional<py::kwargs>();
         if (bind(op->schema(), args, spread ? *spread : kwargs, relaxed, stack, mutated)) {
           py::object result = run(*op, stack);
           writeBack(mutated);
@@ -271,10 +273,15 @@ class OpDispatcher {
   // tuple, `torch.sort(x, out=(values, indices))`, where the schema names
   // each (`*, Tensor(a!) values, Tensor(b!) indices`): the keyword arguments
   // with `out` spread over those names, or nullopt where that does not apply.
-  static std::optional<py::kwargs> spreadOutTuple(const FunctionSchema& schema, const py::kwargs& kwargs) {
-    if (!kwargs.contains("out")) return std::nullopt;
+  static bool hasOutTuple(const py::kwargs& kwargs) {
+    if (!kwargs.contains("out")) return false;
     py::handle out = kwargs["out"];
-    if (!py::isinstance<py::tuple>(out) && !py::isinstance<py::list>(out)) return std::nullopt;
+    return py::isinstance<py::tuple>(out) || py::isinstance<py::list>(out);
+  }
+
+  // Only for kwargs with hasOutTuple.
+  static std::optional<py::kwargs> spreadOutTuple(const FunctionSchema& schema, const py::kwargs& kwargs) {
+    py::handle out = kwargs["out"];
     std::vector<const Argument*> outs;
     for (const Argument& a : schema.arguments()) {
       if (a.name == "out") return std::nullopt;

@@ -23,7 +23,7 @@ namespace kiln::detail {
 bool winogradApplies(const FusedConv2dParams& p);
 
 // Whether fusedConv2d may run it, for some image size (blocked by 8, at
-// most 256x256 channels): its weight then keeps torch's layout
+// most 128x128 channels): its weight then keeps torch's layout
 // (prepackConv2dWeight).
 bool winogradMayRun(const FusedConv2dParams& p);
 
